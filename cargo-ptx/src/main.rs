@@ -1,0 +1,207 @@
+//! `cargo ptx`: a thin front end over `ptx-build`. It parses arguments and prints; everything
+//! that finds tools, compiles or links lives in the engine.
+
+mod output;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use ptx_build::rust::Features;
+use ptx_build::{arch, setup, toolchain, BuildOptions};
+
+use output::{Format, Printer};
+
+/// Build GPU kernels written in Rust into PTX and cubins.
+#[derive(Parser, Debug)]
+#[command(name = "cargo-ptx", bin_name = "cargo ptx", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Compile kernel crates to PTX (and cubins where ptxas is found) for each arch.
+    Build(BuildArgs),
+    /// Show every tool a build needs: found or missing, version, path, and the fix.
+    Doctor(DoctorArgs),
+    /// Install what is missing: the nightly's rust-src and llvm-tools, NVIDIA's ptxas/nvcc/libdevice.
+    Setup(SetupArgs),
+}
+
+#[derive(Args, Debug)]
+struct BuildArgs {
+    /// Kernel crate or workspace folders (or Cargo.toml files) to build [default: the current workspace].
+    #[arg(value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// Path to the Cargo.toml of the workspace to search.
+    #[arg(long, value_name = "PATH")]
+    manifest_path: Option<PathBuf>,
+    /// Build only this kernel crate (repeatable).
+    #[arg(short = 'p', long = "package", value_name = "NAME")]
+    packages: Vec<String>,
+    /// GPU arch: sm_80, sm_90a, sm_100f, compute_80 (PTX only), comma lists, `all`, `native`.
+    #[arg(long = "arch", value_name = "ARCH", env = "CARGO_PTX_ARCH")]
+    archs: Vec<String>,
+    /// Optimised kernels (`default<O3>`); artifacts under ptx/release.
+    #[arg(short, long)]
+    release: bool,
+    /// Features of the kernel crate to enable (comma or space separated).
+    #[arg(short = 'F', long, value_name = "FEATURES")]
+    features: Vec<String>,
+    /// Enable every feature of the kernel crate.
+    #[arg(long)]
+    all_features: bool,
+    /// Do not enable the kernel crate's default feature.
+    #[arg(long)]
+    no_default_features: bool,
+    /// Folder for artifacts [default: the workspace's target dir]; they go to <DIR>/ptx/<profile>/<package>/<arch>/.
+    #[arg(long, value_name = "DIR")]
+    target_dir: Option<PathBuf>,
+    /// Pin the PTX ISA version (e.g. 7.8) [default: the lowest the arch allows].
+    #[arg(long, value_name = "X.Y")]
+    ptx_isa: Option<String>,
+    /// The rustup toolchain for kernels [default: `toolchain` in [package.metadata.ptx], else nightly].
+    #[arg(long, value_name = "NAME")]
+    toolchain: Option<String>,
+    /// Parallel link and ptxas jobs [default: the number of CPUs].
+    #[arg(short, long, value_name = "N")]
+    jobs: Option<usize>,
+    #[command(flatten)]
+    out: OutputArgs,
+    /// Print each kernel's registers, spills, shared memory and stack per arch.
+    #[arg(short, long, alias = "resource-usage")]
+    verbose: bool,
+}
+
+#[derive(Args, Debug)]
+struct OutputArgs {
+    /// `human` (cargo-style lines) or `json` (one JSON object per line on stdout).
+    #[arg(long, value_enum, default_value_t = MessageFormat::Human, value_name = "FMT")]
+    message_format: MessageFormat,
+    /// Print only errors and warnings.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum MessageFormat {
+    Human,
+    Json,
+}
+
+#[derive(Args, Debug)]
+struct DoctorArgs {
+    /// The rustup toolchain for kernels.
+    #[arg(long, default_value = toolchain::DEFAULT_TOOLCHAIN, value_name = "NAME")]
+    toolchain: String,
+    /// `human` or `json` (one object with every check).
+    #[arg(long, value_enum, default_value_t = MessageFormat::Human, value_name = "FMT")]
+    message_format: MessageFormat,
+}
+
+#[derive(Args, Debug)]
+struct SetupArgs {
+    /// CUDA release of NVIDIA's compiler wheels (13.0, 13.1, 13.2).
+    #[arg(long, default_value = setup::DEFAULT_CUDA, value_name = "VERSION")]
+    cuda: String,
+    /// The rustup toolchain for kernels.
+    #[arg(long, default_value = toolchain::DEFAULT_TOOLCHAIN, value_name = "NAME")]
+    toolchain: String,
+    /// Reinstall the CUDA wheels even if that release is installed.
+    #[arg(long)]
+    force: bool,
+    /// Only the rustup part.
+    #[arg(long, conflicts_with = "no_rust")]
+    no_cuda: bool,
+    /// Only the CUDA part.
+    #[arg(long)]
+    no_rust: bool,
+}
+
+fn main() -> ExitCode {
+    // cargo runs `cargo-ptx ptx build ...`; a direct call is `cargo-ptx build ...`.
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == "ptx") {
+        args.remove(1);
+    }
+    let cli = Cli::parse_from(args);
+    match cli.command {
+        Command::Build(a) => build(a),
+        Command::Doctor(a) => doctor(a),
+        Command::Setup(a) => setup_cmd(a),
+    }
+}
+
+fn format_of(f: MessageFormat) -> Format {
+    match f {
+        MessageFormat::Human => Format::Human,
+        MessageFormat::Json => Format::Json,
+    }
+}
+
+fn build(a: BuildArgs) -> ExitCode {
+    let printer = Printer::new(format_of(a.out.message_format), a.out.quiet, a.verbose);
+    let result = build_options(&a, printer.colors()).and_then(|opts| opts.run(&printer));
+    printer.finish_build(result)
+}
+
+fn build_options(a: &BuildArgs, color: bool) -> ptx_build::Result<BuildOptions> {
+    let mut archs = Vec::new();
+    for value in &a.archs {
+        archs.extend(arch::parse_list(value)?);
+    }
+    let ptx_isa = match &a.ptx_isa {
+        Some(s) => Some(s.parse().map_err(|message: String| ptx_build::Error::InvalidArch {
+            arch: format!("--ptx-isa {s}"),
+            reason: message,
+            help: "e.g. `--ptx-isa 7.8`; `cargo ptx doctor` shows the tools' versions".into(),
+        })?),
+        None => None,
+    };
+    Ok(BuildOptions {
+        manifest_path: a.manifest_path.clone(),
+        paths: a.paths.clone(),
+        packages: a.packages.clone(),
+        archs,
+        release: a.release,
+        features: Features {
+            features: a.features.iter().flat_map(|f| f.split([',', ' '])).filter(|f| !f.is_empty()).map(String::from).collect(),
+            all_features: a.all_features,
+            no_default_features: a.no_default_features,
+        },
+        target_dir: a.target_dir.clone(),
+        ptx_isa,
+        toolchain: a.toolchain.clone(),
+        jobs: a.jobs,
+        color,
+    })
+}
+
+fn doctor(a: DoctorArgs) -> ExitCode {
+    let report = toolchain::report(&a.toolchain);
+    output::print_doctor(&report, format_of(a.message_format));
+    if report.ready {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn setup_cmd(a: SetupArgs) -> ExitCode {
+    let printer = Printer::new(Format::Human, false, false);
+    let opts = setup::SetupOptions { cuda: a.cuda, toolchain: a.toolchain, force: a.force, no_cuda: a.no_cuda, no_rust: a.no_rust };
+    match setup::setup(&opts, &printer) {
+        Ok(report) => {
+            for line in &report.actions {
+                printer.status("Ready", line);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            printer.error(&e);
+            ExitCode::FAILURE
+        }
+    }
+}

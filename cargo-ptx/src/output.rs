@@ -1,0 +1,266 @@
+//! Printing: cargo-style status lines (a progress bar on a terminal), or JSON lines.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::sync::Mutex;
+
+use console::{style, Style};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use ptx_build::report::{Artifact, ArtifactKind, Event, Reporter};
+use ptx_build::toolchain::{Report, Status};
+use ptx_build::{BuildOutput, Diagnostic, Level};
+use serde_json::json;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Human,
+    Json,
+}
+
+pub struct Printer {
+    format: Format,
+    quiet: bool,
+    resources: bool,
+    bar: Option<ProgressBar>,
+    /// Serialises JSON lines and bar updates written from several threads.
+    lock: Mutex<()>,
+}
+
+impl Printer {
+    pub fn new(format: Format, quiet: bool, resources: bool) -> Printer {
+        let tty = std::io::stderr().is_terminal();
+        let bar = (tty && !quiet).then(|| {
+            let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+            bar.set_style(
+                ProgressStyle::with_template("{prefix:>12.cyan.bold} [{bar:27}] {pos}/{len}: {wide_msg}")
+                    .expect("valid template")
+                    .progress_chars("=> "),
+            );
+            bar.set_prefix("Building");
+            bar
+        });
+        Printer { format, quiet, resources, bar, lock: Mutex::new(()) }
+    }
+
+    pub fn colors(&self) -> bool {
+        console::colors_enabled_stderr()
+    }
+
+    fn eprint(&self, line: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(line),
+            None => {
+                let _ = writeln!(std::io::stderr(), "{line}");
+            }
+        }
+    }
+
+    fn json(&self, value: serde_json::Value) {
+        let _g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{value}");
+        let _ = out.flush();
+    }
+
+    /// `   Compiling foo`, the verb right-aligned in 12 columns, like cargo.
+    pub fn status(&self, verb: &str, message: &str) {
+        if self.quiet {
+            return;
+        }
+        let verb = format!("{verb:>12}");
+        let verb = if verb.trim() == "Fresh" { style(verb).dim().bold() } else { style(verb).green().bold() };
+        self.eprint(&format!("{verb} {message}"));
+    }
+
+    fn diagnostic(&self, d: &Diagnostic) {
+        if self.format == Format::Json {
+            self.json(json!({
+                "reason": "ptx-diagnostic",
+                "level": d.level,
+                "message": d.message,
+                "file": d.file,
+                "line": d.line,
+                "column": d.column,
+                "notes": d.notes,
+            }));
+            return;
+        }
+        if d.rendered.is_some() {
+            self.eprint(&d.to_string());
+            return;
+        }
+        let head = match d.level {
+            Level::Error => style("error").red().bold(),
+            Level::Warning => style("warning").yellow().bold(),
+        };
+        let mut text = format!("{head}{} {}", style(":").bold(), style(&d.message).bold());
+        if let Some(loc) = d.location() {
+            text.push_str(&format!("\n  {} {loc}", style("-->").blue().bold()));
+        }
+        for n in &d.notes {
+            text.push_str(&format!("\n   {} {n}", style("=").blue().bold()));
+        }
+        self.eprint(&text);
+    }
+
+    fn artifact(&self, a: &Artifact) {
+        if self.format == Format::Json {
+            self.json(json!({
+                "reason": "ptx-artifact",
+                "package": a.package,
+                "arch": a.arch,
+                "kind": a.kind,
+                "path": a.path,
+                "kernels": a.kernels,
+                "fresh": a.fresh,
+            }));
+            return;
+        }
+        let kind = match a.kind {
+            ArtifactKind::Ptx => "PTX  ",
+            ArtifactKind::Cubin => "cubin",
+        };
+        self.status(if a.fresh { "Fresh" } else { "Generated" }, &format!("{kind} {}", a.path.display()));
+    }
+
+    pub fn error(&self, e: &ptx_build::Error) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+        if self.format == Format::Json {
+            self.json(
+                json!({"reason": "ptx-diagnostic", "level": "error", "message": e.to_string(), "file": null, "line": null, "column": null}),
+            );
+            return;
+        }
+        let _ = writeln!(std::io::stderr(), "{}{} {e}", style("error").red().bold(), style(":").bold());
+    }
+
+    pub fn finish_build(&self, result: ptx_build::Result<BuildOutput>) -> ExitCode {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+        let ok = result.is_ok();
+        match result {
+            Ok(out) => {
+                if self.resources && self.format == Format::Human {
+                    print_resources(&out);
+                }
+            }
+            Err(e) => self.error(&e),
+        }
+        if self.format == Format::Json {
+            self.json(json!({"reason": "build-finished", "success": ok}));
+        }
+        if ok {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        }
+    }
+}
+
+impl Reporter for Printer {
+    fn report(&self, event: Event<'_>) {
+        match event {
+            Event::Status { verb, message } => {
+                if self.format == Format::Human || verb == "Finished" {
+                    self.status(verb, &message);
+                }
+            }
+            Event::Progress { message } => {
+                if let Some(bar) = &self.bar {
+                    bar.set_message(message);
+                }
+            }
+            Event::Plan { steps } => {
+                if let Some(bar) = &self.bar {
+                    bar.inc_length(steps as u64);
+                }
+            }
+            Event::StepDone => {
+                if let Some(bar) = &self.bar {
+                    bar.inc(1);
+                }
+            }
+            Event::Diagnostic(d) => self.diagnostic(d),
+            Event::Artifact(a) => self.artifact(a),
+        }
+    }
+}
+
+/// The `-v` table: one row per kernel and arch, from the cubins' ptxas reports.
+fn print_resources(out: &BuildOutput) {
+    let mut rows =
+        vec![["kernel".to_string(), "arch".into(), "registers".into(), "spill st/ld (B)".into(), "shared (B)".into(), "stack (B)".into()]];
+    for c in &out.crates {
+        for a in c.artifacts.iter().filter(|a| a.kind == ArtifactKind::Cubin) {
+            for k in &a.kernels {
+                let n = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_else(|| "-".into());
+                rows.push([
+                    k.name.clone(),
+                    a.arch.clone(),
+                    n(k.registers),
+                    format!("{}/{}", n(k.spill_stores), n(k.spill_loads)),
+                    n(k.shared_bytes),
+                    n(k.stack_bytes),
+                ]);
+            }
+        }
+    }
+    let mut err = std::io::stderr().lock();
+    if rows.len() == 1 {
+        let _ = writeln!(err, "no resource usage: no cubin was built (ptxas not found, or only compute_XX archs)");
+        return;
+    }
+    let widths: Vec<usize> = (0..6).map(|i| rows.iter().map(|r| r[i].len()).max().unwrap_or(0)).collect();
+    for (i, r) in rows.iter().enumerate() {
+        let line: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(j, c)| if j < 2 { format!("{c:<w$}", w = widths[j]) } else { format!("{c:>w$}", w = widths[j]) })
+            .collect();
+        let line = line.join("  ");
+        let _ = writeln!(err, "{}", if i == 0 { Style::new().bold().apply_to(line).to_string() } else { line });
+    }
+}
+
+pub fn print_doctor(report: &Report, format: Format) {
+    if format == Format::Json {
+        println!("{}", serde_json::to_string(report).unwrap_or_default());
+        return;
+    }
+    let width = report.checks.iter().map(|c| c.component.len()).max().unwrap_or(0);
+    for c in &report.checks {
+        let mark = match c.status {
+            Status::Ok => style("ok     ").green().bold(),
+            Status::Warning => style("warning").yellow().bold(),
+            Status::Missing => style("missing").red().bold(),
+        };
+        let mut line = format!("{mark}  {:<width$}  ", c.component);
+        if let Some(v) = &c.version {
+            line.push_str(v);
+            line.push_str("  ");
+        }
+        if let Some(p) = &c.path {
+            line.push_str(&p.display().to_string());
+            line.push_str("  ");
+        }
+        line.push_str(&style(&c.detail).dim().to_string());
+        println!("{}", line.trim_end());
+        if let Some(fix) = &c.fix {
+            println!("         {:<width$}  {} {fix}", "", style("fix:").cyan().bold());
+        }
+    }
+    if let Some(archs) = &report.archs {
+        println!("\narchs these tools build: {archs}");
+    }
+    if report.ready {
+        println!("\n{} a Rust kernel build can run", style("ready:").green().bold());
+    } else {
+        println!(
+            "\n{} kernels cannot be built until the missing pieces above are installed (`cargo ptx setup`)",
+            style("not ready:").red().bold()
+        );
+    }
+}

@@ -1,0 +1,247 @@
+//! GPU architectures: parsing `sm_80`, `sm_90a`, `sm_100f`, `compute_80`, lists, `all` and
+//! `native`, and checking them against what the found tools support.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::{Error, Result};
+
+/// Compute capabilities NVIDIA has published, as `major * 10 + minor`.
+/// Anything else is a typo (`sm_8`, `sm_999`), caught before a tool sees it.
+pub const KNOWN: &[u32] = &[50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 88, 89, 90, 100, 101, 103, 110, 120, 121];
+
+/// Arch-specific (`a`, sm_90 and later) and family-specific (`f`, sm_100 and later) variants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Variant {
+    /// Runs on this compute capability and the later ones (`sm_80`).
+    Plain,
+    /// Family-portable: runs on the same major, same or later minor (`sm_100f`).
+    Family,
+    /// Only the exact compute capability (`sm_90a`).
+    Specific,
+}
+
+/// One target: real (`sm_XX`: PTX and a cubin) or virtual (`compute_XX`: PTX only, JIT at load).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Arch {
+    /// `major * 10 + minor`, e.g. 80 or 100.
+    pub capability: u32,
+    pub variant: Variant,
+    /// `compute_XX`: PTX only.
+    pub virtual_only: bool,
+}
+
+impl Arch {
+    pub fn sm(capability: u32) -> Self {
+        Arch { capability, variant: Variant::Plain, virtual_only: false }
+    }
+
+    pub fn major(&self) -> u32 {
+        self.capability / 10
+    }
+
+    pub fn minor(&self) -> u32 {
+        self.capability % 10
+    }
+
+    fn suffix(&self) -> &'static str {
+        match self.variant {
+            Variant::Plain => "",
+            Variant::Family => "f",
+            Variant::Specific => "a",
+        }
+    }
+
+    /// The name LLVM's `-mcpu` and ptxas's `-arch` take for code generation (`sm_90a`).
+    pub fn sm_name(&self) -> String {
+        format!("sm_{}{}", self.capability, self.suffix())
+    }
+
+    /// The virtual arch of the PTX (`compute_90a`).
+    pub fn compute_name(&self) -> String {
+        format!("compute_{}{}", self.capability, self.suffix())
+    }
+
+    /// Whether a cubin is made (`sm_XX`) or only PTX (`compute_XX`).
+    pub fn makes_cubin(&self) -> bool {
+        !self.virtual_only
+    }
+}
+
+impl fmt::Display for Arch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.virtual_only {
+            f.write_str(&self.compute_name())
+        } else {
+            f.write_str(&self.sm_name())
+        }
+    }
+}
+
+const ARCH_HELP: &str = "write `sm_` or `compute_` and the compute capability without the dot, e.g. `sm_80` (A100), `sm_89` (L4, RTX 40xx), `sm_90` (H100/H200), `sm_90a`, `sm_100f`, `compute_80`; or `all`, or `native`";
+
+impl FromStr for Arch {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        let invalid = |reason: String| Error::InvalidArch { arch: s.to_string(), reason, help: ARCH_HELP.to_string() };
+        let (virtual_only, rest) = if let Some(rest) = s.strip_prefix("sm_") {
+            (false, rest)
+        } else if let Some(rest) = s.strip_prefix("compute_") {
+            (true, rest)
+        } else {
+            return Err(invalid("an arch starts with `sm_` (a GPU) or `compute_` (PTX only, compiled by the driver)".into()));
+        };
+        let (digits, variant) = match rest.strip_suffix('a') {
+            Some(d) => (d, Variant::Specific),
+            None => match rest.strip_suffix('f') {
+                Some(d) => (d, Variant::Family),
+                None => (rest, Variant::Plain),
+            },
+        };
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(invalid(format!("`{digits}` is not a compute capability")));
+        }
+        if digits.len() < 2 {
+            return Err(invalid(format!("the compute capability needs major and minor digits (`{digits}0`?)")));
+        }
+        let capability: u32 = digits.parse().map_err(|_| invalid(format!("`{digits}` is not a compute capability")))?;
+        if !KNOWN.contains(&capability) {
+            let near = nearest_known(capability);
+            return Err(invalid(format!(
+                "no NVIDIA GPU has compute capability {}.{}{}",
+                capability / 10,
+                capability % 10,
+                near.map(|n| format!(" (did you mean `sm_{n}`?)")).unwrap_or_default()
+            )));
+        }
+        match variant {
+            Variant::Specific if capability < 90 => {
+                return Err(invalid("arch-specific `a` variants start at sm_90".into()));
+            }
+            Variant::Family if capability < 100 => {
+                return Err(invalid("family `f` variants start at sm_100".into()));
+            }
+            _ => {}
+        }
+        Ok(Arch { capability, variant, virtual_only })
+    }
+}
+
+fn nearest_known(capability: u32) -> Option<u32> {
+    KNOWN.iter().copied().min_by_key(|k| k.abs_diff(capability)).filter(|k| k.abs_diff(capability) <= 10)
+}
+
+/// What the user asked for, before `all` and `native` are resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArchRequest {
+    Arch(Arch),
+    /// Every arch the found tools support.
+    All,
+    /// The GPUs of this machine, through the driver.
+    Native,
+}
+
+/// Parses one `--arch` value: a comma-separated list of archs, `all`, `native`.
+pub fn parse_list(s: &str) -> Result<Vec<ArchRequest>> {
+    let mut out = Vec::new();
+    for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        out.push(match item {
+            "all" => ArchRequest::All,
+            "native" => ArchRequest::Native,
+            other => ArchRequest::Arch(other.parse()?),
+        });
+    }
+    if out.is_empty() {
+        return Err(Error::InvalidArch { arch: s.to_string(), reason: "the list is empty".into(), help: ARCH_HELP.to_string() });
+    }
+    Ok(out)
+}
+
+/// The archs a set of tools can compile for: a name list as `llc -mcpu=help` and
+/// `ptxas --help` print them.
+#[derive(Clone, Debug, Default)]
+pub struct Supported {
+    /// `sm_XX[a|f]` names, sorted by capability.
+    pub names: Vec<String>,
+}
+
+impl Supported {
+    pub fn contains(&self, arch: &Arch) -> bool {
+        self.names.iter().any(|n| *n == arch.sm_name())
+    }
+
+    /// Every plain and arch-specific arch on the list that NVIDIA has published.
+    pub fn all(&self) -> Vec<Arch> {
+        let mut v: Vec<Arch> = self.names.iter().filter_map(|n| n.parse::<Arch>().ok()).filter(|a| a.variant == Variant::Plain).collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    pub fn describe(&self) -> String {
+        let plain: Vec<String> = self.all().iter().map(|a| a.to_string()).collect();
+        plain.join(", ")
+    }
+}
+
+/// Reads the GPUs of this machine through the driver's `nvidia-smi`.
+///
+/// nvidia-smi ships with every driver install, so this needs no CUDA toolkit, and it keeps the
+/// engine free of a driver binding that would fail to link on machines without one.
+pub fn native() -> Result<Vec<Arch>> {
+    let out = std::process::Command::new("nvidia-smi").args(["--query-gpu=compute_cap", "--format=csv,noheader"]).output();
+    let out = match out {
+        Ok(o) if o.status.success() => o,
+        Ok(o) => return Err(Error::NoNativeGpu { why: format!("nvidia-smi failed: {}", String::from_utf8_lossy(&o.stderr).trim()) }),
+        Err(e) => return Err(Error::NoNativeGpu { why: format!("no NVIDIA driver (nvidia-smi: {e})") }),
+    };
+    let mut archs = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let cap = line.trim().replace('.', "");
+        if let Ok(cap) = cap.parse::<u32>() {
+            archs.push(Arch::sm(cap));
+        }
+    }
+    archs.sort();
+    archs.dedup();
+    if archs.is_empty() {
+        return Err(Error::NoNativeGpu { why: "nvidia-smi lists no GPU".into() });
+    }
+    Ok(archs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_form() {
+        assert_eq!("sm_80".parse::<Arch>().unwrap(), Arch::sm(80));
+        assert_eq!("sm_90a".parse::<Arch>().unwrap().to_string(), "sm_90a");
+        assert_eq!("sm_100f".parse::<Arch>().unwrap().variant, Variant::Family);
+        let c: Arch = "compute_80".parse().unwrap();
+        assert!(c.virtual_only && !c.makes_cubin());
+        assert_eq!(c.sm_name(), "sm_80");
+        assert_eq!(c.to_string(), "compute_80");
+    }
+
+    #[test]
+    fn rejects_typos_with_a_reason() {
+        let msg = |s: &str| s.parse::<Arch>().unwrap_err().to_string();
+        assert!(msg("sm_8").contains("major and minor digits"), "{}", msg("sm_8"));
+        assert!(msg("sm_999").contains("no NVIDIA GPU has compute capability 99.9"), "{}", msg("sm_999"));
+        assert!(msg("ptx_80").contains("starts with `sm_`"), "{}", msg("ptx_80"));
+        assert!(msg("sm_81").contains("did you mean `sm_80`"), "{}", msg("sm_81"));
+        assert!(msg("sm_80a").contains("start at sm_90"));
+        assert!(msg("sm_90f").contains("start at sm_100"));
+        assert!(msg("sm_x0").contains("not a compute capability"));
+    }
+
+    #[test]
+    fn lists_all_and_native() {
+        let v = parse_list("sm_80, sm_90,all,native").unwrap();
+        assert_eq!(v, vec![ArchRequest::Arch(Arch::sm(80)), ArchRequest::Arch(Arch::sm(90)), ArchRequest::All, ArchRequest::Native]);
+        assert!(parse_list(",").is_err());
+    }
+}

@@ -1,0 +1,342 @@
+//! Kernel crates: finding them with `cargo metadata` and reading `[package.metadata.ptx]`
+//! (over `[workspace.metadata.ptx]` defaults).
+//!
+//! ```toml
+//! [package.metadata.ptx]
+//! archs = ["sm_80", "sm_90"]   # default: --arch, else `native`
+//! toolchain = "nightly"        # the rustup toolchain for kernels
+//! ftz = false                  # flush denormals to zero (libdevice's __CUDA_FTZ)
+//! ptx-isa = "7.8"              # pin the PTX ISA version (default: the lowest the arch allows)
+//! rust = true                  # the lib target holds Rust kernels
+//! ```
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use cargo_metadata::{Metadata, MetadataCommand, Package};
+use serde_json::Value;
+
+use crate::arch::{self, ArchRequest};
+use crate::diag::Diagnostic;
+use crate::error::{Error, Result};
+
+/// A package with `[package.metadata.ptx]`.
+#[derive(Clone, Debug)]
+pub struct KernelCrate {
+    /// The package name.
+    pub name: String,
+    /// The lib target's crate name (`saxpy_kernels`): names the artifacts.
+    pub lib_name: String,
+    pub manifest_path: PathBuf,
+    pub dir: PathBuf,
+    pub workspace_root: PathBuf,
+    /// The target dir of the crate's workspace (artifacts go under `<it>/ptx/`).
+    pub target_dir: PathBuf,
+    pub config: PtxConfig,
+    /// Unknown keys and similar slips in the metadata.
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// The `[package.metadata.ptx]` table, merged over `[workspace.metadata.ptx]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PtxConfig {
+    pub rust: bool,
+    pub archs: Option<Vec<ArchRequest>>,
+    pub toolchain: Option<String>,
+    pub ftz: bool,
+    pub ptx_isa: Option<PtxIsa>,
+}
+
+impl Default for PtxConfig {
+    fn default() -> Self {
+        PtxConfig { rust: true, archs: None, toolchain: None, ftz: false, ptx_isa: None }
+    }
+}
+
+/// A PTX ISA version such as `7.8`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PtxIsa {
+    pub major: u32,
+    pub minor: u32,
+}
+
+impl PtxIsa {
+    /// LLVM's feature name: `ptx78`.
+    pub fn llvm_feature(&self) -> String {
+        format!("ptx{}{}", self.major, self.minor)
+    }
+}
+
+impl fmt::Display for PtxIsa {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+impl std::str::FromStr for PtxIsa {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let bad = || format!("`{s}` is not a PTX ISA version: write MAJOR.MINOR, e.g. `7.8` or `8.0`");
+        let (major, minor) = s.trim().split_once('.').ok_or_else(bad)?;
+        let major: u32 = major.parse().map_err(|_| bad())?;
+        let minor: u32 = minor.parse().map_err(|_| bad())?;
+        if !(1..=20).contains(&major) || minor > 9 {
+            return Err(bad());
+        }
+        Ok(PtxIsa { major, minor })
+    }
+}
+
+const KNOWN_KEYS: &[&str] = &["rust", "archs", "toolchain", "ftz", "ptx-isa"];
+
+/// Finds the kernel crates to build.
+///
+/// Each of `paths` is a package folder, a workspace folder or a `Cargo.toml`; every kernel crate
+/// at or below it is taken. With no paths, the workspace of `manifest_path` (or of the current
+/// folder) is searched. `packages` (`-p NAME`) narrows the set.
+pub fn find_kernel_crates(manifest_path: Option<&Path>, paths: &[PathBuf], packages: &[String]) -> Result<Vec<KernelCrate>> {
+    let mut found: Vec<KernelCrate> = Vec::new();
+    let mut searched = Vec::new();
+    let scopes: Vec<(Option<PathBuf>, Option<PathBuf>)> = if paths.is_empty() {
+        vec![(manifest_path.map(Path::to_path_buf), None)]
+    } else {
+        paths.iter().map(|p| scope_of(p)).collect::<Result<_>>()?
+    };
+    for (manifest, under) in scopes {
+        let meta = metadata(manifest.as_deref())?;
+        searched.push(under.clone().unwrap_or_else(|| meta.workspace_root.clone().into_std_path_buf()).display().to_string());
+        for pkg in meta.workspace_packages() {
+            let dir = pkg.manifest_path.parent().map(|p| p.as_std_path().to_path_buf()).unwrap_or_default();
+            if let Some(under) = &under {
+                if !dir.starts_with(under) {
+                    continue;
+                }
+            }
+            if let Some(k) = kernel_crate(&meta, pkg)? {
+                if !found.iter().any(|f| f.manifest_path == k.manifest_path) {
+                    found.push(k);
+                }
+            }
+        }
+    }
+    let searched = searched.join(", ");
+    if found.is_empty() {
+        return Err(Error::NoKernelCrate { searched });
+    }
+    if !packages.is_empty() {
+        for name in packages {
+            if !found.iter().any(|k| &k.name == name) {
+                let available = found.iter().map(|k| format!("`{}`", k.name)).collect::<Vec<_>>().join(", ");
+                return Err(Error::NoSuchPackage { name: name.clone(), searched, available });
+            }
+        }
+        found.retain(|k| packages.contains(&k.name));
+    }
+    Ok(found)
+}
+
+/// A PATH argument as (manifest to ask cargo about, folder to keep packages under).
+fn scope_of(path: &Path) -> Result<(Option<PathBuf>, Option<PathBuf>)> {
+    let canonical = std::fs::canonicalize(path).map_err(|e| Error::io("find", path, e))?;
+    if canonical.is_file() {
+        if canonical.file_name().is_some_and(|n| n == "Cargo.toml") {
+            let dir = canonical.parent().map(Path::to_path_buf);
+            return Ok((Some(canonical), dir));
+        }
+        return Err(Error::Metadata {
+            manifest: canonical,
+            message: "this is a file, not a package folder or Cargo.toml\n  help: pass the folder of a kernel crate (a package with [package.metadata.ptx])".into(),
+        });
+    }
+    // A folder: its own Cargo.toml if it has one, else the nearest workspace around it
+    // (cargo finds that from the folder itself).
+    let manifest = canonical.join("Cargo.toml");
+    if manifest.is_file() {
+        Ok((Some(manifest), Some(canonical)))
+    } else {
+        Ok((find_manifest_above(&canonical), Some(canonical)))
+    }
+}
+
+fn find_manifest_above(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors().map(|d| d.join("Cargo.toml")).find(|m| m.is_file())
+}
+
+fn metadata(manifest: Option<&Path>) -> Result<Metadata> {
+    let mut cmd = MetadataCommand::new();
+    cmd.no_deps();
+    if let Some(m) = manifest {
+        cmd.manifest_path(m);
+    }
+    cmd.exec().map_err(|e| {
+        let manifest = manifest.map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("Cargo.toml"));
+        let message = match e {
+            cargo_metadata::Error::CargoMetadata { stderr } => stderr.trim().trim_start_matches("error: ").to_string(),
+            other => other.to_string(),
+        };
+        Error::Metadata { manifest, message }
+    })
+}
+
+fn kernel_crate(meta: &Metadata, pkg: &Package) -> Result<Option<KernelCrate>> {
+    let Some(table) = pkg.metadata.get("ptx") else {
+        return Ok(None);
+    };
+    let manifest_path = pkg.manifest_path.as_std_path().to_path_buf();
+    let mut warnings = Vec::new();
+    let mut config = PtxConfig::default();
+    if let Some(ws) = meta.workspace_metadata.get("ptx") {
+        let ws_manifest = meta.workspace_root.as_std_path().join("Cargo.toml");
+        apply(&mut config, ws, &ws_manifest, "workspace.metadata.ptx", &mut warnings)?;
+    }
+    apply(&mut config, table, &manifest_path, "package.metadata.ptx", &mut warnings)?;
+    let lib_name = pkg
+        .targets
+        .iter()
+        .find(|t| {
+            t.kind.iter().any(|k| {
+                matches!(
+                    k,
+                    cargo_metadata::TargetKind::Lib
+                        | cargo_metadata::TargetKind::RLib
+                        | cargo_metadata::TargetKind::CDyLib
+                        | cargo_metadata::TargetKind::StaticLib
+                )
+            })
+        })
+        .map(|t| t.name.replace('-', "_"));
+    let lib_name = match lib_name {
+        Some(n) => n,
+        None if config.rust => {
+            return Err(Error::Config {
+                manifest: manifest_path,
+                table: "package.metadata.ptx",
+                key: "rust".into(),
+                message: "the package has no lib target to hold Rust kernels\n  help: add src/lib.rs with `#![no_std]` kernels, or set `rust = false` if the crate holds only CUDA C++".into(),
+            })
+        }
+        None => pkg.name.replace('-', "_"),
+    };
+    Ok(Some(KernelCrate {
+        name: pkg.name.to_string(),
+        lib_name,
+        dir: manifest_path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        manifest_path,
+        workspace_root: meta.workspace_root.as_std_path().to_path_buf(),
+        target_dir: meta.target_directory.as_std_path().to_path_buf(),
+        config,
+        warnings,
+    }))
+}
+
+fn apply(config: &mut PtxConfig, table: &Value, manifest: &Path, name: &'static str, warnings: &mut Vec<Diagnostic>) -> Result<()> {
+    let err = |key: &str, message: String| Error::Config { manifest: manifest.to_path_buf(), table: name, key: key.to_string(), message };
+    let Some(table) = table.as_object() else {
+        return Err(err("ptx", "expected a table, e.g. `[package.metadata.ptx]` with `archs = [\"sm_80\"]`".into()));
+    };
+    for (key, value) in table {
+        match key.as_str() {
+            "rust" => config.rust = value.as_bool().ok_or_else(|| err(key, format!("expected true or false, found {value}")))?,
+            "ftz" => config.ftz = value.as_bool().ok_or_else(|| err(key, format!("expected true or false, found {value}")))?,
+            "toolchain" => {
+                let tc = value
+                    .as_str()
+                    .filter(|s| !s.trim().is_empty())
+                    .ok_or_else(|| err(key, format!("expected a rustup toolchain name such as \"nightly\", found {value}")))?;
+                config.toolchain = Some(tc.to_string());
+            }
+            "ptx-isa" => {
+                let s = value.as_str().map(str::to_string).unwrap_or_else(|| value.to_string());
+                config.ptx_isa = Some(s.parse().map_err(|m| err(key, m))?);
+            }
+            "archs" => {
+                let items: Vec<&str> = match value {
+                    Value::String(s) => vec![s.as_str()],
+                    Value::Array(a) => a
+                        .iter()
+                        .map(|v| v.as_str().ok_or_else(|| err(key, format!("expected arch names such as \"sm_80\", found {v}"))))
+                        .collect::<Result<_>>()?,
+                    other => return Err(err(key, format!("expected a list such as [\"sm_80\", \"sm_90\"], found {other}"))),
+                };
+                let mut archs = Vec::new();
+                for item in items {
+                    archs.extend(arch::parse_list(item).map_err(|e| err(key, e.to_string()))?);
+                }
+                config.archs = Some(archs);
+            }
+            other => {
+                let hint =
+                    KNOWN_KEYS.iter().find(|k| strsim_close(k, other)).map(|k| format!(" (did you mean `{k}`?)")).unwrap_or_default();
+                warnings.push(
+                    Diagnostic::warning(format!("unknown key `{other}` in [{name}]{hint}; it is ignored"))
+                        .at(manifest, None, None)
+                        .note(format!("known keys: {}", KNOWN_KEYS.join(", "))),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Close enough to be a typo: one edit apart, or one is a prefix of the other.
+fn strsim_close(a: &str, b: &str) -> bool {
+    if a.starts_with(b) || b.starts_with(a) {
+        return true;
+    }
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur.push((prev[j] + usize::from(ca != cb)).min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()] <= 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arch::Arch;
+
+    fn parse(toml_json: serde_json::Value) -> (Result<PtxConfig>, Vec<Diagnostic>) {
+        let mut c = PtxConfig::default();
+        let mut w = Vec::new();
+        let r = apply(&mut c, &toml_json, Path::new("/k/Cargo.toml"), "package.metadata.ptx", &mut w).map(|_| c);
+        (r, w)
+    }
+
+    #[test]
+    fn reads_every_key() {
+        let (c, w) = parse(
+            serde_json::json!({"archs": ["sm_80", "sm_90a"], "toolchain": "nightly-2026-05-19", "ftz": true, "ptx-isa": "7.8", "rust": true}),
+        );
+        let c = c.unwrap();
+        assert!(w.is_empty());
+        assert_eq!(c.archs, Some(vec![ArchRequest::Arch(Arch::sm(80)), ArchRequest::Arch("sm_90a".parse().unwrap())]));
+        assert_eq!(c.toolchain.as_deref(), Some("nightly-2026-05-19"));
+        assert!(c.ftz);
+        assert_eq!(c.ptx_isa.unwrap().llvm_feature(), "ptx78");
+    }
+
+    #[test]
+    fn bad_values_name_the_manifest_and_key() {
+        let msg = parse(serde_json::json!({"archs": ["sm_8"]})).0.unwrap_err().to_string();
+        assert!(msg.starts_with("/k/Cargo.toml: invalid `archs` in [package.metadata.ptx]"), "{msg}");
+        assert!(msg.contains("major and minor digits"), "{msg}");
+        let msg = parse(serde_json::json!({"ptx-isa": "seven"})).0.unwrap_err().to_string();
+        assert!(msg.contains("not a PTX ISA version"), "{msg}");
+        let msg = parse(serde_json::json!({"ftz": "yes"})).0.unwrap_err().to_string();
+        assert!(msg.contains("expected true or false"), "{msg}");
+    }
+
+    #[test]
+    fn unknown_keys_warn_with_a_suggestion() {
+        let (c, w) = parse(serde_json::json!({"arch": ["sm_80"]}));
+        assert!(c.is_ok());
+        assert_eq!(w.len(), 1);
+        assert!(w[0].message.contains("unknown key `arch`") && w[0].message.contains("did you mean `archs`?"), "{}", w[0].message);
+    }
+}

@@ -1,0 +1,95 @@
+//! Diagnostics: what the compilers said, tied to a source location when one is known.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+/// How serious a diagnostic is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Error,
+    Warning,
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Level::Error => "error",
+            Level::Warning => "warning",
+        })
+    }
+}
+
+/// One message from a compiler, the linker or the engine, with the source line when known.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    pub level: Level,
+    pub message: String,
+    pub file: Option<PathBuf>,
+    pub line: Option<u32>,
+    pub column: Option<u32>,
+    /// Extra lines: the offending PTX instruction, where an inlined call came from, a fix.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// The compiler's own rendering (rustc's), printed unchanged in human output.
+    #[serde(skip)]
+    pub rendered: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn new(level: Level, message: impl Into<String>) -> Self {
+        Diagnostic { level, message: message.into(), file: None, line: None, column: None, notes: Vec::new(), rendered: None }
+    }
+
+    pub fn warning(message: impl Into<String>) -> Self {
+        Self::new(Level::Warning, message)
+    }
+
+    pub fn error(message: impl Into<String>) -> Self {
+        Self::new(Level::Error, message)
+    }
+
+    pub fn at(mut self, file: impl Into<PathBuf>, line: Option<u32>, column: Option<u32>) -> Self {
+        self.file = Some(file.into());
+        self.line = line;
+        self.column = column;
+        self
+    }
+
+    pub fn note(mut self, note: impl Into<String>) -> Self {
+        self.notes.push(note.into());
+        self
+    }
+
+    /// `file:line:col`, as far as known.
+    pub fn location(&self) -> Option<String> {
+        let file = self.file.as_ref()?;
+        let mut s = file.display().to_string();
+        if let Some(line) = self.line {
+            s.push_str(&format!(":{line}"));
+            if let Some(col) = self.column.filter(|c| *c > 0) {
+                s.push_str(&format!(":{col}"));
+            }
+        }
+        Some(s)
+    }
+}
+
+/// The human form, in rustc's layout: `error: message` then `  --> file:line:col`.
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(rendered) = &self.rendered {
+            return f.write_str(rendered.trim_end());
+        }
+        write!(f, "{}: {}", self.level, self.message)?;
+        if let Some(loc) = self.location() {
+            write!(f, "\n  --> {loc}")?;
+        }
+        for note in &self.notes {
+            write!(f, "\n   = {note}")?;
+        }
+        Ok(())
+    }
+}

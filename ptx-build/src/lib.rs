@@ -1,0 +1,41 @@
+//! `ptx-build`: the engine of cargo-ptx.
+//!
+//! It compiles Rust kernel crates (`no_std`, `nvptx64-nvidia-cuda`) into PTX for every
+//! requested GPU arch, links NVIDIA's libdevice, and runs ptxas for cubins. `cargo ptx` is a
+//! thin front end over [`BuildOptions`]; build scripts use the same engine.
+//!
+//! The pipeline, one module a stage:
+//!
+//! | stage | module | in | out |
+//! |---|---|---|---|
+//! | find tools | [`toolchain`] | environment, PATH, rustup | [`toolchain::Rust`], [`toolchain::Cuda`] |
+//! | find crates | [`config`] | `cargo metadata` | [`config::KernelCrate`] |
+//! | choose archs | [`arch`] | `--arch`, metadata, driver | [`arch::Arch`] |
+//! | Rust front end | [`rust`] | kernel crate | one bitcode module ([`rust::RustKernels`]) |
+//! | link | [`link`] | module + libdevice, per arch | PTX |
+//! | assemble | [`ptxas`] | PTX, per arch | cubin + [`ptxas::Resources`] |
+//! | read PTX | [`ptx`] | PTX | entries, params, source lines |
+//! | cache | [`cache`] | content, versions, flags | keys, atomic writes |
+//!
+//! [`engine`] runs them in order; [`setup`] installs missing tools.
+
+pub mod arch;
+pub mod cache;
+pub mod config;
+pub mod diag;
+pub mod engine;
+pub mod error;
+pub mod link;
+mod process;
+pub mod ptx;
+pub mod ptxas;
+pub mod report;
+pub mod rust;
+pub mod setup;
+pub mod toolchain;
+
+pub use arch::{Arch, ArchRequest};
+pub use diag::{Diagnostic, Level};
+pub use engine::{BuildOptions, BuildOutput, CrateOutput};
+pub use error::{Error, Result};
+pub use report::{Artifact, ArtifactKind, Event, KernelInfo, Reporter, Silent};

@@ -1,0 +1,208 @@
+//! Linking: the crate's bitcode and its dependencies into one module, then per arch libdevice,
+//! NVVMReflect, internalize and optimize with `opt`, and `llc` to PTX.
+//!
+//! This is the recipe of LLVM's NVPTX guide, run with the llvm-tools of the same nightly that
+//! wrote the bitcode (an older LLVM cannot read it).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::arch::Arch;
+use crate::cache;
+use crate::config::PtxIsa;
+use crate::error::{Error, Result};
+use crate::process;
+use crate::rust::Profile;
+use crate::toolchain::{Libdevice, Llvm};
+
+/// The names of the `extern "ptx-kernel"` functions a bitcode file defines, in file order.
+pub fn kernel_names(llvm: &Llvm, bitcode: &Path) -> Result<Vec<String>> {
+    let out = process::checked(
+        "llvm-dis",
+        || format!(" on {}", bitcode.display()),
+        Command::new(llvm.tool("llvm-dis")).arg(bitcode).arg("-o").arg("-"),
+    )?;
+    Ok(parse_kernel_names(&String::from_utf8_lossy(&out.stdout)))
+}
+
+fn parse_kernel_names(ir: &str) -> Vec<String> {
+    ir.lines()
+        .filter(|l| l.starts_with("define ") && l.contains(" ptx_kernel "))
+        .filter_map(|l| {
+            let at = l.find('@')? + 1;
+            let rest = &l[at..];
+            if let Some(quoted) = rest.strip_prefix('"') {
+                quoted.split('"').next().map(String::from)
+            } else {
+                Some(rest.split('(').next()?.to_string())
+            }
+        })
+        .collect()
+}
+
+/// Links the kernel crate's bitcode with what it uses of its dependencies (core included).
+///
+/// `--only-needed` pulls a dependency's function only when something linked so far calls it,
+/// which keeps this step in milliseconds (all of `core` would take a second). A dependency can
+/// need another that was linked before it, so the link repeats until no more symbols resolve.
+pub fn crate_module(llvm: &Llvm, kernel_crate: &Path, deps: &[PathBuf], out: &Path) -> Result<()> {
+    let scratch = cache::scratch_path(out);
+    let mut current = kernel_crate.to_path_buf();
+    let mut last_undefined: Option<Vec<String>> = None;
+    for round in 0..6 {
+        let mut cmd = Command::new(llvm.tool("llvm-link"));
+        cmd.arg(&current);
+        if !deps.is_empty() {
+            cmd.arg("--only-needed").args(deps);
+        }
+        let target = scratch.with_extension(format!("{round}.bc"));
+        cmd.arg("-o").arg(&target);
+        process::checked("llvm-link", || format!(" linking {}", kernel_crate.display()), &mut cmd)?;
+        if current != kernel_crate {
+            let _ = std::fs::remove_file(&current);
+        }
+        current = target;
+        let undefined = undefined_symbols(llvm, &current)?;
+        if undefined.is_empty() || last_undefined.as_ref() == Some(&undefined) {
+            break;
+        }
+        last_undefined = Some(undefined);
+    }
+    cache::rename_into_place(&current, out)
+}
+
+/// Symbols a module uses and does not define (intrinsics excluded by llvm-nm).
+pub fn undefined_symbols(llvm: &Llvm, bitcode: &Path) -> Result<Vec<String>> {
+    let out = process::checked(
+        "llvm-nm",
+        || format!(" on {}", bitcode.display()),
+        Command::new(llvm.tool("llvm-nm")).arg("--undefined-only").arg("--format=just-symbols").arg(bitcode),
+    )?;
+    let mut v: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(|l| l.trim().to_string()).filter(|l| !l.is_empty()).collect();
+    v.sort();
+    v.dedup();
+    Ok(v)
+}
+
+/// One arch's link of a crate's module to PTX.
+pub struct ArchLink<'a> {
+    pub llvm: &'a Llvm,
+    pub package: &'a str,
+    pub module: &'a Path,
+    pub kernels: &'a [String],
+    pub libdevice: Option<&'a Libdevice>,
+    pub arch: Arch,
+    pub ptx_isa: Option<PtxIsa>,
+    pub ftz: bool,
+    pub profile: Profile,
+    /// Scratch folder for this arch.
+    pub work_dir: &'a Path,
+    /// The PTX file to write.
+    pub out: &'a Path,
+}
+
+impl ArchLink<'_> {
+    fn codegen_flags(&self) -> Vec<String> {
+        let mut v = vec![format!("-mcpu={}", self.arch.sm_name())];
+        if let Some(isa) = self.ptx_isa {
+            v.push(format!("-mattr=+{}", isa.llvm_feature()));
+        }
+        v
+    }
+
+    /// The `opt` pipeline. `internalize` first so that only kernels stay visible; the O3
+    /// pipeline of an nvptx64 `opt` already runs NVVMReflect (`__CUDA_ARCH` from -mcpu,
+    /// `__CUDA_FTZ` from the module flag). Debug builds name it, with no optimisation beyond
+    /// dropping what nothing calls.
+    fn pipeline(&self) -> &'static str {
+        match self.profile {
+            Profile::Release => "internalize,default<O3>",
+            Profile::Debug => "internalize,nvvm-reflect,globaldce,default<O0>",
+        }
+    }
+
+    pub fn run(&self) -> Result<()> {
+        cache::create_dir_all(self.work_dir)?;
+        if let Some(ld) = self.libdevice.filter(|l| !l.valid) {
+            return Err(Error::CorruptLibdevice { path: ld.path.clone() });
+        }
+        let arch = self.arch.to_string();
+        let ctx = || format!(" for `{}` ({arch})", self.package);
+
+        // `__CUDA_FTZ` is read by NVVMReflect from this module flag (kind 4 = override).
+        let flags = self.work_dir.join("flags.ll");
+        let flags_ir = format!("!llvm.module.flags = !{{!0}}\n!0 = !{{i32 4, !\"nvvm-reflect-ftz\", i32 {}}}\n", u8::from(self.ftz));
+        cache::write_atomic(&flags, flags_ir.as_bytes())?;
+
+        let linked = self.work_dir.join("linked.bc");
+        let mut cmd = Command::new(self.llvm.tool("llvm-link"));
+        cmd.arg(self.module).arg(&flags);
+        if let Some(ld) = self.libdevice {
+            cmd.arg("--only-needed").arg(&ld.path);
+        }
+        cmd.arg("-o").arg(&linked);
+        let out = process::output("llvm-link", &mut cmd)?;
+        if !out.status.success() {
+            if let Some(ld) = self.libdevice.filter(|ld| String::from_utf8_lossy(&out.stderr).contains(&*ld.path.to_string_lossy())) {
+                return Err(Error::CorruptLibdevice { path: ld.path.clone() });
+            }
+            return Err(Error::ToolFailed { tool: "llvm-link".into(), context: ctx(), output: process::combined(&out) });
+        }
+
+        let optimized = self.work_dir.join("opt.bc");
+        let mut cmd = Command::new(self.llvm.tool("opt"));
+        cmd.arg("-mtriple=nvptx64-nvidia-cuda")
+            .args(self.codegen_flags())
+            .arg(format!("-passes={}", self.pipeline()))
+            .arg(format!("-internalize-public-api-list={}", self.kernels.join(",")))
+            .arg(&linked)
+            .arg("-o")
+            .arg(&optimized);
+        process::checked("opt", ctx, &mut cmd)?;
+
+        self.check_undefined(&optimized)?;
+
+        let scratch = cache::scratch_path(self.out);
+        let mut cmd = Command::new(self.llvm.tool("llc"));
+        cmd.args(self.codegen_flags())
+            .arg(match self.profile {
+                Profile::Release => "-O3",
+                Profile::Debug => "-O0",
+            })
+            .arg(&optimized)
+            .arg("-o")
+            .arg(&scratch);
+        if let Some(dir) = self.out.parent() {
+            cache::create_dir_all(dir)?;
+        }
+        process::checked("llc", ctx, &mut cmd)?;
+        cache::rename_into_place(&scratch, self.out)
+    }
+
+    fn check_undefined(&self, module: &Path) -> Result<()> {
+        let undefined = undefined_symbols(self.llvm, module)?;
+        if undefined.is_empty() {
+            return Ok(());
+        }
+        let list = |v: &[&String]| v.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ");
+        let (nv, other): (Vec<&String>, Vec<&String>) = undefined.iter().partition(|s| s.starts_with("__nv_"));
+        if !nv.is_empty() {
+            return Err(match self.libdevice {
+                None => Error::NoLibdevice { package: self.package.to_string(), functions: list(&nv) },
+                Some(ld) => Error::UnknownLibdevice { package: self.package.to_string(), functions: list(&nv), libdevice: ld.path.clone() },
+            });
+        }
+        Err(Error::Undefined { package: self.package.to_string(), functions: list(&other), arch: self.arch.to_string() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_kernels_in_ir() {
+        let ir = "define ptx_kernel void @saxpy(i32 %n) #0 {\ndefine void @helper() {\ndefine ptx_kernel void @\"weird name\"() {\ndeclare ptx_kernel void @ext()\n";
+        assert_eq!(parse_kernel_names(ir), vec!["saxpy".to_string(), "weird name".to_string()]);
+    }
+}

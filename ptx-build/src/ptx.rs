@@ -1,0 +1,357 @@
+//! Reading PTX: the ISA version, the target, every `.entry` with its parameters, and the
+//! `.file`/`.loc` line table that maps a PTX line back to the source line it came from.
+//!
+//! Hand-written: PTX is a line-oriented assembly with no maintained Rust parser, and we need
+//! only these directives.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// A parsed PTX module.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Module {
+    /// `.version` as written, e.g. `7.8`.
+    pub version: Option<String>,
+    /// `.target` names, e.g. `["sm_80"]`.
+    pub target: Vec<String>,
+    pub entries: Vec<Entry>,
+    files: HashMap<u32, PathBuf>,
+    /// (PTX line, 1-based) -> location, in line order.
+    locs: Vec<(usize, Loc)>,
+    /// PTX line where each function body starts, so a lookup never crosses into another function.
+    function_starts: Vec<usize>,
+}
+
+/// A kernel (`.entry`) and its parameters, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    pub name: String,
+    pub params: Vec<Param>,
+    /// PTX line of the `.entry` directive (1-based).
+    pub line: usize,
+}
+
+/// One `.param`: its PTX type, size and alignment in bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Param {
+    pub name: String,
+    /// `.u32`, `.f32`, `.u64`, or `.b8` for a byte array (structs by value).
+    pub ty: String,
+    pub size: u32,
+    pub align: u32,
+    /// `.ptr` was written: the parameter is a pointer.
+    pub is_ptr: bool,
+}
+
+/// A source location from `.loc`, with the chain of call sites it was inlined into.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Loc {
+    pub file: u32,
+    pub line: u32,
+    pub column: u32,
+    /// Outer call sites, innermost first.
+    inlined_at: Vec<(FileRef, u32, u32)>,
+}
+
+/// nvcc names files of inline sites by `.file` number; LLVM's comments spell the path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum FileRef {
+    Index(u32),
+    Path(PathBuf),
+}
+
+/// A resolved source position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourcePos {
+    pub file: PathBuf,
+    pub line: u32,
+    pub column: u32,
+}
+
+impl Module {
+    pub fn parse(text: &str) -> Module {
+        let mut m = Module::default();
+        let lines: Vec<&str> = text.lines().collect();
+        let mut i = 0;
+        while i < lines.len() {
+            let raw = lines[i];
+            let line = raw.trim();
+            let lineno = i + 1;
+            if let Some(rest) = line.strip_prefix(".version") {
+                m.version = Some(rest.trim().to_string());
+            } else if let Some(rest) = line.strip_prefix(".target") {
+                m.target = rest.split(',').map(|t| t.trim().to_string()).filter(|t| !t.is_empty()).collect();
+            } else if let Some(rest) = line.strip_prefix(".file") {
+                if let Some((n, path)) = parse_file(rest) {
+                    m.files.insert(n, path);
+                }
+            } else if let Some(rest) = line.strip_prefix(".loc") {
+                if let Some(loc) = parse_loc(rest, raw) {
+                    m.locs.push((lineno, loc));
+                }
+            } else if is_function_header(line) {
+                m.function_starts.push(lineno);
+                if let Some(entry_pos) = line.find(".entry") {
+                    let (entry, consumed) = parse_entry(&lines[i..], entry_pos);
+                    if let Some(mut entry) = entry {
+                        entry.line = lineno;
+                        m.entries.push(entry);
+                    }
+                    i += consumed.max(1);
+                    continue;
+                }
+            }
+            i += 1;
+        }
+        m
+    }
+
+    pub fn entry(&self, name: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.name == name)
+    }
+
+    pub fn file(&self, n: u32) -> Option<&PathBuf> {
+        self.files.get(&n)
+    }
+
+    /// The source location of PTX line `ptx_line` (1-based): the nearest `.loc` at or above it
+    /// within the same function.
+    pub fn source_of(&self, ptx_line: usize) -> Option<(SourcePos, Vec<SourcePos>)> {
+        let func_start = self.function_starts.iter().copied().filter(|s| *s <= ptx_line).max().unwrap_or(0);
+        let idx = self.locs.partition_point(|(l, _)| *l <= ptx_line);
+        let (loc_line, loc) = self.locs[..idx].last()?;
+        if *loc_line < func_start {
+            return None;
+        }
+        let file = self.files.get(&loc.file)?.clone();
+        let inlined_at = loc
+            .inlined_at
+            .iter()
+            .filter_map(|(f, line, column)| {
+                let file = match f {
+                    FileRef::Index(n) => self.files.get(n)?.clone(),
+                    FileRef::Path(p) => p.clone(),
+                };
+                Some(SourcePos { file, line: *line, column: *column })
+            })
+            .collect();
+        Some((SourcePos { file, line: loc.line, column: loc.column }, inlined_at))
+    }
+}
+
+fn is_function_header(line: &str) -> bool {
+    let l = line.trim_start_matches(".visible").trim_start_matches(".weak").trim_start_matches(".extern").trim();
+    l.starts_with(".entry") || l.starts_with(".func")
+}
+
+/// `.file 1 "path"` or `.file 1 "dir" "name"` or `.file 1 "path", mtime, size`.
+fn parse_file(rest: &str) -> Option<(u32, PathBuf)> {
+    let rest = rest.trim();
+    let (n, rest) = rest.split_once(char::is_whitespace)?;
+    let n: u32 = n.trim().parse().ok()?;
+    let strings = quoted_strings(rest);
+    let path = match strings.as_slice() {
+        [one] => PathBuf::from(one),
+        [dir, name, ..] => {
+            let name = PathBuf::from(name);
+            if name.is_absolute() {
+                name
+            } else {
+                PathBuf::from(dir).join(name)
+            }
+        }
+        [] => return None,
+    };
+    Some((n, path))
+}
+
+fn quoted_strings(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '"' {
+            let mut cur = String::new();
+            while let Some(c) = chars.next() {
+                match c {
+                    '\\' => {
+                        if let Some(n) = chars.next() {
+                            cur.push(n)
+                        }
+                    }
+                    '"' => break,
+                    c => cur.push(c),
+                }
+            }
+            out.push(cur);
+        }
+    }
+    out
+}
+
+/// `.loc 1 20 5` with nvcc's `, function_name $L.., inlined_at 2 30 7` or LLVM's verbose-asm
+/// comment `// src/a.rs:20:5 @[ src/lib.rs:30:7 ]`.
+fn parse_loc(rest: &str, raw: &str) -> Option<Loc> {
+    let code = rest.split("//").next().unwrap_or("");
+    let mut parts = code.split(',');
+    let mut nums = parts.next()?.split_whitespace().map(|t| t.parse::<u32>().ok());
+    let file = nums.next()??;
+    let line = nums.next()??;
+    let column = nums.next().flatten().unwrap_or(0);
+    let mut loc = Loc { file, line, column, inlined_at: Vec::new() };
+    // nvcc: `inlined_at FILE LINE COL` (the positions are resolved against .file later).
+    for part in parts {
+        let part = part.trim();
+        if let Some(site) = part.strip_prefix("inlined_at") {
+            let n: Vec<u32> = site.split_whitespace().filter_map(|t| t.parse().ok()).collect();
+            if n.len() >= 2 {
+                loc.inlined_at.push((FileRef::Index(n[0]), n[1], n.get(2).copied().unwrap_or(0)));
+            }
+        }
+    }
+    // LLVM: the comment spells out the inline chain as `@[ file:line:col @[ ... ] ]`.
+    if let Some(comment) = raw.split_once("//").map(|(_, c)| c) {
+        for site in comment.split("@[").skip(1) {
+            let site = site.trim().trim_end_matches(']').trim();
+            if let Some(pos) = parse_pos(site) {
+                loc.inlined_at.push((FileRef::Path(pos.file), pos.line, pos.column));
+            }
+        }
+    }
+    Some(loc)
+}
+
+fn parse_pos(s: &str) -> Option<SourcePos> {
+    let s = s.split_whitespace().next()?;
+    let mut it = s.rsplitn(3, ':');
+    let column = it.next()?.parse().ok()?;
+    let line = it.next()?.parse().ok()?;
+    let file = it.next()?;
+    Some(SourcePos { file: PathBuf::from(file), line, column })
+}
+
+/// Parses `.entry name(` ... `)` starting at `lines[0]`; returns the entry and lines consumed.
+fn parse_entry(lines: &[&str], entry_pos: usize) -> (Option<Entry>, usize) {
+    let first = &lines[0][entry_pos + ".entry".len()..];
+    let name: String = first.trim().chars().take_while(|c| *c != '(' && !c.is_whitespace()).collect();
+    if name.is_empty() {
+        return (None, 1);
+    }
+    let mut params = Vec::new();
+    let mut consumed = 0;
+    let mut text = String::new();
+    for l in lines {
+        consumed += 1;
+        text.push_str(l);
+        text.push('\n');
+        let trimmed = l.trim();
+        if trimmed.starts_with(".param") {
+            if let Some(p) = parse_param(trimmed) {
+                params.push(p);
+            }
+        }
+        if trimmed.contains(')') || trimmed.starts_with('{') {
+            break;
+        }
+    }
+    (Some(Entry { name, params, line: 0 }), consumed)
+}
+
+/// `.param .u64 .ptr .global .align 4 k_param_0,` or `.param .align 8 .b8 k_param_1[24]`.
+fn parse_param(line: &str) -> Option<Param> {
+    let line = line.trim_end_matches(',').trim_end_matches(')').trim();
+    let mut ty = None;
+    let mut align = None;
+    let mut is_ptr = false;
+    let mut name = None;
+    let mut tokens = line.split_whitespace().skip(1);
+    while let Some(t) = tokens.next() {
+        match t {
+            ".align" => align = tokens.next().and_then(|a| a.parse::<u32>().ok()),
+            ".ptr" => is_ptr = true,
+            ".global" | ".shared" | ".const" | ".local" => {}
+            t if t.starts_with('.') => ty = Some(t.to_string()),
+            t => name = Some(t.to_string()),
+        }
+    }
+    let ty = ty?;
+    let name = name?;
+    let scalar = scalar_size(&ty)?;
+    let (name, size) = match name.split_once('[') {
+        Some((n, count)) => (n.to_string(), scalar * count.trim_end_matches(']').parse::<u32>().ok()?),
+        None => (name, scalar),
+    };
+    Some(Param { name, size, align: align.unwrap_or(scalar), ty, is_ptr })
+}
+
+fn scalar_size(ty: &str) -> Option<u32> {
+    let bits: u32 = ty.trim_start_matches(['.', 'u', 's', 'b', 'f']).parse().ok()?;
+    Some((bits / 8).max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LLVM: &str = r#"//
+.version 7.8
+.target sm_90
+.address_size 64
+
+	// .globl	saxpy
+.visible .entry saxpy(
+	.param .u32 saxpy_param_0,
+	.param .f32 saxpy_param_1,
+	.param .u64 .ptr .align 1 saxpy_param_2,
+	.param .align 8 .b8 saxpy_param_3[24]
+)
+{
+	.reg .b32 	%r<5>;
+$L__func_begin0:
+	.loc	1 12 0                          // src/lib.rs:12:0
+	mov.u32 	%r1, %ctaid.x;
+	.loc	2 85 5                          // core/nvptx/mod.rs:85:5 @[ src/lib.rs:13:14 ]
+	add.s32 	%r2, %r1, 1;
+	ret;
+}
+.visible .entry second()
+{
+	ret;
+}
+	.file	1 "/home/u/k/src/lib.rs"
+	.file	2 "/rust/core" "nvptx/mod.rs"
+"#;
+
+    #[test]
+    fn reads_header_entries_and_params() {
+        let m = Module::parse(LLVM);
+        assert_eq!(m.version.as_deref(), Some("7.8"));
+        assert_eq!(m.target, vec!["sm_90"]);
+        let e = m.entry("saxpy").unwrap();
+        let sizes: Vec<(u32, u32, bool)> = e.params.iter().map(|p| (p.size, p.align, p.is_ptr)).collect();
+        assert_eq!(sizes, vec![(4, 4, false), (4, 4, false), (8, 1, true), (24, 8, false)]);
+        assert!(m.entry("second").unwrap().params.is_empty());
+    }
+
+    #[test]
+    fn maps_ptx_lines_to_source_with_inline_chain() {
+        let m = Module::parse(LLVM);
+        let (pos, inl) = m.source_of(17).unwrap();
+        assert_eq!(pos.file, PathBuf::from("/home/u/k/src/lib.rs"));
+        assert_eq!(pos.line, 12);
+        let (pos, inl2) = m.source_of(19).unwrap();
+        assert_eq!(pos.file, PathBuf::from("/rust/core/nvptx/mod.rs"));
+        assert!(inl.is_empty());
+        assert_eq!(inl2, vec![SourcePos { file: "src/lib.rs".into(), line: 13, column: 14 }]);
+        // A line in the next function, before any .loc of its own, maps to nothing.
+        assert_eq!(m.source_of(24), None);
+    }
+
+    #[test]
+    fn reads_nvcc_inlined_at() {
+        let m = Module::parse(".version 9.0\n.visible .func f()\n{\n.loc 1 10 5, function_name $L__info_string0, inlined_at 1 20 3\nadd.s32 %r1, %r1, %r1;\n}\n.file 1 \"k.cu\"\n");
+        let (pos, inl) = m.source_of(5).unwrap();
+        assert_eq!((pos.line, pos.column), (10, 5));
+        assert_eq!(inl.len(), 1);
+        assert_eq!((inl[0].line, inl[0].column), (20, 3));
+    }
+}

@@ -1,0 +1,201 @@
+//! ptxas: PTX to a cubin for one GPU, with each kernel's resource usage, and ptxas errors
+//! mapped back to the source line through the PTX line table.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::{Deserialize, Serialize};
+
+use crate::arch::Arch;
+use crate::cache;
+use crate::diag::{Diagnostic, Level};
+use crate::error::{Error, Result};
+use crate::process;
+use crate::ptx;
+use crate::toolchain::Tool;
+
+/// What ptxas reports for one kernel with `-v`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resources {
+    pub name: String,
+    pub registers: u32,
+    pub spill_stores: u32,
+    pub spill_loads: u32,
+    pub shared_bytes: u32,
+    pub stack_bytes: u32,
+}
+
+/// Assembles `ptx` into `cubin` for `arch`.
+///
+/// `source_root` makes source paths in diagnostics relative where they lie below it.
+pub fn assemble(ptxas: &Tool, ptx_path: &Path, arch: Arch, cubin: &Path, package: &str, source_root: &Path) -> Result<Vec<Resources>> {
+    let scratch = cache::scratch_path(cubin);
+    if let Some(dir) = cubin.parent() {
+        cache::create_dir_all(dir)?;
+    }
+    let mut cmd = Command::new(&ptxas.path);
+    cmd.arg(format!("-arch={}", arch.sm_name())).arg("-v").arg("--generate-line-info").arg(ptx_path).arg("-o").arg(&scratch);
+    let out = process::output("ptxas", &mut cmd)?;
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    if !out.status.success() {
+        let _ = std::fs::remove_file(&scratch);
+        let ptx_text = std::fs::read_to_string(ptx_path).unwrap_or_default();
+        let diagnostics = diagnostics(&text, &ptx_text, ptx_path, source_root, ptxas);
+        let count = diagnostics.iter().filter(|d| d.level == Level::Error).count().max(1);
+        return Err(Error::Ptxas { package: package.to_string(), arch: arch.to_string(), count, diagnostics });
+    }
+    cache::rename_into_place(&scratch, cubin)?;
+    Ok(parse_resources(&text))
+}
+
+/// Parses `ptxas -v` output:
+/// ```text
+/// ptxas info    : Compiling entry function 'saxpy' for 'sm_80'
+/// ptxas info    : Function properties for saxpy
+///     8 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads
+/// ptxas info    : Used 14 registers, used 1 barriers, 1024 bytes smem, 376 bytes cmem[0]
+/// ```
+pub fn parse_resources(text: &str) -> Vec<Resources> {
+    let mut out: Vec<Resources> = Vec::new();
+    let mut current: Option<usize> = None;
+    for line in text.lines() {
+        let l = line.trim();
+        if let Some(rest) = l.split("Compiling entry function '").nth(1) {
+            let name = rest.split('\'').next().unwrap_or_default().to_string();
+            out.push(Resources { name, ..Default::default() });
+            current = Some(out.len() - 1);
+        } else if let Some(i) = current {
+            let r = &mut out[i];
+            if l.contains("stack frame") {
+                r.stack_bytes = number_before(l, "bytes stack frame");
+                r.spill_stores = number_before(l, "bytes spill stores");
+                r.spill_loads = number_before(l, "bytes spill loads");
+            } else if l.contains("Used ") && l.contains("registers") {
+                r.registers = number_before(l, "registers");
+                r.shared_bytes = number_before(l, "bytes smem");
+            }
+        }
+    }
+    out
+}
+
+fn number_before(line: &str, what: &str) -> u32 {
+    line.split(what).next().and_then(|before| before.split_whitespace().last()).and_then(|n| n.parse().ok()).unwrap_or(0)
+}
+
+/// Turns ptxas's `ptxas FILE, line N; error   : MESSAGE` lines into diagnostics at the
+/// source line the PTX came from (nearest `.loc` above line N).
+pub fn diagnostics(stderr: &str, ptx_text: &str, ptx_path: &Path, source_root: &Path, ptxas: &Tool) -> Vec<Diagnostic> {
+    let module = ptx::Module::parse(ptx_text);
+    let ptx_lines: Vec<&str> = ptx_text.lines().collect();
+    let mut out = Vec::new();
+    for line in stderr.lines() {
+        let l = line.trim();
+        if let Some((level, message)) = l.strip_prefix("ptxas fatal").and_then(|r| r.split_once(':')).map(|(_, m)| (Level::Error, m.trim()))
+        {
+            let mut d = Diagnostic::new(level, format!("ptxas: {message}")).at(ptx_path, None, None);
+            if let Some(fix) = fatal_help(message, ptxas) {
+                d = d.note(fix);
+            }
+            out.push(d);
+            continue;
+        }
+        let Some(rest) = l.strip_prefix("ptxas ") else {
+            continue;
+        };
+        let Some((loc, msg)) = rest.split_once(';') else {
+            continue;
+        };
+        let Some(n) = loc.rsplit_once(", line ").and_then(|(_, n)| n.trim().parse::<usize>().ok()) else {
+            continue;
+        };
+        let (level, message) = match msg.split_once(':') {
+            Some((lvl, m)) if lvl.trim() == "error" => (Level::Error, m.trim()),
+            Some((lvl, m)) if lvl.trim() == "warning" => (Level::Warning, m.trim()),
+            _ => continue,
+        };
+        let mut d = Diagnostic::new(level, format!("ptxas: {message}"));
+        let instruction = ptx_lines.get(n.wrapping_sub(1)).map(|s| s.trim()).unwrap_or_default();
+        match module.source_of(n) {
+            Some((pos, inlined)) => {
+                // Prefer the user's own file: an intrinsic inlined from `core` points at `core`,
+                // its call site in the kernel crate is what the user wrote.
+                let chain: Vec<&ptx::SourcePos> = std::iter::once(&pos).chain(inlined.iter()).collect();
+                let mine = chain.iter().position(|p| resolve(&p.file, source_root).starts_with(source_root)).unwrap_or(0);
+                let show = |p: &ptx::SourcePos| {
+                    format!("{}:{}:{}", relative(&resolve(&p.file, source_root), source_root).display(), p.line, p.column)
+                };
+                let at = chain[mine];
+                d = d.at(relative(&resolve(&at.file, source_root), source_root), Some(at.line), Some(at.column));
+                for (i, site) in chain.iter().enumerate() {
+                    match i.cmp(&mine) {
+                        std::cmp::Ordering::Less => d = d.note(format!("the instruction comes from {}, inlined here", show(site))),
+                        std::cmp::Ordering::Greater => d = d.note(format!("inlined at {}", show(site))),
+                        std::cmp::Ordering::Equal => {}
+                    }
+                }
+            }
+            None => d = d.at(ptx_path, Some(n as u32), None),
+        }
+        if !instruction.is_empty() {
+            d = d.note(format!("PTX line {n}: {instruction}"));
+        }
+        out.push(d);
+    }
+    if out.is_empty() {
+        out.push(Diagnostic::error(format!("ptxas failed: {}", stderr.trim())).at(ptx_path, None, None));
+    }
+    out
+}
+
+fn fatal_help(message: &str, ptxas: &Tool) -> Option<String> {
+    if message.contains("Unsupported .version") {
+        return Some(format!(
+            "this PTX is newer than ptxas {} accepts; pin an older ISA with `--ptx-isa` or `ptx-isa = \"X.Y\"` in [package.metadata.ptx], or use a newer CUDA (`cargo ptx setup --cuda 13.1`)",
+            ptxas.version
+        ));
+    }
+    if message.contains("SM version specified by .target is higher") || message.contains("not defined for option 'gpu-name'") {
+        return Some("choose an arch this ptxas supports (`cargo ptx doctor` lists them)".into());
+    }
+    None
+}
+
+fn resolve(file: &Path, root: &Path) -> PathBuf {
+    if file.is_absolute() {
+        file.to_path_buf()
+    } else {
+        root.join(file)
+    }
+}
+
+fn relative(file: &Path, root: &Path) -> PathBuf {
+    file.strip_prefix(root).map(Path::to_path_buf).unwrap_or_else(|_| file.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_resource_usage() {
+        let text = "ptxas info    : 0 bytes gmem\nptxas info    : Compiling entry function 'a' for 'sm_80'\nptxas info    : Function properties for a\n    8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads\nptxas info    : Used 13 registers, used 1 barriers, 1024 bytes smem, 376 bytes cmem[0]\nptxas info    : Compiling entry function 'b' for 'sm_80'\nptxas info    : Function properties for b\n    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\nptxas info    : Used 14 registers, used 0 barriers, 376 bytes cmem[0]\n";
+        let r = parse_resources(text);
+        assert_eq!(
+            r[0],
+            Resources { name: "a".into(), registers: 13, spill_stores: 4, spill_loads: 12, shared_bytes: 1024, stack_bytes: 8 }
+        );
+        assert_eq!(r[1], Resources { name: "b".into(), registers: 14, ..Default::default() });
+    }
+
+    #[test]
+    fn maps_errors_to_the_users_line() {
+        let ptx = ".version 7.0\n.target sm_80\n.visible .entry k()\n{\n.loc 1 5 9 // src/lib.rs:5:9\n.loc 2 85 5 // core/mod.rs:85:5 @[ /k/src/lib.rs:7:3 ]\nadd.f64 %fd1, %r1, %r2;\n}\n.file 1 \"/k/src/lib.rs\"\n.file 2 \"/rust/core/mod.rs\"\n";
+        let tool = Tool { path: "ptxas".into(), version: "13.0.88".into(), source: "PATH".into() };
+        let d = diagnostics("ptxas /t/k.ptx, line 7; error   : Arguments mismatch for instruction 'add'\nptxas fatal   : Ptx assembly aborted due to errors\n", ptx, Path::new("/t/k.ptx"), Path::new("/k"), &tool);
+        assert_eq!(d[0].message, "ptxas: Arguments mismatch for instruction 'add'");
+        assert_eq!(d[0].location().unwrap(), "src/lib.rs:7:3");
+        assert!(d[0].notes.iter().any(|n| n.contains("comes from /rust/core/mod.rs:85:5")), "{:?}", d[0].notes);
+        assert!(d[0].notes.iter().any(|n| n == "PTX line 7: add.f64 %fd1, %r1, %r2;"), "{:?}", d[0].notes);
+    }
+}

@@ -1,0 +1,436 @@
+//! The Rust front end: a nested cargo that compiles a kernel crate for `nvptx64-nvidia-cuda`
+//! to LLVM bitcode, once for every arch.
+//!
+//! Like spirv-builder, the nested cargo gets its own target dir (an outer cargo holds the lock
+//! on the user's) and an environment scrubbed of the outer build's variables. No linker runs:
+//! the crate is built as an rlib with `--emit=llvm-bc`, and [`crate::link`] links the bitcode.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use cargo_metadata::Message;
+use serde::{Deserialize, Serialize};
+
+use crate::arch::Arch;
+use crate::cache::{self, Key};
+use crate::config::KernelCrate;
+use crate::diag::{Diagnostic, Level};
+use crate::error::{Error, Result};
+use crate::link;
+use crate::report::{Event, Reporter};
+use crate::toolchain::{Llvm, Rust};
+
+pub const TARGET: &str = "nvptx64-nvidia-cuda";
+
+/// Variables of an outer cargo or build script that must not leak into the nested cargo.
+const SCRUBBED: &[&str] = &[
+    "RUSTC",
+    "RUSTC_WRAPPER",
+    "RUSTC_WORKSPACE_WRAPPER",
+    "RUSTFLAGS",
+    "CARGO_ENCODED_RUSTFLAGS",
+    "RUSTDOCFLAGS",
+    "CARGO_TARGET_DIR",
+    "CARGO_BUILD_TARGET",
+    "CARGO_BUILD_TARGET_DIR",
+    "CARGO_BUILD_RUSTFLAGS",
+    "CARGO_BUILD_RUSTC",
+    "CARGO_BUILD_RUSTC_WRAPPER",
+    "RUSTUP_TOOLCHAIN",
+    "OUT_DIR",
+    "TARGET",
+    "HOST",
+    "PROFILE",
+    "OPT_LEVEL",
+    "DEBUG",
+    "NUM_JOBS",
+    "CARGO_MANIFEST_DIR",
+    "CARGO_MANIFEST_PATH",
+    "CARGO_PKG_NAME",
+    "CARGO_PRIMARY_PACKAGE",
+];
+const SCRUBBED_PREFIXES: &[&str] = &["CARGO_CFG_", "CARGO_FEATURE_", "CARGO_PKG_", "DEP_"];
+
+/// Debug or release, as cargo names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Profile {
+    Debug,
+    Release,
+}
+
+impl Profile {
+    /// The folder name under `<target-dir>/ptx/`.
+    pub fn dir_name(&self) -> &'static str {
+        match self {
+            Profile::Debug => "debug",
+            Profile::Release => "release",
+        }
+    }
+}
+
+/// Cargo feature selection for the kernel crate.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Features {
+    pub features: Vec<String>,
+    pub all_features: bool,
+    pub no_default_features: bool,
+}
+
+/// One kernel crate's front-end job.
+pub struct Frontend<'a> {
+    pub rust: &'a Rust,
+    pub llvm: &'a Llvm,
+    pub krate: &'a KernelCrate,
+    pub profile: Profile,
+    pub features: &'a Features,
+    /// `-Ctarget-cpu`: the lowest arch of the build, so the bitcode is valid for every arch.
+    pub cpu: Arch,
+    /// The nested cargo's own target dir.
+    pub cargo_target_dir: PathBuf,
+    /// Where the linked module and the fingerprint go.
+    pub work_dir: PathBuf,
+    pub color: bool,
+}
+
+/// The Rust kernels of a crate as one bitcode module, ready for per-arch linking.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RustKernels {
+    /// The crate and its dependencies linked into one module (only what the crate uses).
+    pub module: PathBuf,
+    /// Content hash of `module`.
+    pub module_hash: String,
+    /// Exported kernels (`extern "ptx-kernel"` functions), in source order.
+    pub kernels: Vec<String>,
+    /// Every source file the build read (for `cargo:rerun-if-changed`).
+    pub sources: Vec<PathBuf>,
+    /// True when nothing changed and no tool ran.
+    #[serde(skip)]
+    pub fresh: bool,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Stamp {
+    key: String,
+    inputs: Vec<(PathBuf, String)>,
+    env: Vec<(String, Option<String>)>,
+    output: RustKernels,
+}
+
+impl Frontend<'_> {
+    fn rustflags(&self) -> Vec<String> {
+        vec![
+            "--emit=llvm-bc".into(),
+            // One codegen unit: one .bc per crate.
+            "-Ccodegen-units=1".into(),
+            format!("-Ctarget-cpu={}", self.cpu.sm_name()),
+            // `.loc`/`.file` line directives without DWARF sections, like nvcc's -lineinfo:
+            // ptxas errors map back to the .rs line and the PTX target stays non-debug.
+            "-Cdebuginfo=line-directives-only".into(),
+        ]
+    }
+
+    fn key(&self) -> String {
+        let mut k = Key::new("rust-frontend-v1");
+        k.str(&self.rust.version).str(&self.rust.rustc.to_string_lossy()).str(&self.krate.manifest_path.to_string_lossy());
+        k.str(self.profile.dir_name()).str(&self.cpu.sm_name());
+        for f in self.rustflags() {
+            k.str(&f);
+        }
+        for f in &self.features.features {
+            k.str(f);
+        }
+        k.str(&format!("{}{}", self.features.all_features, self.features.no_default_features));
+        k.finish()
+    }
+
+    /// Builds the crate, or returns the last result when no input changed.
+    pub fn compile(&self, reporter: &dyn Reporter) -> Result<RustKernels> {
+        let stamp_path = self.work_dir.join("rust.json");
+        let key = self.key();
+        if let Some(stamp) = cache::read_stamp::<Stamp>(&stamp_path) {
+            if stamp.key == key && still_fresh(&stamp) {
+                let mut out = stamp.output;
+                out.fresh = true;
+                return Ok(out);
+            }
+        }
+        reporter.report(Event::Status {
+            verb: "Compiling",
+            message: format!("{} (Rust, {}, {})", self.krate.name, self.rust.toolchain, TARGET),
+        });
+        let units = self.run_cargo(reporter)?;
+        let kernel_bc = units.iter().rev().find(|u| u.crate_name == self.krate.lib_name).map(|u| u.bitcode.clone()).ok_or_else(|| {
+            Error::ToolFailed {
+                tool: "cargo".into(),
+                context: format!(" for `{}`", self.krate.name),
+                output: format!("  cargo built no bitcode for the lib target `{}`", self.krate.lib_name),
+            }
+        })?;
+        let deps: Vec<PathBuf> = units.iter().rev().map(|u| u.bitcode.clone()).filter(|b| *b != kernel_bc).collect();
+
+        cache::create_dir_all(&self.work_dir)?;
+        let module = self.work_dir.join(format!("{}.bc", self.krate.lib_name));
+        let kernels = link::kernel_names(self.llvm, &kernel_bc)?;
+        if kernels.is_empty() {
+            reporter.report(Event::Diagnostic(
+                &Diagnostic::warning(format!("kernel crate `{}` defines no kernel", self.krate.name))
+                    .at(&self.krate.manifest_path, None, None)
+                    .note("a kernel is `#[no_mangle] pub unsafe extern \"ptx-kernel\" fn name(..)` in the lib target (needs `#![feature(abi_ptx)]`)"),
+            ));
+        }
+        link::crate_module(self.llvm, &kernel_bc, &deps, &module)?;
+
+        let mut sources = BTreeSet::new();
+        let mut env = BTreeSet::new();
+        for u in &units {
+            read_dep_info(&u.bitcode.with_extension("d"), &mut sources, &mut env);
+        }
+        let excluded = excluded_roots(self.rust);
+        let mut inputs: Vec<PathBuf> = sources.into_iter().filter(|p| !excluded.iter().any(|r| p.starts_with(r))).collect();
+        inputs.push(self.krate.manifest_path.clone());
+        for extra in [self.krate.workspace_root.join("Cargo.toml"), self.krate.workspace_root.join("Cargo.lock")] {
+            if extra.is_file() && !inputs.contains(&extra) {
+                inputs.push(extra);
+            }
+        }
+        let hashed: Vec<(PathBuf, String)> = inputs.iter().map(|p| (p.clone(), cache::file_hash(p).unwrap_or_default())).collect();
+        let env: Vec<(String, Option<String>)> = env.into_iter().map(|v| (v.clone(), std::env::var(&v).ok())).collect();
+        let output = RustKernels {
+            module_hash: cache::file_hash(&module).unwrap_or_default(),
+            module,
+            kernels,
+            sources: inputs.iter().filter(|p| p.extension().is_some_and(|e| e == "rs")).cloned().collect(),
+            fresh: false,
+        };
+        cache::write_stamp(&stamp_path, &Stamp { key, inputs: hashed, env, output: output.clone() })?;
+        Ok(output)
+    }
+
+    fn command(&self) -> Command {
+        let mut cmd = Command::new(&self.rust.cargo);
+        for (var, _) in std::env::vars_os() {
+            let name = var.to_string_lossy();
+            if SCRUBBED.contains(&name.as_ref()) || SCRUBBED_PREFIXES.iter().any(|p| name.starts_with(p)) {
+                cmd.env_remove(&var);
+            }
+        }
+        cmd.env("RUSTC", &self.rust.rustc)
+            .env("RUSTUP_TOOLCHAIN", &self.rust.toolchain)
+            .env("CARGO_ENCODED_RUSTFLAGS", self.rustflags().join("\x1f"))
+            .env("CARGO_TERM_PROGRESS_WHEN", "never")
+            .env("CARGO_TERM_COLOR", if self.color { "always" } else { "never" });
+        cmd.arg("rustc")
+            .args(["--lib", "--crate-type", "rlib", "--target", TARGET, "-Zbuild-std=core"])
+            .arg("--manifest-path")
+            .arg(&self.krate.manifest_path)
+            .args(["-p", &self.krate.name])
+            .arg("--target-dir")
+            .arg(&self.cargo_target_dir)
+            .arg(if self.color { "--message-format=json-diagnostic-rendered-ansi" } else { "--message-format=json" });
+        if self.profile == Profile::Release {
+            cmd.arg("--release");
+        }
+        if !self.features.features.is_empty() {
+            cmd.arg("--features").arg(self.features.features.join(","));
+        }
+        if self.features.all_features {
+            cmd.arg("--all-features");
+        }
+        if self.features.no_default_features {
+            cmd.arg("--no-default-features");
+        }
+        cmd
+    }
+
+    fn run_cargo(&self, reporter: &dyn Reporter) -> Result<Vec<Unit>> {
+        let mut cmd = self.command();
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).stdin(Stdio::null());
+        let mut child = cmd.spawn().map_err(|e| crate::process::spawn_error("cargo", &self.rust.cargo, e))?;
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let target_root = self.cargo_target_dir.join(TARGET);
+
+        let (units, errors, stderr_text) = std::thread::scope(|s| {
+            // cargo's own lines (Compiling, Downloading, manifest errors) come on stderr.
+            let err_thread = s.spawn(move || {
+                let mut text = String::new();
+                for line in BufReader::new(stderr).lines().map_while(std::result::Result::ok) {
+                    let t = line.trim_start();
+                    if let Some(rest) = t.strip_prefix("Compiling ").or_else(|| t.strip_prefix("Downloaded ")) {
+                        reporter.report(Event::Progress { message: rest.to_string() });
+                    }
+                    text.push_str(&line);
+                    text.push('\n');
+                }
+                text
+            });
+            let mut units = Vec::new();
+            let mut errors = 0;
+            for msg in Message::parse_stream(BufReader::new(stdout)).map_while(std::result::Result::ok) {
+                match msg {
+                    Message::CompilerMessage(m) => {
+                        let d = from_rustc(&m.message);
+                        if d.level == Level::Error && !d.message.starts_with("aborting due to") {
+                            errors += 1;
+                        }
+                        if !d.message.starts_with("aborting due to") {
+                            reporter.report(Event::Diagnostic(&d));
+                        }
+                    }
+                    Message::CompilerArtifact(a) => {
+                        let crate_name = a.target.name.replace('-', "_");
+                        for f in &a.filenames {
+                            let f = f.as_std_path();
+                            if f.starts_with(&target_root) {
+                                if let Some(bc) = bitcode_of(f) {
+                                    if bc.is_file() && !units.iter().any(|u: &Unit| u.bitcode == bc) {
+                                        units.push(Unit { crate_name: crate_name.clone(), bitcode: bc });
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            (units, errors, err_thread.join().unwrap_or_default())
+        });
+        let status = child.wait().map_err(|e| crate::process::spawn_error("cargo", &self.rust.cargo, e))?;
+        if status.success() {
+            return Ok(units);
+        }
+        if errors > 0 {
+            return Err(Error::RustCompile { package: self.krate.name.clone(), errors, extra: String::new() });
+        }
+        let relevant: Vec<&str> =
+            stderr_text.lines().filter(|l| !l.trim_start().starts_with("Compiling") && !l.trim_start().starts_with("Downloaded")).collect();
+        Err(Error::ToolFailed {
+            tool: "cargo".into(),
+            context: format!(" building kernel crate `{}` for {TARGET}", self.krate.name),
+            output: relevant.iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n"),
+        })
+    }
+}
+
+struct Unit {
+    crate_name: String,
+    bitcode: PathBuf,
+}
+
+/// `deps/libcore-<hash>.rlib` or `.rmeta` -> `deps/core-<hash>.bc` (what `--emit=llvm-bc` wrote).
+fn bitcode_of(file: &Path) -> Option<PathBuf> {
+    let name = file.file_name()?.to_str()?;
+    let stem = name.strip_suffix(".rlib").or_else(|| name.strip_suffix(".rmeta"))?;
+    let stem = stem.strip_prefix("lib")?;
+    if !stem.contains('-') {
+        return None; // the uplifted copy without a hash
+    }
+    let dir = file.parent()?;
+    let dir = if dir.ends_with("deps") { dir.to_path_buf() } else { dir.join("deps") };
+    Some(dir.join(format!("{stem}.bc")))
+}
+
+fn from_rustc(m: &cargo_metadata::diagnostic::Diagnostic) -> Diagnostic {
+    use cargo_metadata::diagnostic::DiagnosticLevel as L;
+    let level = match m.level {
+        L::Error | L::Ice => Level::Error,
+        _ => Level::Warning,
+    };
+    let mut d = Diagnostic::new(level, m.message.clone());
+    if let Some(span) = m.spans.iter().find(|s| s.is_primary) {
+        d = d.at(span.file_name.clone(), Some(span.line_start as u32), Some(span.column_start as u32));
+    }
+    d.rendered = m.rendered.clone();
+    d
+}
+
+/// Reads a makefile-style `.d` file: sources after the first `:`, and `# env-dep:` lines.
+fn read_dep_info(path: &Path, sources: &mut BTreeSet<PathBuf>, env: &mut BTreeSet<String>) {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return;
+    };
+    for line in text.lines() {
+        if let Some(var) = line.strip_prefix("# env-dep:") {
+            env.insert(var.split('=').next().unwrap_or(var).to_string());
+            continue;
+        }
+        let Some((_, deps)) = split_rule(line) else {
+            continue;
+        };
+        let mut cur = String::new();
+        let mut chars = deps.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' if chars.peek() == Some(&' ') => {
+                    cur.push(' ');
+                    chars.next();
+                }
+                ' ' => {
+                    if !cur.is_empty() {
+                        sources.insert(PathBuf::from(std::mem::take(&mut cur)));
+                    }
+                }
+                c => cur.push(c),
+            }
+        }
+        if !cur.is_empty() {
+            sources.insert(PathBuf::from(cur));
+        }
+    }
+}
+
+/// Splits `target: deps` at the first unescaped `: ` (Windows drive letters have no space after).
+fn split_rule(line: &str) -> Option<(&str, &str)> {
+    if line.starts_with('#') || line.trim().is_empty() {
+        return None;
+    }
+    let idx = line.find(": ").or_else(|| line.strip_suffix(':').map(|l| l.len()))?;
+    Some((&line[..idx], line.get(idx + 1..).unwrap_or("").trim()))
+}
+
+/// Sources that never change under a fixed toolchain and lock file: the sysroot and registries.
+fn excluded_roots(rust: &Rust) -> Vec<PathBuf> {
+    let mut roots = vec![rust.sysroot.clone()];
+    let cargo_home =
+        std::env::var_os("CARGO_HOME").map(PathBuf::from).or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
+    if let Some(h) = cargo_home {
+        roots.push(h.join("registry"));
+        roots.push(h.join("git"));
+    }
+    roots
+}
+
+fn still_fresh(stamp: &Stamp) -> bool {
+    stamp.output.module.is_file()
+        && cache::file_hash(&stamp.output.module).as_deref() == Some(stamp.output.module_hash.as_str())
+        && stamp.inputs.iter().all(|(p, h)| cache::file_hash(p).as_deref() == Some(h.as_str()))
+        && stamp.env.iter().all(|(v, val)| std::env::var(v).ok() == *val)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_bitcode_next_to_rlibs() {
+        assert_eq!(
+            bitcode_of(Path::new("/t/nvptx64-nvidia-cuda/release/deps/libcore-29de.rlib")),
+            Some(PathBuf::from("/t/nvptx64-nvidia-cuda/release/deps/core-29de.bc"))
+        );
+        assert_eq!(bitcode_of(Path::new("/t/x/release/deps/libk_k-0d27.rmeta")), Some(PathBuf::from("/t/x/release/deps/k_k-0d27.bc")));
+        assert_eq!(bitcode_of(Path::new("/t/x/release/libk.rlib")), None);
+    }
+
+    #[test]
+    fn reads_dep_info_with_spaces_and_env() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().join("k.d");
+        std::fs::write(&d, "/t/k.bc: /src/my\\ dir/lib.rs /src/ä.rs\n\n/src/my\\ dir/lib.rs:\n# env-dep:KERNEL_N=4\n").unwrap();
+        let (mut s, mut e) = (BTreeSet::new(), BTreeSet::new());
+        read_dep_info(&d, &mut s, &mut e);
+        assert_eq!(s.into_iter().collect::<Vec<_>>(), vec![PathBuf::from("/src/my dir/lib.rs"), PathBuf::from("/src/ä.rs")]);
+        assert_eq!(e.into_iter().collect::<Vec<_>>(), vec!["KERNEL_N".to_string()]);
+    }
+}

@@ -1,0 +1,213 @@
+//! `cargo ptx setup`: installs what a build needs and the machine lacks.
+//!
+//! - the rustup components of the kernel toolchain (`rust-src`, `llvm-tools`), and the
+//!   toolchain itself when missing;
+//! - NVIDIA's compiler wheels from PyPI (nvcc and ptxas, nvvm with libdevice, crt and runtime
+//!   headers), all four pinned to one release: pip resolves the unpinned ones to the newest
+//!   release, and a newer nvvm writes PTX that the older ptxas rejects.
+//!
+//! The wheels go to `<cargo-ptx home>/cuda/<version>/`, where discovery finds them. The install
+//! is locked against a second setup, written to a temporary folder and renamed into place, so
+//! discovery never sees half an install.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::error::{Error, Result};
+use crate::process;
+use crate::report::{Event, Reporter};
+use crate::toolchain::{self, Rust};
+
+/// CUDA releases setup can install, with the one version of all four wheels that matches.
+pub const CUDA_RELEASES: &[(&str, &str)] = &[("13.0", "13.0.88"), ("13.1", "13.1.80"), ("13.2", "13.2.86")];
+
+/// The release installed when none is named: CUDA 13.0's PTX ISA 9.0 is what driver 580
+/// (the oldest CUDA 13 driver) can JIT, so its cubins and PTX load on every CUDA 13 driver.
+pub const DEFAULT_CUDA: &str = "13.0";
+
+const WHEELS: &[&str] = &["nvidia-cuda-nvcc", "nvidia-nvvm", "nvidia-cuda-crt", "nvidia-cuda-runtime"];
+
+/// What to install.
+#[derive(Clone, Debug)]
+pub struct SetupOptions {
+    /// `13.0`, or a full version from [`CUDA_RELEASES`].
+    pub cuda: String,
+    pub toolchain: String,
+    /// Reinstall the CUDA wheels even when that release is installed.
+    pub force: bool,
+    /// Skip the CUDA wheels.
+    pub no_cuda: bool,
+    /// Skip the rustup part.
+    pub no_rust: bool,
+}
+
+impl Default for SetupOptions {
+    fn default() -> Self {
+        SetupOptions {
+            cuda: DEFAULT_CUDA.into(),
+            toolchain: toolchain::DEFAULT_TOOLCHAIN.into(),
+            force: false,
+            no_cuda: false,
+            no_rust: false,
+        }
+    }
+}
+
+/// What setup did.
+#[derive(Clone, Debug, Default)]
+pub struct SetupReport {
+    /// Lines such as `installed rust-src, llvm-tools for nightly` or `CUDA 13.0.88 already installed at ...`.
+    pub actions: Vec<String>,
+    pub cuda_root: Option<PathBuf>,
+}
+
+/// Resolves `13.0` or `13.0.88` to the pinned wheel version.
+pub fn pinned_version(request: &str) -> Result<&'static str> {
+    CUDA_RELEASES.iter().find(|(short, full)| *short == request || *full == request).map(|(_, full)| *full).ok_or_else(|| Error::Setup {
+        message: format!("CUDA `{request}` is not a release setup knows"),
+        help: format!("choose one of: {}", CUDA_RELEASES.iter().map(|(s, _)| *s).collect::<Vec<_>>().join(", ")),
+    })
+}
+
+pub fn setup(opts: &SetupOptions, reporter: &dyn Reporter) -> Result<SetupReport> {
+    let mut report = SetupReport::default();
+    let version = pinned_version(&opts.cuda)?;
+    if !opts.no_rust {
+        setup_rust(&opts.toolchain, reporter, &mut report)?;
+    }
+    if !opts.no_cuda {
+        setup_cuda(version, opts.force, reporter, &mut report)?;
+    }
+    Ok(report)
+}
+
+fn setup_rust(toolchain: &str, reporter: &dyn Reporter, report: &mut SetupReport) -> Result<()> {
+    let rustup = which::which("rustup").map_err(|_| Error::Setup {
+        message: "rustup not found".into(),
+        help: "install rustup (your package manager's `rustup` package, or rustup.rs), then run `cargo ptx setup` again".into(),
+    })?;
+    let found = Rust::find(toolchain);
+    let mut cmd = Command::new(&rustup);
+    cmd.env_remove("RUSTUP_TOOLCHAIN");
+    match &found {
+        Ok(rust) if rust.rust_src.is_some() && rust.llvm.is_some() => {
+            report.actions.push(format!("toolchain `{toolchain}` has rust-src and llvm-tools ({})", rust.version));
+            return Ok(());
+        }
+        Ok(_) => {
+            reporter.report(Event::Status { verb: "Installing", message: format!("rust-src, llvm-tools for `{toolchain}` (rustup)") });
+            cmd.args(["component", "add", "rust-src", "llvm-tools", "--toolchain", toolchain]);
+        }
+        Err(_) => {
+            reporter.report(Event::Status {
+                verb: "Installing",
+                message: format!("toolchain `{toolchain}` with rust-src, llvm-tools (rustup)"),
+            });
+            cmd.args(["toolchain", "install", toolchain, "--profile", "minimal", "--component", "rust-src,llvm-tools"]);
+        }
+    }
+    let out = process::output("rustup", &mut cmd)?;
+    if !out.status.success() {
+        return Err(Error::Setup {
+            message: format!("rustup could not install the kernel toolchain:\n{}", process::combined(&out)),
+            help: format!("run `rustup toolchain install {toolchain} --component rust-src,llvm-tools` yourself to see the full error"),
+        });
+    }
+    let rust = Rust::find(toolchain)?;
+    rust.require()?;
+    report.actions.push(format!("installed rust-src and llvm-tools for `{toolchain}` ({})", rust.version));
+    Ok(())
+}
+
+fn setup_cuda(version: &str, force: bool, reporter: &dyn Reporter, report: &mut SetupReport) -> Result<()> {
+    let home = toolchain::home().ok_or_else(|| Error::Setup {
+        message: "no folder to install into: HOME is not set".into(),
+        help: "set CARGO_PTX_HOME to a writable folder".into(),
+    })?;
+    let base = home.join("cuda");
+    fs::create_dir_all(&base).map_err(|e| Error::io("create directory", &base, e))?;
+    let lock_path = base.join(".lock");
+    let lock =
+        fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).map_err(|e| Error::io("open", &lock_path, e))?;
+    if lock.try_lock().is_err() {
+        reporter.report(Event::Status {
+            verb: "Blocking",
+            message: format!("waiting for another `cargo ptx setup` ({})", lock_path.display()),
+        });
+        lock.lock().map_err(|e| Error::io("lock", &lock_path, e))?;
+    }
+
+    let dest = base.join(version);
+    if dest.exists() && !force {
+        if let Some(root) = cuda_root(&dest).filter(|r| works(r)) {
+            report.actions.push(format!("CUDA {version} already installed at {}", root.display()));
+            report.cuda_root = Some(root);
+            return Ok(());
+        }
+    }
+
+    let python = ["python3", "python"].iter().find_map(|p| which::which(p).ok()).ok_or_else(|| Error::Setup {
+        message: "python3 not found: NVIDIA's compiler wheels are installed with pip".into(),
+        help: "install python3 with pip, or install a CUDA toolkit and set CUDA_PATH".into(),
+    })?;
+    reporter.report(Event::Status {
+        verb: "Installing",
+        message: format!("NVIDIA CUDA compiler {version} (nvcc, ptxas, nvvm/libdevice, headers) from PyPI"),
+    });
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!(".tmp-{version}-"))
+        .tempdir_in(&base)
+        .map_err(|e| Error::io("create a temporary folder in", &base, e))?;
+    let mut cmd = Command::new(&python);
+    cmd.args(["-m", "pip", "install", "--no-deps", "--disable-pip-version-check", "--no-input", "--no-warn-script-location", "--target"])
+        .arg(tmp.path());
+    for w in WHEELS {
+        cmd.arg(format!("{w}=={version}"));
+    }
+    let out = process::output("pip", &mut cmd)?;
+    if !out.status.success() {
+        return Err(Error::Setup {
+            message: format!("pip could not install NVIDIA's CUDA {version} wheels:\n{}", process::combined(&out)),
+            help: "check that PyPI is reachable (`python3 -m pip index versions nvidia-cuda-nvcc`), or install a CUDA toolkit and set CUDA_PATH".into(),
+        });
+    }
+    let root = cuda_root(tmp.path()).filter(|r| works(r)).ok_or_else(|| Error::Setup {
+        message: format!("the CUDA {version} wheels installed, but their ptxas does not run on this machine"),
+        help: "these wheels are built for Linux x86-64 and aarch64; elsewhere install a CUDA toolkit and set CUDA_PATH".into(),
+    })?;
+    let rel = root.strip_prefix(tmp.path()).map(Path::to_path_buf).unwrap_or_default();
+    if dest.exists() {
+        fs::remove_dir_all(&dest).map_err(|e| Error::io("remove the old install", &dest, e))?;
+    }
+    let tmp_path = tmp.keep();
+    fs::rename(&tmp_path, &dest).map_err(|e| Error::io("move into place", &dest, e))?;
+    let root = dest.join(rel);
+    report.actions.push(format!("installed CUDA {version} at {}", root.display()));
+    report.cuda_root = Some(root);
+    Ok(())
+}
+
+/// `<install>/nvidia/cu13`: the folder holding `bin/ptxas`.
+fn cuda_root(install: &Path) -> Option<PathBuf> {
+    let nvidia = install.join("nvidia");
+    fs::read_dir(&nvidia).ok()?.filter_map(|e| e.ok()).map(|e| e.path()).find(|p| p.join("bin").join("ptxas").is_file())
+}
+
+fn works(root: &Path) -> bool {
+    Command::new(root.join("bin").join("ptxas")).arg("--version").output().is_ok_and(|o| o.status.success())
+        && root.join("nvvm/libdevice/libdevice.10.bc").is_file()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pins_all_wheels_to_one_release() {
+        assert_eq!(pinned_version("13.0").unwrap(), "13.0.88");
+        assert_eq!(pinned_version("13.0.88").unwrap(), "13.0.88");
+        let e = pinned_version("11.8").unwrap_err().to_string();
+        assert!(e.contains("CUDA `11.8` is not a release setup knows") && e.contains("13.0, 13.1, 13.2"), "{e}");
+    }
+}

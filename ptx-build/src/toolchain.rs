@@ -1,0 +1,656 @@
+//! Finding and versioning every tool a build needs, in one place and one report.
+//!
+//! Rust kernels need a rustup nightly with `rust-src` (for `-Zbuild-std=core`) and `llvm-tools`
+//! (llvm-link, opt, llc of the same LLVM that compiled the bitcode). CUDA pieces are looked up
+//! component by component, in this order:
+//!
+//! 1. the variables naming one file: `PTXAS`, `NVCC`, `LIBDEVICE`;
+//! 2. the variables naming a toolkit root: `CUDA_PATH`, `CUDA_HOME`, `CUDA_ROOT`;
+//! 3. `PATH`, then `/usr/local/cuda`;
+//! 4. the copy `cargo ptx setup` installed under the cargo-ptx home.
+//!
+//! A variable naming one file wins over a root because it is the more specific request.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use crate::arch::Supported;
+use crate::error::{Error, Result};
+use crate::process;
+
+/// Every environment variable tool discovery reads (a build script reruns when one changes).
+pub const ENV_VARS: &[&str] = &[
+    "PTXAS",
+    "NVCC",
+    "LIBDEVICE",
+    "CUDA_PATH",
+    "CUDA_HOME",
+    "CUDA_ROOT",
+    "PATH",
+    "CARGO_PTX_HOME",
+    "XDG_CACHE_HOME",
+    "HOME",
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+];
+
+/// The rustup toolchain kernels use unless the crate or the command line says otherwise.
+pub const DEFAULT_TOOLCHAIN: &str = "nightly";
+
+/// Where `cargo ptx setup` installs, and other per-user state of cargo-ptx.
+pub fn home() -> Option<PathBuf> {
+    if let Some(h) = std::env::var_os("CARGO_PTX_HOME").filter(|h| !h.is_empty()) {
+        return Some(PathBuf::from(h));
+    }
+    if let Some(x) = std::env::var_os("XDG_CACHE_HOME").filter(|h| !h.is_empty()) {
+        return Some(PathBuf::from(x).join("cargo-ptx"));
+    }
+    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".cache").join("cargo-ptx"))
+}
+
+fn setup_help(toolchain: &str) -> String {
+    format!("run `cargo ptx setup`, or `rustup toolchain install {toolchain} --profile minimal --component rust-src,llvm-tools`")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rust
+
+/// A rustup toolchain for kernels, with what it has and lacks.
+#[derive(Clone, Debug)]
+pub struct Rust {
+    /// The rustup name (`nightly`, `nightly-2026-05-19`).
+    pub toolchain: String,
+    pub rustc: PathBuf,
+    pub cargo: PathBuf,
+    pub sysroot: PathBuf,
+    /// `rustc -V`, e.g. `rustc 1.97.0-nightly (1a2b3c4 2026-05-19)`.
+    pub version: String,
+    pub llvm_version: String,
+    pub host: String,
+    /// The `rust-src` component's library folder, when installed.
+    pub rust_src: Option<PathBuf>,
+    /// The `llvm-tools` component, when installed.
+    pub llvm: Option<Llvm>,
+}
+
+impl Rust {
+    /// Finds `toolchain` through rustup and reads its version.
+    pub fn find(toolchain: &str) -> Result<Rust> {
+        let rustup = which::which("rustup").map_err(|_| Error::ToolMissing {
+            what: "rustup".into(),
+            detail: " (kernels are built with a rustup nightly)".into(),
+            help: "install rustup from your package manager or rustup.rs, then run `cargo ptx setup`".into(),
+        })?;
+        let mut cmd = Command::new(&rustup);
+        cmd.args(["which", "--toolchain", toolchain, "rustc"]).env_remove("RUSTUP_TOOLCHAIN");
+        let out = process::output("rustup", &mut cmd)?;
+        if !out.status.success() {
+            return Err(Error::ToolMissing {
+                what: format!("the `{toolchain}` toolchain"),
+                detail: format!(" ({})", String::from_utf8_lossy(&out.stderr).trim().trim_start_matches("error: ")),
+                help: setup_help(toolchain),
+            });
+        }
+        let rustc = PathBuf::from(process::stdout_text(&out).trim());
+        let sysroot = rustc.parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default();
+        let vv = process::checked("rustc", || format!(" (`{} -vV`)", rustc.display()), Command::new(&rustc).arg("-vV"))?;
+        let vv = process::stdout_text(&vv);
+        let field = |k: &str| vv.lines().find_map(|l| l.strip_prefix(k)).map(|v| v.trim().to_string()).unwrap_or_default();
+        let version = vv.lines().next().unwrap_or_default().trim().to_string();
+        let host = field("host:");
+        if !version.contains("nightly") && !version.contains("-dev") {
+            return Err(Error::ToolMissing {
+                what: format!("a nightly toolchain (`{toolchain}` is `{version}`)"),
+                detail: "; kernels need `#![feature(abi_ptx)]`, which only a nightly accepts".into(),
+                help: format!("set `toolchain = \"nightly\"` in [package.metadata.ptx], or {}", setup_help("nightly")),
+            });
+        }
+        let rust_src = Some(sysroot.join("lib/rustlib/src/rust/library")).filter(|p| p.join("core/Cargo.toml").is_file());
+        let llvm_bin = sysroot.join("lib/rustlib").join(&host).join("bin");
+        let llvm = Llvm::TOOLS.iter().all(|t| llvm_bin.join(t).is_file()).then(|| Llvm { bin: llvm_bin });
+        Ok(Rust {
+            toolchain: toolchain.to_string(),
+            cargo: sysroot.join("bin").join("cargo"),
+            rustc,
+            sysroot,
+            version,
+            llvm_version: field("LLVM version:"),
+            host,
+            rust_src,
+            llvm,
+        })
+    }
+
+    /// The pieces a Rust kernel build needs, or an error naming what is missing and the fix.
+    pub fn require(&self) -> Result<&Llvm> {
+        let mut missing = Vec::new();
+        if self.rust_src.is_none() {
+            missing.push("rust-src");
+        }
+        if self.llvm.is_none() {
+            missing.push("llvm-tools");
+        }
+        match &self.llvm {
+            Some(llvm) if missing.is_empty() => Ok(llvm),
+            _ => Err(Error::ToolMissing {
+                what: format!(
+                    "the {} component{} of the `{}` toolchain",
+                    missing.join(" and "),
+                    if missing.len() > 1 { "s" } else { "" },
+                    self.toolchain
+                ),
+                detail: " (rust-src builds `core` for nvptx64; llvm-tools links the bitcode with the same LLVM that wrote it)".into(),
+                help: format!("run `cargo ptx setup`, or `rustup component add {} --toolchain {}`", missing.join(" "), self.toolchain),
+            }),
+        }
+    }
+}
+
+/// The `llvm-tools` of a toolchain: the same LLVM that wrote its bitcode.
+#[derive(Clone, Debug)]
+pub struct Llvm {
+    pub bin: PathBuf,
+}
+
+impl Llvm {
+    const TOOLS: &'static [&'static str] = &["llvm-link", "opt", "llc", "llvm-nm", "llvm-dis"];
+
+    pub fn tool(&self, name: &str) -> PathBuf {
+        self.bin.join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
+    }
+
+    /// The CPUs `llc` can generate code for (`sm_20` .. `sm_121f`).
+    pub fn supported(&self) -> &'static Supported {
+        static CACHE: OnceLock<Supported> = OnceLock::new();
+        CACHE.get_or_init(|| {
+            let out = Command::new(self.tool("llc")).args(["-march=nvptx64", "-mcpu=help"]).output();
+            let text =
+                out.map(|o| format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))).unwrap_or_default();
+            let section = text.split("Available features").next().unwrap_or("");
+            let names = section
+                .lines()
+                .filter_map(|l| l.trim().split_whitespace().next())
+                .filter(|n| n.starts_with("sm_"))
+                .map(String::from)
+                .collect();
+            Supported { names }
+        })
+    }
+
+    /// The PTX ISA versions `llc` can write, as `ptxNN` feature names.
+    pub fn ptx_versions(&self) -> Vec<String> {
+        let out = Command::new(self.tool("llc")).args(["-march=nvptx64", "-mattr=help"]).output();
+        let text = out.map(|o| format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))).unwrap_or_default();
+        text.lines()
+            .filter_map(|l| l.trim().split_whitespace().next())
+            .filter(|n| n.starts_with("ptx") && n[3..].chars().all(|c| c.is_ascii_digit()))
+            .map(String::from)
+            .collect()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// CUDA
+
+/// A CUDA tool and where it came from.
+#[derive(Clone, Debug)]
+pub struct Tool {
+    pub path: PathBuf,
+    /// `13.0.88`, read from the tool itself.
+    pub version: String,
+    /// Which rule found it: `PTXAS`, `CUDA_PATH`, `PATH`, `/usr/local/cuda`, `cargo ptx setup`.
+    pub source: String,
+}
+
+impl Tool {
+    /// `(major, minor)` of the release, e.g. `(13, 0)`.
+    pub fn release(&self) -> Option<(u32, u32)> {
+        release_of(&self.version)
+    }
+}
+
+fn release_of(version: &str) -> Option<(u32, u32)> {
+    let mut it = version.split('.');
+    Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+}
+
+/// NVIDIA's libdevice bitcode.
+#[derive(Clone, Debug)]
+pub struct Libdevice {
+    pub path: PathBuf,
+    pub source: String,
+    /// The file starts with LLVM's bitcode magic.
+    pub valid: bool,
+}
+
+/// What was found of a CUDA toolkit.
+#[derive(Clone, Debug, Default)]
+pub struct Cuda {
+    pub ptxas: Option<Tool>,
+    pub nvcc: Option<Tool>,
+    pub libdevice: Option<Libdevice>,
+    /// Versions of the pieces of the install, by component (`nvcc`, `nvvm`, `crt`, `runtime`).
+    pub components: BTreeMap<String, String>,
+    /// Set when the pieces come from different releases (e.g. nvvm 13.5 with ptxas 13.0).
+    pub mixed: Option<String>,
+}
+
+struct Root {
+    dir: PathBuf,
+    source: String,
+}
+
+impl Cuda {
+    /// Looks for every CUDA component (see the module docs for the order).
+    pub fn find() -> Cuda {
+        let roots = candidate_roots();
+        let var_file = |var: &str| std::env::var_os(var).filter(|v| !v.is_empty()).map(PathBuf::from);
+
+        let locate = |var: &str, rel: &str| -> Option<(PathBuf, String)> {
+            if let Some(p) = var_file(var) {
+                return Some((p, var.to_string()));
+            }
+            roots.iter().map(|r| (r.dir.join(rel), r.source.clone())).find(|(p, _)| p.is_file())
+        };
+
+        let ptxas = locate("PTXAS", "bin/ptxas").and_then(|(p, s)| tool_version(&p).map(|v| Tool { path: p, version: v, source: s }));
+        let nvcc = locate("NVCC", "bin/nvcc").and_then(|(p, s)| tool_version(&p).map(|v| Tool { path: p, version: v, source: s }));
+        let libdevice = locate("LIBDEVICE", "nvvm/libdevice/libdevice.10.bc").map(|(path, source)| {
+            let valid = is_bitcode(&path);
+            Libdevice { path, source, valid }
+        });
+
+        let mut cuda = Cuda { ptxas, nvcc, libdevice, ..Cuda::default() };
+        let root_of = |t: &Path| t.parent().and_then(Path::parent).map(Path::to_path_buf);
+        if let Some(root) = cuda.ptxas.as_ref().and_then(|t| root_of(&t.path)).or_else(|| cuda.nvcc.as_ref().and_then(|t| root_of(&t.path)))
+        {
+            cuda.components = component_versions(&root);
+        }
+        cuda.mixed = cuda.find_mix();
+        cuda
+    }
+
+    fn find_mix(&self) -> Option<String> {
+        let mut releases: Vec<(String, String)> = Vec::new();
+        if let Some(p) = &self.ptxas {
+            releases.push(("ptxas".into(), p.version.clone()));
+        }
+        if let Some(n) = &self.nvcc {
+            releases.push(("nvcc".into(), n.version.clone()));
+        }
+        releases.extend(self.components.iter().map(|(k, v)| (k.clone(), v.clone())));
+        let first = releases.first()?;
+        let base = release_of(&first.1)?;
+        let odd: Vec<String> = releases.iter().filter(|(_, v)| release_of(v) != Some(base)).map(|(k, v)| format!("{k} {v}")).collect();
+        if odd.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "{} {} is mixed with {}: NVIDIA's compilers of one release must be used together (a newer nvvm writes PTX that an older ptxas rejects with `Unsupported .version`); reinstall one release: `cargo ptx setup --cuda {}.{} --force`",
+            first.0,
+            first.1,
+            odd.join(", "),
+            base.0,
+            base.1
+        ))
+    }
+
+    /// Supported archs of the found ptxas, from its `--help`.
+    pub fn ptxas_supported(&self) -> Option<Supported> {
+        let ptxas = self.ptxas.as_ref()?;
+        let out = Command::new(&ptxas.path).arg("--help").output().ok()?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let section = text.split("--gpu-name").nth(1)?.split("Default value").next()?;
+        let allowed = section.split("Allowed values for this option:").nth(1)?;
+        let names = allowed
+            .split(',')
+            .map(|n| n.trim().trim_matches(|c: char| c == '\'' || c == '.' || c.is_whitespace()).to_string())
+            .filter(|n| n.starts_with("sm_"))
+            .collect();
+        Some(Supported { names })
+    }
+}
+
+fn candidate_roots() -> Vec<Root> {
+    let mut roots = Vec::new();
+    for var in ["CUDA_PATH", "CUDA_HOME", "CUDA_ROOT"] {
+        if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+            roots.push(Root { dir: PathBuf::from(v), source: var.into() });
+        }
+    }
+    for tool in ["ptxas", "nvcc"] {
+        if let Ok(p) = which::which(tool) {
+            let p = fs::canonicalize(&p).unwrap_or(p);
+            if let Some(root) = p.parent().and_then(Path::parent) {
+                roots.push(Root { dir: root.to_path_buf(), source: "PATH".into() });
+            }
+        }
+    }
+    roots.push(Root { dir: PathBuf::from("/usr/local/cuda"), source: "/usr/local/cuda".into() });
+    if let Some(dir) = setup_root() {
+        roots.push(Root { dir, source: "cargo ptx setup".into() });
+    }
+    roots
+}
+
+/// The newest CUDA release `cargo ptx setup` installed: `<home>/cuda/<version>/nvidia/cu<major>`.
+pub fn setup_root() -> Option<PathBuf> {
+    let base = home()?.join("cuda");
+    let mut installs: Vec<(Vec<u32>, PathBuf)> = fs::read_dir(&base)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let key: Vec<u32> = name.split('.').filter_map(|p| p.parse().ok()).collect();
+            let nvidia = e.path().join("nvidia");
+            let cu = fs::read_dir(&nvidia).ok()?.filter_map(|d| d.ok()).map(|d| d.path()).find(|p| p.join("bin").is_dir())?;
+            Some((key, cu))
+        })
+        .collect();
+    installs.sort();
+    installs.pop().map(|(_, p)| p)
+}
+
+/// `ptxas --version` / `nvcc --version` end with `Cuda compilation tools, release 13.0, V13.0.88`.
+fn tool_version(path: &Path) -> Option<String> {
+    let out = Command::new(path).arg("--version").output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    parse_tool_version(&text)
+}
+
+pub(crate) fn parse_tool_version(text: &str) -> Option<String> {
+    text.lines().find_map(|l| l.split(", V").nth(1)).map(|v| v.trim().to_string())
+}
+
+/// Versions of the pieces of a CUDA install: pip's dist-info folders next to a wheel install,
+/// or the toolkit's `version.json`.
+fn component_versions(root: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    if let Some(site) = root.parent().and_then(Path::parent) {
+        if let Ok(entries) = fs::read_dir(site) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let Some(stem) = name.strip_suffix(".dist-info") else {
+                    continue;
+                };
+                let Some((pkg, version)) = stem.rsplit_once('-') else {
+                    continue;
+                };
+                let component = match pkg {
+                    "nvidia_cuda_nvcc" => "nvcc",
+                    "nvidia_nvvm" => "nvvm",
+                    "nvidia_cuda_crt" => "crt",
+                    "nvidia_cuda_runtime" => "runtime",
+                    _ => continue,
+                };
+                out.insert(component.to_string(), version.to_string());
+            }
+        }
+    }
+    if let Ok(text) = fs::read_to_string(root.join("version.json")) {
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
+            for (key, component) in [("cuda_nvcc", "nvcc"), ("libnvvm", "nvvm"), ("cuda_crt", "crt"), ("cuda_cudart", "runtime")] {
+                if let Some(ver) = v.get(key).and_then(|c| c.get("version")).and_then(|s| s.as_str()) {
+                    out.entry(component.to_string()).or_insert_with(|| ver.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// LLVM bitcode starts with `BC 0xC0DE`, or with the wrapper magic `0x0B17C0DE`.
+fn is_bitcode(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok()
+        && (magic == *b"BC\xC0\xDE" || magic == [0xDE, 0xC0, 0x17, 0x0B])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_versions_from_tool_banners() {
+        let banner = "ptxas: NVIDIA (R) Ptx optimizing assembler\nCuda compilation tools, release 13.0, V13.0.88\nBuild cuda_13.0.r13.0/compiler.36424714_0\n";
+        assert_eq!(parse_tool_version(banner).as_deref(), Some("13.0.88"));
+        assert_eq!(release_of("13.0.88"), Some((13, 0)));
+    }
+
+    #[test]
+    fn reports_a_mixed_install() {
+        let mut cuda =
+            Cuda { ptxas: Some(Tool { path: "/x/bin/ptxas".into(), version: "13.0.88".into(), source: "PATH".into() }), ..Cuda::default() };
+        cuda.components.insert("nvvm".into(), "13.5.37".into());
+        let mix = cuda.find_mix().unwrap();
+        assert!(mix.contains("ptxas 13.0.88 is mixed with nvvm 13.5.37"), "{mix}");
+        assert!(mix.contains("cargo ptx setup --cuda 13.0 --force"), "{mix}");
+        cuda.components.insert("nvvm".into(), "13.0.88".into());
+        assert!(cuda.find_mix().is_none());
+    }
+
+    #[test]
+    fn checks_the_bitcode_magic() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("good.bc");
+        let bad = dir.path().join("bad.bc");
+        fs::write(&good, b"BC\xC0\xDEmore").unwrap();
+        fs::write(&bad, b"<html>").unwrap();
+        assert!(is_bitcode(&good));
+        assert!(!is_bitcode(&bad));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The report `cargo ptx doctor` prints
+
+/// How one component stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    /// Usable, with a caveat (a mixed install), or optional and missing.
+    Warning,
+    /// A build cannot run without it.
+    Missing,
+}
+
+/// One line of the report.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Check {
+    pub component: String,
+    pub status: Status,
+    pub version: Option<String>,
+    pub path: Option<PathBuf>,
+    /// Where it was found, or what it is for when missing.
+    pub detail: String,
+    /// The exact fix, when not ok.
+    pub fix: Option<String>,
+}
+
+/// Every component, found or missing, and whether a build can run.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Report {
+    pub checks: Vec<Check>,
+    /// A Rust kernel build can run (PTX at least).
+    pub ready: bool,
+    /// Archs LLVM and ptxas can both build for.
+    pub archs: Option<String>,
+}
+
+/// Looks at every component for kernels built with `toolchain`.
+pub fn report(toolchain: &str) -> Report {
+    let mut checks = Vec::new();
+    let mut ready = true;
+    let mut llvm_archs = None;
+    let check = |component: &str, status, version: Option<String>, path: Option<PathBuf>, detail: String, fix: Option<String>| Check {
+        component: component.to_string(),
+        status,
+        version,
+        path,
+        detail,
+        fix,
+    };
+
+    match Rust::find(toolchain) {
+        Ok(rust) => {
+            checks.push(check(
+                &format!("toolchain `{toolchain}`"),
+                Status::Ok,
+                Some(rust.version.clone()),
+                Some(rust.rustc.clone()),
+                format!("LLVM {}", rust.llvm_version),
+                None,
+            ));
+            let fix = |c: &str| Some(format!("cargo ptx setup   (or: rustup component add {c} --toolchain {toolchain})"));
+            match &rust.rust_src {
+                Some(p) => checks.push(check("rust-src", Status::Ok, None, Some(p.clone()), "builds `core` for nvptx64".into(), None)),
+                None => {
+                    ready = false;
+                    checks.push(check(
+                        "rust-src",
+                        Status::Missing,
+                        None,
+                        None,
+                        "needed to build `core` for nvptx64 (-Zbuild-std)".into(),
+                        fix("rust-src"),
+                    ));
+                }
+            }
+            match &rust.llvm {
+                Some(l) => {
+                    llvm_archs = Some(l.supported().clone());
+                    checks.push(check(
+                        "llvm-tools",
+                        Status::Ok,
+                        Some(rust.llvm_version.clone()),
+                        Some(l.bin.clone()),
+                        "llvm-link, opt, llc of the same LLVM".into(),
+                        None,
+                    ));
+                }
+                None => {
+                    ready = false;
+                    checks.push(check(
+                        "llvm-tools",
+                        Status::Missing,
+                        None,
+                        None,
+                        "links the kernels' bitcode with libdevice and writes PTX".into(),
+                        fix("llvm-tools"),
+                    ));
+                }
+            }
+        }
+        Err(e) => {
+            ready = false;
+            checks.push(check(
+                &format!("toolchain `{toolchain}`"),
+                Status::Missing,
+                None,
+                None,
+                first_line(&e.to_string()),
+                Some(format!("cargo ptx setup   (or: {})", setup_help(toolchain).trim_start_matches("run `cargo ptx setup`, or "))),
+            ));
+        }
+    }
+
+    let cuda = Cuda::find();
+    let cuda_fix = Some("cargo ptx setup   (or set CUDA_PATH to a CUDA toolkit)".to_string());
+    match &cuda.ptxas {
+        Some(t) => checks.push(check(
+            "ptxas",
+            Status::Ok,
+            Some(t.version.clone()),
+            Some(t.path.clone()),
+            format!("found by {}; makes cubins", t.source),
+            None,
+        )),
+        None => {
+            checks.push(check("ptxas", Status::Warning, None, None, "not found: builds make PTX only, no cubins".into(), cuda_fix.clone()))
+        }
+    }
+    match &cuda.nvcc {
+        Some(t) => checks.push(check(
+            "nvcc",
+            Status::Ok,
+            Some(t.version.clone()),
+            Some(t.path.clone()),
+            format!("found by {}; compiles CUDA C++ kernels", t.source),
+            None,
+        )),
+        None => checks.push(check(
+            "nvcc",
+            Status::Warning,
+            None,
+            None,
+            "not found: needed only for CUDA C++ (.cu) kernels".into(),
+            cuda_fix.clone(),
+        )),
+    }
+    match &cuda.libdevice {
+        Some(l) if l.valid => checks.push(check(
+            "libdevice",
+            Status::Ok,
+            cuda.components.get("nvvm").cloned(),
+            Some(l.path.clone()),
+            format!("found by {}; math functions (__nv_*)", l.source),
+            None,
+        )),
+        Some(l) => checks.push(check(
+            "libdevice",
+            Status::Warning,
+            None,
+            Some(l.path.clone()),
+            "not LLVM bitcode (corrupt file): kernels that call __nv_* functions fail".into(),
+            Some("cargo ptx setup --force   (or set LIBDEVICE to a good libdevice.10.bc)".into()),
+        )),
+        None => checks.push(check(
+            "libdevice",
+            Status::Warning,
+            None,
+            None,
+            "not found: kernels that call __nv_* math functions fail to link".into(),
+            cuda_fix.clone(),
+        )),
+    }
+    if let Some(mix) = &cuda.mixed {
+        checks.push(check("CUDA release", Status::Warning, None, None, mix.clone(), Some("cargo ptx setup --force".into())));
+    }
+    match crate::arch::native() {
+        Ok(gpus) => checks.push(check(
+            "GPU",
+            Status::Ok,
+            None,
+            None,
+            format!("{} (for `--arch native` and running kernels)", gpus.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ")),
+            None,
+        )),
+        Err(e) => checks.push(check(
+            "GPU",
+            Status::Warning,
+            None,
+            None,
+            format!(
+                "none found ({}): name archs with --arch; kernels cannot run here",
+                first_line(&e.to_string()).trim_start_matches("`--arch native` needs a GPU, and none was found: ")
+            ),
+            None,
+        )),
+    }
+    let archs = llvm_archs.map(|l| {
+        let sup = cuda.ptxas_supported();
+        let v: Vec<String> = l.all().into_iter().filter(|a| sup.as_ref().is_none_or(|s| s.contains(a))).map(|a| a.to_string()).collect();
+        v.join(", ")
+    });
+    Report { checks, ready, archs }
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or_default().to_string()
+}
