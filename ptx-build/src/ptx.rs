@@ -165,25 +165,35 @@ fn parse_file(rest: &str) -> Option<(u32, PathBuf)> {
     Some((n, path))
 }
 
+/// The strings in double quotes. LLVM escapes non-ASCII bytes of paths as octal (`\303\261`).
 fn quoted_strings(s: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c == '"' {
-            let mut cur = String::new();
-            while let Some(c) = chars.next() {
-                match c {
-                    '\\' => {
-                        if let Some(n) = chars.next() {
-                            cur.push(n)
-                        }
-                    }
-                    '"' => break,
-                    c => cur.push(c),
-                }
-            }
-            out.push(cur);
+    let mut bytes = s.bytes().peekable();
+    while let Some(b) = bytes.next() {
+        if b != b'"' {
+            continue;
         }
+        let mut cur = Vec::new();
+        while let Some(b) = bytes.next() {
+            match b {
+                b'\\' => {
+                    let mut octal = 0u32;
+                    let mut digits = 0;
+                    while digits < 3 && bytes.peek().is_some_and(|d| (b'0'..=b'7').contains(d)) {
+                        octal = octal * 8 + u32::from(bytes.next().unwrap_or(b'0') - b'0');
+                        digits += 1;
+                    }
+                    if digits > 0 {
+                        cur.push(octal as u8);
+                    } else if let Some(n) = bytes.next() {
+                        cur.push(n);
+                    }
+                }
+                b'"' => break,
+                b => cur.push(b),
+            }
+        }
+        out.push(String::from_utf8_lossy(&cur).into_owned());
     }
     out
 }
@@ -344,6 +354,12 @@ $L__func_begin0:
         assert_eq!(inl2, vec![SourcePos { file: "src/lib.rs".into(), line: 13, column: 14 }]);
         // A line in the next function, before any .loc of its own, maps to nothing.
         assert_eq!(m.source_of(24), None);
+    }
+
+    #[test]
+    fn decodes_octal_escapes_in_file_names() {
+        let m = Module::parse(".visible .entry k()\n{\n.loc 1 3 1\nret;\n}\n.file 1 \"/tmp/kernels \\303\\261/a \\\"q\\\".rs\"\n");
+        assert_eq!(m.source_of(4).unwrap().0.file, PathBuf::from("/tmp/kernels ñ/a \"q\".rs"));
     }
 
     #[test]

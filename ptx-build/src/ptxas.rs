@@ -93,6 +93,9 @@ pub fn diagnostics(stderr: &str, ptx_text: &str, ptx_path: &Path, source_root: &
         let l = line.trim();
         if let Some((level, message)) = l.strip_prefix("ptxas fatal").and_then(|r| r.split_once(':')).map(|(_, m)| (Level::Error, m.trim()))
         {
+            if message.starts_with("Ptx assembly aborted due to errors") {
+                continue; // a summary of the errors reported line by line
+            }
             let mut d = Diagnostic::new(level, format!("ptxas: {message}")).at(ptx_path, None, None);
             if let Some(fix) = fatal_help(message, ptxas) {
                 d = d.note(fix);
@@ -193,6 +196,7 @@ mod tests {
         let ptx = ".version 7.0\n.target sm_80\n.visible .entry k()\n{\n.loc 1 5 9 // src/lib.rs:5:9\n.loc 2 85 5 // core/mod.rs:85:5 @[ /k/src/lib.rs:7:3 ]\nadd.f64 %fd1, %r1, %r2;\n}\n.file 1 \"/k/src/lib.rs\"\n.file 2 \"/rust/core/mod.rs\"\n";
         let tool = Tool { path: "ptxas".into(), version: "13.0.88".into(), source: "PATH".into() };
         let d = diagnostics("ptxas /t/k.ptx, line 7; error   : Arguments mismatch for instruction 'add'\nptxas fatal   : Ptx assembly aborted due to errors\n", ptx, Path::new("/t/k.ptx"), Path::new("/k"), &tool);
+        assert_eq!(d.len(), 1, "the closing `aborted` line adds nothing: {d:?}");
         assert_eq!(d[0].message, "ptxas: Arguments mismatch for instruction 'add'");
         assert_eq!(d[0].location().unwrap(), "src/lib.rs:7:3");
         assert!(d[0].notes.iter().any(|n| n.contains("comes from /rust/core/mod.rs:85:5")), "{:?}", d[0].notes);
