@@ -435,6 +435,27 @@ mod tests {
     }
 
     #[test]
+    fn missing_components_name_setup_and_the_rustup_command() {
+        let rust = Rust {
+            toolchain: "nightly".into(),
+            rustc: "/r/bin/rustc".into(),
+            cargo: "/r/bin/cargo".into(),
+            sysroot: "/r".into(),
+            version: "rustc 1.97.0-nightly".into(),
+            llvm_version: "22.1.4".into(),
+            host: "x86_64-unknown-linux-gnu".into(),
+            rust_src: None,
+            llvm: None,
+        };
+        let msg = rust.require().unwrap_err().to_string();
+        assert!(msg.starts_with("the rust-src and llvm-tools components of the `nightly` toolchain not found"), "{msg}");
+        assert!(msg.contains("run `cargo ptx setup`, or `rustup component add rust-src llvm-tools --toolchain nightly`"), "{msg}");
+        let rust = Rust { llvm: Some(Llvm { bin: "/r/lib/rustlib/x/bin".into() }), ..rust };
+        let msg = rust.require().unwrap_err().to_string();
+        assert!(msg.contains("the rust-src component of") && msg.contains("rustup component add rust-src --toolchain nightly"), "{msg}");
+    }
+
+    #[test]
     fn checks_the_bitcode_magic() {
         let dir = tempfile::tempdir().unwrap();
         let good = dir.path().join("good.bc");
