@@ -27,6 +27,8 @@ pub struct KernelCrate {
     pub name: String,
     /// The lib target's crate name (`saxpy_kernels`): names the artifacts.
     pub lib_name: String,
+    /// The lib target's root file (`src/lib.rs`), where kernel signatures are read.
+    pub lib_src: Option<PathBuf>,
     pub manifest_path: PathBuf,
     pub dir: PathBuf,
     pub workspace_root: PathBuf,
@@ -191,23 +193,19 @@ fn kernel_crate(meta: &Metadata, pkg: &Package) -> Result<Option<KernelCrate>> {
         apply(&mut config, ws, &ws_manifest, "workspace.metadata.ptx", &mut warnings)?;
     }
     apply(&mut config, table, &manifest_path, "package.metadata.ptx", &mut warnings)?;
-    let lib_name = pkg
-        .targets
-        .iter()
-        .find(|t| {
-            t.kind.iter().any(|k| {
-                matches!(
-                    k,
-                    cargo_metadata::TargetKind::Lib
-                        | cargo_metadata::TargetKind::RLib
-                        | cargo_metadata::TargetKind::CDyLib
-                        | cargo_metadata::TargetKind::StaticLib
-                )
-            })
+    let lib = pkg.targets.iter().find(|t| {
+        t.kind.iter().any(|k| {
+            matches!(
+                k,
+                cargo_metadata::TargetKind::Lib
+                    | cargo_metadata::TargetKind::RLib
+                    | cargo_metadata::TargetKind::CDyLib
+                    | cargo_metadata::TargetKind::StaticLib
+            )
         })
-        .map(|t| t.name.replace('-', "_"));
-    let lib_name = match lib_name {
-        Some(n) => n,
+    });
+    let lib_name = match lib {
+        Some(t) => t.name.replace('-', "_"),
         None if config.rust => {
             return Err(Error::Config {
                 manifest: manifest_path,
@@ -218,9 +216,11 @@ fn kernel_crate(meta: &Metadata, pkg: &Package) -> Result<Option<KernelCrate>> {
         }
         None => pkg.name.replace('-', "_"),
     };
+    let lib_src = lib.map(|t| t.src_path.as_std_path().to_path_buf());
     Ok(Some(KernelCrate {
         name: pkg.name.to_string(),
         lib_name,
+        lib_src,
         dir: manifest_path.parent().map(Path::to_path_buf).unwrap_or_default(),
         manifest_path,
         workspace_root: meta.workspace_root.as_std_path().to_path_buf(),

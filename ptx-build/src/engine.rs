@@ -55,6 +55,10 @@ pub struct BuildOutput {
 #[derive(Clone, Debug)]
 pub struct CrateOutput {
     pub name: String,
+    /// The lib target's crate name: names the artifacts.
+    pub lib_name: String,
+    /// The lib target's root file.
+    pub lib_src: Option<PathBuf>,
     pub manifest_path: PathBuf,
     pub archs: Vec<Arch>,
     pub kernels: Vec<String>,
@@ -262,6 +266,8 @@ impl CrateJob<'_> {
         let Some(rust) = rust else {
             return Ok(CrateOutput {
                 name: self.krate.name.clone(),
+                lib_name: self.krate.lib_name.clone(),
+                lib_src: self.krate.lib_src.clone(),
                 manifest_path: self.krate.manifest_path.clone(),
                 archs: self.archs.clone(),
                 kernels: vec![],
@@ -277,10 +283,11 @@ impl CrateJob<'_> {
         for a in &artifacts {
             reporter.report(Event::Artifact(a));
         }
-        let mut sources = rust.sources.clone();
-        sources.push(self.krate.manifest_path.clone());
+        let sources = rust.sources.clone();
         Ok(CrateOutput {
             name: self.krate.name.clone(),
+            lib_name: self.krate.lib_name.clone(),
+            lib_src: self.krate.lib_src.clone(),
             manifest_path: self.krate.manifest_path.clone(),
             archs: self.archs.clone(),
             kernels: rust.kernels.clone(),

@@ -98,6 +98,18 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// A kernel signature that cannot be launched with typed arguments, or disagrees with its PTX.
+    #[error("{file}:{line}: kernel `{kernel}`: {message}", file = file.display())]
+    Signature { file: PathBuf, line: u32, kernel: String, message: String },
+
+    /// Two kernels of one generated module share a name.
+    #[error("kernel `{name}` is defined twice: in {first} and in {second}\n  help: rename one of them; a generated module has one method per kernel name")]
+    DuplicateKernel { name: String, first: String, second: String },
+
+    /// A build-script-only call outside a build script.
+    #[error("{what} is not set: ptx_build::Builder runs inside a build script (build.rs), where cargo sets it\n  help: call it from build.rs, or use `cargo ptx build` on the command line")]
+    NotInBuildScript { what: &'static str },
+
     /// `cargo ptx setup` could not finish.
     #[error("setup failed: {message}\n  help: {help}")]
     Setup { message: String, help: String },

@@ -20,7 +20,9 @@
 //! [`engine`] runs them in order; [`setup`] installs missing tools.
 
 pub mod arch;
+pub mod builder;
 pub mod cache;
+pub mod codegen;
 pub mod config;
 pub mod diag;
 pub mod engine;
@@ -32,9 +34,11 @@ pub mod ptxas;
 pub mod report;
 pub mod rust;
 pub mod setup;
+pub mod signature;
 pub mod toolchain;
 
 pub use arch::{Arch, ArchRequest};
+pub use builder::{Builder, Generated};
 pub use diag::{Diagnostic, Level};
 pub use engine::{BuildOptions, BuildOutput, CrateOutput};
 pub use error::{Error, Result};

@@ -132,7 +132,7 @@ impl Frontend<'_> {
     }
 
     fn key(&self) -> String {
-        let mut k = Key::new("rust-frontend-v1");
+        let mut k = Key::new("rust-frontend-v2");
         k.str(&self.rust.version).str(&self.rust.rustc.to_string_lossy()).str(&self.krate.manifest_path.to_string_lossy());
         k.str(self.profile.dir_name()).str(&self.cpu.sm_name());
         for f in self.rustflags() {
@@ -187,6 +187,9 @@ impl Frontend<'_> {
         for u in &units {
             read_dep_info(&u.bitcode.with_extension("d"), &mut sources, &mut env);
         }
+        // rustc runs in the workspace root and writes paths below it relative to it.
+        let sources: BTreeSet<PathBuf> =
+            sources.into_iter().map(|p| if p.is_relative() { self.krate.workspace_root.join(p) } else { p }).collect();
         let excluded = excluded_roots(self.rust);
         let mut inputs: Vec<PathBuf> = sources.into_iter().filter(|p| !excluded.iter().any(|r| p.starts_with(r))).collect();
         inputs.push(self.krate.manifest_path.clone());
@@ -197,13 +200,8 @@ impl Frontend<'_> {
         }
         let hashed: Vec<(PathBuf, String)> = inputs.iter().map(|p| (p.clone(), cache::file_hash(p).unwrap_or_default())).collect();
         let env: Vec<(String, Option<String>)> = env.into_iter().map(|v| (v.clone(), std::env::var(&v).ok())).collect();
-        let output = RustKernels {
-            module_hash: cache::file_hash(&module).unwrap_or_default(),
-            module,
-            kernels,
-            sources: inputs.iter().filter(|p| p.extension().is_some_and(|e| e == "rs")).cloned().collect(),
-            fresh: false,
-        };
+        let output =
+            RustKernels { module_hash: cache::file_hash(&module).unwrap_or_default(), module, kernels, sources: inputs, fresh: false };
         cache::write_stamp(&stamp_path, &Stamp { key, inputs: hashed, env, output: output.clone() })?;
         Ok(output)
     }

@@ -1,0 +1,79 @@
+//! The example on a GPU: results against the CPU, the PTX (JIT) path, and load errors.
+//! Without a CUDA driver each test says so in one line and passes.
+
+use ptx_runtime::{Image, ImageKind, LoadError, Policy, Variant};
+use saxpy::{config, kernels, max_exp_error, saxpy_cpu};
+
+fn ctx() -> Option<std::sync::Arc<ptx_runtime::cudarc::driver::CudaContext>> {
+    match ptx_runtime::context(0) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            eprintln!("skipped: no GPU here ({})", e.to_string().lines().next().unwrap_or_default());
+            None
+        }
+    }
+}
+
+fn check_results(k: &kernels::Kernels, ctx: &std::sync::Arc<ptx_runtime::cudarc::driver::CudaContext>) {
+    let stream = ctx.default_stream();
+    for n in [1usize, 255, 256, 257, 100_003] {
+        let x: Vec<f32> = (0..n).map(|i| (i % 977) as f32 * 0.013 - 6.0).collect();
+        let y: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+        let dx = stream.clone_htod(&x).unwrap();
+        let mut dy = stream.clone_htod(&y).unwrap();
+        unsafe { k.saxpy(&stream, config(n), n as u32, 1.5, &dx, &mut dy) }.unwrap();
+        let mut want = y.clone();
+        saxpy_cpu(1.5, &x, &mut want);
+        assert_eq!(stream.clone_dtoh(&dy).unwrap(), want, "saxpy, n = {n}");
+
+        // Views work as well as slices.
+        let mut de = stream.alloc_zeros::<f32>(n).unwrap();
+        let view = dx.slice(..);
+        let mut out = de.slice_mut(..);
+        unsafe { k.exp_kernel(&stream, config(n), n as u32, &view, &mut out) }.unwrap();
+        let e = stream.clone_dtoh(&de).unwrap();
+        assert!(max_exp_error(&x, &e) <= 1e-6, "exp, n = {n}: {}", max_exp_error(&x, &e));
+    }
+}
+
+#[test]
+fn kernels_match_the_cpu_from_the_cubin() {
+    let Some(ctx) = ctx() else { return };
+    let k = kernels::Kernels::load(&ctx).unwrap();
+    let (major, minor) = ctx.compute_capability().unwrap();
+    let image = k.images()[0];
+    eprintln!("device sm_{major}{minor}: loaded {image}");
+    if [80, 90].contains(&(major * 10 + minor)) {
+        assert_eq!(image.kind, ImageKind::Cubin, "an exact cubin is embedded for this device");
+    }
+    check_results(&k, &ctx);
+}
+
+#[test]
+fn kernels_match_the_cpu_through_the_ptx_jit() {
+    let Some(ctx) = ctx() else { return };
+    let k = kernels::Kernels::load_ptx_only(&ctx).unwrap();
+    assert_eq!(k.images()[0].kind, ImageKind::Ptx);
+    check_results(&k, &ctx);
+}
+
+#[test]
+fn a_device_without_a_fitting_image_gets_a_load_error() {
+    let Some(ctx) = ctx() else { return };
+    static ONLY_OTHER: &[Image] =
+        &[Image { arch: "sm_121a", capability: 121, variant: Variant::Specific, kind: ImageKind::Cubin, ptx_isa: None, bytes: &[] }];
+    let e = ptx_runtime::load(&ctx, ONLY_OTHER, Policy::Best).unwrap_err();
+    assert!(matches!(e, LoadError::NoImage { .. }), "{e}");
+    let msg = e.to_string();
+    assert!(msg.contains("no embedded kernel image runs on this GPU") && msg.contains("sm_121a cubin"), "{msg}");
+}
+
+#[test]
+fn the_generated_module_lists_kernels_and_images() {
+    // No GPU needed: the constants are plain data.
+    assert_eq!(kernels::KERNEL_NAMES, &["saxpy", "exp_kernel", "empty"]);
+    let archs: Vec<String> = kernels::saxpy_kernels::IMAGES.iter().map(|i| i.to_string()).collect();
+    assert_eq!(archs, ["sm_80 PTX", "sm_80 cubin", "sm_90 PTX", "sm_90 cubin"]);
+    assert!(kernels::saxpy_kernels::PTX_SM_90.contains(".entry saxpy"));
+    assert_eq!(&kernels::saxpy_kernels::CUBIN_SM_80[..4], b"\x7fELF");
+}

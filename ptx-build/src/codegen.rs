@@ -1,0 +1,303 @@
+//! The generated module: every arch's PTX and cubin embedded with `include_str!`/
+//! `include_bytes!`, a `Kernels` struct that loads the right one, and one typed, `unsafe`
+//! launch method per kernel. Built with quote and printed with prettyplease.
+//!
+//! Run-time logic (arch selection, load errors, argument traits) lives once in `ptx-runtime`;
+//! the generated text only names data and calls it.
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote};
+
+use crate::arch::{Arch, Variant};
+use crate::error::{Error, Result};
+use crate::report::ArtifactKind;
+use crate::signature::{KernelSig, ParamType};
+
+/// One embedded image, a file under `OUT_DIR`.
+#[derive(Clone, Debug)]
+pub struct EmbeddedImage {
+    pub arch: Arch,
+    pub kind: ArtifactKind,
+    /// Path relative to `OUT_DIR`, with `/` separators.
+    pub file: String,
+    /// `.version` of PTX images.
+    pub ptx_isa: Option<String>,
+}
+
+/// The kernels of one PTX module (a kernel crate) and its images.
+#[derive(Clone, Debug)]
+pub struct Unit {
+    /// A Rust identifier: the crate name (`saxpy_kernels`).
+    pub name: String,
+    pub kernels: Vec<KernelSig>,
+    pub images: Vec<EmbeddedImage>,
+    /// Sizes the PTX gives by-value struct parameters: (kernel, param index, bytes).
+    pub struct_sizes: Vec<(String, usize, u32)>,
+}
+
+/// Generates the module for `units`.
+pub fn generate(units: &[Unit]) -> Result<String> {
+    check_unique(units)?;
+    let unit_mods = units.iter().map(unit_module);
+    let fields = units.iter().flat_map(|u| u.kernels.iter()).map(|k| {
+        let f = ident(&k.name);
+        quote! { #f: CudaFunction }
+    });
+    let unit_fields = units.iter().map(|u| {
+        let m = format_ident!("{}", u.name);
+        quote! { #m: Loaded }
+    });
+    let loads = units.iter().map(|u| {
+        let m = format_ident!("{}", u.name);
+        quote! { let #m = ::ptx_runtime::load(ctx, #m::IMAGES, policy)?; }
+    });
+    let resolves = units.iter().flat_map(|u| {
+        let m = format_ident!("{}", u.name);
+        u.kernels.iter().map(move |k| {
+            let f = ident(&k.name);
+            let name = &k.name;
+            quote! { #f: #m.function(#name)? }
+        })
+    });
+    let unit_names: Vec<Ident> = units.iter().map(|u| format_ident!("{}", u.name)).collect();
+    let methods = units.iter().flat_map(|u| u.kernels.iter()).map(method);
+    let size_checks = units.iter().flat_map(|u| {
+        u.struct_sizes.iter().filter_map(move |(kernel, idx, size)| {
+            let k = u.kernels.iter().find(|k| &k.name == kernel)?;
+            let ParamType::ByValue { ty } = &k.params.get(*idx)?.ty else { return None };
+            let ty: syn::Type = syn::parse_str(ty).ok()?;
+            let size = *size as usize;
+            let msg = format!("`{}` has another size on the host than the kernel `{}` expects ({} bytes in the PTX): use the same #[repr(C)] type on both sides", quote!(#ty), kernel, size);
+            Some(quote! { const _: () = assert!(::core::mem::size_of::<#ty>() == #size, #msg); })
+        })
+    });
+    let all_names: Vec<&String> = units.iter().flat_map(|u| u.kernels.iter().map(|k| &k.name)).collect();
+
+    let file = quote! {
+        #[allow(unused_imports)]
+        use super::*;
+        use ::ptx_runtime::cudarc::driver::{CudaContext, CudaFunction, CudaStream, DriverError, LaunchConfig, PushKernelArg};
+        use ::ptx_runtime::{DeviceIn, DeviceInOut, Image, LoadError, Loaded, Policy};
+        use ::std::sync::Arc;
+
+        /// Every kernel of this module, by name.
+        pub const KERNEL_NAMES: &[&str] = &[#(#all_names),*];
+
+        #(#unit_mods)*
+
+        #(#size_checks)*
+
+        /// The embedded kernels, loaded on one device, with one launch method each.
+        #[derive(Debug, Clone)]
+        pub struct Kernels {
+            #(#unit_fields,)*
+            #(#fields,)*
+        }
+
+        impl Kernels {
+            /// Loads the embedded cubin that runs on the context's device (its exact arch first,
+            /// then the same major at a lower minor), else JIT-compiles the best PTX. Every kernel
+            /// is resolved here, so a missing one fails now, not at launch.
+            pub fn load(ctx: &Arc<CudaContext>) -> Result<Self, LoadError> {
+                Self::load_with(ctx, Policy::Best)
+            }
+
+            /// Loads PTX only (the driver's JIT path), even where a cubin would fit.
+            pub fn load_ptx_only(ctx: &Arc<CudaContext>) -> Result<Self, LoadError> {
+                Self::load_with(ctx, Policy::PtxOnly)
+            }
+
+            pub fn load_with(ctx: &Arc<CudaContext>, policy: Policy) -> Result<Self, LoadError> {
+                #(#loads)*
+                Ok(Kernels { #(#resolves,)* #(#unit_names,)* })
+            }
+
+            /// The image each PTX module was loaded from (`sm_90 cubin`, `sm_80 PTX`).
+            pub fn images(&self) -> Vec<&'static Image> {
+                vec![#(self.#unit_names.image),*]
+            }
+
+            #(#methods)*
+        }
+    };
+    let parsed: syn::File = syn::parse2(file).map_err(|e| Error::ToolFailed {
+        tool: "ptx-build codegen".into(),
+        context: String::new(),
+        output: e.to_string(),
+    })?;
+    Ok(format!("// @generated by ptx-build: rewritten by every build; do not edit.\n\n{}", prettyplease::unparse(&parsed)))
+}
+
+fn check_unique(units: &[Unit]) -> Result<()> {
+    let all: Vec<&KernelSig> = units.iter().flat_map(|u| u.kernels.iter()).collect();
+    for (i, a) in all.iter().enumerate() {
+        if let Some(b) = all[i + 1..].iter().find(|b| b.name == a.name) {
+            return Err(Error::DuplicateKernel {
+                name: a.name.clone(),
+                first: format!("{}:{}", a.file.display(), a.line),
+                second: format!("{}:{}", b.file.display(), b.line),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn ident(name: &str) -> Ident {
+    // Kernel names are C identifiers; a Rust keyword gets the raw form.
+    syn::parse_str::<Ident>(name).unwrap_or_else(|_| Ident::new_raw(name, Span::call_site()))
+}
+
+fn unit_module(u: &Unit) -> TokenStream {
+    let m = format_ident!("{}", u.name);
+    let mut consts = Vec::new();
+    let mut images = Vec::new();
+    for img in &u.images {
+        let arch_name = img.arch.to_string();
+        let upper = arch_name.to_uppercase();
+        let path = format!("/{}", img.file);
+        let (c, kind) = match img.kind {
+            ArtifactKind::Ptx => {
+                let c = format_ident!("PTX_{}", upper);
+                consts.push(quote! { pub const #c: &str = include_str!(concat!(env!("OUT_DIR"), #path)); });
+                (quote! { #c.as_bytes() }, quote! { ::ptx_runtime::ImageKind::Ptx })
+            }
+            ArtifactKind::Cubin => {
+                let c = format_ident!("CUBIN_{}", upper);
+                consts.push(quote! { pub const #c: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), #path)); });
+                (quote! { #c }, quote! { ::ptx_runtime::ImageKind::Cubin })
+            }
+        };
+        let cap = img.arch.capability;
+        let variant = match img.arch.variant {
+            Variant::Plain => quote! { ::ptx_runtime::Variant::Plain },
+            Variant::Family => quote! { ::ptx_runtime::Variant::Family },
+            Variant::Specific => quote! { ::ptx_runtime::Variant::Specific },
+        };
+        let isa = match &img.ptx_isa {
+            Some(v) => quote! { Some(#v) },
+            None => quote! { None },
+        };
+        images.push(quote! {
+            ::ptx_runtime::Image { arch: #arch_name, capability: #cap, variant: #variant, kind: #kind, ptx_isa: #isa, bytes: #c }
+        });
+    }
+    let names: Vec<&String> = u.kernels.iter().map(|k| &k.name).collect();
+    let doc = format!("PTX and cubins of `{}`, for users who load or launch by hand.", u.name);
+    quote! {
+        #[doc = #doc]
+        pub mod #m {
+            #(#consts)*
+            /// Every embedded image, for [`ptx_runtime::load`].
+            pub static IMAGES: &[::ptx_runtime::Image] = &[#(#images),*];
+            /// The kernels of this module.
+            pub const KERNELS: &[&str] = &[#(#names),*];
+        }
+    }
+}
+
+fn method(k: &KernelSig) -> TokenStream {
+    let f = ident(&k.name);
+    let mut params = Vec::new();
+    let mut pushes = Vec::new();
+    for p in &k.params {
+        let name = ident(&p.name);
+        match &p.ty {
+            ParamType::Scalar(s) => {
+                let t: syn::Type = syn::parse_str(s.rust_name()).expect("a primitive type");
+                params.push(quote! { #name: #t });
+                pushes.push(quote! { args.arg(&#name); });
+            }
+            ParamType::ByValue { ty } => {
+                let t: syn::Type = syn::parse_str(ty).unwrap_or_else(|_| syn::parse_quote!(()));
+                params.push(quote! { #name: #t });
+                pushes.push(quote! { args.arg(&#name); });
+            }
+            ParamType::Pointer { mutable: false, elem } => {
+                let t: syn::Type = syn::parse_str(elem).unwrap_or_else(|_| syn::parse_quote!(()));
+                params.push(quote! { #name: &impl DeviceIn<#t> });
+                pushes.push(quote! { #name.push_arg(&mut args); });
+            }
+            ParamType::Pointer { mutable: true, elem } => {
+                let t: syn::Type = syn::parse_str(elem).unwrap_or_else(|_| syn::parse_quote!(()));
+                params.push(quote! { #name: &mut impl DeviceInOut<#t> });
+                pushes.push(quote! { #name.push_arg(&mut args); });
+            }
+        }
+    }
+    let doc = format!("Launches `{}` ({}:{}).", k.name, k.file.display(), k.line);
+    quote! {
+        #[doc = #doc]
+        ///
+        /// # Safety
+        /// Nothing checks the kernel's memory accesses: the launch configuration and the
+        /// buffers must match what the kernel reads and writes.
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe fn #f(&self, stream: &CudaStream, cfg: LaunchConfig, #(#params),*) -> Result<(), DriverError> {
+            let mut args = stream.launch_builder(&self.#f);
+            #(#pushes)*
+            unsafe { args.launch(cfg) }.map(|_| ())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::signature::{Param, Scalar};
+
+    pub(crate) fn sample() -> Vec<Unit> {
+        let sig = |name: &str, params: Vec<(&str, ParamType)>| KernelSig {
+            name: name.into(),
+            params: params.into_iter().map(|(n, ty)| Param { name: n.into(), ty }).collect(),
+            file: "src/lib.rs".into(),
+            line: 7,
+        };
+        vec![Unit {
+            name: "saxpy_kernels".into(),
+            kernels: vec![
+                sig(
+                    "saxpy",
+                    vec![
+                        ("n", ParamType::Scalar(Scalar::U32)),
+                        ("a", ParamType::Scalar(Scalar::F32)),
+                        ("x", ParamType::Pointer { mutable: false, elem: "f32".into() }),
+                        ("y", ParamType::Pointer { mutable: true, elem: "f32".into() }),
+                    ],
+                ),
+                sig("type", vec![("p", ParamType::ByValue { ty: "Pair".into() })]),
+            ],
+            images: vec![
+                EmbeddedImage {
+                    arch: Arch::sm(80),
+                    kind: ArtifactKind::Ptx,
+                    file: "ptx-build/k/sm_80.ptx".into(),
+                    ptx_isa: Some("7.0".into()),
+                },
+                EmbeddedImage { arch: Arch::sm(80), kind: ArtifactKind::Cubin, file: "ptx-build/k/sm_80.cubin".into(), ptx_isa: None },
+            ],
+            struct_sizes: vec![("type".into(), 0, 8)],
+        }]
+    }
+
+    #[test]
+    fn generates_typed_methods_and_embeds_images() {
+        let code = generate(&sample()).unwrap();
+        assert!(code.contains("pub unsafe fn saxpy(\n        &self,\n        stream: &CudaStream,\n        cfg: LaunchConfig,\n        n: u32,\n        a: f32,\n        x: &impl DeviceIn<f32>,\n        y: &mut impl DeviceInOut<f32>,\n    )"), "{code}");
+        assert!(code.contains("pub unsafe fn r#type(") && code.contains("        p: Pair,\n    ) -> Result<(), DriverError>"), "{code}");
+        assert!(code.contains("include_bytes!(\n        concat!(env!(\"OUT_DIR\"), \"/ptx-build/k/sm_80.cubin\")"), "{code}");
+        assert!(code.contains("size_of:: < Pair > () == 8usize") && code.contains("8 bytes in the PTX"), "{code}");
+        assert!(code.contains("saxpy: saxpy_kernels.function(\"saxpy\")?"), "{code}");
+    }
+
+    #[test]
+    fn a_name_defined_twice_names_both_places() {
+        let mut units = sample();
+        let mut other = units[0].clone();
+        other.name = "other".into();
+        other.kernels[0].file = "cuda/saxpy.cu".into();
+        other.kernels[0].line = 3;
+        units.push(other);
+        let e = generate(&units).unwrap_err().to_string();
+        assert!(e.contains("kernel `saxpy` is defined twice: in src/lib.rs:7 and in cuda/saxpy.cu:3"), "{e}");
+    }
+}
