@@ -57,7 +57,12 @@ fn a_second_build_reuses_everything_and_an_edit_rebuilds() {
     first.assert_ok();
     assert!(first.of("ptx-artifact").iter().all(|a| a["fresh"] == false));
 
-    let module = common::shared_target().join("ptx/release/rebuild_kernels/.work/rebuild_kernels.bc");
+    let work = std::fs::read_dir(common::shared_target().join("ptx/release/rebuild_kernels"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(".work-"))
+        .unwrap();
+    let module = work.join("rebuild_kernels.bc");
     let mtime = || std::fs::metadata(&module).unwrap().modified().unwrap();
     let before = mtime();
     let second = k.build(&["--release"]);

@@ -115,6 +115,14 @@ impl Builder {
         if opts.paths.is_empty() {
             return Err(Error::NoKernelCrate { searched: "the Builder (no `.kernel_crate(..)` was given)".into() });
         }
+        // A lock file the nested cargo creates now would look newer than this build to cargo
+        // and rerun the build script once more; only a lock that existed before is watched.
+        let locks_before: BTreeSet<PathBuf> = opts
+            .paths
+            .iter()
+            .flat_map(|p| p.ancestors().map(|a| a.join("Cargo.lock")).collect::<Vec<_>>())
+            .filter(|l| l.is_file())
+            .collect();
         let output = opts.run(&reporter)?;
 
         let mut units = Vec::new();
@@ -160,7 +168,7 @@ impl Builder {
         let code = codegen::generate(&units)?;
         let module = out_dir.join(self.out_file.as_deref().unwrap_or("kernels.rs"));
         cache::write_atomic(&module, code.as_bytes())?;
-        for p in &rerun {
+        for p in rerun.iter().filter(|p| !p.ends_with("Cargo.lock") || locks_before.contains(*p)) {
             println!("cargo:rerun-if-changed={}", p.display());
         }
         Ok(Generated { module, output })

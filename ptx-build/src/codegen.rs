@@ -76,7 +76,9 @@ pub fn generate(units: &[Unit]) -> Result<String> {
     let file = quote! {
         #[allow(unused_imports)]
         use super::*;
+        #[allow(unused_imports)]
         use ::ptx_runtime::cudarc::driver::{CudaContext, CudaFunction, CudaStream, DriverError, LaunchConfig, PushKernelArg};
+        #[allow(unused_imports)]
         use ::ptx_runtime::{DeviceIn, DeviceInOut, Image, LoadError, Loaded, Policy};
         use ::std::sync::Arc;
 

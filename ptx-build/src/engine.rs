@@ -242,7 +242,10 @@ impl CrateJob<'_> {
     fn run(&self, reporter: &dyn Reporter) -> Result<CrateOutput> {
         let out_dir = self.out_dir();
         let target = out_dir.parent().and_then(Path::parent).and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default();
-        let work = out_dir.join(".work");
+        // Stamps and scratch files are per manifest: two workspaces sharing a target dir
+        // (CARGO_TARGET_DIR) may both have a kernel crate of this name.
+        let manifest_key = Key::new("manifest").str(&self.krate.manifest_path.to_string_lossy()).finish();
+        let work = out_dir.join(format!(".work-{}", &manifest_key[..12]));
         cache::create_dir_all(&work)?;
         reporter.report(Event::Plan { steps: 1 + self.archs.len() * 2 });
 

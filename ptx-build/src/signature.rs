@@ -297,7 +297,7 @@ mod tests {
         let names: Vec<&str> = k.iter().map(|k| k.name.as_str()).collect();
         assert_eq!(names, ["deep", "in_a", "inline_mod", "saxpy"], "source order");
         let saxpy = k.iter().find(|k| k.name == "saxpy").unwrap();
-        assert_eq!(saxpy.line, 4);
+        assert_eq!(saxpy.line, 5, "the line of `fn saxpy`");
         assert_eq!(
             saxpy.params.iter().map(|p| p.ty.clone()).collect::<Vec<_>>(),
             vec![

@@ -186,11 +186,19 @@ impl fmt::Display for Image {
 }
 
 /// Device memory a kernel reads (`*const T` / `const T*`): `CudaSlice<T>` or `CudaView<T>`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not device memory of `{T}` that the kernel can read",
+    label = "the kernel parameter is `*const {T}`: pass `&CudaSlice<{T}>` or `&CudaView<{T}>`"
+)]
 pub trait DeviceIn<T> {
     fn push_arg<'a>(&'a self, args: &mut LaunchArgs<'a>);
 }
 
 /// Device memory a kernel writes (`*mut T` / `T*`): `CudaSlice<T>` or `CudaViewMut<T>`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not device memory of `{T}` that the kernel can write",
+    label = "the kernel parameter is `*mut {T}`: pass `&mut CudaSlice<{T}>` or `&mut CudaViewMut<{T}>`"
+)]
 pub trait DeviceInOut<T> {
     fn push_arg<'a>(&'a mut self, args: &mut LaunchArgs<'a>);
 }

@@ -1,0 +1,13 @@
+use ptx_runtime::cudarc::driver::LaunchConfig;
+
+fn main() {
+    let ctx = ptx_runtime::context(0).unwrap();
+    let k = saxpy::kernels::Kernels::load(&ctx).unwrap();
+    let s = ctx.default_stream();
+    let cfg = LaunchConfig::for_num_elems(4);
+    let x = s.alloc_zeros::<f32>(4).unwrap();
+    let mut y = s.alloc_zeros::<f32>(4).unwrap();
+    let n: i64 = 4;
+    // n is a u32 in the kernel.
+    unsafe { k.saxpy(&s, cfg, n, 2.0, &x, &mut y) }.unwrap();
+}

@@ -1,0 +1,96 @@
+//! The build.rs path end to end: a host crate with `ptx_build::Builder` in its build script,
+//! built by stable cargo.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Writes a file dated an hour back. Cargo compares modification times with its own record of
+/// the last build; on machines whose clock is stepped (VMs syncing time) a file written just
+/// before a build can look newer than it, and the test would see a spurious rebuild.
+fn write(path: impl AsRef<Path>, text: &str) {
+    write_at(path, text, std::time::SystemTime::now() - std::time::Duration::from_secs(3600));
+}
+
+fn write_at(path: impl AsRef<Path>, text: &str, time: std::time::SystemTime) {
+    std::fs::write(&path, text).unwrap();
+    std::fs::File::options().write(true).open(&path).unwrap().set_modified(time).unwrap();
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// A host crate `host/` and a kernel crate `kernels/` in a temp folder. Each test names its
+/// packages differently: they share a target dir, where artifacts are laid out by name.
+fn project(host: &str, kernel_src: &str) -> tempfile::TempDir {
+    let root = tempfile::Builder::new().prefix("cargo-ptx host ").tempdir().unwrap();
+    let k = root.path().join("kernels");
+    std::fs::create_dir_all(k.join("src")).unwrap();
+    write(k.join("Cargo.toml"), &format!("[package]\nname = \"{host}_kernels\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[package.metadata.ptx]\narchs = [\"sm_80\"]\n[workspace]\n"));
+    write(k.join("src/lib.rs"), kernel_src);
+    let h = root.path().join("host");
+    std::fs::create_dir_all(h.join("src")).unwrap();
+    write(
+        h.join("Cargo.toml"),
+        &format!(
+            "[package]\nname = \"{host}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nptx-runtime = {{ path = {:?} }}\n[build-dependencies]\nptx-build = {{ path = {:?} }}\n[workspace]\n",
+            repo().join("ptx-runtime"),
+            repo().join("ptx-build")
+        ),
+    );
+    write(h.join("build.rs"), "fn main() -> Result<(), ptx_build::Error> {\n    ptx_build::Builder::new().kernel_crate(\"../kernels\").build()?;\n    Ok(())\n}\n");
+    write(h.join("src/lib.rs"), "pub mod kernels {\n    ptx_runtime::include_kernels!();\n}\n");
+    root
+}
+
+fn cargo_build(dir: &Path) -> (bool, String) {
+    let out = Command::new(env!("CARGO"))
+        .args(["build", "-v"])
+        .current_dir(dir.join("host"))
+        .env("CARGO_TARGET_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("host-target"))
+        .env_remove("CARGO_PTX_ARCH")
+        .output()
+        .unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+fn build_script_ran(log: &str) -> bool {
+    log.lines().any(|l| l.contains("Running") && l.contains("build-script-build"))
+}
+
+const KERNEL: &str = "#![no_std]\n#![feature(abi_ptx)]\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn scale(n: u32, a: f32, x: *mut f32) {}\n#[panic_handler]\nfn p(_: &core::panic::PanicInfo) -> ! { loop {} }\n";
+
+#[test]
+fn the_build_script_reruns_exactly_when_a_kernel_input_changes() {
+    common::cuda();
+    let p = project("host_rerun", KERNEL);
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok, "{log}");
+    assert!(build_script_ran(&log));
+
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok && !build_script_ran(&log), "a no-op build does not run the build script:\n{log}");
+
+    write_at(p.path().join("kernels/NOTES.txt"), "not an input", std::time::SystemTime::now() + std::time::Duration::from_secs(3600));
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok && !build_script_ran(&log), "an unrelated file does not rebuild:\n{log}");
+
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    write_at(p.path().join("kernels/src/lib.rs"), &KERNEL.replacen("{}", "{ *x = a * n as f32; }", 1), later);
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok && build_script_ran(&log), "a kernel edit reruns the build script:\n{log}");
+}
+
+#[test]
+fn a_build_script_error_is_readable() {
+    let p = project("host_error", "#![no_std]\n#![feature(abi_ptx)]\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn sum(xs: &[f32]) {}\n#[panic_handler]\nfn p(_: &core::panic::PanicInfo) -> ! { loop {} }\n");
+    let (ok, log) = cargo_build(p.path());
+    assert!(!ok);
+    assert!(
+        log.contains("Error: ") && log.contains("src/lib.rs:4: kernel `sum`: parameter `xs`: `&[f32]`: a kernel cannot take a reference"),
+        "{log}"
+    );
+    assert!(!log.contains("Signature {"), "the error is shown as text, not as a struct: {log}");
+}
