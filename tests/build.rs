@@ -263,3 +263,10 @@ fn human_output_lists_every_artifact_and_the_resource_table() {
     }
     assert!(stderr.lines().any(|l| l.starts_with("exp_kernel") && l.contains("sm_90")), "{stderr}");
 }
+
+#[test]
+fn a_ptx_isa_llvm_cannot_write_is_refused() {
+    let k = kernel("isa_kernels", "");
+    k.build(&["--ptx-isa", "9.9"]).assert_error(&["`PTX ISA 9.9` is not supported by LLVM", "choose one of:", "7.8"]);
+    k.build(&["--ptx-isa", "seven"]).assert_error(&["not a PTX ISA version"]);
+}

@@ -110,7 +110,7 @@ impl Rust {
         }
         let rust_src = Some(sysroot.join("lib/rustlib/src/rust/library")).filter(|p| p.join("core/Cargo.toml").is_file());
         let llvm_bin = sysroot.join("lib/rustlib").join(&host).join("bin");
-        let llvm = Llvm::TOOLS.iter().all(|t| llvm_bin.join(t).is_file()).then(|| Llvm { bin: llvm_bin });
+        let llvm = Llvm::TOOLS.iter().all(|t| llvm_bin.join(t).is_file()).then_some(Llvm { bin: llvm_bin });
         Ok(Rust {
             toolchain: toolchain.to_string(),
             cargo: sysroot.join("bin").join("cargo"),
@@ -170,12 +170,8 @@ impl Llvm {
             let text =
                 out.map(|o| format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))).unwrap_or_default();
             let section = text.split("Available features").next().unwrap_or("");
-            let names = section
-                .lines()
-                .filter_map(|l| l.trim().split_whitespace().next())
-                .filter(|n| n.starts_with("sm_"))
-                .map(String::from)
-                .collect();
+            let names =
+                section.lines().filter_map(|l| l.split_whitespace().next()).filter(|n| n.starts_with("sm_")).map(String::from).collect();
             Supported { names }
         })
     }
@@ -185,7 +181,7 @@ impl Llvm {
         let out = Command::new(self.tool("llc")).args(["-march=nvptx64", "-mattr=help"]).output();
         let text = out.map(|o| format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))).unwrap_or_default();
         text.lines()
-            .filter_map(|l| l.trim().split_whitespace().next())
+            .filter_map(|l| l.split_whitespace().next())
             .filter(|n| n.starts_with("ptx") && n[3..].chars().all(|c| c.is_ascii_digit()))
             .map(String::from)
             .collect()

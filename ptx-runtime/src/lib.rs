@@ -227,6 +227,19 @@ impl<T> DeviceInOut<T> for CudaViewMut<'_, T> {
     }
 }
 
+/// Brings in the module a build script generated with `ptx_build::Builder`:
+/// `mod kernels { ptx_runtime::include_kernels!(); }` (or `include_kernels!("name.rs")` for
+/// a module written with `Builder::out_file`).
+#[macro_export]
+macro_rules! include_kernels {
+    () => {
+        include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
+    };
+    ($file:literal) => {
+        include!(concat!(env!("OUT_DIR"), "/", $file));
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -272,17 +285,4 @@ mod tests {
         let e = LoadError::UnsupportedPtx { arch: "sm_90", isa: "9.1", driver: "13.0".into(), cc: 90 }.to_string();
         assert!(e.contains("ISA 9.1 is newer than this driver (CUDA 13.0)") && e.contains("update the NVIDIA driver"), "{e}");
     }
-}
-
-/// Brings in the module a build script generated with `ptx_build::Builder`:
-/// `mod kernels { ptx_runtime::include_kernels!(); }` (or `include_kernels!("name.rs")` for
-/// a module written with `Builder::out_file`).
-#[macro_export]
-macro_rules! include_kernels {
-    () => {
-        include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
-    };
-    ($file:literal) => {
-        include!(concat!(env!("OUT_DIR"), "/", $file));
-    };
 }

@@ -125,7 +125,7 @@ impl Run {
     #[track_caller]
     pub fn assert_error(&self, needles: &[&str]) -> &Self {
         assert!(!self.success, "expected a failure:\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
-        assert_eq!(self.messages.last().map(|m| m.clone()), Some(serde_json::json!({"reason": "build-finished", "success": false})));
+        assert_eq!(self.messages.last().cloned(), Some(serde_json::json!({"reason": "build-finished", "success": false})));
         let text = self.error_text();
         for n in needles {
             assert!(text.contains(n), "error does not mention {n:?}:\n{text}\nstderr:\n{}", self.stderr);

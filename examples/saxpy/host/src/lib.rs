@@ -8,7 +8,7 @@ pub mod kernels {
 /// `y = a * x + y` on the CPU.
 pub fn saxpy_cpu(a: f32, x: &[f32], y: &mut [f32]) {
     for (y, x) in y.iter_mut().zip(x) {
-        *y = a * *x + *y;
+        *y += a * *x;
     }
 }
 
