@@ -36,13 +36,6 @@ impl Key {
         self
     }
 
-    /// Adds a file's path and content.
-    pub fn file(&mut self, path: &Path) -> Result<&mut Self> {
-        let content = fs::read(path).map_err(|e| Error::io("read", path, e))?;
-        self.str(&path.to_string_lossy());
-        Ok(self.bytes(&content))
-    }
-
     pub fn finish(&self) -> String {
         hex(&self.0.clone().finalize())
     }

@@ -234,14 +234,13 @@ struct PtxasStamp {
 }
 
 impl CrateJob<'_> {
-    fn out_dir(&self) -> PathBuf {
-        let target = self.opts.target_dir.clone().unwrap_or_else(|| self.krate.target_dir.clone());
-        target.join("ptx").join(self.opts.profile().dir_name()).join(&self.krate.name)
+    fn target_dir(&self) -> PathBuf {
+        self.opts.target_dir.clone().unwrap_or_else(|| self.krate.target_dir.clone())
     }
 
     fn run(&self, reporter: &dyn Reporter) -> Result<CrateOutput> {
-        let out_dir = self.out_dir();
-        let target = out_dir.parent().and_then(Path::parent).and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default();
+        let target = self.target_dir();
+        let out_dir = target.join("ptx").join(self.opts.profile().dir_name()).join(&self.krate.name);
         // Stamps and scratch files are per manifest: two workspaces sharing a target dir
         // (CARGO_TARGET_DIR) may both have a kernel crate of this name.
         let manifest_key = Key::new("manifest").str(&self.krate.manifest_path.to_string_lossy()).finish();
@@ -338,26 +337,35 @@ impl CrateJob<'_> {
             k.finish()
         };
         let link_stamp = work.join("link.json");
-        let link_fresh = cache::read_stamp::<LinkStamp>(&link_stamp)
-            .is_some_and(|s| s.key == link_key && cache::file_hash(&ptx_path).as_deref() == Some(s.ptx_hash.as_str()));
-        if !link_fresh {
-            reporter.report(Event::Status { verb: "Linking", message: format!("{} for {arch}", self.krate.name) });
-            ArchLink {
-                llvm: self.llvm,
-                package: &self.krate.name,
-                module: &rust.module,
-                kernels: &rust.kernels,
-                libdevice,
-                arch,
-                ptx_isa: self.ptx_isa,
-                ftz: self.krate.config.ftz,
-                profile,
-                work_dir: work,
-                out: &ptx_path,
+        // The PTX's hash is read once: it checks the link stamp and keys the ptxas step.
+        let current_hash = cache::file_hash(&ptx_path);
+        let fresh_hash = cache::read_stamp::<LinkStamp>(&link_stamp)
+            .filter(|s| s.key == link_key && current_hash.as_deref() == Some(s.ptx_hash.as_str()))
+            .map(|s| s.ptx_hash);
+        let link_fresh = fresh_hash.is_some();
+        let ptx_hash = match fresh_hash {
+            Some(h) => h,
+            None => {
+                reporter.report(Event::Status { verb: "Linking", message: format!("{} for {arch}", self.krate.name) });
+                ArchLink {
+                    llvm: self.llvm,
+                    package: &self.krate.name,
+                    module: &rust.module,
+                    kernels: &rust.kernels,
+                    libdevice,
+                    arch,
+                    ptx_isa: self.ptx_isa,
+                    ftz: self.krate.config.ftz,
+                    profile,
+                    work_dir: work,
+                    out: &ptx_path,
+                }
+                .run()?;
+                let h = cache::file_hash(&ptx_path).unwrap_or_default();
+                cache::write_stamp(&link_stamp, &LinkStamp { key: link_key, ptx_hash: h.clone() })?;
+                h
             }
-            .run()?;
-            cache::write_stamp(&link_stamp, &LinkStamp { key: link_key, ptx_hash: cache::file_hash(&ptx_path).unwrap_or_default() })?;
-        }
+        };
         reporter.report(Event::StepDone);
         let ptx_artifact = Artifact {
             package: self.krate.name.clone(),
@@ -373,7 +381,6 @@ impl CrateJob<'_> {
         let ptxas_tool = self.cuda.ptxas.as_ref().filter(|_| arch.makes_cubin());
         if let Some(ptxas_tool) = ptxas_tool {
             let cubin = arch_dir.join(format!("{}.cubin", self.krate.lib_name));
-            let ptx_hash = cache::file_hash(&ptx_path).unwrap_or_default();
             let key = Key::new("ptxas-v1")
                 .str(&ptx_hash)
                 .str(&ptxas_tool.version)
