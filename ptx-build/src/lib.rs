@@ -27,6 +27,7 @@ pub mod config;
 pub mod diag;
 pub mod engine;
 pub mod error;
+pub mod inline_ptx;
 pub mod link;
 mod process;
 pub mod ptx;

@@ -114,7 +114,9 @@ pub struct KernelSig {
 /// Every `extern "ptx-kernel"` function exported with `#[no_mangle]` in the crate rooted at `lib_rs`.
 pub fn rust_kernels(lib_rs: &Path) -> Result<Vec<KernelSig>> {
     let mut out = Vec::new();
-    walk_file(lib_rs, &module_dir(lib_rs, true), &mut out)?;
+    for (file, parsed) in module_files(lib_rs)? {
+        kernels_in(&parsed.items, &file, &mut out)?;
+    }
     Ok(out)
 }
 
@@ -130,16 +132,59 @@ fn module_dir(file: &Path, is_root: bool) -> PathBuf {
     }
 }
 
-fn walk_file(file: &Path, dir: &Path, out: &mut Vec<KernelSig>) -> Result<()> {
+/// Every file of the crate rooted at `lib_rs`, parsed: `mod x;` followed into `x.rs` /
+/// `x/mod.rs` (or its `#[path]`), in source order.
+pub fn module_files(lib_rs: &Path) -> Result<Vec<(PathBuf, syn::File)>> {
+    let mut out = Vec::new();
+    walk_file(lib_rs, &module_dir(lib_rs, true), &mut out)?;
+    Ok(out)
+}
+
+fn walk_file(file: &Path, dir: &Path, out: &mut Vec<(PathBuf, syn::File)>) -> Result<()> {
     let text = std::fs::read_to_string(file).map_err(|e| Error::io("read", file, e))?;
     let parsed = syn::parse_file(&text).map_err(|e| {
         let start = e.span().start();
         Error::Signature { file: file.to_path_buf(), line: start.line as u32, kernel: String::new(), message: format!("cannot parse: {e}") }
     })?;
-    walk_items(&parsed.items, file, dir, out)
+    let children = child_files(&parsed.items, file, dir);
+    out.push((file.to_path_buf(), parsed));
+    for (child, child_dir) in children {
+        walk_file(&child, &child_dir, out)?;
+    }
+    Ok(())
 }
 
-fn walk_items(items: &[syn::Item], file: &Path, dir: &Path, out: &mut Vec<KernelSig>) -> Result<()> {
+/// The files of the out-of-line modules declared in `items` (inline modules searched too).
+fn child_files(items: &[syn::Item], file: &Path, dir: &Path) -> Vec<(PathBuf, PathBuf)> {
+    let mut out = Vec::new();
+    for item in items {
+        let syn::Item::Mod(m) = item else { continue };
+        let name = m.ident.to_string();
+        let path_attr = m.attrs.iter().find(|a| a.path().is_ident("path")).and_then(|a| match &a.meta {
+            syn::Meta::NameValue(nv) => match &nv.value {
+                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value()),
+                _ => None,
+            },
+            _ => None,
+        });
+        match &m.content {
+            Some((_, inner)) => out.extend(child_files(inner, file, &dir.join(&name))),
+            None => {
+                let candidates = match &path_attr {
+                    Some(p) => vec![file.parent().unwrap_or(Path::new(".")).join(p)],
+                    None => vec![dir.join(format!("{name}.rs")), dir.join(&name).join("mod.rs")],
+                };
+                if let Some(child) = candidates.into_iter().find(|c| c.is_file()) {
+                    let child_dir = module_dir(&child, false);
+                    out.push((child, child_dir));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn kernels_in(items: &[syn::Item], file: &Path, out: &mut Vec<KernelSig>) -> Result<()> {
     for item in items {
         match item {
             syn::Item::Fn(f) => {
@@ -147,28 +192,7 @@ fn walk_items(items: &[syn::Item], file: &Path, dir: &Path, out: &mut Vec<Kernel
                     out.push(sig);
                 }
             }
-            syn::Item::Mod(m) => {
-                let name = m.ident.to_string();
-                let path_attr = m.attrs.iter().find(|a| a.path().is_ident("path")).and_then(|a| match &a.meta {
-                    syn::Meta::NameValue(nv) => match &nv.value {
-                        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value()),
-                        _ => None,
-                    },
-                    _ => None,
-                });
-                match &m.content {
-                    Some((_, inner)) => walk_items(inner, file, &dir.join(&name), out)?,
-                    None => {
-                        let candidates = match &path_attr {
-                            Some(p) => vec![file.parent().unwrap_or(Path::new(".")).join(p)],
-                            None => vec![dir.join(format!("{name}.rs")), dir.join(&name).join("mod.rs")],
-                        };
-                        if let Some(child) = candidates.iter().find(|c| c.is_file()) {
-                            walk_file(child, &module_dir(child, false), out)?;
-                        }
-                    }
-                }
-            }
+            syn::Item::Mod(syn::ItemMod { content: Some((_, inner)), .. }) => kernels_in(inner, file, out)?,
             _ => {}
         }
     }
@@ -295,7 +319,7 @@ mod tests {
         ]);
         let k = rust_kernels(&d.path().join("src/lib.rs")).unwrap();
         let names: Vec<&str> = k.iter().map(|k| k.name.as_str()).collect();
-        assert_eq!(names, ["deep", "in_a", "inline_mod", "saxpy"], "source order");
+        assert_eq!(names, ["inline_mod", "saxpy", "in_a", "deep"], "root file first, then each module file");
         let saxpy = k.iter().find(|k| k.name == "saxpy").unwrap();
         assert_eq!(saxpy.line, 5, "the line of `fn saxpy`");
         assert_eq!(
