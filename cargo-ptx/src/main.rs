@@ -12,7 +12,7 @@ use ptx_build::{arch, setup, toolchain, BuildOptions};
 
 use output::{Format, Printer};
 
-/// Build GPU kernels written in Rust into PTX and cubins.
+/// Build GPU kernels written in Rust and CUDA C++ into PTX and cubins.
 #[derive(Parser, Debug)]
 #[command(name = "cargo-ptx", bin_name = "cargo ptx", version, about, propagate_version = true)]
 struct Cli {
@@ -24,6 +24,8 @@ struct Cli {
 enum Command {
     /// Compile kernel crates to PTX (and cubins where ptxas is found) for each arch.
     Build(BuildArgs),
+    /// Check inline PTX (`asm()` in .cu files, `asm!` in Rust kernels) against NVIDIA's rules, without compiling.
+    Check(CheckArgs),
     /// Show every tool a build needs: found or missing, version, path, and the fix.
     Doctor(DoctorArgs),
     /// Install what is missing: the nightly's rust-src and llvm-tools, NVIDIA's ptxas/nvcc/libdevice.
@@ -32,7 +34,7 @@ enum Command {
 
 #[derive(Args, Debug)]
 struct BuildArgs {
-    /// Kernel crate or workspace folders (or Cargo.toml files) to build [default: the current workspace].
+    /// Kernel crate or workspace folders, Cargo.toml files, or lone .cu files [default: the current workspace].
     #[arg(value_name = "PATH")]
     paths: Vec<PathBuf>,
     /// Path to the Cargo.toml of the workspace to search.
@@ -65,14 +67,32 @@ struct BuildArgs {
     /// The rustup toolchain for kernels [default: `toolchain` in [package.metadata.ptx], else nightly].
     #[arg(long, value_name = "NAME")]
     toolchain: Option<String>,
-    /// Parallel link and ptxas jobs [default: the number of CPUs].
+    /// Parallel link, nvcc and ptxas jobs [default: the number of CPUs].
     #[arg(short, long, value_name = "N")]
     jobs: Option<usize>,
+    /// CUDA C++ with device debug info (`nvcc -G`: optimisations off, for cuda-gdb).
+    #[arg(long)]
+    device_debug: bool,
     #[command(flatten)]
     out: OutputArgs,
     /// Print each kernel's registers, spills, shared memory and stack per arch.
     #[arg(short, long, alias = "resource-usage")]
     verbose: bool,
+}
+
+#[derive(Args, Debug)]
+struct CheckArgs {
+    /// Kernel crate or workspace folders, Cargo.toml files, or .cu files [default: the current workspace].
+    #[arg(value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// Path to the Cargo.toml of the workspace to search.
+    #[arg(long, value_name = "PATH")]
+    manifest_path: Option<PathBuf>,
+    /// Check only this kernel crate (repeatable).
+    #[arg(short = 'p', long = "package", value_name = "NAME")]
+    packages: Vec<String>,
+    #[command(flatten)]
+    out: OutputArgs,
 }
 
 #[derive(Args, Debug)]
@@ -129,6 +149,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse_from(args);
     match cli.command {
         Command::Build(a) => build(a),
+        Command::Check(a) => check(a),
         Command::Doctor(a) => doctor(a),
         Command::Setup(a) => setup_cmd(a),
     }
@@ -176,7 +197,14 @@ fn build_options(a: &BuildArgs, color: bool) -> ptx_build::Result<BuildOptions> 
         toolchain: a.toolchain.clone(),
         jobs: a.jobs,
         color,
+        device_debug: a.device_debug,
     })
+}
+
+fn check(a: CheckArgs) -> ExitCode {
+    let printer = Printer::new(format_of(a.out.message_format), a.out.quiet, false);
+    let opts = BuildOptions { manifest_path: a.manifest_path, paths: a.paths, packages: a.packages, ..BuildOptions::default() };
+    printer.finish_check(opts.check(&printer))
 }
 
 fn doctor(a: DoctorArgs) -> ExitCode {

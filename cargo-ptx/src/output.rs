@@ -108,6 +108,8 @@ impl Printer {
             self.json(json!({
                 "reason": "ptx-artifact",
                 "package": a.package,
+                "module": a.module,
+                "source": a.source,
                 "arch": a.arch,
                 "kind": a.kind,
                 "path": a.path,
@@ -134,6 +136,21 @@ impl Printer {
             return;
         }
         let _ = writeln!(std::io::stderr(), "{}{} {e}", style("error").red().bold(), style(":").bold());
+    }
+
+    pub fn finish_check(&self, result: ptx_build::Result<ptx_build::engine::CheckOutput>) -> ExitCode {
+        let ok = result.is_ok();
+        if let Err(e) = result {
+            self.error(&e);
+        }
+        if self.format == Format::Json {
+            self.json(json!({"reason": "check-finished", "success": ok}));
+        }
+        if ok {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        }
     }
 
     pub fn finish_build(&self, result: ptx_build::Result<BuildOutput>) -> ExitCode {
@@ -164,7 +181,7 @@ impl Reporter for Printer {
     fn report(&self, event: Event<'_>) {
         match event {
             Event::Status { verb, message } => {
-                if self.format == Format::Human || verb == "Finished" {
+                if self.format == Format::Human || verb == "Finished" || verb == "Checked" {
                     self.status(verb, &message);
                 }
             }

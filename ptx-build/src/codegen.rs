@@ -253,6 +253,7 @@ mod tests {
             params: params.into_iter().map(|(n, ty)| Param { name: n.into(), ty }).collect(),
             file: "src/lib.rs".into(),
             line: 7,
+            mangled: false,
         };
         vec![Unit {
             name: "saxpy_kernels".into(),

@@ -8,6 +8,11 @@
 //! ftz = false                  # flush denormals to zero (libdevice's __CUDA_FTZ)
 //! ptx-isa = "7.8"              # pin the PTX ISA version (default: the lowest the arch allows)
 //! rust = true                  # the lib target holds Rust kernels
+//! cuda-sources = ["cuda/**/*.cu"]  # CUDA C++ kernels (default: this glob when `cuda/` exists)
+//! cuda-include = ["include"]   # -I folders, relative to the package
+//! cuda-defines = { TILE = 16, USE_FAST = true }   # -D NAME=VALUE (true: -D NAME)
+//! nvcc-flags = ["--use_fast_math"]
+//! cuda-std = "c++17"           # nvcc's -std
 //! ```
 
 use std::fmt;
@@ -35,6 +40,10 @@ pub struct KernelCrate {
     /// The target dir of the crate's workspace (artifacts go under `<it>/ptx/`).
     pub target_dir: PathBuf,
     pub config: PtxConfig,
+    /// The .cu files to build (from `cuda-sources`, or a lone file given on the command line).
+    pub cuda_sources: Vec<CudaSource>,
+    /// A lone .cu file given as a PATH, not a package.
+    pub lone_file: bool,
     /// Unknown keys and similar slips in the metadata.
     pub warnings: Vec<Diagnostic>,
 }
@@ -47,12 +56,42 @@ pub struct PtxConfig {
     pub toolchain: Option<String>,
     pub ftz: bool,
     pub ptx_isa: Option<PtxIsa>,
+    pub cuda: CudaConfig,
 }
 
 impl Default for PtxConfig {
     fn default() -> Self {
-        PtxConfig { rust: true, archs: None, toolchain: None, ftz: false, ptx_isa: None }
+        PtxConfig { rust: true, archs: None, toolchain: None, ftz: false, ptx_isa: None, cuda: CudaConfig::default() }
     }
+}
+
+/// How CUDA C++ sources are found and compiled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CudaConfig {
+    /// Globs relative to the package; `None`: `cuda/**/*.cu` when `cuda/` exists.
+    pub sources: Option<Vec<String>>,
+    /// `-I` folders, relative to the package.
+    pub include: Vec<String>,
+    /// `-D NAME[=VALUE]`, in name order.
+    pub defines: Vec<(String, Option<String>)>,
+    pub flags: Vec<String>,
+    /// nvcc's `-std`.
+    pub std: String,
+}
+
+impl Default for CudaConfig {
+    fn default() -> Self {
+        CudaConfig { sources: None, include: Vec::new(), defines: Vec::new(), flags: Vec::new(), std: "c++17".into() }
+    }
+}
+
+/// One .cu file of a kernel crate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CudaSource {
+    pub path: PathBuf,
+    /// Names its PTX module and artifacts (`saxpy` for `cuda/saxpy.cu`); a Rust identifier,
+    /// unique in the crate.
+    pub module: String,
 }
 
 /// A PTX ISA version such as `7.8`.
@@ -90,7 +129,8 @@ impl std::str::FromStr for PtxIsa {
     }
 }
 
-const KNOWN_KEYS: &[&str] = &["rust", "archs", "toolchain", "ftz", "ptx-isa"];
+const KNOWN_KEYS: &[&str] =
+    &["rust", "archs", "toolchain", "ftz", "ptx-isa", "cuda-sources", "cuda-include", "cuda-defines", "nvcc-flags", "cuda-std"];
 
 /// Finds the kernel crates to build.
 ///
@@ -100,7 +140,14 @@ const KNOWN_KEYS: &[&str] = &["rust", "archs", "toolchain", "ftz", "ptx-isa"];
 pub fn find_kernel_crates(manifest_path: Option<&Path>, paths: &[PathBuf], packages: &[String]) -> Result<Vec<KernelCrate>> {
     let mut found: Vec<KernelCrate> = Vec::new();
     let mut searched = Vec::new();
-    let scopes: Vec<(Option<PathBuf>, Option<PathBuf>)> = if paths.is_empty() {
+    let (cu_files, paths): (Vec<&PathBuf>, Vec<&PathBuf>) = paths.iter().partition(|p| p.extension().is_some_and(|e| e == "cu"));
+    for f in cu_files {
+        let k = lone_cuda_file(f)?;
+        if !found.iter().any(|x| x.manifest_path == k.manifest_path) {
+            found.push(k);
+        }
+    }
+    let scopes: Vec<(Option<PathBuf>, Option<PathBuf>)> = if paths.is_empty() && found.is_empty() {
         vec![(manifest_path.map(Path::to_path_buf), None)]
     } else {
         paths.iter().map(|p| scope_of(p)).collect::<Result<_>>()?
@@ -217,17 +264,115 @@ fn kernel_crate(meta: &Metadata, pkg: &Package) -> Result<Option<KernelCrate>> {
         None => pkg.name.replace('-', "_"),
     };
     let lib_src = lib.map(|t| t.src_path.as_std_path().to_path_buf());
+    let dir = manifest_path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let cuda_sources = cuda_sources(&dir, &config.cuda, &lib_name, &manifest_path, &mut warnings)?;
     Ok(Some(KernelCrate {
         name: pkg.name.to_string(),
         lib_name,
         lib_src,
-        dir: manifest_path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        dir,
+        cuda_sources,
+        lone_file: false,
         manifest_path,
         workspace_root: meta.workspace_root.as_std_path().to_path_buf(),
         target_dir: meta.target_directory.as_std_path().to_path_buf(),
         config,
         warnings,
     }))
+}
+
+/// A .cu file given as a PATH: a kernel crate of one file, named after it. Its artifacts go to
+/// the target dir of the cargo workspace around it, else to `target/` beside it.
+fn lone_cuda_file(path: &Path) -> Result<KernelCrate> {
+    let file = std::fs::canonicalize(path).map_err(|e| Error::io("find", path, e))?;
+    let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
+    let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let module = identifier(&stem);
+    let target_dir = find_manifest_above(&dir)
+        .and_then(|m| metadata(Some(&m)).ok())
+        .map(|m| m.target_directory.into_std_path_buf())
+        .unwrap_or_else(|| dir.join("target"));
+    Ok(KernelCrate {
+        name: stem,
+        lib_name: module.clone(),
+        lib_src: None,
+        manifest_path: file.clone(),
+        workspace_root: dir.clone(),
+        target_dir,
+        config: PtxConfig { rust: false, ..PtxConfig::default() },
+        cuda_sources: vec![CudaSource { path: file, module }],
+        lone_file: true,
+        dir,
+        warnings: Vec::new(),
+    })
+}
+
+/// `saxpy-v2` -> `saxpy_v2`, `2d` -> `_2d`: a name usable as a Rust module.
+pub(crate) fn identifier(s: &str) -> String {
+    let mut out: String = s.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' }).collect();
+    if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert(0, '_');
+    }
+    out
+}
+
+/// Expands `cuda-sources` (or the default `cuda/**/*.cu`) and names each file's module: its
+/// stem, with parent folders added where two stems (or the Rust crate's name) clash.
+fn cuda_sources(dir: &Path, cfg: &CudaConfig, lib_name: &str, manifest: &Path, warnings: &mut Vec<Diagnostic>) -> Result<Vec<CudaSource>> {
+    let explicit = cfg.sources.is_some();
+    let globs = match &cfg.sources {
+        Some(g) => g.clone(),
+        None if dir.join("cuda").is_dir() => vec!["cuda/**/*.cu".to_string()],
+        None => return Ok(Vec::new()),
+    };
+    let mut files: Vec<PathBuf> = Vec::new();
+    for g in &globs {
+        let pattern = dir.join(g);
+        let entries = glob::glob(&pattern.to_string_lossy()).map_err(|e| Error::Config {
+            manifest: manifest.to_path_buf(),
+            table: "package.metadata.ptx",
+            key: "cuda-sources".into(),
+            message: format!("`{g}` is not a valid glob: {e}"),
+        })?;
+        let before = files.len();
+        for entry in entries.flatten() {
+            // A dangling link is kept: reading it later names the file that cannot be read.
+            if (entry.is_file() || entry.symlink_metadata().is_ok_and(|m| m.is_symlink())) && !files.contains(&entry) {
+                files.push(entry);
+            }
+        }
+        if files.len() == before && explicit {
+            warnings.push(
+                Diagnostic::warning(format!("`cuda-sources` glob `{g}` matches no file under {}", dir.display()))
+                    .at(manifest, None, None)
+                    .note("globs are relative to the package folder, e.g. \"cuda/**/*.cu\""),
+            );
+        }
+    }
+    files.sort();
+    let rel: Vec<Vec<String>> = files
+        .iter()
+        .map(|f| {
+            let r = f.strip_prefix(dir).unwrap_or(f).with_extension("");
+            r.components().map(|c| identifier(&c.as_os_str().to_string_lossy())).collect()
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        // The shortest tail of the path that no other file (nor the Rust crate) shares.
+        let mut take = 1;
+        let name = loop {
+            let tail = |parts: &[String], n: usize| parts[parts.len().saturating_sub(n)..].join("_");
+            let candidate = tail(&rel[i], take);
+            let clash = candidate == lib_name || rel.iter().enumerate().any(|(j, r)| j != i && tail(r, take) == candidate);
+            if !clash || take >= rel[i].len() {
+                break if candidate == lib_name { format!("{candidate}_cu") } else { candidate };
+            }
+            take += 1;
+        };
+        out.push(CudaSource { path: f.clone(), module: name });
+    }
+    Ok(out)
 }
 
 fn apply(config: &mut PtxConfig, table: &Value, manifest: &Path, name: &'static str, warnings: &mut Vec<Diagnostic>) -> Result<()> {
@@ -264,6 +409,53 @@ fn apply(config: &mut PtxConfig, table: &Value, manifest: &Path, name: &'static 
                     archs.extend(arch::parse_list(item).map_err(|e| err(key, e.to_string()))?);
                 }
                 config.archs = Some(archs);
+            }
+            "cuda-sources" | "cuda-include" | "nvcc-flags" => {
+                let items: Vec<String> = match value {
+                    Value::String(s) => vec![s.clone()],
+                    Value::Array(a) => a
+                        .iter()
+                        .map(|v| v.as_str().map(str::to_string).ok_or_else(|| err(key, format!("expected strings, found {v}"))))
+                        .collect::<Result<_>>()?,
+                    other => return Err(err(key, format!("expected a list of strings, found {other}"))),
+                };
+                match key.as_str() {
+                    "cuda-sources" => config.cuda.sources = Some(items),
+                    "cuda-include" => config.cuda.include = items,
+                    _ => config.cuda.flags = items,
+                }
+            }
+            "cuda-std" => {
+                let std = value.as_str().ok_or_else(|| err(key, format!("expected a C++ standard such as \"c++17\", found {value}")))?;
+                if !matches!(std, "c++03" | "c++11" | "c++14" | "c++17" | "c++20") {
+                    return Err(err(key, format!("`{std}` is not a standard nvcc knows: use c++11, c++14, c++17 or c++20")));
+                }
+                config.cuda.std = std.to_string();
+            }
+            "cuda-defines" => {
+                let Some(table) = value.as_object() else {
+                    return Err(err(key, format!("expected a table such as {{ TILE = 16, USE_FAST = true }}, found {value}")));
+                };
+                let mut defines = Vec::new();
+                for (name, v) in table {
+                    let valid = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                    if !valid {
+                        return Err(err(
+                            key,
+                            format!("`{name}` is not a valid macro name: a C identifier starts with a letter or `_` and holds only letters, digits and `_`"),
+                        ));
+                    }
+                    let value = match v {
+                        Value::Bool(true) => None,
+                        Value::Bool(false) => continue,
+                        Value::String(s) => Some(s.clone()),
+                        Value::Number(n) => Some(n.to_string()),
+                        other => return Err(err(key, format!("`{name}`: expected a string, a number or true, found {other}"))),
+                    };
+                    defines.push((name.clone(), value));
+                }
+                config.cuda.defines = defines;
             }
             other => {
                 let hint =

@@ -1,7 +1,7 @@
-//! The build: kernel crates -> archs -> Rust front end -> per-arch link and ptxas, in parallel,
-//! every step cached by content.
+//! The build: kernel crates -> archs -> inline-PTX checks -> Rust front end -> per arch, in
+//! parallel: Rust link, nvcc for each .cu file, ptxas for both. Every step is cached by content.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -11,8 +11,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::arch::{self, Arch, ArchRequest};
 use crate::cache::{self, Key};
-use crate::config::{self, KernelCrate, PtxIsa};
-use crate::diag::Diagnostic;
+use crate::config::{self, CudaSource, KernelCrate, PtxIsa};
+use crate::cuda::{CudaCompile, Nvcc};
+use crate::diag::{Diagnostic, Level};
+use crate::inline_ptx;
 use crate::error::{Error, Result};
 use crate::link::ArchLink;
 use crate::ptxas::{self, Resources};
@@ -43,12 +45,22 @@ pub struct BuildOptions {
     pub jobs: Option<usize>,
     /// Colored rustc diagnostics.
     pub color: bool,
+    /// `--device-debug`: CUDA C++ with device debug info (`nvcc -G`, optimisations off).
+    pub device_debug: bool,
 }
 
 /// Everything a build produced.
 #[derive(Clone, Debug, Default)]
 pub struct BuildOutput {
     pub crates: Vec<CrateOutput>,
+}
+
+/// What `cargo ptx check` found.
+#[derive(Clone, Debug, Default)]
+pub struct CheckOutput {
+    pub files: usize,
+    pub errors: usize,
+    pub warnings: usize,
 }
 
 /// One kernel crate's results.
@@ -63,7 +75,9 @@ pub struct CrateOutput {
     pub archs: Vec<Arch>,
     pub kernels: Vec<String>,
     pub artifacts: Vec<Artifact>,
-    /// Every input file (for `cargo:rerun-if-changed`).
+    /// The crate's .cu files (their modules name CUDA artifacts).
+    pub cuda_sources: Vec<CudaSource>,
+    /// Every input file (for `cargo:rerun-if-changed`): Rust sources, .cu files and their headers.
     pub sources: Vec<PathBuf>,
 }
 
@@ -93,21 +107,32 @@ impl BuildOptions {
         let mut output = BuildOutput::default();
         let mut warned_no_ptxas = false;
         let libdevice_hash = cuda.libdevice.as_ref().and_then(|l| cache::file_hash(&l.path)).unwrap_or_default();
+        // nvcc (and the host compiler `cc` picks for it) only when some crate has .cu files.
+        let nvcc: Option<Nvcc> = match &cuda.nvcc {
+            Some(tool) if crates.iter().any(|k| !k.cuda_sources.is_empty()) => Some(Nvcc::new(tool.clone(), &toolchain::host_triple())),
+            _ => None,
+        };
 
         for krate in &crates {
-            let tc = self
-                .toolchain
-                .clone()
-                .or_else(|| krate.config.toolchain.clone())
-                .unwrap_or_else(|| toolchain::DEFAULT_TOOLCHAIN.to_string());
-            if !toolchains.contains_key(&tc) {
-                toolchains.insert(tc.clone(), Rust::find(&tc)?);
-            }
-            let rust = &toolchains[&tc];
-            let llvm = rust.require()?;
-            let archs = self.resolve_archs(krate, llvm, &cuda)?;
+            let has_rust = krate.config.rust && krate.lib_src.is_some();
+            let rust = if has_rust {
+                let tc = self
+                    .toolchain
+                    .clone()
+                    .or_else(|| krate.config.toolchain.clone())
+                    .unwrap_or_else(|| toolchain::DEFAULT_TOOLCHAIN.to_string());
+                if !toolchains.contains_key(&tc) {
+                    toolchains.insert(tc.clone(), Rust::find(&tc)?);
+                }
+                let rust = &toolchains[&tc];
+                Some((rust, rust.require()?))
+            } else {
+                None
+            };
+            let llvm = rust.map(|(_, l)| l);
+            let archs = self.resolve_archs(krate, llvm, &cuda, nvcc.as_ref())?;
             let ptx_isa = self.ptx_isa.or(krate.config.ptx_isa);
-            if let Some(isa) = ptx_isa {
+            if let (Some(isa), Some((rust, llvm))) = (ptx_isa, rust) {
                 check_ptx_isa(isa, llvm, rust)?;
             }
             if cuda.ptxas.is_none() && archs.iter().any(Arch::makes_cubin) && !warned_no_ptxas {
@@ -117,7 +142,17 @@ impl BuildOptions {
                         .note("run `cargo ptx setup` to install NVIDIA's ptxas, or set PTXAS or CUDA_PATH"),
                 ));
             }
-            let job = CrateJob { opts: self, krate, rust, llvm, cuda: &cuda, archs, ptx_isa, libdevice_hash: &libdevice_hash };
+            let job = CrateJob {
+                opts: self,
+                krate,
+                rust,
+                cuda: &cuda,
+                nvcc: nvcc.as_ref(),
+                archs,
+                ptx_isa,
+                libdevice_hash: &libdevice_hash,
+                hashes: Mutex::new(HashMap::new()),
+            };
             output.crates.push(job.run(reporter)?);
         }
         let archs: Vec<String> = {
@@ -133,7 +168,42 @@ impl BuildOptions {
         Ok(output)
     }
 
-    fn resolve_archs(&self, krate: &KernelCrate, llvm: &Llvm, cuda: &Cuda) -> Result<Vec<Arch>> {
+    /// `cargo ptx check`: the inline-PTX checker alone over the kernel crates and .cu files of
+    /// `paths` (no compiler runs). Diagnostics go to `reporter`; errors fail.
+    pub fn check(&self, reporter: &dyn Reporter) -> Result<CheckOutput> {
+        let crates = config::find_kernel_crates(self.manifest_path.as_deref(), &self.paths, &self.packages)?;
+        let mut out = CheckOutput::default();
+        let mut diags = Vec::new();
+        for k in &crates {
+            for w in &k.warnings {
+                reporter.report(Event::Diagnostic(w));
+            }
+            for src in &k.cuda_sources {
+                diags.extend(inline_ptx::check_cuda_file(&src.path, &crate::cuda::relative(&src.path, &k.dir))?);
+                out.files += 1;
+            }
+            if let (true, Some(lib)) = (k.config.rust, &k.lib_src) {
+                out.files += crate::signature::module_files(lib)?.len();
+                diags.extend(inline_ptx::check_rust_crate(lib, &k.dir)?);
+            }
+        }
+        for d in &diags {
+            reporter.report(Event::Diagnostic(d));
+        }
+        out.errors = diags.iter().filter(|d| d.level == Level::Error).count();
+        out.warnings = diags.len() - out.errors;
+        let names: Vec<&str> = crates.iter().map(|k| k.name.as_str()).collect();
+        if out.errors > 0 {
+            return Err(Error::InlinePtx { package: names.join("`, `"), count: out.errors, diagnostics: diags });
+        }
+        reporter.report(Event::Status {
+            verb: "Checked",
+            message: format!("{} ({} file{}, {} warning{})", names.join(", "), out.files, if out.files == 1 { "" } else { "s" }, out.warnings, if out.warnings == 1 { "" } else { "s" }),
+        });
+        Ok(out)
+    }
+
+    fn resolve_archs(&self, krate: &KernelCrate, llvm: Option<&Llvm>, cuda: &Cuda, nvcc: Option<&Nvcc>) -> Result<Vec<Arch>> {
         let requests = if !self.archs.is_empty() {
             self.archs.clone()
         } else if let Some(a) = &krate.config.archs {
@@ -147,30 +217,59 @@ impl BuildOptions {
                 Err(e) => return Err(e),
             }
         };
-        let llvm_supported = llvm.supported();
+        let llvm_supported = llvm.map(Llvm::supported);
         let ptxas_supported = cuda.ptxas_supported();
+        let uses_nvcc = nvcc.filter(|_| !krate.cuda_sources.is_empty());
         let mut archs = Vec::new();
         for r in requests {
             match r {
                 ArchRequest::Arch(a) => archs.push(a),
                 ArchRequest::Native => archs.extend(arch::native()?),
                 ArchRequest::All => {
-                    let all = llvm_supported.all();
-                    archs.extend(all.into_iter().filter(|a| ptxas_supported.as_ref().is_none_or(|p| p.contains(a))));
+                    // Every arch all the tools of this crate know.
+                    let candidates: Vec<Arch> = match (llvm_supported, uses_nvcc.and_then(Nvcc::archs)) {
+                        (Some(l), _) => l.all(),
+                        (None, Some(list)) => list.iter().filter_map(|a| a.replace("compute_", "sm_").parse().ok()).collect(),
+                        (None, None) => ptxas_supported.as_ref().map(|p| p.all()).unwrap_or_default(),
+                    };
+                    archs.extend(candidates.into_iter().filter(|a| {
+                        ptxas_supported.as_ref().is_none_or(|p| p.contains(a)) && uses_nvcc.is_none_or(|n| n.supports(*a))
+                    }));
                 }
             }
         }
         archs.sort();
         archs.dedup();
+        if archs.is_empty() {
+            return Err(Error::NoArch { package: krate.name.clone(), manifest: krate.manifest_path.clone(), why: "`all` matched no arch every tool supports".into() });
+        }
         for a in &archs {
-            if !llvm_supported.contains(a) {
-                return Err(Error::UnsupportedArch {
-                    arch: a.to_string(),
-                    tool: "LLVM",
-                    version: llvm.bin.display().to_string(),
-                    path: llvm.tool("llc"),
-                    help: format!("this nightly's LLVM knows: {}; a newer nightly may know more", llvm_supported.describe()),
-                });
+            if let (Some(llvm), Some(sup)) = (llvm, llvm_supported) {
+                if !sup.contains(a) {
+                    return Err(Error::UnsupportedArch {
+                        arch: a.to_string(),
+                        tool: "LLVM",
+                        version: llvm.bin.display().to_string(),
+                        path: llvm.tool("llc"),
+                        help: format!("this nightly's LLVM knows: {}; a newer nightly may know more", sup.describe()),
+                    });
+                }
+            }
+            if let Some(nvcc) = uses_nvcc {
+                if !nvcc.supports(*a) {
+                    let dropped = if a.capability < 75 && nvcc.tool.release().is_some_and(|r| r.0 >= 13) {
+                        "CUDA 13 dropped archs below sm_75: build those with a CUDA 12 nvcc (set NVCC), or choose "
+                    } else {
+                        "choose "
+                    };
+                    return Err(Error::UnsupportedArch {
+                        arch: a.to_string(),
+                        tool: "nvcc",
+                        version: nvcc.tool.version.clone(),
+                        path: nvcc.tool.path.clone(),
+                        help: format!("{dropped}an arch it lists: {}", nvcc.archs().unwrap_or_default().join(", ")),
+                    });
+                }
             }
             if let (Some(ptxas), Some(sup)) = (&cuda.ptxas, &ptxas_supported) {
                 if a.makes_cubin() && !sup.contains(a) {
@@ -212,12 +311,15 @@ fn check_ptx_isa(isa: PtxIsa, llvm: &Llvm, rust: &Rust) -> Result<()> {
 struct CrateJob<'a> {
     opts: &'a BuildOptions,
     krate: &'a KernelCrate,
-    rust: &'a Rust,
-    llvm: &'a Llvm,
+    /// The toolchain and its LLVM, when the crate has Rust kernels.
+    rust: Option<(&'a Rust, &'a Llvm)>,
     cuda: &'a Cuda,
+    nvcc: Option<&'a Nvcc>,
     archs: Vec<Arch>,
     ptx_isa: Option<PtxIsa>,
     libdevice_hash: &'a str,
+    /// Content hashes of headers, computed once per build (several archs read them).
+    hashes: Mutex<HashMap<PathBuf, Option<String>>>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -227,10 +329,35 @@ struct LinkStamp {
 }
 
 #[derive(Serialize, Deserialize)]
+struct CudaStamp {
+    key: String,
+    /// Every file nvcc read that lies outside the CUDA install, with its content hash.
+    inputs: Vec<(PathBuf, String)>,
+    ptx_hash: String,
+    kernels: Vec<String>,
+}
+
+#[derive(Serialize, Deserialize)]
 struct PtxasStamp {
     key: String,
     cubin_hash: String,
     resources: Vec<Resources>,
+}
+
+/// One unit of per-arch work.
+#[derive(Clone, Copy)]
+enum Job {
+    /// Link the Rust module for an arch, then ptxas.
+    Rust(Arch),
+    /// nvcc one .cu file (by index) for an arch, then ptxas.
+    Cuda(Arch, usize),
+}
+
+/// What a job produced.
+struct JobOut {
+    artifacts: Vec<Artifact>,
+    /// Files the job read (a .cu file and its headers).
+    inputs: Vec<PathBuf>,
 }
 
 impl CrateJob<'_> {
@@ -239,6 +366,7 @@ impl CrateJob<'_> {
     }
 
     fn run(&self, reporter: &dyn Reporter) -> Result<CrateOutput> {
+        self.check_inline_ptx(reporter)?;
         let target = self.target_dir();
         let out_dir = target.join("ptx").join(self.opts.profile().dir_name()).join(&self.krate.name);
         // Stamps and scratch files are per manifest: two workspaces sharing a target dir
@@ -246,83 +374,178 @@ impl CrateJob<'_> {
         let manifest_key = Key::new("manifest").str(&self.krate.manifest_path.to_string_lossy()).finish();
         let work = out_dir.join(format!(".work-{}", &manifest_key[..12]));
         cache::create_dir_all(&work)?;
-        reporter.report(Event::Plan { steps: 1 + self.archs.len() * 2 });
+        let cuda_jobs = if self.nvcc.is_some() { self.krate.cuda_sources.len() } else { 0 };
+        let rust_steps = if self.rust.is_some() { 1 + self.archs.len() } else { 0 };
+        reporter.report(Event::Plan { steps: rust_steps + self.archs.len() * cuda_jobs });
 
-        let rust = if self.krate.config.rust {
-            let fe = Frontend {
-                rust: self.rust,
-                llvm: self.llvm,
-                krate: self.krate,
-                profile: self.opts.profile(),
-                features: &self.opts.features,
-                cpu: *self.archs.iter().min().expect("at least one arch"),
-                cargo_target_dir: target.join("ptx").join("cargo"),
-                work_dir: work.clone(),
-                color: self.opts.color,
-            };
-            Some(fe.compile(reporter)?)
-        } else {
-            None
+        let rust = match self.rust {
+            Some((rust, llvm)) => {
+                let fe = Frontend {
+                    rust,
+                    llvm,
+                    krate: self.krate,
+                    profile: self.opts.profile(),
+                    features: &self.opts.features,
+                    cpu: *self.archs.iter().min().expect("at least one arch"),
+                    cargo_target_dir: target.join("ptx").join("cargo"),
+                    work_dir: work.clone(),
+                    color: self.opts.color,
+                };
+                let r = fe.compile(reporter)?;
+                reporter.report(Event::StepDone);
+                Some(r)
+            }
+            None => None,
         };
-        reporter.report(Event::StepDone);
-        let Some(rust) = rust else {
-            return Ok(CrateOutput {
-                name: self.krate.name.clone(),
-                lib_name: self.krate.lib_name.clone(),
-                lib_src: self.krate.lib_src.clone(),
-                manifest_path: self.krate.manifest_path.clone(),
-                archs: self.archs.clone(),
-                kernels: vec![],
-                artifacts: vec![],
-                sources: vec![],
+
+        // CUDA jobs first: nvcc is the slow step.
+        let mut jobs = Vec::new();
+        for arch in &self.archs {
+            jobs.extend((0..cuda_jobs).map(|i| Job::Cuda(*arch, i)));
+        }
+        if rust.is_some() {
+            jobs.extend(self.archs.iter().map(|a| Job::Rust(*a)));
+        }
+        let results = parallel(self.jobs(), jobs.len(), |i| match jobs[i] {
+            Job::Rust(arch) => {
+                self.rust_arch(arch, rust.as_ref().expect("rust jobs only with a front end"), &out_dir, &work.join(arch.to_string()), reporter)
+            }
+            Job::Cuda(arch, n) => self.cuda_arch(arch, &self.krate.cuda_sources[n], &out_dir, &work.join(arch.to_string()), reporter),
+        });
+        let mut artifacts = Vec::new();
+        let mut inputs: BTreeSet<PathBuf> = BTreeSet::new();
+        let mut first_error = None;
+        for r in results {
+            match r {
+                Ok(out) => {
+                    artifacts.extend(out.artifacts);
+                    inputs.extend(out.inputs);
+                }
+                Err(e) => {
+                    if let Error::Ptxas { diagnostics, .. } | Error::Nvcc { diagnostics, .. } = &e {
+                        for d in diagnostics {
+                            reporter.report(Event::Diagnostic(d));
+                        }
+                    }
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+        if !self.krate.cuda_sources.is_empty() && self.nvcc.is_none() {
+            // Rust kernels of the crate were built above; the .cu files cannot be.
+            return Err(Error::ToolMissing {
+                what: "nvcc".into(),
+                detail: format!(
+                    " (needed for {} .cu file{} of `{}`, e.g. {})",
+                    self.krate.cuda_sources.len(),
+                    if self.krate.cuda_sources.len() == 1 { "" } else { "s" },
+                    self.krate.name,
+                    crate::cuda::relative(&self.krate.cuda_sources[0].path, &self.krate.dir).display()
+                ),
+                help: "run `cargo ptx setup` (installs NVIDIA's nvcc, ptxas and libdevice), or set NVCC or CUDA_PATH".into(),
             });
-        };
+        }
+        artifacts.sort_by(|a, b| (&a.arch, &a.module, a.kind as u8).cmp(&(&b.arch, &b.module, b.kind as u8)));
+        self.check_unique_kernels(&artifacts)?;
 
-        let artifacts = self.per_arch(&rust, &out_dir, &work, reporter)?;
-        if rust.fresh && artifacts.iter().all(|a| a.fresh) {
+        let fresh = rust.as_ref().is_none_or(|r| r.fresh) && artifacts.iter().all(|a| a.fresh);
+        if fresh {
             reporter.report(Event::Status { verb: "Fresh", message: self.krate.name.clone() });
         }
         for a in &artifacts {
             reporter.report(Event::Artifact(a));
         }
-        let sources = rust.sources.clone();
+        let mut kernels: Vec<String> = rust.as_ref().map(|r| r.kernels.clone()).unwrap_or_default();
+        if let Some(first) = self.archs.first() {
+            for a in artifacts.iter().filter(|a| a.kind == ArtifactKind::Ptx && a.arch == first.to_string() && a.module != self.krate.lib_name) {
+                kernels.extend(a.kernels.iter().map(|k| k.name.clone()));
+            }
+        }
+        let mut sources: Vec<PathBuf> = rust.as_ref().map(|r| r.sources.clone()).unwrap_or_default();
+        sources.extend(inputs);
         Ok(CrateOutput {
             name: self.krate.name.clone(),
             lib_name: self.krate.lib_name.clone(),
             lib_src: self.krate.lib_src.clone(),
             manifest_path: self.krate.manifest_path.clone(),
             archs: self.archs.clone(),
-            kernels: rust.kernels.clone(),
+            kernels,
             artifacts,
+            cuda_sources: self.krate.cuda_sources.clone(),
             sources,
         })
     }
 
-    /// Links and assembles every arch, `jobs` at a time.
-    fn per_arch(&self, rust: &RustKernels, out_dir: &Path, work: &Path, reporter: &dyn Reporter) -> Result<Vec<Artifact>> {
-        let jobs = self.opts.jobs.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).max(1);
-        let next = AtomicUsize::new(0);
-        let results: Mutex<Vec<(usize, Result<Vec<Artifact>>)>> = Mutex::new(Vec::new());
-        std::thread::scope(|s| {
-            for _ in 0..jobs.min(self.archs.len()) {
-                s.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(arch) = self.archs.get(i) else { break };
-                    let r = self.one_arch(*arch, rust, out_dir, &work.join(arch.to_string()), reporter);
-                    results.lock().unwrap_or_else(|e| e.into_inner()).push((i, r));
-                });
-            }
-        });
-        let mut results = results.into_inner().unwrap_or_else(|e| e.into_inner());
-        results.sort_by_key(|(i, _)| *i);
-        let mut artifacts = Vec::new();
-        for (_, r) in results {
-            artifacts.extend(r?);
-        }
-        Ok(artifacts)
+    fn jobs(&self) -> usize {
+        self.opts
+            .jobs
+            .or_else(|| std::env::var("NUM_JOBS").ok().and_then(|n| n.parse().ok()))
+            .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+            .max(1)
     }
 
-    fn one_arch(&self, arch: Arch, rust: &RustKernels, out_dir: &Path, work: &Path, reporter: &dyn Reporter) -> Result<Vec<Artifact>> {
+    /// Runs the inline-PTX checker over the crate's .cu files and Rust sources.
+    fn check_inline_ptx(&self, reporter: &dyn Reporter) -> Result<()> {
+        let mut diags = Vec::new();
+        for src in &self.krate.cuda_sources {
+            diags.extend(inline_ptx::check_cuda_file(&src.path, &crate::cuda::relative(&src.path, &self.krate.dir))?);
+        }
+        if let (Some(_), Some(lib)) = (self.rust, &self.krate.lib_src) {
+            diags.extend(inline_ptx::check_rust_crate(lib, &self.krate.dir)?);
+        }
+        for d in &diags {
+            reporter.report(Event::Diagnostic(d));
+        }
+        let count = diags.iter().filter(|d| d.level == Level::Error).count();
+        if count > 0 {
+            return Err(Error::InlinePtx { package: self.krate.name.clone(), count, diagnostics: diags });
+        }
+        Ok(())
+    }
+
+    /// A kernel name in two modules of the crate (Rust and CUDA, or two .cu files) would make
+    /// launching by name ambiguous.
+    fn check_unique_kernels(&self, artifacts: &[Artifact]) -> Result<()> {
+        let Some(first) = self.archs.first().map(Arch::to_string) else { return Ok(()) };
+        let ptx: Vec<&Artifact> = artifacts.iter().filter(|a| a.kind == ArtifactKind::Ptx && a.arch == first).collect();
+        for (i, a) in ptx.iter().enumerate() {
+            for b in &ptx[i + 1..] {
+                if let Some(k) = a.kernels.iter().find(|k| b.kernels.iter().any(|o| o.name == k.name)) {
+                    return Err(Error::DuplicateKernel { name: k.name.clone(), first: self.definition(a, &k.name), second: self.definition(b, &k.name) });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `file:line` of a kernel's definition, as far as the sources tell.
+    fn definition(&self, artifact: &Artifact, kernel: &str) -> String {
+        let sigs = match &artifact.source {
+            Some(src) if src.extension().is_some_and(|e| e == "cu") => crate::signature::cuda_kernels(src).ok(),
+            Some(src) => crate::signature::rust_kernels(src).ok(),
+            None => None,
+        };
+        let root = &self.krate.dir;
+        match sigs.and_then(|s| s.into_iter().find(|s| s.name == kernel)) {
+            Some(s) => format!("{}:{}", crate::cuda::relative(&s.file, root).display(), s.line),
+            None => artifact.source.as_ref().map(|p| crate::cuda::relative(p, root).display().to_string()).unwrap_or_else(|| artifact.module.clone()),
+        }
+    }
+
+    fn hash_of(&self, path: &Path) -> Option<String> {
+        if let Some(h) = self.hashes.lock().unwrap_or_else(|e| e.into_inner()).get(path) {
+            return h.clone();
+        }
+        let h = cache::file_hash(path);
+        self.hashes.lock().unwrap_or_else(|e| e.into_inner()).insert(path.to_path_buf(), h.clone());
+        h
+    }
+
+    fn rust_arch(&self, arch: Arch, rust: &RustKernels, out_dir: &Path, work: &Path, reporter: &dyn Reporter) -> Result<JobOut> {
+        let (toolchain, llvm) = self.rust.expect("rust jobs only with a toolchain");
         let arch_dir = out_dir.join(arch.to_string());
         let ptx_path = arch_dir.join(format!("{}.ptx", self.krate.lib_name));
         let profile = self.opts.profile();
@@ -331,7 +554,7 @@ impl CrateJob<'_> {
         // Link: keyed by the module, libdevice, LLVM, arch and flags.
         let link_key = {
             let mut k = Key::new("link-v1");
-            k.str(&rust.module_hash).str(&rust.kernels.join(",")).str(self.libdevice_hash).str(&self.rust.version);
+            k.str(&rust.module_hash).str(&rust.kernels.join(",")).str(self.libdevice_hash).str(&toolchain.version);
             k.str(&arch.to_string()).str(&self.ptx_isa.map(|i| i.to_string()).unwrap_or_default());
             k.str(&format!("{:?}{}", profile, self.krate.config.ftz));
             k.finish()
@@ -348,7 +571,7 @@ impl CrateJob<'_> {
             None => {
                 reporter.report(Event::Status { verb: "Linking", message: format!("{} for {arch}", self.krate.name) });
                 ArchLink {
-                    llvm: self.llvm,
+                    llvm,
                     package: &self.krate.name,
                     module: &rust.module,
                     kernels: &rust.kernels,
@@ -367,64 +590,140 @@ impl CrateJob<'_> {
             }
         };
         reporter.report(Event::StepDone);
-        let ptx_artifact = Artifact {
-            package: self.krate.name.clone(),
-            arch: arch.to_string(),
-            kind: ArtifactKind::Ptx,
-            path: ptx_path.clone(),
-            kernels: rust.kernels.iter().map(|k| KernelInfo::named(k)).collect(),
-            fresh: link_fresh,
-        };
-        let mut artifacts = vec![ptx_artifact];
+        let module = Module { name: &self.krate.lib_name, source: self.krate.lib_src.as_deref(), kernels: &rust.kernels };
+        let artifacts = self.with_cubin(arch, &module, &ptx_path, &ptx_hash, link_fresh, work, reporter)?;
+        Ok(JobOut { artifacts, inputs: Vec::new() })
+    }
 
-        // ptxas: keyed by the PTX, the ptxas and the arch.
-        let ptxas_tool = self.cuda.ptxas.as_ref().filter(|_| arch.makes_cubin());
-        if let Some(ptxas_tool) = ptxas_tool {
-            let cubin = arch_dir.join(format!("{}.cubin", self.krate.lib_name));
-            let key = Key::new("ptxas-v1")
-                .str(&ptx_hash)
-                .str(&ptxas_tool.version)
-                .str(&ptxas_tool.path.to_string_lossy())
-                .str(&arch.to_string())
-                .finish();
-            let stamp_path = work.join("ptxas.json");
-            let stamp = cache::read_stamp::<PtxasStamp>(&stamp_path)
-                .filter(|s| s.key == key && cache::file_hash(&cubin).as_deref() == Some(s.cubin_hash.as_str()));
-            let fresh = stamp.is_some();
-            let resources = match stamp {
-                Some(s) => s.resources,
-                None => {
-                    reporter.report(Event::Status {
-                        verb: "Assembling",
-                        message: format!("{} for {arch} (ptxas {})", self.krate.name, ptxas_tool.version),
-                    });
-                    let r = ptxas::assemble(ptxas_tool, &ptx_path, arch, &cubin, &self.krate.name, &self.krate.dir);
-                    let r = match r {
-                        Err(Error::Ptxas { package, arch, count, diagnostics }) => {
-                            for d in &diagnostics {
-                                reporter.report(Event::Diagnostic(d));
-                            }
-                            return Err(Error::Ptxas { package, arch, count, diagnostics });
-                        }
-                        other => other?,
-                    };
-                    cache::write_stamp(
-                        &stamp_path,
-                        &PtxasStamp { key, cubin_hash: cache::file_hash(&cubin).unwrap_or_default(), resources: r.clone() },
-                    )?;
-                    r
-                }
-            };
-            artifacts.push(Artifact {
-                package: self.krate.name.clone(),
-                arch: arch.to_string(),
-                kind: ArtifactKind::Cubin,
-                path: cubin,
-                kernels: resources.iter().map(KernelInfo::from).collect(),
-                fresh,
-            });
-        }
+    fn cuda_arch(&self, arch: Arch, src: &CudaSource, out_dir: &Path, work: &Path, reporter: &dyn Reporter) -> Result<JobOut> {
+        let nvcc = self.nvcc.expect("cuda jobs only with nvcc");
+        let ptx_path = out_dir.join(arch.to_string()).join(format!("{}.ptx", src.module));
+        let dep_file = work.join(format!("{}.d", src.module));
+        let compile = CudaCompile {
+            nvcc,
+            source: src,
+            config: &self.krate.config.cuda,
+            package_dir: &self.krate.dir,
+            arch,
+            ftz: self.krate.config.ftz,
+            device_debug: self.opts.device_debug,
+            out: &ptx_path,
+            dep_file: &dep_file,
+        };
+        // Keyed by the flags, nvcc and its host compiler; the stamp adds the hash of every file
+        // nvcc read last time (headers inside the CUDA install are covered by its version).
+        let key = {
+            let mut k = Key::new("cuda-v1");
+            k.str(&nvcc.tool.version).str(&nvcc.tool.path.to_string_lossy()).str(&nvcc.host_key()).str(&src.path.to_string_lossy());
+            for f in compile.flags() {
+                k.str(&f.to_string_lossy());
+            }
+            k.finish()
+        };
+        let stamp_path = work.join(format!("cuda-{}.json", src.module));
+        let fresh = cache::read_stamp::<CudaStamp>(&stamp_path).filter(|s| {
+            s.key == key
+                && s.inputs.iter().all(|(p, h)| self.hash_of(p).as_deref() == Some(h.as_str()))
+                && cache::file_hash(&ptx_path).as_deref() == Some(s.ptx_hash.as_str())
+        });
+        let was_fresh = fresh.is_some();
+        let stamp = match fresh {
+            Some(s) => s,
+            None => {
+                reporter.report(Event::Status {
+                    verb: "Compiling",
+                    message: format!("{} (CUDA, {}) for {arch}", self.krate.name, crate::cuda::relative(&src.path, &self.krate.dir).display()),
+                });
+                let read = compile.run()?;
+                let inside_cuda = |p: &Path| nvcc.root.as_ref().is_some_and(|r| p.starts_with(r));
+                let inputs: Vec<(PathBuf, String)> =
+                    read.iter().filter(|p| !inside_cuda(p)).filter_map(|p| Some((p.clone(), cache::file_hash(p)?))).collect();
+                let text = std::fs::read_to_string(&ptx_path).map_err(|e| Error::io("read", &ptx_path, e))?;
+                let kernels = crate::ptx::Module::parse(&text).entries.into_iter().map(|e| e.name).collect();
+                let stamp = CudaStamp { key, inputs, ptx_hash: cache::file_hash(&ptx_path).unwrap_or_default(), kernels };
+                cache::write_stamp(&stamp_path, &stamp)?;
+                stamp
+            }
+        };
         reporter.report(Event::StepDone);
+        let module = Module { name: &src.module, source: Some(&src.path), kernels: &stamp.kernels };
+        let artifacts = self.with_cubin(arch, &module, &ptx_path, &stamp.ptx_hash, was_fresh, work, reporter)?;
+        Ok(JobOut { artifacts, inputs: stamp.inputs.into_iter().map(|(p, _)| p).collect() })
+    }
+
+    /// The PTX artifact and, for `sm_XX` archs with ptxas found, the cubin: the one ptxas step
+    /// of Rust and CUDA kernels. Keyed by the PTX, the ptxas and the arch.
+    #[allow(clippy::too_many_arguments)]
+    fn with_cubin(&self, arch: Arch, module: &Module<'_>, ptx_path: &Path, ptx_hash: &str, ptx_fresh: bool, work: &Path, reporter: &dyn Reporter) -> Result<Vec<Artifact>> {
+        let artifact = |kind, path: PathBuf, kernels, fresh| Artifact {
+            package: self.krate.name.clone(),
+            module: module.name.to_string(),
+            source: module.source.map(Path::to_path_buf),
+            arch: arch.to_string(),
+            kind,
+            path,
+            kernels,
+            fresh,
+        };
+        let mut artifacts = vec![artifact(ArtifactKind::Ptx, ptx_path.to_path_buf(), module.kernels.iter().map(|k| KernelInfo::named(k)).collect(), ptx_fresh)];
+        let Some(ptxas_tool) = self.cuda.ptxas.as_ref().filter(|_| arch.makes_cubin()) else {
+            return Ok(artifacts);
+        };
+        let cubin = ptx_path.with_extension("cubin");
+        let key = Key::new("ptxas-v1").str(ptx_hash).str(&ptxas_tool.version).str(&ptxas_tool.path.to_string_lossy()).str(&arch.to_string()).finish();
+        let stamp_path = work.join(format!("ptxas-{}.json", module.name));
+        let stamp = cache::read_stamp::<PtxasStamp>(&stamp_path)
+            .filter(|s| s.key == key && cache::file_hash(&cubin).as_deref() == Some(s.cubin_hash.as_str()));
+        let fresh = stamp.is_some();
+        let resources = match stamp {
+            Some(s) => s.resources,
+            None => {
+                reporter.report(Event::Status {
+                    verb: "Assembling",
+                    message: format!("{} ({}) for {arch} (ptxas {})", self.krate.name, module.name, ptxas_tool.version),
+                });
+                let r = ptxas::assemble(ptxas_tool, ptx_path, arch, &cubin, &self.krate.name, &self.krate.dir)?;
+                cache::write_stamp(&stamp_path, &PtxasStamp { key, cubin_hash: cache::file_hash(&cubin).unwrap_or_default(), resources: r.clone() })?;
+                r
+            }
+        };
+        artifacts.push(artifact(ArtifactKind::Cubin, cubin, resources.iter().map(KernelInfo::from).collect(), fresh));
         Ok(artifacts)
     }
+}
+
+/// A PTX module of a crate: the Rust kernels, or one .cu file.
+struct Module<'a> {
+    name: &'a str,
+    source: Option<&'a Path>,
+    kernels: &'a [String],
+}
+
+/// Runs `f(0..n)` on up to `jobs` threads; results in index order. Inside a build script that
+/// cargo gave a jobserver, every thread past the first holds a jobserver token while it works,
+/// so nested builds share cargo's `-j` instead of adding to it.
+fn parallel<T: Send>(jobs: usize, n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    // SAFETY: `from_env` takes over the file descriptors named in CARGO_MAKEFLAGS/MAKEFLAGS;
+    // nothing else in this process uses them.
+    let client = if std::env::var_os("CARGO_MAKEFLAGS").is_some() { unsafe { jobserver::Client::from_env() } } else { None };
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, T)>> = Mutex::new(Vec::with_capacity(n));
+    std::thread::scope(|s| {
+        for worker in 0..jobs.min(n) {
+            let (next, results, f, client) = (&next, &results, &f, &client);
+            s.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                if i >= n {
+                    break;
+                }
+                // The first worker runs on the token cargo gave this build script.
+                let _token = if worker > 0 { client.as_ref().and_then(|c| c.acquire().ok()) } else { None };
+                let r = f(i);
+                results.lock().unwrap_or_else(|e| e.into_inner()).push((i, r));
+            });
+        }
+    });
+    let mut results = results.into_inner().unwrap_or_else(|e| e.into_inner());
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, r)| r).collect()
 }

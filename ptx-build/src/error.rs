@@ -89,6 +89,14 @@ pub enum Error {
     #[error("ptxas rejected the PTX of `{package}` for {arch} ({count} error{s} above)", s = if *count == 1 { "" } else { "s" })]
     Ptxas { package: String, arch: String, count: usize, diagnostics: Vec<Diagnostic> },
 
+    /// nvcc rejected a .cu file; the diagnostics carry the source lines.
+    #[error("nvcc could not compile {file} for {arch} ({count} error{s} above)", file = file.display(), s = if *count == 1 { "" } else { "s" })]
+    Nvcc { file: PathBuf, arch: String, count: usize, diagnostics: Vec<Diagnostic> },
+
+    /// The inline-PTX checker found errors; the diagnostics were reported already.
+    #[error("{count} inline-PTX error{s} in `{package}` (above)\n  help: the rules are NVIDIA's \"Inline PTX Assembly in CUDA\"; `cargo ptx check` runs the checker alone", s = if *count == 1 { "" } else { "s" })]
+    InlinePtx { package: String, count: usize, diagnostics: Vec<Diagnostic> },
+
     /// A file-system operation failed.
     #[error("could not {action} {path}: {source}{help}", help = io_help(source))]
     Io {

@@ -90,8 +90,6 @@ struct Statement<'a> {
     predicated: bool,
     mnemonic: &'a str,
     operands: &'a str,
-    /// Brace depth of PTX's `{ }` scoping at the statement.
-    depth: usize,
 }
 
 /// Splits a PTX template into statements (`;`-separated, labels and braces noted).
@@ -151,7 +149,7 @@ fn statements(template: &str) -> (Vec<Statement<'_>>, Vec<(usize, usize)>) {
                 None => (false, text),
             };
             let n = rest.find(char::is_whitespace).unwrap_or(rest.len());
-            out.push(Statement { offset: start, predicated, mnemonic: &rest[..n], operands: rest[n..].trim(), depth });
+            out.push(Statement { offset: start, predicated, mnemonic: &rest[..n], operands: rest[n..].trim() });
         }
         i = end;
     }

@@ -1,7 +1,7 @@
 //! `ptx-build`: the engine of cargo-ptx.
 //!
-//! It compiles Rust kernel crates (`no_std`, `nvptx64-nvidia-cuda`) into PTX for every
-//! requested GPU arch, links NVIDIA's libdevice, and runs ptxas for cubins. `cargo ptx` is a
+//! It compiles Rust kernel crates (`no_std`, `nvptx64-nvidia-cuda`) and CUDA C++ (`.cu`, through
+//! nvcc) into PTX for every requested GPU arch, links NVIDIA's libdevice, and runs ptxas for cubins. `cargo ptx` is a
 //! thin front end over [`BuildOptions`]; build scripts use the same engine.
 //!
 //! The pipeline, one module a stage:
@@ -12,6 +12,8 @@
 //! | find crates | [`config`] | `cargo metadata` | [`config::KernelCrate`] |
 //! | choose archs | [`arch`] | `--arch`, metadata, driver | [`arch::Arch`] |
 //! | Rust front end | [`rust`] | kernel crate | one bitcode module ([`rust::RustKernels`]) |
+//! | CUDA front end | [`cuda`] | .cu file, per arch | PTX + the headers it read |
+//! | inline-PTX checks | [`inline_ptx`] | `asm()` / `asm!` sources | diagnostics at the source line |
 //! | link | [`link`] | module + libdevice, per arch | PTX |
 //! | assemble | [`ptxas`] | PTX, per arch | cubin + [`ptxas::Resources`] |
 //! | read PTX | [`ptx`] | PTX | entries, params, source lines |
@@ -24,6 +26,7 @@ pub mod builder;
 pub mod cache;
 pub mod codegen;
 pub mod config;
+pub mod cuda;
 pub mod diag;
 pub mod engine;
 pub mod error;

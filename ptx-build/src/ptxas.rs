@@ -130,6 +130,9 @@ pub fn diagnostics(stderr: &str, ptx_text: &str, ptx_path: &Path, source_root: &
                 };
                 let at = chain[mine];
                 d = d.at(relative(&resolve(&at.file, source_root), source_root), Some(at.line), Some(at.column));
+                if let Some(text) = source_line(&resolve(&at.file, source_root), at.line) {
+                    d = d.note(format!("source: {text}"));
+                }
                 for (i, site) in chain.iter().enumerate() {
                     match i.cmp(&mine) {
                         std::cmp::Ordering::Less => d = d.note(format!("the instruction comes from {}, inlined here", show(site))),
@@ -149,6 +152,13 @@ pub fn diagnostics(stderr: &str, ptx_text: &str, ptx_path: &Path, source_root: &
         out.push(Diagnostic::error(format!("ptxas failed: {}", stderr.trim())).at(ptx_path, None, None));
     }
     out
+}
+
+/// The trimmed text of a source line, for showing what the PTX came from.
+fn source_line(file: &Path, line: u32) -> Option<String> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let l = text.lines().nth(line.checked_sub(1)? as usize)?.trim();
+    (!l.is_empty()).then(|| l.to_string())
 }
 
 fn fatal_help(message: &str, ptxas: &Tool) -> Option<String> {

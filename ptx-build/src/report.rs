@@ -20,6 +20,10 @@ pub enum ArtifactKind {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Artifact {
     pub package: String,
+    /// The PTX module: the Rust crate's name, or the .cu file's module name.
+    pub module: String,
+    /// The module's source: the Rust crate's root file or the .cu file.
+    pub source: Option<PathBuf>,
     pub arch: String,
     pub kind: ArtifactKind,
     pub path: PathBuf,

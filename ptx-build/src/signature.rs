@@ -1,7 +1,8 @@
 //! Kernel signatures from the sources, checked against the PTX.
 //!
 //! Rust kernels are read with syn through the crate's module tree (`mod x;` followed into
-//! `x.rs` / `x/mod.rs`, `#[path]` honoured). Each parameter becomes the type a typed launch
+//! `x.rs` / `x/mod.rs`, `#[path]` honoured); CUDA C++ kernels are the `__global__` functions of
+//! a .cu file (a small tokenizer: no C++ parser crate reads CUDA's dialect). Each parameter becomes the type a typed launch
 //! method takes; [`check`] then compares count and sizes with the PTX `.entry` parameters, so a
 //! source the PTX did not come from is caught at build time, not on the GPU.
 
@@ -109,6 +110,8 @@ pub struct KernelSig {
     pub params: Vec<Param>,
     pub file: PathBuf,
     pub line: u32,
+    /// A C++ kernel without `extern "C"`: its PTX name is mangled (`_Z4fillPfi`).
+    pub mangled: bool,
 }
 
 /// Every `extern "ptx-kernel"` function exported with `#[no_mangle]` in the crate rooted at `lib_rs`.
@@ -225,7 +228,7 @@ fn kernel_of(f: &syn::ItemFn, file: &Path) -> Result<Option<KernelSig>> {
         })?;
         params.push(Param { name: pname, ty });
     }
-    Ok(Some(KernelSig { name, params, file: file.to_path_buf(), line }))
+    Ok(Some(KernelSig { name, params, file: file.to_path_buf(), line, mangled: false }))
 }
 
 trait SpanLine {
@@ -268,6 +271,305 @@ fn param_type(ty: &syn::Type) -> std::result::Result<ParamType, String> {
         }
         _ => Err(format!("`{text}` cannot be a kernel parameter; use a primitive, a pointer, or a `#[repr(C)]` struct")),
     }
+}
+
+/// A token of C++ source: what signatures need (comments, preprocessor lines and literal
+/// contents are dropped; string literals are kept for `extern "C"`).
+#[derive(Clone, Debug, PartialEq)]
+enum CTok {
+    Ident(String),
+    Str(String),
+    Punct(char),
+}
+
+fn c_tokens(src: &str) -> Vec<(CTok, u32)> {
+    let b = src.as_bytes();
+    let mut out = Vec::new();
+    let (mut i, mut line, mut line_start) = (0usize, 1u32, true);
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'\n' => {
+                line += 1;
+                line_start = true;
+                i += 1;
+                continue;
+            }
+            c if c.is_ascii_whitespace() => {
+                i += 1;
+                continue;
+            }
+            b'#' if line_start => {
+                // A preprocessor line, with its continuations.
+                while i < b.len() && b[i] != b'\n' {
+                    if b[i] == b'\\' && b.get(i + 1) == Some(&b'\n') {
+                        line += 1;
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                continue;
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i < b.len() && !(b[i] == b'*' && b.get(i + 1) == Some(&b'/')) {
+                    line += u32::from(b[i] == b'\n');
+                    i += 1;
+                }
+                i += 2;
+                continue;
+            }
+            b'"' | b'\'' => {
+                let q = c;
+                let start = i + 1;
+                i += 1;
+                while i < b.len() && b[i] != q && b[i] != b'\n' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                if q == b'"' {
+                    out.push((CTok::Str(String::from_utf8_lossy(&b[start..i.min(b.len())]).into_owned()), line));
+                }
+                i += 1;
+            }
+            c if c.is_ascii_alphabetic() || c == b'_' => {
+                let start = i;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+                out.push((CTok::Ident(String::from_utf8_lossy(&b[start..i]).into_owned()), line));
+            }
+            c if c.is_ascii_digit() => {
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'.') {
+                    i += 1;
+                }
+            }
+            c => {
+                out.push((CTok::Punct(c as char), line));
+                i += 1;
+            }
+        }
+        line_start = false;
+    }
+    out
+}
+
+/// Every `__global__` function of a .cu file, in source order (a declaration and its
+/// definition count once).
+pub fn cuda_kernels(cu: &Path) -> Result<Vec<KernelSig>> {
+    let bytes = std::fs::read(cu).map_err(|e| Error::io("read", cu, e))?;
+    cuda_kernels_in(cu, &String::from_utf8_lossy(&bytes))
+}
+
+fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> {
+    let toks = c_tokens(src);
+    let ident = |i: usize| match toks.get(i) {
+        Some((CTok::Ident(s), _)) => Some(s.as_str()),
+        _ => None,
+    };
+    let punct = |i: usize, c: char| matches!(toks.get(i), Some((CTok::Punct(p), _)) if *p == c);
+    let mut out: Vec<KernelSig> = Vec::new();
+    // For each open brace: does it open an `extern "C" {` block?
+    let mut blocks: Vec<bool> = Vec::new();
+    let mut decl_start = 0;
+    let mut i = 0;
+    while i < toks.len() {
+        match &toks[i].0 {
+            CTok::Punct('{') => {
+                let extern_c = i >= 2 && ident(i - 2) == Some("extern") && toks[i - 1].0 == CTok::Str("C".into());
+                blocks.push(extern_c);
+                decl_start = i + 1;
+            }
+            CTok::Punct('}') => {
+                blocks.pop();
+                decl_start = i + 1;
+            }
+            CTok::Punct(';') => decl_start = i + 1,
+            CTok::Ident(w) if w == "__global__" => {
+                let prefix = &toks[decl_start..i];
+                let templated = prefix.iter().any(|(t, _)| *t == CTok::Ident("template".into()));
+                let extern_c = blocks.iter().any(|b| *b)
+                    || prefix.windows(2).any(|w| w[0].0 == CTok::Ident("extern".into()) && w[1].0 == CTok::Str("C".into()));
+                // The name: the identifier before the first `(` at this level.
+                let mut j = i + 1;
+                while j < toks.len() && !punct(j, '(') && !punct(j, ';') && !punct(j, '{') {
+                    j += 1;
+                }
+                let Some(name) = ident(j.wrapping_sub(1)).filter(|_| punct(j, '(')) else {
+                    i = j;
+                    continue;
+                };
+                let name = name.to_string();
+                let line = toks[j - 1].1;
+                // Parameters up to the matching `)`.
+                let mut depth = 0;
+                let mut k = j;
+                let mut params: Vec<Vec<CTok>> = vec![Vec::new()];
+                while k < toks.len() {
+                    match &toks[k].0 {
+                        CTok::Punct('(') => {
+                            depth += 1;
+                            if depth == 1 {
+                                k += 1;
+                                continue;
+                            }
+                        }
+                        CTok::Punct(')') => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        CTok::Punct(',') if depth == 1 => {
+                            params.push(Vec::new());
+                            k += 1;
+                            continue;
+                        }
+                        _ => {}
+                    }
+                    params.last_mut().expect("non-empty").push(toks[k].0.clone());
+                    k += 1;
+                }
+                let params: Vec<Vec<CTok>> = params.into_iter().filter(|p| !p.is_empty() && *p != [CTok::Ident("void".into())]).collect();
+                let mut sig = KernelSig { name: name.clone(), params: Vec::new(), file: file.to_path_buf(), line, mangled: !extern_c || templated };
+                for (n, p) in params.iter().enumerate() {
+                    let (pname, ty) = c_param(p, n).map_err(|message| Error::Signature {
+                        file: file.to_path_buf(),
+                        line,
+                        kernel: name.clone(),
+                        message,
+                    })?;
+                    sig.params.push(Param { name: pname, ty });
+                }
+                if !out.iter().any(|o| o.name == sig.name) {
+                    out.push(sig);
+                }
+                i = k;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(out)
+}
+
+/// The Rust type of a C scalar type, spelled as its words (`unsigned long long`).
+fn c_scalar(words: &[&str]) -> Option<ParamType> {
+    let words: Vec<&str> = words.iter().copied().filter(|w| !matches!(*w, "const" | "volatile" | "struct" | "signed")).collect();
+    let unsigned = words.contains(&"unsigned");
+    let rest: Vec<&str> = words.iter().copied().filter(|w| *w != "unsigned" && *w != "int").collect();
+    let has_int = words.contains(&"int");
+    let scalar = |s| Some(ParamType::Scalar(s));
+    let by_value = |t: &str| Some(ParamType::ByValue { ty: t.to_string() });
+    match (unsigned, rest.as_slice()) {
+        (false, []) if has_int => scalar(Scalar::I32),
+        (true, []) => scalar(Scalar::U32),
+        (false, ["long", "long"]) | (false, ["long"]) => scalar(Scalar::I64),
+        (true, ["long", "long"]) | (true, ["long"]) => scalar(Scalar::U64),
+        (false, ["short"]) => scalar(Scalar::I16),
+        (true, ["short"]) => scalar(Scalar::U16),
+        (false, ["char"]) => scalar(Scalar::I8),
+        (true, ["char"]) => scalar(Scalar::U8),
+        (false, ["bool"]) => scalar(Scalar::Bool),
+        (false, ["float"]) => scalar(Scalar::F32),
+        (false, ["double"]) => scalar(Scalar::F64),
+        (false, ["size_t"]) => scalar(Scalar::Usize),
+        (false, ["ptrdiff_t"]) => scalar(Scalar::Isize),
+        (false, ["int8_t"]) => scalar(Scalar::I8),
+        (false, ["uint8_t"]) => scalar(Scalar::U8),
+        (false, ["int16_t"]) => scalar(Scalar::I16),
+        (false, ["uint16_t"]) => scalar(Scalar::U16),
+        (false, ["int32_t"]) => scalar(Scalar::I32),
+        (false, ["uint32_t"]) => scalar(Scalar::U32),
+        (false, ["int64_t"]) => scalar(Scalar::I64),
+        (false, ["uint64_t"]) => scalar(Scalar::U64),
+        (false, ["__half"]) | (false, ["half"]) => by_value("::ptx_runtime::half::f16"),
+        (false, ["__nv_bfloat16"]) | (false, ["nv_bfloat16"]) => by_value("::ptx_runtime::half::bf16"),
+        _ => None,
+    }
+}
+
+const C_TYPE_WORDS: &[&str] = &[
+    "const", "volatile", "unsigned", "signed", "int", "long", "short", "char", "bool", "float", "double", "void", "struct",
+];
+
+/// One C parameter (`const float *__restrict__ x`) as a name and a launch type.
+fn c_param(toks: &[CTok], index: usize) -> std::result::Result<(String, ParamType), String> {
+    let text = toks
+        .iter()
+        .map(|t| match t {
+            CTok::Ident(s) => s.clone(),
+            CTok::Str(s) => format!("\"{s}\""),
+            CTok::Punct(c) => c.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    let toks: Vec<&CTok> = toks.iter().filter(|t| !matches!(t, CTok::Ident(w) if w.starts_with("__restrict") || w == "restrict")).collect();
+    if toks.iter().any(|t| matches!(t, CTok::Punct('&'))) {
+        return Err(format!("parameter `{text}`: a kernel cannot take a reference; take a pointer to device memory"));
+    }
+    if toks.iter().any(|t| matches!(t, CTok::Punct('[') | CTok::Punct('<') | CTok::Punct(':'))) {
+        return Err(format!("parameter `{text}`: arrays, templates and qualified types cannot be launched with typed arguments; use a pointer, a scalar or a plain struct"));
+    }
+    let stars = toks.iter().filter(|t| matches!(t, CTok::Punct('*'))).count();
+    let first_star = toks.iter().position(|t| matches!(t, CTok::Punct('*'))).unwrap_or(toks.len());
+    let idents: Vec<&str> = toks
+        .iter()
+        .filter_map(|t| match t {
+            CTok::Ident(s) => Some(s.as_str()),
+            _ => None,
+        })
+        .collect();
+    // The last identifier is the name when something stands before it that is not a type word
+    // (`int n`, `float *x`, `Pair p`), else the parameter is unnamed (`int`, `float *`).
+    let last_is_name = match toks.last() {
+        Some(CTok::Ident(w)) => stars > 0 && toks.len() - 1 > first_star || (idents.len() >= 2 && !C_TYPE_WORDS.contains(&w.as_str())),
+        _ => false,
+    };
+    let (name, type_words): (String, Vec<&str>) = if last_is_name {
+        (idents[idents.len() - 1].to_string(), idents[..idents.len() - 1].to_vec())
+    } else {
+        (format!("arg{index}"), idents.clone())
+    };
+    let before_star: Vec<&str> = toks[..first_star]
+        .iter()
+        .filter_map(|t| match t {
+            CTok::Ident(s) => Some(s.as_str()),
+            _ => None,
+        })
+        .collect();
+    let base: Vec<&str> = type_words.iter().copied().filter(|w| before_star.contains(w)).collect();
+    let base_ty = || -> std::result::Result<String, String> {
+        if base.iter().any(|w| *w == "void") {
+            return Err(format!("parameter `{text}`: `void *` has no element type for a typed launch; use the element's type (e.g. `float *`)"));
+        }
+        match c_scalar(&base) {
+            Some(ParamType::Scalar(s)) => Ok(s.rust_name().to_string()),
+            Some(ParamType::ByValue { ty }) => Ok(ty),
+            _ => {
+                let words: Vec<&str> = base.iter().copied().filter(|w| !matches!(*w, "const" | "volatile" | "struct")).collect();
+                match words.as_slice() {
+                    [one] if !C_TYPE_WORDS.contains(one) => Ok(one.to_string()),
+                    _ => Err(format!("parameter `{text}`: `{}` has no Rust equivalent here; use a fixed-size type such as int, unsigned, long long, float or a struct", words.join(" "))),
+                }
+            }
+        }
+    };
+    let ty = match stars {
+        0 => match c_scalar(&base) {
+            Some(t) => t,
+            None => ParamType::ByValue { ty: base_ty()? },
+        },
+        1 => ParamType::Pointer { mutable: !before_star.contains(&"const"), elem: base_ty()? },
+        _ => return Err(format!("parameter `{text}`: pointers to pointers cannot be launched with typed arguments; pass a `u64` device address instead")),
+    };
+    Ok((name, ty))
 }
 
 /// Compares a kernel's source signature with its PTX entry: count and per-parameter size.
@@ -348,12 +650,66 @@ mod tests {
     }
 
     #[test]
+    fn reads_extern_c_global_functions() {
+        let src = r#"#include "common.cuh"
+#define N 4 /* a comment with __global__ f(int) */
+extern "C" __global__ void saxpy(int n, float a, const float *__restrict__ x, float *y) {}
+extern "C" {
+__global__ void halves(const __half *in, __nv_bfloat16 *out, size_t n, unsigned m, long long k, unsigned long long u) {}
+__global__ void by_value(Pair p, const Pair *ps, unsigned int) ;
+}
+__global__ void cpp_kernel(float *x) {}
+template <typename T> __global__ void tmpl(T *x) {}
+"#;
+        let k = cuda_kernels_in(Path::new("cuda/k.cu"), src).unwrap();
+        let names: Vec<&str> = k.iter().map(|k| k.name.as_str()).collect();
+        assert_eq!(names, ["saxpy", "halves", "by_value", "cpp_kernel", "tmpl"]);
+        assert_eq!(k[0].line, 3);
+        assert_eq!(
+            k[0].params.iter().map(|p| (p.name.as_str(), p.ty.clone())).collect::<Vec<_>>(),
+            vec![
+                ("n", ParamType::Scalar(Scalar::I32)),
+                ("a", ParamType::Scalar(Scalar::F32)),
+                ("x", ParamType::Pointer { mutable: false, elem: "f32".into() }),
+                ("y", ParamType::Pointer { mutable: true, elem: "f32".into() }),
+            ]
+        );
+        assert_eq!(
+            k[1].params.iter().map(|p| p.ty.clone()).collect::<Vec<_>>(),
+            vec![
+                ParamType::Pointer { mutable: false, elem: "::ptx_runtime::half::f16".into() },
+                ParamType::Pointer { mutable: true, elem: "::ptx_runtime::half::bf16".into() },
+                ParamType::Scalar(Scalar::Usize),
+                ParamType::Scalar(Scalar::U32),
+                ParamType::Scalar(Scalar::I64),
+                ParamType::Scalar(Scalar::U64),
+            ]
+        );
+        assert_eq!(k[2].params[0].ty, ParamType::ByValue { ty: "Pair".into() });
+        assert_eq!(k[2].params[1].ty, ParamType::Pointer { mutable: false, elem: "Pair".into() });
+        assert_eq!((k[2].params[2].name.as_str(), &k[2].params[2].ty), ("arg2", &ParamType::Scalar(Scalar::U32)));
+        assert!(!k[0].mangled && !k[1].mangled && !k[2].mangled);
+        assert!(k[3].mangled && k[4].mangled, "no extern \"C\": the PTX name is mangled");
+    }
+
+    #[test]
+    fn c_parameters_without_a_launch_type_name_the_kernel() {
+        let e = cuda_kernels_in(Path::new("cuda/k.cu"), "extern \"C\" __global__ void k(\n float **pp) {}\n").unwrap_err().to_string();
+        assert!(e.contains("cuda/k.cu:1: kernel `k`") && e.contains("pointers to pointers"), "{e}");
+        let e = cuda_kernels_in(Path::new("k.cu"), "extern \"C\" __global__ void k(void *p) {}").unwrap_err().to_string();
+        assert!(e.contains("`void *` has no element type"), "{e}");
+        let e = cuda_kernels_in(Path::new("k.cu"), "extern \"C\" __global__ void k(long double x) {}").unwrap_err().to_string();
+        assert!(e.contains("`long double` has no Rust equivalent"), "{e}");
+    }
+
+    #[test]
     fn a_signature_that_disagrees_with_the_ptx_is_caught() {
         let sig = KernelSig {
             name: "k".into(),
             params: vec![Param { name: "n".into(), ty: ParamType::Scalar(Scalar::U64) }],
             file: "src/lib.rs".into(),
             line: 3,
+            mangled: false,
         };
         let m = ptx::Module::parse(".visible .entry k(\n.param .u32 k_param_0\n)\n{\nret;\n}\n");
         let e = check(&sig, m.entry("k")).unwrap_err().to_string();

@@ -41,6 +41,20 @@ pub const ENV_VARS: &[&str] = &[
 pub const DEFAULT_TOOLCHAIN: &str = "nightly";
 
 /// Where `cargo ptx setup` installs, and other per-user state of cargo-ptx.
+/// The host's target triple: `TARGET` inside a build script, else what `rustc -vV` says.
+pub fn host_triple() -> String {
+    if let Ok(t) = std::env::var("TARGET") {
+        return t;
+    }
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    Command::new(rustc)
+        .arg("-vV")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8_lossy(&o.stdout).lines().find_map(|l| l.strip_prefix("host: ").map(str::to_string)))
+        .unwrap_or_else(|| "x86_64-unknown-linux-gnu".to_string())
+}
+
 pub fn home() -> Option<PathBuf> {
     if let Some(h) = std::env::var_os("CARGO_PTX_HOME").filter(|h| !h.is_empty()) {
         return Some(PathBuf::from(h));
@@ -297,8 +311,7 @@ impl Cuda {
     /// Supported archs of the found ptxas, from its `--help`.
     pub fn ptxas_supported(&self) -> Option<Supported> {
         let ptxas = self.ptxas.as_ref()?;
-        let out = Command::new(&ptxas.path).arg("--help").output().ok()?;
-        let text = String::from_utf8_lossy(&out.stdout);
+        let text = tool_output(&ptxas.path, &["--help"])?;
         let section = text.split("--gpu-name").nth(1)?.split("Default value").next()?;
         let allowed = section.split("Allowed values for this option:").nth(1)?;
         let names = allowed
@@ -353,9 +366,33 @@ pub fn setup_root() -> Option<PathBuf> {
 
 /// `ptxas --version` / `nvcc --version` end with `Cuda compilation tools, release 13.0, V13.0.88`.
 fn tool_version(path: &Path) -> Option<String> {
-    let out = Command::new(path).arg("--version").output().ok()?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    parse_tool_version(&text)
+    parse_tool_version(&tool_output(path, &["--version"])?)
+}
+
+/// What `path args` prints on stdout when it succeeds, remembered per binary (path, size and
+/// modification time, as cargo remembers `rustc -vV`), so a no-op build starts no CUDA tool.
+pub(crate) fn tool_output(path: &Path, args: &[&str]) -> Option<String> {
+    let meta = fs::metadata(path).ok()?;
+    let modified = meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map(|d| d.as_nanos()).unwrap_or(0);
+    let key = crate::cache::Key::new("tool-output-v1")
+        .str(&path.to_string_lossy())
+        .str(&args.join("\u{1f}"))
+        .str(&format!("{}:{modified}", meta.len()))
+        .finish();
+    let file = home().map(|h| h.join("tool-cache").join(&key[..32]));
+    if let Some(text) = file.as_ref().and_then(|f| fs::read_to_string(f).ok()) {
+        return Some(text);
+    }
+    let out = Command::new(path).args(args).output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    if let Some(f) = &file {
+        // A cache that cannot be written only costs the next build one more run.
+        let _ = crate::cache::write_atomic(f, text.as_bytes());
+    }
+    Some(text)
 }
 
 pub(crate) fn parse_tool_version(text: &str) -> Option<String> {

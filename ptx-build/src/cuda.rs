@@ -1,0 +1,341 @@
+//! The CUDA C++ front end: nvcc turns each .cu file into PTX for one virtual arch
+//! (`-ptx -arch=compute_XX -lineinfo`), writes the headers it read (`-MD -MF`), and its errors
+//! become diagnostics at `file:line:col`. The PTX then takes the same ptxas step as Rust
+//! kernels.
+//!
+//! The host compiler (`-ccbin`) and the `NVCC` variable come from the `cc` crate, so a build
+//! here picks the same compilers as any `cc::Build::cuda(true)` build script.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use crate::arch::Arch;
+use crate::cache;
+use crate::config::{CudaConfig, CudaSource};
+use crate::diag::{Diagnostic, Level};
+use crate::error::{Error, Result};
+use crate::process;
+use crate::toolchain::Tool;
+
+/// Variables that change what nvcc does (besides those of tool discovery).
+pub const ENV_VARS: &[&str] = &["CXX", "NVCC_CCBIN", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "CUDAFLAGS"];
+
+/// nvcc and the host-compiler arguments `cc` chooses for it.
+#[derive(Debug)]
+pub struct Nvcc {
+    pub tool: Tool,
+    /// The CUDA install's root (`bin/..`): its headers are covered by the nvcc version in cache keys.
+    pub root: Option<PathBuf>,
+    target: String,
+    /// Asked of `cc` only when nvcc runs: `cc` may start compilers to detect their family.
+    host_args: OnceLock<Vec<String>>,
+    archs: OnceLock<Option<Vec<String>>>,
+}
+
+impl Nvcc {
+    /// `target`: the host triple (cc picks the C++ compiler for it).
+    pub fn new(tool: Tool, target: &str) -> Nvcc {
+        let root = tool.path.parent().and_then(Path::parent).map(Path::to_path_buf);
+        Nvcc { tool, root, target: target.to_string(), host_args: OnceLock::new(), archs: OnceLock::new() }
+    }
+
+    /// `-ccbin=<C++ compiler>` as `cc` derives it from `CXX` and the target.
+    pub fn host_args(&self) -> &[String] {
+        self.host_args.get_or_init(|| {
+            let mut build = cc::Build::new();
+            build.cuda(true).cpp(true).cargo_metadata(false).cargo_warnings(false).warnings(false).opt_level(0).debug(false);
+            if std::env::var_os("TARGET").is_none() {
+                build.target(&self.target).host(&self.target);
+            }
+            build
+                .try_get_compiler()
+                .map(|t| t.args().iter().map(|a| a.to_string_lossy().into_owned()).filter(|a| a.starts_with("-ccbin")).collect())
+                .unwrap_or_default()
+        })
+    }
+
+    /// What decides `host_args` (for cache keys, without asking `cc`).
+    pub fn host_key(&self) -> String {
+        let mut k = self.target.clone();
+        for v in ENV_VARS {
+            k.push_str(&format!(";{v}={}", std::env::var(v).unwrap_or_default()));
+        }
+        k
+    }
+
+    /// The virtual archs nvcc accepts (`nvcc --list-gpu-arch`: `compute_75` ...).
+    pub fn archs(&self) -> Option<&[String]> {
+        self.archs
+            .get_or_init(|| {
+                let text = crate::toolchain::tool_output(&self.tool.path, &["--list-gpu-arch"])?;
+                Some(text.split_whitespace().map(str::to_string).collect())
+            })
+            .as_deref()
+    }
+
+    /// Whether nvcc can compile for `arch` (unknown: assume yes and let nvcc say).
+    pub fn supports(&self, arch: Arch) -> bool {
+        self.archs().is_none_or(|list| list.iter().any(|a| *a == arch.compute_name()))
+    }
+}
+
+/// One nvcc run: a .cu file to PTX for one arch.
+pub struct CudaCompile<'a> {
+    pub nvcc: &'a Nvcc,
+    pub source: &'a CudaSource,
+    pub config: &'a CudaConfig,
+    /// The package folder: `cuda-include` is relative to it, diagnostics name files below it
+    /// relative to it.
+    pub package_dir: &'a Path,
+    pub arch: Arch,
+    pub ftz: bool,
+    /// `-G`: device debug info, optimisations off.
+    pub device_debug: bool,
+    pub out: &'a Path,
+    pub dep_file: &'a Path,
+}
+
+impl CudaCompile<'_> {
+    /// Every argument but the host compiler's and the paths (with `Nvcc::host_key`, they key
+    /// the cache).
+    pub fn flags(&self) -> Vec<OsString> {
+        let mut a: Vec<OsString> = vec!["-ptx".into(), format!("-arch={}", self.arch.compute_name()).into()];
+        a.push(if self.device_debug { "-G" } else { "-lineinfo" }.into());
+        a.push(format!("-std={}", self.config.std).into());
+        if self.ftz {
+            a.push("-ftz=true".into());
+        }
+        for inc in &self.config.include {
+            a.push("-I".into());
+            a.push(self.package_dir.join(inc).into());
+        }
+        for (name, value) in &self.config.defines {
+            a.push(match value {
+                Some(v) => format!("-D{name}={v}").into(),
+                None => format!("-D{name}").into(),
+            });
+        }
+        a.extend(self.config.flags.iter().map(OsString::from));
+        a
+    }
+
+    /// Compiles; returns the files nvcc read (the .cu and its headers).
+    pub fn run(&self) -> Result<Vec<PathBuf>> {
+        if let Some(dir) = self.out.parent() {
+            cache::create_dir_all(dir)?;
+        }
+        if let Some(dir) = self.dep_file.parent() {
+            cache::create_dir_all(dir)?;
+        }
+        // nvcc reads the file itself; reading it first turns "cannot open" into our error.
+        std::fs::metadata(&self.source.path).and_then(|_| std::fs::File::open(&self.source.path)).map_err(|e| Error::io("read", &self.source.path, e))?;
+        let scratch = cache::scratch_path(self.out);
+        let mut cmd = Command::new(&self.nvcc.tool.path);
+        cmd.args(self.flags()).args(self.nvcc.host_args()).arg("-MMD").arg("-MF").arg(self.dep_file).arg("-o").arg(&scratch).arg(&self.source.path);
+        let out = process::output("nvcc", &mut cmd)?;
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
+        if !out.status.success() {
+            // For some archs nvcc runs ptxas on the PTX it wrote: map those errors through the
+            // PTX's line table like our own ptxas step does.
+            let diagnostics = match std::fs::read_to_string(&scratch) {
+                Ok(ptx) if text.lines().any(|l| l.starts_with("ptxas ") && l.contains(", line ")) => {
+                    crate::ptxas::diagnostics(&text, &ptx, self.out, self.package_dir, &self.nvcc.tool)
+                }
+                _ => diagnostics(&text, self.package_dir, self.arch, &self.nvcc.tool),
+            };
+            let _ = std::fs::remove_file(&scratch);
+            let count = diagnostics.iter().filter(|d| d.level == Level::Error).count().max(1);
+            return Err(Error::Nvcc {
+                file: relative(&self.source.path, self.package_dir),
+                arch: self.arch.to_string(),
+                count,
+                diagnostics,
+            });
+        }
+        cache::rename_into_place(&scratch, self.out)?;
+        let deps = std::fs::read_to_string(self.dep_file).map(|d| parse_depfile(&d)).unwrap_or_default();
+        let mut files = vec![self.source.path.clone()];
+        files.extend(deps.into_iter().filter(|d| *d != self.source.path));
+        Ok(files)
+    }
+}
+
+/// The prerequisites of a make rule `target: a.cu \ b.h` (spaces escaped as `\ `).
+pub fn parse_depfile(text: &str) -> Vec<PathBuf> {
+    let joined = text.replace("\\\r\n", " ").replace("\\\n", " ");
+    let Some(colon) = joined.find(": ") else { return Vec::new() };
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut chars = joined[colon + 2..].chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&' ') => {
+                cur.push(' ');
+                chars.next();
+            }
+            '$' if chars.peek() == Some(&'$') => {
+                cur.push('$');
+                chars.next();
+            }
+            c if c.is_whitespace() => {
+                if !cur.is_empty() {
+                    out.push(PathBuf::from(std::mem::take(&mut cur)));
+                }
+            }
+            c => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        out.push(PathBuf::from(cur));
+    }
+    out
+}
+
+/// nvcc's output as diagnostics. Three forms appear:
+/// - the CUDA front end (EDG): `a.cu(12): error: MESSAGE`, then the source line and a `^`
+///   under the column;
+/// - the host preprocessor (gcc): `a.cu:1:10: fatal error: x.h: No such file or directory`;
+/// - nvcc itself: `nvcc fatal   : Unsupported gpu architecture 'compute_70'`.
+pub fn diagnostics(text: &str, root: &Path, arch: Arch, nvcc: &Tool) -> Vec<Diagnostic> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out: Vec<Diagnostic> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        i += 1;
+        if let Some(msg) = line.strip_prefix("nvcc fatal").and_then(|r| r.split_once(':')).map(|(_, m)| m.trim()) {
+            let mut d = Diagnostic::error(format!("nvcc: {msg}"));
+            if msg.contains("Unsupported gpu architecture") {
+                let dropped = if arch.capability < 75 && nvcc.release().is_some_and(|r| r.0 >= 13) { " (CUDA 13 dropped archs below sm_75; use a CUDA 12 nvcc through NVCC)" } else { "" };
+                d = d.note(format!("nvcc {} cannot compile for {}{dropped}: choose an arch it lists in `nvcc --list-gpu-arch`", nvcc.version, arch.compute_name()));
+            }
+            out.push(d);
+            continue;
+        }
+        if let Some((file, line_no, rest)) = edg_location(line) {
+            let (level, message) = match level_and_message(rest) {
+                Some(x) => x,
+                None => continue,
+            };
+            // The source line and the caret line follow; EDG indents the source line by two.
+            let mut column = None;
+            if let (Some(src), Some(caret)) = (lines.get(i), lines.get(i + 1)) {
+                if caret.trim() == "^" {
+                    let caret_at = caret.find('^').unwrap_or(0);
+                    let indent = src.len() - src.trim_start().len();
+                    let original = std::fs::read_to_string(resolve(Path::new(file), root)).ok();
+                    let orig_indent = original
+                        .as_deref()
+                        .and_then(|t| t.lines().nth(line_no as usize - 1))
+                        .map(|l| l.len() - l.trim_start().len())
+                        .unwrap_or(indent.saturating_sub(2));
+                    column = Some((caret_at + orig_indent + 1).saturating_sub(indent) as u32);
+                    i += 2;
+                }
+            }
+            let d = Diagnostic::new(level, message).at(relative(&resolve(Path::new(file), root), root), Some(line_no), column);
+            out.push(d);
+            continue;
+        }
+        if let Some((file, line_no, col, rest)) = gcc_location(line) {
+            let Some((level, message)) = level_and_message(rest) else { continue };
+            let mut d = Diagnostic::new(level, message.clone()).at(relative(&resolve(Path::new(file), root), root), Some(line_no), Some(col));
+            if message.contains("No such file or directory") {
+                d = d.note("add the header's folder to `cuda-include` in [package.metadata.ptx] (relative to the package), or fix the #include path");
+            }
+            out.push(d);
+            continue;
+        }
+        // Anything else nvcc said (for example "N errors detected") is a summary or context:
+        // kept only when nothing else was recognised.
+    }
+    if out.iter().all(|d| d.level != Level::Error) {
+        out.push(Diagnostic::error(format!("nvcc failed:\n{}", text.trim_end())));
+    }
+    out
+}
+
+fn level_and_message(rest: &str) -> Option<(Level, String)> {
+    let rest = rest.trim_start();
+    for (prefix, level) in [("fatal error", Level::Error), ("error", Level::Error), ("warning", Level::Warning)] {
+        if let Some(r) = rest.strip_prefix(prefix) {
+            // EDG may add a number: `error #20-D: ...`.
+            let r = r.trim_start();
+            let r = if r.starts_with('#') { r.split_once(':').map_or(r, |(_, m)| m) } else { r.strip_prefix(':').unwrap_or(r) };
+            return Some((level, r.trim().to_string()));
+        }
+    }
+    None
+}
+
+/// `path(12): rest`
+fn edg_location(line: &str) -> Option<(&str, u32, &str)> {
+    let (head, rest) = line.split_once("): ")?;
+    let (file, n) = head.rsplit_once('(')?;
+    Some((file, n.parse().ok()?, rest))
+}
+
+/// `path:12:5: rest`
+fn gcc_location(line: &str) -> Option<(&str, u32, u32, &str)> {
+    let mut parts = line.splitn(4, ':');
+    let file = parts.next()?;
+    let l = parts.next()?.parse().ok()?;
+    let c = parts.next()?.parse().ok()?;
+    Some((file, l, c, parts.next()?))
+}
+
+fn resolve(file: &Path, root: &Path) -> PathBuf {
+    if file.is_absolute() {
+        file.to_path_buf()
+    } else {
+        root.join(file)
+    }
+}
+
+pub(crate) fn relative(file: &Path, root: &Path) -> PathBuf {
+    file.strip_prefix(root).map(Path::to_path_buf).unwrap_or_else(|_| file.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool() -> Tool {
+        Tool { path: "/cuda/bin/nvcc".into(), version: "13.0.88".into(), source: "PATH".into() }
+    }
+
+    #[test]
+    fn reads_a_make_rule() {
+        let deps = parse_depfile("/t/k.ptx : /p/cuda/k.cu \\\n    /p/my\\ dir/h.cuh \\\n    /p/cost$$.h\n");
+        assert_eq!(deps, vec![PathBuf::from("/p/cuda/k.cu"), PathBuf::from("/p/my dir/h.cuh"), PathBuf::from("/p/cost$.h")]);
+    }
+
+    #[test]
+    fn front_end_errors_get_file_line_and_column() {
+        let d = std::env::temp_dir().join(format!("ptx-build-cuda-test-{}", std::process::id()));
+        std::fs::create_dir_all(d.join("cuda")).unwrap();
+        std::fs::write(d.join("cuda/e.cu"), "__global__ void k(int j) {\n  int x;\n  asm(\"mov.u32 %0, %1;\" : \"=r\"(x) : \"rf\"(j));\n}\n").unwrap();
+        let text = format!(
+            "{0}/cuda/e.cu(3): error: an asm operand may specify only one constraint letter in a __device__/__global__ function\n    asm(\"mov.u32 %0, %1;\" : \"=r\"(x) : \"rf\"(j));\n                                      ^\n\n1 error detected in the compilation of \"{0}/cuda/e.cu\".\n",
+            d.display()
+        );
+        let diags = diagnostics(&text, &d, Arch::sm(80), &tool());
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        assert_eq!(diags[0].location().unwrap(), "cuda/e.cu:3:37");
+        assert!(diags[0].message.starts_with("an asm operand may specify only one constraint letter"));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn missing_headers_and_fatal_errors() {
+        let d = diagnostics("/p/cuda/k.cu:1:10: fatal error: nothere.cuh: No such file or directory\n    1 | #include \"nothere.cuh\"\ncompilation terminated.\n", Path::new("/p"), Arch::sm(80), &tool());
+        assert_eq!(d[0].location().unwrap(), "cuda/k.cu:1:10");
+        assert_eq!(d[0].message, "nothere.cuh: No such file or directory");
+        assert!(d[0].notes[0].contains("cuda-include"));
+        let d = diagnostics("nvcc fatal   : Unsupported gpu architecture 'compute_70'\n", Path::new("/p"), "compute_70".parse().unwrap(), &tool());
+        assert_eq!(d[0].message, "nvcc: Unsupported gpu architecture 'compute_70'");
+        assert!(d[0].notes[0].contains("CUDA 13 dropped archs below sm_75"), "{:?}", d[0].notes);
+    }
+}
