@@ -198,6 +198,7 @@ fn build_options(a: &BuildArgs, color: bool) -> ptx_build::Result<BuildOptions> 
         jobs: a.jobs,
         color,
         device_debug: a.device_debug,
+        cuda_files: Vec::new(),
     })
 }
 

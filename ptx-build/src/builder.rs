@@ -6,6 +6,7 @@
 //! fn main() -> Result<(), ptx_build::Error> {
 //!     ptx_build::Builder::new()
 //!         .kernel_crate("../kernels")
+//!         .cuda("cuda/*.cu")
 //!         .arch("sm_80")
 //!         .arch("sm_90")
 //!         .build()?;
@@ -22,11 +23,12 @@ use std::path::{Path, PathBuf};
 use crate::arch;
 use crate::cache;
 use crate::codegen::{self, EmbeddedImage, Unit};
+use crate::config::{CudaConfig, CudaFiles};
 use crate::diag::Level;
 use crate::engine::{BuildOptions, BuildOutput};
 use crate::error::{Error, Result};
 use crate::ptx;
-use crate::report::{ArtifactKind, Event, Reporter};
+use crate::report::{Artifact, ArtifactKind, Event, Reporter};
 use crate::signature;
 use crate::toolchain;
 
@@ -38,6 +40,7 @@ const BUILDER_ENV: &[&str] = &["CARGO_PTX_ARCH", "CARGO_PTX_TOOLCHAIN", "CARGO_P
 #[must_use]
 pub struct Builder {
     kernel_crates: Vec<PathBuf>,
+    cuda: Vec<String>,
     archs: Vec<String>,
     out_file: Option<String>,
     debug_kernels: bool,
@@ -60,6 +63,13 @@ impl Builder {
     /// A kernel crate (a package with `[package.metadata.ptx]`), relative to the host crate.
     pub fn kernel_crate(mut self, path: impl Into<PathBuf>) -> Self {
         self.kernel_crates.push(path.into());
+        self
+    }
+
+    /// CUDA C++ files of the host crate itself: a glob relative to the host crate
+    /// (`cuda/*.cu`). A glob that matches nothing is a warning.
+    pub fn cuda(mut self, glob: impl Into<String>) -> Self {
+        self.cuda.push(glob.into());
         self
     }
 
@@ -95,7 +105,7 @@ impl Builder {
         let manifest_dir = env_path("CARGO_MANIFEST_DIR")?;
         let out_dir = env_path("OUT_DIR")?;
         let reporter = BuildScript;
-        for var in toolchain::ENV_VARS.iter().chain(BUILDER_ENV) {
+        for var in toolchain::ENV_VARS.iter().chain(BUILDER_ENV).chain(crate::cuda::ENV_VARS) {
             println!("cargo:rerun-if-env-changed={var}");
         }
 
@@ -105,15 +115,17 @@ impl Builder {
             archs.extend(arch::parse_list(&a)?);
         }
         let debug = self.debug_kernels || std::env::var("CARGO_PTX_KERNEL_PROFILE").is_ok_and(|p| p == "debug");
+        let cuda_files = self.host_cuda(&manifest_dir, &out_dir)?;
         let opts = BuildOptions {
             paths: self.kernel_crates.iter().map(|p| manifest_dir.join(p)).collect(),
             archs,
             release: !debug,
             toolchain: self.toolchain.clone().or_else(|| std::env::var("CARGO_PTX_TOOLCHAIN").ok()),
+            cuda_files: cuda_files.into_iter().collect(),
             ..BuildOptions::default()
         };
-        if opts.paths.is_empty() {
-            return Err(Error::NoKernelCrate { searched: "the Builder (no `.kernel_crate(..)` was given)".into() });
+        if opts.paths.is_empty() && opts.cuda_files.is_empty() {
+            return Err(Error::NoKernelCrate { searched: "the Builder (neither `.kernel_crate(..)` nor `.cuda(..)` was given)".into() });
         }
         // A lock file the nested cargo creates now would look newer than this build to cargo
         // and rerun the build script once more; only a lock that existed before is watched.
@@ -125,45 +137,33 @@ impl Builder {
             .collect();
         let output = opts.run(&reporter)?;
 
-        let mut units = Vec::new();
+        let mut units: Vec<Unit> = Vec::new();
         let mut rerun: BTreeSet<PathBuf> = BTreeSet::new();
         for c in &output.crates {
             rerun.extend(c.sources.iter().cloned());
-            let krate_dir = c.manifest_path.parent().unwrap_or(Path::new(".")).to_path_buf();
-            let lib = c.lib_src.clone().unwrap_or_else(|| krate_dir.join("src/lib.rs"));
-            let sigs = signature::rust_kernels(&lib)?;
-            let unit_name = c.lib_name.clone();
-            let mut images = Vec::new();
-            let mut struct_sizes = Vec::new();
+            // One unit per PTX module: the Rust crate's, and one per .cu file.
+            let mut modules: Vec<&str> = Vec::new();
             for a in &c.artifacts {
-                let ext = match a.kind {
-                    ArtifactKind::Ptx => "ptx",
-                    ArtifactKind::Cubin => "cubin",
-                };
-                let rel = format!("ptx-build/{unit_name}/{}.{ext}", a.arch);
-                let bytes = std::fs::read(&a.path).map_err(|e| Error::io("read", &a.path, e))?;
-                let mut ptx_isa = None;
-                if a.kind == ArtifactKind::Ptx {
-                    let module = ptx::Module::parse(&String::from_utf8_lossy(&bytes));
-                    for sig in &sigs {
-                        signature::check(sig, module.entry(&sig.name))?;
-                        if struct_sizes.iter().any(|(k, _, _): &(String, usize, u32)| *k == sig.name) {
-                            continue;
-                        }
-                        if let Some(entry) = module.entry(&sig.name) {
-                            for (i, (p, e)) in sig.params.iter().zip(&entry.params).enumerate() {
-                                if matches!(p.ty, signature::ParamType::ByValue { .. }) {
-                                    struct_sizes.push((sig.name.clone(), i, e.size));
-                                }
-                            }
-                        }
-                    }
-                    ptx_isa = module.version.clone();
+                if !modules.contains(&a.module.as_str()) {
+                    modules.push(&a.module);
                 }
-                cache::write_atomic(&out_dir.join(&rel), &bytes)?;
-                images.push(EmbeddedImage { arch: a.arch.parse()?, kind: a.kind, file: rel, ptx_isa });
             }
-            units.push(Unit { name: unit_name, kernels: sigs, images, struct_sizes });
+            for module in modules {
+                let artifacts: Vec<&Artifact> = c.artifacts.iter().filter(|a| a.module == module).collect();
+                let source = artifacts.first().and_then(|a| a.source.clone());
+                let cuda_source = source.as_ref().filter(|p| p.extension().is_some_and(|e| e == "cu"));
+                let sigs = match cuda_source {
+                    Some(cu) => c_kernels(cu)?,
+                    None => {
+                        let krate_dir = c.manifest_path.parent().unwrap_or(Path::new(".")).to_path_buf();
+                        signature::rust_kernels(&c.lib_src.clone().unwrap_or_else(|| krate_dir.join("src/lib.rs")))?
+                    }
+                };
+                // Unit names are Rust modules of the generated file: unique across crates.
+                let unit_name =
+                    if units.iter().any(|u| u.name == module) { format!("{}_{}", c.lib_name, module) } else { module.to_string() };
+                units.push(self.unit(&unit_name, sigs, &artifacts, &out_dir)?);
+            }
         }
         let code = codegen::generate(&units)?;
         let module = out_dir.join(self.out_file.as_deref().unwrap_or("kernels.rs"));
@@ -173,6 +173,93 @@ impl Builder {
         }
         Ok(Generated { module, output })
     }
+}
+
+impl Builder {
+    /// The host crate's own .cu files, from the `.cuda(..)` globs.
+    fn host_cuda(&self, manifest_dir: &Path, out_dir: &Path) -> Result<Option<CudaFiles>> {
+        if self.cuda.is_empty() {
+            return Ok(None);
+        }
+        let mut files = Vec::new();
+        for g in &self.cuda {
+            let pattern = manifest_dir.join(g);
+            let entries = glob::glob(&pattern.to_string_lossy()).map_err(|e| Error::Config {
+                manifest: manifest_dir.join("build.rs"),
+                table: "Builder::cuda",
+                key: g.clone(),
+                message: format!("not a valid glob: {e}"),
+            })?;
+            let before = files.len();
+            files.extend(entries.flatten().filter(|p| p.is_file() || p.symlink_metadata().is_ok_and(|m| m.is_symlink())));
+            if files.len() == before {
+                println!("cargo:warning=ptx-build: `.cuda(\"{g}\")` matches no file under {}", manifest_dir.display());
+            }
+            // A new file matching the glob changes the build: watch the glob's folder.
+            let fixed: PathBuf = Path::new(g).components().take_while(|c| !c.as_os_str().to_string_lossy().contains(['*', '?', '['])).collect();
+            println!("cargo:rerun-if-changed={}", manifest_dir.join(fixed).display());
+        }
+        files.sort();
+        files.dedup();
+        Ok(Some(CudaFiles {
+            name: std::env::var("CARGO_PKG_NAME").unwrap_or_else(|_| "host".into()),
+            dir: manifest_dir.to_path_buf(),
+            files,
+            // Beside the generated module: the host crate's target dir is locked by the outer cargo.
+            target_dir: Some(out_dir.join("ptx-target")),
+            config: CudaConfig::default(),
+        }))
+    }
+
+    /// One PTX module's unit: its signatures checked against its PTX, its images copied to `OUT_DIR`.
+    fn unit(&self, name: &str, sigs: Vec<signature::KernelSig>, artifacts: &[&Artifact], out_dir: &Path) -> Result<Unit> {
+        let mut images = Vec::new();
+        let mut struct_sizes: Vec<(String, usize, u32)> = Vec::new();
+        for a in artifacts {
+            let ext = match a.kind {
+                ArtifactKind::Ptx => "ptx",
+                ArtifactKind::Cubin => "cubin",
+            };
+            let rel = format!("ptx-build/{name}/{}.{ext}", a.arch);
+            let bytes = std::fs::read(&a.path).map_err(|e| Error::io("read", &a.path, e))?;
+            let mut ptx_isa = None;
+            if a.kind == ArtifactKind::Ptx {
+                let module = ptx::Module::parse(&String::from_utf8_lossy(&bytes));
+                for sig in &sigs {
+                    signature::check(sig, module.entry(&sig.name))?;
+                    if struct_sizes.iter().any(|(k, _, _)| *k == sig.name) {
+                        continue;
+                    }
+                    if let Some(entry) = module.entry(&sig.name) {
+                        for (i, (p, e)) in sig.params.iter().zip(&entry.params).enumerate() {
+                            if matches!(p.ty, signature::ParamType::ByValue { .. }) {
+                                struct_sizes.push((sig.name.clone(), i, e.size));
+                            }
+                        }
+                    }
+                }
+                ptx_isa = module.version.clone();
+            }
+            cache::write_atomic(&out_dir.join(&rel), &bytes)?;
+            images.push(EmbeddedImage { arch: a.arch.parse()?, kind: a.kind, file: rel, ptx_isa });
+        }
+        Ok(Unit { name: name.to_string(), kernels: sigs, images, struct_sizes })
+    }
+}
+
+/// The `__global__` kernels of a .cu file; C++ (mangled) names are refused: a typed method
+/// needs the name the PTX has.
+fn c_kernels(cu: &Path) -> Result<Vec<signature::KernelSig>> {
+    let sigs = signature::cuda_kernels(cu)?;
+    if let Some(k) = sigs.iter().find(|k| k.mangled) {
+        return Err(Error::Signature {
+            file: k.file.clone(),
+            line: k.line,
+            kernel: k.name.clone(),
+            message: "a C++ kernel's PTX name is mangled (`_Z...`), so no typed launch method can find it\n  help: declare it `extern \"C\" __global__ void ...` (for a template, add an `extern \"C\"` wrapper kernel per type you launch)".into(),
+        });
+    }
+    Ok(sigs)
 }
 
 fn env_path(var: &'static str) -> Result<PathBuf> {

@@ -142,7 +142,7 @@ pub fn find_kernel_crates(manifest_path: Option<&Path>, paths: &[PathBuf], packa
     let mut searched = Vec::new();
     let (cu_files, paths): (Vec<&PathBuf>, Vec<&PathBuf>) = paths.iter().partition(|p| p.extension().is_some_and(|e| e == "cu"));
     for f in cu_files {
-        let k = lone_cuda_file(f)?;
+        let k = CudaFiles::lone(f)?.into_crate()?;
         if !found.iter().any(|x| x.manifest_path == k.manifest_path) {
             found.push(k);
         }
@@ -281,30 +281,64 @@ fn kernel_crate(meta: &Metadata, pkg: &Package) -> Result<Option<KernelCrate>> {
     }))
 }
 
-/// A .cu file given as a PATH: a kernel crate of one file, named after it. Its artifacts go to
-/// the target dir of the cargo workspace around it, else to `target/` beside it.
-fn lone_cuda_file(path: &Path) -> Result<KernelCrate> {
-    let file = std::fs::canonicalize(path).map_err(|e| Error::io("find", path, e))?;
-    let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
-    let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let module = identifier(&stem);
-    let target_dir = find_manifest_above(&dir)
-        .and_then(|m| metadata(Some(&m)).ok())
-        .map(|m| m.target_directory.into_std_path_buf())
-        .unwrap_or_else(|| dir.join("target"));
-    Ok(KernelCrate {
-        name: stem,
-        lib_name: module.clone(),
-        lib_src: None,
-        manifest_path: file.clone(),
-        workspace_root: dir.clone(),
-        target_dir,
-        config: PtxConfig { rust: false, ..PtxConfig::default() },
-        cuda_sources: vec![CudaSource { path: file, module }],
-        lone_file: true,
-        dir,
-        warnings: Vec::new(),
-    })
+/// .cu files that are not part of a kernel crate: a lone file given as a PATH, or the
+/// `Builder::cuda` files of a host crate.
+#[derive(Clone, Debug)]
+pub struct CudaFiles {
+    /// Names the artifacts' folder (`<target>/ptx/<profile>/<name>/`).
+    pub name: String,
+    /// Paths in diagnostics are relative to it.
+    pub dir: PathBuf,
+    pub files: Vec<PathBuf>,
+    /// Default: the target dir of the cargo workspace around `dir`, else `dir/target`.
+    pub target_dir: Option<PathBuf>,
+    pub config: CudaConfig,
+}
+
+impl CudaFiles {
+    /// A lone .cu file given on the command line.
+    pub fn lone(path: &Path) -> Result<CudaFiles> {
+        let file = std::fs::canonicalize(path).map_err(|e| Error::io("find", path, e))?;
+        let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
+        let name = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        Ok(CudaFiles { name, dir, files: vec![file], target_dir: None, config: CudaConfig::default() })
+    }
+
+    /// A kernel crate of these files alone.
+    pub fn into_crate(self) -> Result<KernelCrate> {
+        let target_dir = match self.target_dir {
+            Some(t) => t,
+            None => find_manifest_above(&self.dir)
+                .and_then(|m| metadata(Some(&m)).ok())
+                .map(|m| m.target_directory.into_std_path_buf())
+                .unwrap_or_else(|| self.dir.join("target")),
+        };
+        let lib_name = identifier(&self.name);
+        let mut warnings = Vec::new();
+        for f in &self.files {
+            if std::fs::symlink_metadata(f).is_err() {
+                return Err(Error::io("read", f, std::io::Error::new(std::io::ErrorKind::NotFound, "no such file")));
+            }
+        }
+        let cuda_sources = name_modules(&self.dir, self.files.clone(), &lib_name);
+        if cuda_sources.is_empty() {
+            warnings.push(Diagnostic::warning(format!("no .cu file for `{}`", self.name)));
+        }
+        let manifest_path = self.files.first().cloned().unwrap_or_else(|| self.dir.join(&self.name));
+        Ok(KernelCrate {
+            name: self.name,
+            lib_name,
+            lib_src: None,
+            manifest_path,
+            workspace_root: self.dir.clone(),
+            target_dir,
+            config: PtxConfig { rust: false, cuda: self.config, ..PtxConfig::default() },
+            cuda_sources,
+            lone_file: true,
+            dir: self.dir,
+            warnings,
+        })
+    }
 }
 
 /// `saxpy-v2` -> `saxpy_v2`, `2d` -> `_2d`: a name usable as a Rust module.
@@ -350,6 +384,12 @@ fn cuda_sources(dir: &Path, cfg: &CudaConfig, lib_name: &str, manifest: &Path, w
         }
     }
     files.sort();
+    Ok(name_modules(dir, files, lib_name))
+}
+
+/// Names each file's PTX module: its stem, with parent folders added where two stems (or the
+/// Rust crate's name) clash.
+fn name_modules(dir: &Path, files: Vec<PathBuf>, lib_name: &str) -> Vec<CudaSource> {
     let rel: Vec<Vec<String>> = files
         .iter()
         .map(|f| {
@@ -372,7 +412,7 @@ fn cuda_sources(dir: &Path, cfg: &CudaConfig, lib_name: &str, manifest: &Path, w
         };
         out.push(CudaSource { path: f.clone(), module: name });
     }
-    Ok(out)
+    out
 }
 
 fn apply(config: &mut PtxConfig, table: &Value, manifest: &Path, name: &'static str, warnings: &mut Vec<Diagnostic>) -> Result<()> {

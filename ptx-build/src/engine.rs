@@ -47,6 +47,8 @@ pub struct BuildOptions {
     pub color: bool,
     /// `--device-debug`: CUDA C++ with device debug info (`nvcc -G`, optimisations off).
     pub device_debug: bool,
+    /// .cu files outside kernel crates (a host crate's `Builder::cuda` files).
+    pub cuda_files: Vec<config::CudaFiles>,
 }
 
 /// Everything a build produced.
@@ -93,7 +95,7 @@ impl BuildOptions {
     /// Runs the build, reporting progress to `reporter`.
     pub fn run(&self, reporter: &dyn Reporter) -> Result<BuildOutput> {
         let started = Instant::now();
-        let crates = config::find_kernel_crates(self.manifest_path.as_deref(), &self.paths, &self.packages)?;
+        let crates = self.crates()?;
         for k in &crates {
             for w in &k.warnings {
                 reporter.report(Event::Diagnostic(w));
@@ -168,10 +170,23 @@ impl BuildOptions {
         Ok(output)
     }
 
+    /// The kernel crates of `paths` (or of the workspace), and the `cuda_files` groups.
+    fn crates(&self) -> Result<Vec<KernelCrate>> {
+        let mut crates = if self.paths.is_empty() && !self.cuda_files.is_empty() {
+            Vec::new()
+        } else {
+            config::find_kernel_crates(self.manifest_path.as_deref(), &self.paths, &self.packages)?
+        };
+        for f in &self.cuda_files {
+            crates.push(f.clone().into_crate()?);
+        }
+        Ok(crates)
+    }
+
     /// `cargo ptx check`: the inline-PTX checker alone over the kernel crates and .cu files of
     /// `paths` (no compiler runs). Diagnostics go to `reporter`; errors fail.
     pub fn check(&self, reporter: &dyn Reporter) -> Result<CheckOutput> {
-        let crates = config::find_kernel_crates(self.manifest_path.as_deref(), &self.paths, &self.packages)?;
+        let crates = self.crates()?;
         let mut out = CheckOutput::default();
         let mut diags = Vec::new();
         for k in &crates {

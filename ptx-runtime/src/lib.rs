@@ -9,6 +9,8 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use cudarc;
+/// `half::f16` and `half::bf16`: the host types of CUDA's `__half` and `__nv_bfloat16` parameters.
+pub use half;
 use cudarc::driver::{
     sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaView, CudaViewMut, DriverError, LaunchArgs, PushKernelArg,
 };
