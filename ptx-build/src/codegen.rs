@@ -43,23 +43,25 @@ pub fn generate(units: &[Unit]) -> Result<String> {
         let f = ident(&k.name);
         quote! { #f: CudaFunction }
     });
+    // Module fields get a suffix: a .cu file and its kernel often share a name (saxpy.cu).
     let unit_fields = units.iter().map(|u| {
-        let m = format_ident!("{}", u.name);
+        let m = format_ident!("{}_module", u.name);
         quote! { #m: Loaded }
     });
     let loads = units.iter().map(|u| {
         let m = format_ident!("{}", u.name);
-        quote! { let #m = ::ptx_runtime::load(ctx, #m::IMAGES, policy)?; }
+        let f = format_ident!("{}_module", u.name);
+        quote! { let #f = ::ptx_runtime::load(ctx, #m::IMAGES, policy)?; }
     });
     let resolves = units.iter().flat_map(|u| {
-        let m = format_ident!("{}", u.name);
+        let m = format_ident!("{}_module", u.name);
         u.kernels.iter().map(move |k| {
             let f = ident(&k.name);
             let name = &k.name;
             quote! { #f: #m.function(#name)? }
         })
     });
-    let unit_names: Vec<Ident> = units.iter().map(|u| format_ident!("{}", u.name)).collect();
+    let unit_names: Vec<Ident> = units.iter().map(|u| format_ident!("{}_module", u.name)).collect();
     let methods = units.iter().flat_map(|u| u.kernels.iter()).map(method);
     let size_checks = units.iter().flat_map(|u| {
         u.struct_sizes.iter().filter_map(move |(kernel, idx, size)| {
@@ -289,7 +291,7 @@ mod tests {
         assert!(code.contains("pub unsafe fn r#type(") && code.contains("        p: Pair,\n    ) -> Result<(), DriverError>"), "{code}");
         assert!(code.contains("include_bytes!(\n        concat!(env!(\"OUT_DIR\"), \"/ptx-build/k/sm_80.cubin\")"), "{code}");
         assert!(code.contains("size_of:: < Pair > () == 8usize") && code.contains("8 bytes in the PTX"), "{code}");
-        assert!(code.contains("saxpy: saxpy_kernels.function(\"saxpy\")?"), "{code}");
+        assert!(code.contains("saxpy: saxpy_kernels_module.function(\"saxpy\")?"), "{code}");
     }
 
     #[test]

@@ -1,0 +1,77 @@
+//! The CUDA C++ kernels on a GPU against the CPU. Without a CUDA driver each test says so in one
+//! line and passes.
+
+use cuda_kernels::{add_u128_cpu, block_sums_cpu, config, kernels, saxpy_cpu};
+use ptx_runtime::ImageKind;
+
+fn ctx() -> Option<std::sync::Arc<ptx_runtime::cudarc::driver::CudaContext>> {
+    match ptx_runtime::context(0) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            eprintln!("skipped: no GPU here ({})", e.to_string().lines().next().unwrap_or_default());
+            None
+        }
+    }
+}
+
+fn check(k: &kernels::Kernels, ctx: &std::sync::Arc<ptx_runtime::cudarc::driver::CudaContext>) {
+    let stream = ctx.default_stream();
+    for n in [1usize, 255, 256, 257, 100_003] {
+        let x: Vec<f32> = (0..n).map(|i| (i % 977) as f32 * 0.013 - 6.0).collect();
+        let y: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+        let dx = stream.clone_htod(&x).unwrap();
+        let mut dy = stream.clone_htod(&y).unwrap();
+        unsafe { k.saxpy(&stream, config(n), n as u32, 1.5, &dx, &mut dy) }.unwrap();
+        let mut want = y.clone();
+        saxpy_cpu(1.5, &x, &mut want);
+        assert_eq!(stream.clone_dtoh(&dy).unwrap(), want, "saxpy, n = {n}");
+
+        let mut partial = stream.alloc_zeros::<f32>(n.div_ceil(256)).unwrap();
+        unsafe { k.block_sum(&stream, config(n), &dx, &mut partial, n as u32) }.unwrap();
+        assert_eq!(stream.clone_dtoh(&partial).unwrap(), block_sums_cpu(&x), "block_sum, n = {n}");
+
+        let a: Vec<u64> = (0..2 * n as u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15)).collect();
+        let b: Vec<u64> = (0..2 * n as u64).map(|i| u64::MAX - i * 3).collect();
+        let (da, db) = (stream.clone_htod(&a).unwrap(), stream.clone_htod(&b).unwrap());
+        let mut out = stream.alloc_zeros::<u64>(2 * n).unwrap();
+        unsafe { k.add_u128(&stream, config(n), &da, &db, &mut out, n as u32) }.unwrap();
+        assert_eq!(stream.clone_dtoh(&out).unwrap(), add_u128_cpu(&a, &b), "add_u128 carries, n = {n}");
+    }
+    let mut cycles = stream.alloc_zeros::<u64>(256).unwrap();
+    let mut sink = stream.alloc_zeros::<f32>(256).unwrap();
+    unsafe { k.clock_span(&stream, config(256), &mut cycles, &mut sink, 1000) }.unwrap();
+    let cycles = stream.clone_dtoh(&cycles).unwrap();
+    assert!(cycles.iter().all(|c| *c >= 1000), "1000 dependent FMAs take at least 1000 cycles: {:?}", &cycles[..4]);
+}
+
+#[test]
+fn cuda_kernels_match_the_cpu_from_the_cubin() {
+    let Some(ctx) = ctx() else { return };
+    let k = kernels::Kernels::load(&ctx).unwrap();
+    let (major, minor) = ctx.compute_capability().unwrap();
+    if [80, 90].contains(&(major * 10 + minor)) {
+        assert!(k.images().iter().all(|i| i.kind == ImageKind::Cubin), "{:?}", k.images());
+    }
+    check(&k, &ctx);
+}
+
+#[test]
+fn cuda_kernels_match_the_cpu_through_the_ptx_jit() {
+    let Some(ctx) = ctx() else { return };
+    let k = kernels::Kernels::load_ptx_only(&ctx).unwrap();
+    assert!(k.images().iter().all(|i| i.kind == ImageKind::Ptx));
+    check(&k, &ctx);
+}
+
+#[test]
+fn every_cu_file_is_a_module_with_ptx_and_cubins() {
+    // No GPU needed: the constants are plain data.
+    assert_eq!(kernels::KERNEL_NAMES, &["add_u128", "clock_span", "block_sum", "saxpy"]);
+    for images in [kernels::saxpy::IMAGES, kernels::reduce::IMAGES, kernels::inline_ptx::IMAGES] {
+        let names: Vec<String> = images.iter().map(|i| i.to_string()).collect();
+        assert_eq!(names, ["sm_80 PTX", "sm_80 cubin", "sm_90 PTX", "sm_90 cubin"]);
+    }
+    assert!(kernels::inline_ptx::PTX_SM_80.contains("addc.u64"), "the carry chain is in the PTX");
+    assert!(kernels::inline_ptx::PTX_SM_80.contains("%clock64"));
+    assert_eq!(&kernels::reduce::CUBIN_SM_90[..4], b"\x7fELF");
+}
