@@ -320,7 +320,8 @@ impl CudaFiles {
                 return Err(Error::io("read", f, std::io::Error::new(std::io::ErrorKind::NotFound, "no such file")));
             }
         }
-        let cuda_sources = name_modules(&self.dir, self.files.clone(), &lib_name);
+        // No Rust module to clash with: each module is named after its file.
+        let cuda_sources = name_modules(&self.dir, self.files.clone(), "");
         if cuda_sources.is_empty() {
             warnings.push(Diagnostic::warning(format!("no .cu file for `{}`", self.name)));
         }

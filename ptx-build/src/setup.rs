@@ -28,6 +28,16 @@ pub const DEFAULT_CUDA: &str = "13.0";
 
 const WHEELS: &[&str] = &["nvidia-cuda-nvcc", "nvidia-nvvm", "nvidia-cuda-crt", "nvidia-cuda-runtime"];
 
+/// CCCL (libcu++, CUB, Thrust; `<nv/target>`, which `cuda_fp16.h` includes) is versioned on
+/// its own: the release that shipped with each CUDA release.
+fn cccl_version(cuda: &str) -> &'static str {
+    match cuda {
+        "13.0.88" => "13.0.85",
+        "13.1.80" => "13.1.78",
+        _ => "13.2.86",
+    }
+}
+
 /// What to install.
 #[derive(Clone, Debug)]
 pub struct SetupOptions {
@@ -153,7 +163,7 @@ fn setup_cuda(version: &str, force: bool, reporter: &dyn Reporter, report: &mut 
     })?;
     reporter.report(Event::Status {
         verb: "Installing",
-        message: format!("NVIDIA CUDA compiler {version} (nvcc, ptxas, nvvm/libdevice, headers) from PyPI"),
+        message: format!("NVIDIA CUDA compiler {version} (nvcc, ptxas, nvvm/libdevice, headers, CCCL) from PyPI"),
     });
     let tmp = tempfile::Builder::new()
         .prefix(&format!(".tmp-{version}-"))
@@ -165,6 +175,7 @@ fn setup_cuda(version: &str, force: bool, reporter: &dyn Reporter, report: &mut 
     for w in WHEELS {
         cmd.arg(format!("{w}=={version}"));
     }
+    cmd.arg(format!("nvidia-cuda-cccl=={}", cccl_version(version)));
     let out = process::output("pip", &mut cmd)?;
     if !out.status.success() {
         return Err(Error::Setup {
@@ -197,6 +208,7 @@ fn cuda_root(install: &Path) -> Option<PathBuf> {
 fn works(root: &Path) -> bool {
     Command::new(root.join("bin").join("ptxas")).arg("--version").output().is_ok_and(|o| o.status.success())
         && root.join("nvvm/libdevice/libdevice.10.bc").is_file()
+        && root.join("include/nv/target").is_file()
 }
 
 #[cfg(test)]
