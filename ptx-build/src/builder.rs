@@ -196,7 +196,8 @@ impl Builder {
                 println!("cargo:warning=ptx-build: `.cuda(\"{g}\")` matches no file under {}", manifest_dir.display());
             }
             // A new file matching the glob changes the build: watch the glob's folder.
-            let fixed: PathBuf = Path::new(g).components().take_while(|c| !c.as_os_str().to_string_lossy().contains(['*', '?', '['])).collect();
+            let fixed: PathBuf =
+                Path::new(g).components().take_while(|c| !c.as_os_str().to_string_lossy().contains(['*', '?', '['])).collect();
             println!("cargo:rerun-if-changed={}", manifest_dir.join(fixed).display());
         }
         files.sort();

@@ -26,8 +26,6 @@ pub const ENV_VARS: &[&str] = &["CXX", "NVCC_CCBIN", "NVCC_PREPEND_FLAGS", "NVCC
 #[derive(Debug)]
 pub struct Nvcc {
     pub tool: Tool,
-    /// The CUDA install's root (`bin/..`): its headers are covered by the nvcc version in cache keys.
-    pub root: Option<PathBuf>,
     target: String,
     /// Asked of `cc` only when nvcc runs: `cc` may start compilers to detect their family.
     host_args: OnceLock<Vec<String>>,
@@ -37,8 +35,7 @@ pub struct Nvcc {
 impl Nvcc {
     /// `target`: the host triple (cc picks the C++ compiler for it).
     pub fn new(tool: Tool, target: &str) -> Nvcc {
-        let root = tool.path.parent().and_then(Path::parent).map(Path::to_path_buf);
-        Nvcc { tool, root, target: target.to_string(), host_args: OnceLock::new(), archs: OnceLock::new() }
+        Nvcc { tool, target: target.to_string(), host_args: OnceLock::new(), archs: OnceLock::new() }
     }
 
     /// `-ccbin=<C++ compiler>` as `cc` derives it from `CXX` and the target.
@@ -121,7 +118,8 @@ impl CudaCompile<'_> {
         a
     }
 
-    /// Compiles; returns the files nvcc read (the .cu and its headers).
+    /// Compiles; returns the files nvcc read (the .cu and its headers), less the CUDA install's
+    /// own headers (the nvcc version in the cache key covers them).
     pub fn run(&self) -> Result<Vec<PathBuf>> {
         if let Some(dir) = self.out.parent() {
             cache::create_dir_all(dir)?;
@@ -130,10 +128,19 @@ impl CudaCompile<'_> {
             cache::create_dir_all(dir)?;
         }
         // nvcc reads the file itself; reading it first turns "cannot open" into our error.
-        std::fs::metadata(&self.source.path).and_then(|_| std::fs::File::open(&self.source.path)).map_err(|e| Error::io("read", &self.source.path, e))?;
+        std::fs::metadata(&self.source.path)
+            .and_then(|_| std::fs::File::open(&self.source.path))
+            .map_err(|e| Error::io("read", &self.source.path, e))?;
         let scratch = cache::scratch_path(self.out);
         let mut cmd = Command::new(&self.nvcc.tool.path);
-        cmd.args(self.flags()).args(self.nvcc.host_args()).arg("-MMD").arg("-MF").arg(self.dep_file).arg("-o").arg(&scratch).arg(&self.source.path);
+        cmd.args(self.flags())
+            .args(self.nvcc.host_args())
+            .arg("-MMD")
+            .arg("-MF")
+            .arg(self.dep_file)
+            .arg("-o")
+            .arg(&scratch)
+            .arg(&self.source.path);
         let out = process::output("nvcc", &mut cmd)?;
         let text = format!("{}{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
         if !out.status.success() {
@@ -156,8 +163,11 @@ impl CudaCompile<'_> {
         }
         cache::rename_into_place(&scratch, self.out)?;
         let deps = std::fs::read_to_string(self.dep_file).map(|d| parse_depfile(&d)).unwrap_or_default();
+        // The install's include folder is where nvcc found cuda_runtime.h (it includes it first).
+        let cuda_include =
+            deps.iter().find(|d| d.file_name().is_some_and(|n| n == "cuda_runtime.h")).and_then(|d| d.parent()).map(Path::to_path_buf);
         let mut files = vec![self.source.path.clone()];
-        files.extend(deps.into_iter().filter(|d| *d != self.source.path));
+        files.extend(deps.iter().filter(|d| **d != self.source.path && !cuda_include.as_ref().is_some_and(|i| d.starts_with(i))).cloned());
         Ok(files)
     }
 }
@@ -208,8 +218,16 @@ pub fn diagnostics(text: &str, root: &Path, arch: Arch, nvcc: &Tool) -> Vec<Diag
         if let Some(msg) = line.strip_prefix("nvcc fatal").and_then(|r| r.split_once(':')).map(|(_, m)| m.trim()) {
             let mut d = Diagnostic::error(format!("nvcc: {msg}"));
             if msg.contains("Unsupported gpu architecture") {
-                let dropped = if arch.capability < 75 && nvcc.release().is_some_and(|r| r.0 >= 13) { " (CUDA 13 dropped archs below sm_75; use a CUDA 12 nvcc through NVCC)" } else { "" };
-                d = d.note(format!("nvcc {} cannot compile for {}{dropped}: choose an arch it lists in `nvcc --list-gpu-arch`", nvcc.version, arch.compute_name()));
+                let dropped = if arch.capability < 75 && nvcc.release().is_some_and(|r| r.0 >= 13) {
+                    " (CUDA 13 dropped archs below sm_75; use a CUDA 12 nvcc through NVCC)"
+                } else {
+                    ""
+                };
+                d = d.note(format!(
+                    "nvcc {} cannot compile for {}{dropped}: choose an arch it lists in `nvcc --list-gpu-arch`",
+                    nvcc.version,
+                    arch.compute_name()
+                ));
             }
             out.push(d);
             continue;
@@ -241,7 +259,8 @@ pub fn diagnostics(text: &str, root: &Path, arch: Arch, nvcc: &Tool) -> Vec<Diag
         }
         if let Some((file, line_no, col, rest)) = gcc_location(line) {
             let Some((level, message)) = level_and_message(rest) else { continue };
-            let mut d = Diagnostic::new(level, message.clone()).at(relative(&resolve(Path::new(file), root), root), Some(line_no), Some(col));
+            let mut d =
+                Diagnostic::new(level, message.clone()).at(relative(&resolve(Path::new(file), root), root), Some(line_no), Some(col));
             if message.contains("No such file or directory") {
                 d = d.note("add the header's folder to `cuda-include` in [package.metadata.ptx] (relative to the package), or fix the #include path");
             }
@@ -316,7 +335,11 @@ mod tests {
     fn front_end_errors_get_file_line_and_column() {
         let d = std::env::temp_dir().join(format!("ptx-build-cuda-test-{}", std::process::id()));
         std::fs::create_dir_all(d.join("cuda")).unwrap();
-        std::fs::write(d.join("cuda/e.cu"), "__global__ void k(int j) {\n  int x;\n  asm(\"mov.u32 %0, %1;\" : \"=r\"(x) : \"rf\"(j));\n}\n").unwrap();
+        std::fs::write(
+            d.join("cuda/e.cu"),
+            "__global__ void k(int j) {\n  int x;\n  asm(\"mov.u32 %0, %1;\" : \"=r\"(x) : \"rf\"(j));\n}\n",
+        )
+        .unwrap();
         let text = format!(
             "{0}/cuda/e.cu(3): error: an asm operand may specify only one constraint letter in a __device__/__global__ function\n    asm(\"mov.u32 %0, %1;\" : \"=r\"(x) : \"rf\"(j));\n                                      ^\n\n1 error detected in the compilation of \"{0}/cuda/e.cu\".\n",
             d.display()
@@ -334,7 +357,12 @@ mod tests {
         assert_eq!(d[0].location().unwrap(), "cuda/k.cu:1:10");
         assert_eq!(d[0].message, "nothere.cuh: No such file or directory");
         assert!(d[0].notes[0].contains("cuda-include"));
-        let d = diagnostics("nvcc fatal   : Unsupported gpu architecture 'compute_70'\n", Path::new("/p"), "compute_70".parse().unwrap(), &tool());
+        let d = diagnostics(
+            "nvcc fatal   : Unsupported gpu architecture 'compute_70'\n",
+            Path::new("/p"),
+            "compute_70".parse().unwrap(),
+            &tool(),
+        );
         assert_eq!(d[0].message, "nvcc: Unsupported gpu architecture 'compute_70'");
         assert!(d[0].notes[0].contains("CUDA 13 dropped archs below sm_75"), "{:?}", d[0].notes);
     }

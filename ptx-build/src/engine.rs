@@ -14,8 +14,8 @@ use crate::cache::{self, Key};
 use crate::config::{self, CudaSource, KernelCrate, PtxIsa};
 use crate::cuda::{CudaCompile, Nvcc};
 use crate::diag::{Diagnostic, Level};
-use crate::inline_ptx;
 use crate::error::{Error, Result};
+use crate::inline_ptx;
 use crate::link::ArchLink;
 use crate::ptxas::{self, Resources};
 use crate::report::{Artifact, ArtifactKind, Event, KernelInfo, Reporter};
@@ -213,7 +213,14 @@ impl BuildOptions {
         }
         reporter.report(Event::Status {
             verb: "Checked",
-            message: format!("{} ({} file{}, {} warning{})", names.join(", "), out.files, if out.files == 1 { "" } else { "s" }, out.warnings, if out.warnings == 1 { "" } else { "s" }),
+            message: format!(
+                "{} ({} file{}, {} warning{})",
+                names.join(", "),
+                out.files,
+                if out.files == 1 { "" } else { "s" },
+                out.warnings,
+                if out.warnings == 1 { "" } else { "s" }
+            ),
         });
         Ok(out)
     }
@@ -247,16 +254,22 @@ impl BuildOptions {
                         (None, Some(list)) => list.iter().filter_map(|a| a.replace("compute_", "sm_").parse().ok()).collect(),
                         (None, None) => ptxas_supported.as_ref().map(|p| p.all()).unwrap_or_default(),
                     };
-                    archs.extend(candidates.into_iter().filter(|a| {
-                        ptxas_supported.as_ref().is_none_or(|p| p.contains(a)) && uses_nvcc.is_none_or(|n| n.supports(*a))
-                    }));
+                    archs.extend(
+                        candidates
+                            .into_iter()
+                            .filter(|a| ptxas_supported.as_ref().is_none_or(|p| p.contains(a)) && uses_nvcc.is_none_or(|n| n.supports(*a))),
+                    );
                 }
             }
         }
         archs.sort();
         archs.dedup();
         if archs.is_empty() {
-            return Err(Error::NoArch { package: krate.name.clone(), manifest: krate.manifest_path.clone(), why: "`all` matched no arch every tool supports".into() });
+            return Err(Error::NoArch {
+                package: krate.name.clone(),
+                manifest: krate.manifest_path.clone(),
+                why: "`all` matched no arch every tool supports".into(),
+            });
         }
         for a in &archs {
             if let (Some(llvm), Some(sup)) = (llvm, llvm_supported) {
@@ -422,9 +435,13 @@ impl CrateJob<'_> {
             jobs.extend(self.archs.iter().map(|a| Job::Rust(*a)));
         }
         let results = parallel(self.jobs(), jobs.len(), |i| match jobs[i] {
-            Job::Rust(arch) => {
-                self.rust_arch(arch, rust.as_ref().expect("rust jobs only with a front end"), &out_dir, &work.join(arch.to_string()), reporter)
-            }
+            Job::Rust(arch) => self.rust_arch(
+                arch,
+                rust.as_ref().expect("rust jobs only with a front end"),
+                &out_dir,
+                &work.join(arch.to_string()),
+                reporter,
+            ),
             Job::Cuda(arch, n) => self.cuda_arch(arch, &self.krate.cuda_sources[n], &out_dir, &work.join(arch.to_string()), reporter),
         });
         let mut artifacts = Vec::new();
@@ -475,7 +492,9 @@ impl CrateJob<'_> {
         }
         let mut kernels: Vec<String> = rust.as_ref().map(|r| r.kernels.clone()).unwrap_or_default();
         if let Some(first) = self.archs.first() {
-            for a in artifacts.iter().filter(|a| a.kind == ArtifactKind::Ptx && a.arch == first.to_string() && a.module != self.krate.lib_name) {
+            for a in
+                artifacts.iter().filter(|a| a.kind == ArtifactKind::Ptx && a.arch == first.to_string() && a.module != self.krate.lib_name)
+            {
                 kernels.extend(a.kernels.iter().map(|k| k.name.clone()));
             }
         }
@@ -529,7 +548,11 @@ impl CrateJob<'_> {
         for (i, a) in ptx.iter().enumerate() {
             for b in &ptx[i + 1..] {
                 if let Some(k) = a.kernels.iter().find(|k| b.kernels.iter().any(|o| o.name == k.name)) {
-                    return Err(Error::DuplicateKernel { name: k.name.clone(), first: self.definition(a, &k.name), second: self.definition(b, &k.name) });
+                    return Err(Error::DuplicateKernel {
+                        name: k.name.clone(),
+                        first: self.definition(a, &k.name),
+                        second: self.definition(b, &k.name),
+                    });
                 }
             }
         }
@@ -546,7 +569,11 @@ impl CrateJob<'_> {
         let root = &self.krate.dir;
         match sigs.and_then(|s| s.into_iter().find(|s| s.name == kernel)) {
             Some(s) => format!("{}:{}", crate::cuda::relative(&s.file, root).display(), s.line),
-            None => artifact.source.as_ref().map(|p| crate::cuda::relative(p, root).display().to_string()).unwrap_or_else(|| artifact.module.clone()),
+            None => artifact
+                .source
+                .as_ref()
+                .map(|p| crate::cuda::relative(p, root).display().to_string())
+                .unwrap_or_else(|| artifact.module.clone()),
         }
     }
 
@@ -647,12 +674,14 @@ impl CrateJob<'_> {
             None => {
                 reporter.report(Event::Status {
                     verb: "Compiling",
-                    message: format!("{} (CUDA, {}) for {arch}", self.krate.name, crate::cuda::relative(&src.path, &self.krate.dir).display()),
+                    message: format!(
+                        "{} (CUDA, {}) for {arch}",
+                        self.krate.name,
+                        crate::cuda::relative(&src.path, &self.krate.dir).display()
+                    ),
                 });
                 let read = compile.run()?;
-                let inside_cuda = |p: &Path| nvcc.root.as_ref().is_some_and(|r| p.starts_with(r));
-                let inputs: Vec<(PathBuf, String)> =
-                    read.iter().filter(|p| !inside_cuda(p)).filter_map(|p| Some((p.clone(), cache::file_hash(p)?))).collect();
+                let inputs: Vec<(PathBuf, String)> = read.iter().filter_map(|p| Some((p.clone(), cache::file_hash(p)?))).collect();
                 let text = std::fs::read_to_string(&ptx_path).map_err(|e| Error::io("read", &ptx_path, e))?;
                 let kernels = crate::ptx::Module::parse(&text).entries.into_iter().map(|e| e.name).collect();
                 let stamp = CudaStamp { key, inputs, ptx_hash: cache::file_hash(&ptx_path).unwrap_or_default(), kernels };
@@ -669,7 +698,16 @@ impl CrateJob<'_> {
     /// The PTX artifact and, for `sm_XX` archs with ptxas found, the cubin: the one ptxas step
     /// of Rust and CUDA kernels. Keyed by the PTX, the ptxas and the arch.
     #[allow(clippy::too_many_arguments)]
-    fn with_cubin(&self, arch: Arch, module: &Module<'_>, ptx_path: &Path, ptx_hash: &str, ptx_fresh: bool, work: &Path, reporter: &dyn Reporter) -> Result<Vec<Artifact>> {
+    fn with_cubin(
+        &self,
+        arch: Arch,
+        module: &Module<'_>,
+        ptx_path: &Path,
+        ptx_hash: &str,
+        ptx_fresh: bool,
+        work: &Path,
+        reporter: &dyn Reporter,
+    ) -> Result<Vec<Artifact>> {
         let artifact = |kind, path: PathBuf, kernels, fresh| Artifact {
             package: self.krate.name.clone(),
             module: module.name.to_string(),
@@ -680,12 +718,22 @@ impl CrateJob<'_> {
             kernels,
             fresh,
         };
-        let mut artifacts = vec![artifact(ArtifactKind::Ptx, ptx_path.to_path_buf(), module.kernels.iter().map(|k| KernelInfo::named(k)).collect(), ptx_fresh)];
+        let mut artifacts = vec![artifact(
+            ArtifactKind::Ptx,
+            ptx_path.to_path_buf(),
+            module.kernels.iter().map(|k| KernelInfo::named(k)).collect(),
+            ptx_fresh,
+        )];
         let Some(ptxas_tool) = self.cuda.ptxas.as_ref().filter(|_| arch.makes_cubin()) else {
             return Ok(artifacts);
         };
         let cubin = ptx_path.with_extension("cubin");
-        let key = Key::new("ptxas-v1").str(ptx_hash).str(&ptxas_tool.version).str(&ptxas_tool.path.to_string_lossy()).str(&arch.to_string()).finish();
+        let key = Key::new("ptxas-v1")
+            .str(ptx_hash)
+            .str(&ptxas_tool.version)
+            .str(&ptxas_tool.path.to_string_lossy())
+            .str(&arch.to_string())
+            .finish();
         let stamp_path = work.join(format!("ptxas-{}.json", module.name));
         let stamp = cache::read_stamp::<PtxasStamp>(&stamp_path)
             .filter(|s| s.key == key && cache::file_hash(&cubin).as_deref() == Some(s.cubin_hash.as_str()));
@@ -698,7 +746,10 @@ impl CrateJob<'_> {
                     message: format!("{} ({}) for {arch} (ptxas {})", self.krate.name, module.name, ptxas_tool.version),
                 });
                 let r = ptxas::assemble(ptxas_tool, ptx_path, arch, &cubin, &self.krate.name, &self.krate.dir)?;
-                cache::write_stamp(&stamp_path, &PtxasStamp { key, cubin_hash: cache::file_hash(&cubin).unwrap_or_default(), resources: r.clone() })?;
+                cache::write_stamp(
+                    &stamp_path,
+                    &PtxasStamp { key, cubin_hash: cache::file_hash(&cubin).unwrap_or_default(), resources: r.clone() },
+                )?;
                 r
             }
         };
@@ -715,8 +766,10 @@ struct Module<'a> {
 }
 
 /// Runs `f(0..n)` on up to `jobs` threads; results in index order. Inside a build script that
-/// cargo gave a jobserver, every thread past the first holds a jobserver token while it works,
-/// so nested builds share cargo's `-j` instead of adding to it.
+/// cargo gave a jobserver, every thread past the first works only while it holds a jobserver
+/// token, so nested builds share cargo's `-j` instead of adding to it. Tokens are polled, never
+/// waited for: a thread that would wait while the first thread drains the queue could wait
+/// forever when sibling build scripts hold every token the same way.
 fn parallel<T: Send>(jobs: usize, n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
     // SAFETY: `from_env` takes over the file descriptors named in CARGO_MAKEFLAGS/MAKEFLAGS;
     // nothing else in this process uses them.
@@ -727,13 +780,27 @@ fn parallel<T: Send>(jobs: usize, n: usize, f: impl Fn(usize) -> T + Sync) -> Ve
         for worker in 0..jobs.min(n) {
             let (next, results, f, client) = (&next, &results, &f, &client);
             s.spawn(move || loop {
+                if next.load(Ordering::SeqCst) >= n {
+                    break;
+                }
+                // The first worker runs on the token cargo gave this build script.
+                let token = match client {
+                    Some(c) if worker > 0 => match c.try_acquire() {
+                        Ok(Some(t)) => Some(t),
+                        Ok(None) => {
+                            std::thread::sleep(std::time::Duration::from_millis(10));
+                            continue;
+                        }
+                        Err(_) => None, // a jobserver we cannot read: run as if there were none
+                    },
+                    _ => None,
+                };
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 if i >= n {
                     break;
                 }
-                // The first worker runs on the token cargo gave this build script.
-                let _token = if worker > 0 { client.as_ref().and_then(|c| c.acquire().ok()) } else { None };
                 let r = f(i);
+                drop(token);
                 results.lock().unwrap_or_else(|e| e.into_inner()).push((i, r));
             });
         }

@@ -632,8 +632,15 @@ fn check_c_asm(file: &Path, a: &CAsm, out: &mut Vec<Diagnostic>) {
             let n: usize = rest[..digits].parse().unwrap_or(usize::MAX);
             if has_operands && n >= a.operand_count() {
                 out.push(at(
-                    Diagnostic::error(format!("`%{n}` refers to operand {n}, but this asm has {} operand{}", a.operand_count(), plural(a.operand_count())))
-                        .note(format!("operands are numbered from %0: outputs first, then inputs (here %0..%{})", a.operand_count().saturating_sub(1))),
+                    Diagnostic::error(format!(
+                        "`%{n}` refers to operand {n}, but this asm has {} operand{}",
+                        a.operand_count(),
+                        plural(a.operand_count())
+                    ))
+                    .note(format!(
+                        "operands are numbered from %0: outputs first, then inputs (here %0..%{})",
+                        a.operand_count().saturating_sub(1)
+                    )),
                     a.pos(i),
                 ));
             }
@@ -694,8 +701,9 @@ fn check_c_asm(file: &Path, a: &CAsm, out: &mut Vec<Diagnostic>) {
     if !a.clobbers.iter().any(|c| c.trim() == "memory") {
         if let Some(s) = stmts.iter().find(|s| writes_memory(s.mnemonic)) {
             out.push(at(
-                Diagnostic::warning(format!("asm writes memory (`{}`) without a \"memory\" clobber", s.mnemonic))
-                    .note("the compiler may keep values in registers across it or reorder other accesses: add `: \"memory\"` after the inputs"),
+                Diagnostic::warning(format!("asm writes memory (`{}`) without a \"memory\" clobber", s.mnemonic)).note(
+                    "the compiler may keep values in registers across it or reorder other accesses: add `: \"memory\"` after the inputs",
+                ),
                 a.pos(s.offset),
             ));
         }
@@ -820,9 +828,9 @@ struct RustVisitor<'a> {
 fn fn_inlinable(attrs: &[syn::Attribute], sig: &syn::Signature) -> bool {
     let kernel = sig.abi.as_ref().and_then(|a| a.name.as_ref()).is_some_and(|n| n.value() == "ptx-kernel")
         || attrs.iter().any(|a| a.path().segments.last().is_some_and(|s| s.ident == "kernel"));
-    let never = attrs.iter().any(|a| {
-        a.path().is_ident("inline") && matches!(&a.meta, syn::Meta::List(l) if l.tokens.to_string().trim() == "never")
-    });
+    let never = attrs
+        .iter()
+        .any(|a| a.path().is_ident("inline") && matches!(&a.meta, syn::Meta::List(l) if l.tokens.to_string().trim() == "never"));
     !kernel && !never
 }
 
@@ -918,30 +926,26 @@ fn check_rust_asm(file: &Path, m: &syn::Macro, inlinable: Option<&str>, out: &mu
                 toks = rest;
             }
         }
-        match toks.first() {
-            Some(TokenTree::Ident(kw)) => {
-                let kw = kw.to_string();
-                match kw.as_str() {
-                    "options" => {
-                        if let Some(TokenTree::Group(g)) = toks.get(1) {
-                            options.extend(g.stream().into_iter().filter_map(|t| match t {
-                                TokenTree::Ident(i) => Some(i.to_string()),
-                                _ => None,
-                            }));
-                        }
+        if let Some(TokenTree::Ident(kw)) = toks.first() {
+            let kw = kw.to_string();
+            match kw.as_str() {
+                "options" => {
+                    if let Some(TokenTree::Group(g)) = toks.get(1) {
+                        options.extend(g.stream().into_iter().filter_map(|t| match t {
+                            TokenTree::Ident(i) => Some(i.to_string()),
+                            _ => None,
+                        }));
                     }
-                    "clobber_abi" => {}
-                    "in" | "out" | "lateout" | "inout" | "inlateout" | "const" | "sym" => {
-                        // An explicit register (`in("r1")`) cannot be named in the template.
-                        let explicit = matches!(toks.get(1), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis && g.stream().to_string().starts_with('"'));
-                        if !explicit {
-                            operands.push(RustOperand { name, kind: kw });
-                        }
-                    }
-                    _ => {}
                 }
+                "in" | "out" | "lateout" | "inout" | "inlateout" | "const" | "sym" => {
+                    // An explicit register (`in("r1")`) cannot be named in the template.
+                    let explicit = matches!(toks.get(1), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis && g.stream().to_string().starts_with('"'));
+                    if !explicit {
+                        operands.push(RustOperand { name, kind: kw });
+                    }
+                }
+                _ => {} // clobber_abi(..) and anything newer
             }
-            _ => {}
         }
     }
     if opaque {
@@ -1054,8 +1058,11 @@ fn check_rust_asm(file: &Path, m: &syn::Macro, inlinable: Option<&str>, out: &mu
             // Positional operands come first, so an index counts them and then the named ones.
             if let Some(op) = operands.get(n).filter(|o| o.kind == "out" || o.kind == "lateout") {
                 out.push(at(
-                    Diagnostic::warning(format!("operand {n} is written only when the predicate holds (`{}`), but is declared `{}`", s.mnemonic, op.kind))
-                        .note("with `out` the value it had before is lost when the predicate is false: declare it `inout(..)`"),
+                    Diagnostic::warning(format!(
+                        "operand {n} is written only when the predicate holds (`{}`), but is declared `{}`",
+                        s.mnemonic, op.kind
+                    ))
+                    .note("with `out` the value it had before is lost when the predicate is false: declare it `inout(..)`"),
                     pos_of(s.offset),
                 ));
             }
@@ -1190,7 +1197,9 @@ __global__ void k(short *h, long long *l, float *f, double *d) {
         one(&d, "asm writes memory (`st.global.u32`) without a \"memory\" clobber");
         let d = cu("__global__ void k(int *p, int v) {\n  int old;\n  asm volatile(\"atom.global.add.u32 %0, [%1], %2;\" : \"=r\"(old) : \"l\"(p), \"r\"(v));\n}\n");
         one(&d, "(`atom.global.add.u32`)");
-        assert!(cu("__global__ void k(int *p) {\n  asm volatile(\"red.global.add.u32 [%0], 1;\" :: \"l\"(p) : \"memory\");\n}\n").is_empty());
+        assert!(
+            cu("__global__ void k(int *p) {\n  asm volatile(\"red.global.add.u32 [%0], 1;\" :: \"l\"(p) : \"memory\");\n}\n").is_empty()
+        );
     }
 
     #[test]
@@ -1221,7 +1230,8 @@ __global__ void k(short *h, long long *l, float *f, double *d) {
     fn rust_pure_clock_and_nomem_store() {
         let d = rs("fn clock() -> u32 { let c; unsafe { asm!(\"mov.u32 {}, %clock;\", out(reg32) c, options(pure, nomem, nostack)); } c }");
         one(&d, "reads `%clock`, which changes while the thread runs, but has `options(pure)`");
-        assert!(rs("fn clock() -> u32 { let c; unsafe { asm!(\"mov.u32 {}, %clock;\", out(reg32) c, options(nomem, nostack)); } c }").is_empty());
+        assert!(rs("fn clock() -> u32 { let c; unsafe { asm!(\"mov.u32 {}, %clock;\", out(reg32) c, options(nomem, nostack)); } c }")
+            .is_empty());
         let d = rs("fn st(p: *mut u32) { unsafe { asm!(\"st.global.u32 [{}], 1;\", in(reg64) p, options(nostack, nomem)); } }");
         one(&d, "asm! writes memory (`st.global.u32`) but has `options(nomem)`");
         assert!(rs("fn st(p: *mut u32) { unsafe { asm!(\"st.global.u32 [{}], 1;\", in(reg64) p, options(nostack)); } }").is_empty());

@@ -436,7 +436,8 @@ fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> {
                     k += 1;
                 }
                 let params: Vec<Vec<CTok>> = params.into_iter().filter(|p| !p.is_empty() && *p != [CTok::Ident("void".into())]).collect();
-                let mut sig = KernelSig { name: name.clone(), params: Vec::new(), file: file.to_path_buf(), line, mangled: !extern_c || templated };
+                let mut sig =
+                    KernelSig { name: name.clone(), params: Vec::new(), file: file.to_path_buf(), line, mangled: !extern_c || templated };
                 for (n, p) in params.iter().enumerate() {
                     let (pname, ty) = c_param(p, n).map_err(|message| Error::Signature {
                         file: file.to_path_buf(),
@@ -495,9 +496,8 @@ fn c_scalar(words: &[&str]) -> Option<ParamType> {
     }
 }
 
-const C_TYPE_WORDS: &[&str] = &[
-    "const", "volatile", "unsigned", "signed", "int", "long", "short", "char", "bool", "float", "double", "void", "struct",
-];
+const C_TYPE_WORDS: &[&str] =
+    &["const", "volatile", "unsigned", "signed", "int", "long", "short", "char", "bool", "float", "double", "void", "struct"];
 
 /// One C parameter (`const float *__restrict__ x`) as a name and a launch type.
 fn c_param(toks: &[CTok], index: usize) -> std::result::Result<(String, ParamType), String> {
@@ -546,8 +546,10 @@ fn c_param(toks: &[CTok], index: usize) -> std::result::Result<(String, ParamTyp
         .collect();
     let base: Vec<&str> = type_words.iter().copied().filter(|w| before_star.contains(w)).collect();
     let base_ty = || -> std::result::Result<String, String> {
-        if base.iter().any(|w| *w == "void") {
-            return Err(format!("parameter `{text}`: `void *` has no element type for a typed launch; use the element's type (e.g. `float *`)"));
+        if base.contains(&"void") {
+            return Err(format!(
+                "parameter `{text}`: `void *` has no element type for a typed launch; use the element's type (e.g. `float *`)"
+            ));
         }
         match c_scalar(&base) {
             Some(ParamType::Scalar(s)) => Ok(s.rust_name().to_string()),
@@ -567,7 +569,11 @@ fn c_param(toks: &[CTok], index: usize) -> std::result::Result<(String, ParamTyp
             None => ParamType::ByValue { ty: base_ty()? },
         },
         1 => ParamType::Pointer { mutable: !before_star.contains(&"const"), elem: base_ty()? },
-        _ => return Err(format!("parameter `{text}`: pointers to pointers cannot be launched with typed arguments; pass a `u64` device address instead")),
+        _ => {
+            return Err(format!(
+                "parameter `{text}`: pointers to pointers cannot be launched with typed arguments; pass a `u64` device address instead"
+            ))
+        }
     };
     Ok((name, ty))
 }

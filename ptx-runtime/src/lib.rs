@@ -9,12 +9,12 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use cudarc;
-/// `half::f16` and `half::bf16`: the host types of CUDA's `__half` and `__nv_bfloat16` parameters.
-pub use half;
 use cudarc::driver::{
     sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaView, CudaViewMut, DriverError, LaunchArgs, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
+/// `half::f16` and `half::bf16`: the host types of CUDA's `__half` and `__nv_bfloat16` parameters.
+pub use half;
 
 /// Arch-specific (`sm_90a`) and family (`sm_100f`) variants, as `ptx-build` names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

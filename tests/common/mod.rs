@@ -62,6 +62,18 @@ impl KernelCrate {
         Run::from(cmd.output().expect("run cargo-ptx"))
     }
 
+    /// Writes a file of the crate (folders made as needed).
+    pub fn write(&self, path: &str, text: &str) {
+        let p = self.dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    /// Where a PTX module (a .cu file's, or the Rust crate's) lands.
+    pub fn module_artifact(&self, profile: &str, arch: &str, module: &str, ext: &str) -> PathBuf {
+        shared_target().join("ptx").join(profile).join(&self.name).join(arch).join(format!("{module}.{ext}"))
+    }
+
     /// Where the artifacts of this crate land for `profile` and `arch`.
     pub fn artifact(&self, profile: &str, arch: &str, ext: &str) -> PathBuf {
         shared_target().join("ptx").join(profile).join(&self.name).join(arch).join(format!("{}.{ext}", self.name.replace('-', "_")))

@@ -6,7 +6,11 @@ pub mod kernels {
 
 /// One launch configuration for `n` elements, 256 threads a block.
 pub fn config(n: usize) -> ptx_runtime::cudarc::driver::LaunchConfig {
-    ptx_runtime::cudarc::driver::LaunchConfig { grid_dim: (n.div_ceil(256).max(1) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }
+    ptx_runtime::cudarc::driver::LaunchConfig {
+        grid_dim: (n.div_ceil(256).max(1) as u32, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    }
 }
 
 /// `leaky_relu(a * x + b)` on the CPU, as the two kernels compute it one after the other.
