@@ -94,3 +94,51 @@ fn a_build_script_error_is_readable() {
     );
     assert!(!log.contains("Signature {"), "the error is shown as text, not as a struct: {log}");
 }
+
+/// A host crate whose own .cu files come in through `.cuda("cuda/*.cu")`.
+fn cuda_host(host: &str, files: &[(&str, &str)], main_rs: &str) -> tempfile::TempDir {
+    let p = project(host, KERNEL);
+    let h = p.path().join("host");
+    write(h.join("build.rs"), "fn main() -> Result<(), ptx_build::Error> {\n    ptx_build::Builder::new().cuda(\"cuda/*.cu\").arch(\"sm_80\").build()?;\n    Ok(())\n}\n");
+    std::fs::create_dir_all(h.join("cuda")).unwrap();
+    for (f, text) in files {
+        write(h.join(f), text);
+    }
+    write(h.join("src/lib.rs"), &format!("pub mod kernels {{\n    ptx_runtime::include_kernels!();\n}}\n{main_rs}"));
+    p
+}
+
+#[test]
+fn cuda_files_of_the_host_get_typed_methods_and_header_edits_rerun() {
+    common::cuda();
+    // C types map to Rust ones; the calls below only compile if each parameter has the right type.
+    let uses = "#[allow(dead_code)]\nunsafe fn call(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream, cfg: ptx_runtime::cudarc::driver::LaunchConfig,\n    x: &ptx_runtime::cudarc::driver::CudaSlice<f32>, y: &mut ptx_runtime::cudarc::driver::CudaSlice<f32>,\n    h: &ptx_runtime::cudarc::driver::CudaSlice<ptx_runtime::half::f16>, o: &mut ptx_runtime::cudarc::driver::CudaSlice<u64>) {\n    unsafe { k.axpy(s, cfg, 3i32, 2u32, -1i64, 4usize, 1.5f32, x, y).unwrap() };\n    unsafe { k.widen(s, cfg, h, o).unwrap() };\n}\n";
+    let p = cuda_host(
+        "host_cuda",
+        &[
+            ("cuda/tile.cuh", "#define SCALE 2\n"),
+            (
+                "cuda/axpy.cu",
+                "#include \"tile.cuh\"\nextern \"C\" __global__ void axpy(int n, unsigned m, long long k, size_t len, float a, const float *x, float *y) {\n  y[0] = a * x[0] * SCALE + n + m + k + len;\n}\n",
+            ),
+            ("cuda/widen.cu", "#include <cuda_fp16.h>\nextern \"C\" __global__ void widen(const __half *h, unsigned long long *o) { o[0] = (unsigned long long)__half2float(h[0]); }\n"),
+        ],
+        uses,
+    );
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok, "{log}");
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok && !build_script_ran(&log), "a no-op build does not run the build script:\n{log}");
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    write_at(p.path().join("host/cuda/tile.cuh"), "#define SCALE 3\n", later);
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok && build_script_ran(&log), "a header edit reruns the build script:\n{log}");
+}
+
+#[test]
+fn a_cpp_kernel_without_extern_c_is_refused_with_the_fix() {
+    let p = cuda_host("host_mangled", &[("cuda/k.cu", "\n__global__ void fill(float *x) { x[0] = 1.0f; }\n")], "");
+    let (ok, log) = cargo_build(p.path());
+    assert!(!ok, "{log}");
+    assert!(log.contains("cuda/k.cu:2: kernel `fill`") && log.contains("declare it `extern \"C\" __global__"), "{log}");
+}
