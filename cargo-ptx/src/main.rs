@@ -34,15 +34,8 @@ enum Command {
 
 #[derive(Args, Debug)]
 struct BuildArgs {
-    /// Kernel crate or workspace folders, Cargo.toml files, or lone .cu files [default: the current workspace].
-    #[arg(value_name = "PATH")]
-    paths: Vec<PathBuf>,
-    /// Path to the Cargo.toml of the workspace to search.
-    #[arg(long, value_name = "PATH")]
-    manifest_path: Option<PathBuf>,
-    /// Build only this kernel crate (repeatable).
-    #[arg(short = 'p', long = "package", value_name = "NAME")]
-    packages: Vec<String>,
+    #[command(flatten)]
+    select: Select,
     /// GPU arch: sm_80, sm_90a, sm_100f, compute_80 (PTX only), comma lists, `all`, `native`.
     #[arg(long = "arch", value_name = "ARCH", env = "CARGO_PTX_ARCH")]
     archs: Vec<String>,
@@ -82,17 +75,24 @@ struct BuildArgs {
 
 #[derive(Args, Debug)]
 struct CheckArgs {
-    /// Kernel crate or workspace folders, Cargo.toml files, or .cu files [default: the current workspace].
+    #[command(flatten)]
+    select: Select,
+    #[command(flatten)]
+    out: OutputArgs,
+}
+
+/// Which kernel crates (and .cu files) a command works on.
+#[derive(Args, Debug)]
+struct Select {
+    /// Kernel crate or workspace folders, Cargo.toml files, or lone .cu files [default: the current workspace].
     #[arg(value_name = "PATH")]
     paths: Vec<PathBuf>,
     /// Path to the Cargo.toml of the workspace to search.
     #[arg(long, value_name = "PATH")]
     manifest_path: Option<PathBuf>,
-    /// Check only this kernel crate (repeatable).
+    /// Only this kernel crate (repeatable).
     #[arg(short = 'p', long = "package", value_name = "NAME")]
     packages: Vec<String>,
-    #[command(flatten)]
-    out: OutputArgs,
 }
 
 #[derive(Args, Debug)]
@@ -182,9 +182,9 @@ fn build_options(a: &BuildArgs, color: bool) -> ptx_build::Result<BuildOptions> 
         None => None,
     };
     Ok(BuildOptions {
-        manifest_path: a.manifest_path.clone(),
-        paths: a.paths.clone(),
-        packages: a.packages.clone(),
+        manifest_path: a.select.manifest_path.clone(),
+        paths: a.select.paths.clone(),
+        packages: a.select.packages.clone(),
         archs,
         release: a.release,
         features: Features {
@@ -204,7 +204,8 @@ fn build_options(a: &BuildArgs, color: bool) -> ptx_build::Result<BuildOptions> 
 
 fn check(a: CheckArgs) -> ExitCode {
     let printer = Printer::new(format_of(a.out.message_format), a.out.quiet, false);
-    let opts = BuildOptions { manifest_path: a.manifest_path, paths: a.paths, packages: a.packages, ..BuildOptions::default() };
+    let Select { paths, manifest_path, packages } = a.select;
+    let opts = BuildOptions { manifest_path, paths, packages, ..BuildOptions::default() };
     printer.finish_check(opts.check(&printer))
 }
 

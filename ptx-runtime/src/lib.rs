@@ -113,6 +113,18 @@ pub fn context(ordinal: usize) -> Result<Arc<CudaContext>, LoadError> {
     CudaContext::new(ordinal).map_err(|source| LoadError::Driver { action: format!("creating a context on device {ordinal}"), source })
 }
 
+/// For tests that need a GPU: a context on device 0, or `None` after printing the one-line
+/// reason there is none (`skipped: no GPU here (...)`), so the test can return and pass.
+pub fn context_or_skip() -> Option<Arc<CudaContext>> {
+    match context(0) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            eprintln!("skipped: no GPU here ({})", e.to_string().lines().next().unwrap_or_default());
+            None
+        }
+    }
+}
+
 /// The driver's CUDA version, e.g. `13.0`.
 pub fn driver_version() -> Option<String> {
     let mut v = 0;

@@ -5,13 +5,7 @@ use cuda_kernels::{add_u128_cpu, block_sums_cpu, config, kernels, saxpy_cpu};
 use ptx_runtime::ImageKind;
 
 fn ctx() -> Option<std::sync::Arc<ptx_runtime::cudarc::driver::CudaContext>> {
-    match ptx_runtime::context(0) {
-        Ok(c) => Some(c),
-        Err(e) => {
-            eprintln!("skipped: no GPU here ({})", e.to_string().lines().next().unwrap_or_default());
-            None
-        }
-    }
+    ptx_runtime::context_or_skip()
 }
 
 fn check(k: &kernels::Kernels, ctx: &std::sync::Arc<ptx_runtime::cudarc::driver::CudaContext>) {

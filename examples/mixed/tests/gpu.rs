@@ -13,10 +13,7 @@ fn rust_and_cuda_kernels_share_one_module() {
 
 #[test]
 fn rust_then_cuda_matches_the_cpu() {
-    let ctx = match ptx_runtime::context(0) {
-        Ok(c) => c,
-        Err(e) => return eprintln!("skipped: no GPU here ({})", e.to_string().lines().next().unwrap_or_default()),
-    };
+    let Some(ctx) = ptx_runtime::context_or_skip() else { return };
     for load in [kernels::Kernels::load, kernels::Kernels::load_ptx_only] {
         let k = load(&ctx).unwrap();
         let stream = ctx.default_stream();

@@ -5,13 +5,7 @@ use ptx_runtime::{Image, ImageKind, LoadError, Policy, Variant};
 use saxpy::{config, kernels, max_exp_error, saxpy_cpu};
 
 fn ctx() -> Option<std::sync::Arc<ptx_runtime::cudarc::driver::CudaContext>> {
-    match ptx_runtime::context(0) {
-        Ok(c) => Some(c),
-        Err(e) => {
-            eprintln!("skipped: no GPU here ({})", e.to_string().lines().next().unwrap_or_default());
-            None
-        }
-    }
+    ptx_runtime::context_or_skip()
 }
 
 fn check_results(k: &kernels::Kernels, ctx: &std::sync::Arc<ptx_runtime::cudarc::driver::CudaContext>) {
