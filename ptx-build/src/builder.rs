@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use crate::arch;
 use crate::cache;
 use crate::codegen::{self, EmbeddedImage, Unit};
-use crate::config::{CudaConfig, CudaFiles};
+use crate::config::{glob_files, CudaConfig, CudaFiles};
 use crate::diag::Level;
 use crate::engine::{BuildOptions, BuildOutput};
 use crate::error::{Error, Result};
@@ -183,22 +183,20 @@ impl Builder {
         }
         let mut files = Vec::new();
         for g in &self.cuda {
-            let pattern = manifest_dir.join(g);
-            let entries = glob::glob(&pattern.to_string_lossy()).map_err(|e| Error::Config {
+            let matched = glob_files(manifest_dir, g).map_err(|message| Error::Config {
                 manifest: manifest_dir.join("build.rs"),
                 table: "Builder::cuda",
                 key: g.clone(),
-                message: format!("not a valid glob: {e}"),
+                message,
             })?;
-            let before = files.len();
-            files.extend(entries.flatten().filter(|p| p.is_file() || p.symlink_metadata().is_ok_and(|m| m.is_symlink())));
-            if files.len() == before {
+            if matched.is_empty() {
                 println!("cargo:warning=ptx-build: `.cuda(\"{g}\")` matches no file under {}", manifest_dir.display());
             }
             // A new file matching the glob changes the build: watch the glob's folder.
             let fixed: PathBuf =
                 Path::new(g).components().take_while(|c| !c.as_os_str().to_string_lossy().contains(['*', '?', '['])).collect();
             println!("cargo:rerun-if-changed={}", manifest_dir.join(fixed).display());
+            files.extend(matched);
         }
         files.sort();
         files.dedup();

@@ -42,8 +42,6 @@ pub struct KernelCrate {
     pub config: PtxConfig,
     /// The .cu files to build (from `cuda-sources`, or a lone file given on the command line).
     pub cuda_sources: Vec<CudaSource>,
-    /// A lone .cu file given as a PATH, not a package.
-    pub lone_file: bool,
     /// Unknown keys and similar slips in the metadata.
     pub warnings: Vec<Diagnostic>,
 }
@@ -272,7 +270,6 @@ fn kernel_crate(meta: &Metadata, pkg: &Package) -> Result<Option<KernelCrate>> {
         lib_src,
         dir,
         cuda_sources,
-        lone_file: false,
         manifest_path,
         workspace_root: meta.workspace_root.as_std_path().to_path_buf(),
         target_dir: meta.target_directory.as_std_path().to_path_buf(),
@@ -314,17 +311,8 @@ impl CudaFiles {
                 .unwrap_or_else(|| self.dir.join("target")),
         };
         let lib_name = identifier(&self.name);
-        let mut warnings = Vec::new();
-        for f in &self.files {
-            if std::fs::symlink_metadata(f).is_err() {
-                return Err(Error::io("read", f, std::io::Error::new(std::io::ErrorKind::NotFound, "no such file")));
-            }
-        }
         // No Rust module to clash with: each module is named after its file.
         let cuda_sources = name_modules(&self.dir, self.files.clone(), "");
-        if cuda_sources.is_empty() {
-            warnings.push(Diagnostic::warning(format!("no .cu file for `{}`", self.name)));
-        }
         let manifest_path = self.files.first().cloned().unwrap_or_else(|| self.dir.join(&self.name));
         Ok(KernelCrate {
             name: self.name,
@@ -335,9 +323,8 @@ impl CudaFiles {
             target_dir,
             config: PtxConfig { rust: false, cuda: self.config, ..PtxConfig::default() },
             cuda_sources,
-            lone_file: true,
             dir: self.dir,
-            warnings,
+            warnings: Vec::new(),
         })
     }
 }
@@ -362,30 +349,31 @@ fn cuda_sources(dir: &Path, cfg: &CudaConfig, lib_name: &str, manifest: &Path, w
     };
     let mut files: Vec<PathBuf> = Vec::new();
     for g in &globs {
-        let pattern = dir.join(g);
-        let entries = glob::glob(&pattern.to_string_lossy()).map_err(|e| Error::Config {
+        let matched = glob_files(dir, g).map_err(|message| Error::Config {
             manifest: manifest.to_path_buf(),
             table: "package.metadata.ptx",
             key: "cuda-sources".into(),
-            message: format!("`{g}` is not a valid glob: {e}"),
+            message,
         })?;
-        let before = files.len();
-        for entry in entries.flatten() {
-            // A dangling link is kept: reading it later names the file that cannot be read.
-            if (entry.is_file() || entry.symlink_metadata().is_ok_and(|m| m.is_symlink())) && !files.contains(&entry) {
-                files.push(entry);
-            }
-        }
-        if files.len() == before && explicit {
+        if matched.is_empty() && explicit {
             warnings.push(
                 Diagnostic::warning(format!("`cuda-sources` glob `{g}` matches no file under {}", dir.display()))
                     .at(manifest, None, None)
                     .note("globs are relative to the package folder, e.g. \"cuda/**/*.cu\""),
             );
         }
+        files.extend(matched);
     }
     files.sort();
+    files.dedup();
     Ok(name_modules(dir, files, lib_name))
+}
+
+/// The files (and links, even dangling ones: reading them later names the file that cannot be
+/// read) matching `pattern` relative to `dir`; a bad pattern is an error message.
+pub(crate) fn glob_files(dir: &Path, pattern: &str) -> std::result::Result<Vec<PathBuf>, String> {
+    let entries = glob::glob(&dir.join(pattern).to_string_lossy()).map_err(|e| format!("`{pattern}` is not a valid glob: {e}"))?;
+    Ok(entries.flatten().filter(|p| p.is_file() || p.symlink_metadata().is_ok_and(|m| m.is_symlink())).collect())
 }
 
 /// Names each file's PTX module: its stem, with parent folders added where two stems (or the

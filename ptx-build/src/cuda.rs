@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 use crate::arch::Arch;
 use crate::cache;
 use crate::config::{CudaConfig, CudaSource};
-use crate::diag::{Diagnostic, Level};
+use crate::diag::{relative, Diagnostic, Level};
 use crate::error::{Error, Result};
 use crate::process;
 use crate::toolchain::Tool;
@@ -26,16 +26,14 @@ pub const ENV_VARS: &[&str] = &["CXX", "NVCC_CCBIN", "NVCC_PREPEND_FLAGS", "NVCC
 #[derive(Debug)]
 pub struct Nvcc {
     pub tool: Tool,
-    target: String,
     /// Asked of `cc` only when nvcc runs: `cc` may start compilers to detect their family.
     host_args: OnceLock<Vec<String>>,
     archs: OnceLock<Option<Vec<String>>>,
 }
 
 impl Nvcc {
-    /// `target`: the host triple (cc picks the C++ compiler for it).
-    pub fn new(tool: Tool, target: &str) -> Nvcc {
-        Nvcc { tool, target: target.to_string(), host_args: OnceLock::new(), archs: OnceLock::new() }
+    pub fn new(tool: Tool) -> Nvcc {
+        Nvcc { tool, host_args: OnceLock::new(), archs: OnceLock::new() }
     }
 
     /// `-ccbin=<C++ compiler>` as `cc` derives it from `CXX` and the target.
@@ -44,7 +42,10 @@ impl Nvcc {
             let mut build = cc::Build::new();
             build.cuda(true).cpp(true).cargo_metadata(false).cargo_warnings(false).warnings(false).opt_level(0).debug(false);
             if std::env::var_os("TARGET").is_none() {
-                build.target(&self.target).host(&self.target);
+                // Outside a build script: the host's triple (asking rustc costs a process start,
+                // so only when nvcc is about to run).
+                let host = crate::toolchain::host_triple();
+                build.target(&host).host(&host);
             }
             build
                 .try_get_compiler()
@@ -53,9 +54,9 @@ impl Nvcc {
         })
     }
 
-    /// What decides `host_args` (for cache keys, without asking `cc`).
+    /// What decides `host_args` (for cache keys, without asking `cc` or rustc).
     pub fn host_key(&self) -> String {
-        let mut k = self.target.clone();
+        let mut k = std::env::var("TARGET").unwrap_or_default();
         for v in ENV_VARS {
             k.push_str(&format!(";{v}={}", std::env::var(v).unwrap_or_default()));
         }
@@ -127,10 +128,6 @@ impl CudaCompile<'_> {
         if let Some(dir) = self.dep_file.parent() {
             cache::create_dir_all(dir)?;
         }
-        // nvcc reads the file itself; reading it first turns "cannot open" into our error.
-        std::fs::metadata(&self.source.path)
-            .and_then(|_| std::fs::File::open(&self.source.path))
-            .map_err(|e| Error::io("read", &self.source.path, e))?;
         let scratch = cache::scratch_path(self.out);
         let mut cmd = Command::new(&self.nvcc.tool.path);
         cmd.args(self.flags())
@@ -243,7 +240,7 @@ pub fn diagnostics(text: &str, root: &Path, arch: Arch, nvcc: &Tool) -> Vec<Diag
                 if caret.trim() == "^" {
                     let caret_at = caret.find('^').unwrap_or(0);
                     let indent = src.len() - src.trim_start().len();
-                    let original = std::fs::read_to_string(resolve(Path::new(file), root)).ok();
+                    let original = std::fs::read_to_string(root.join(file)).ok();
                     let orig_indent = original
                         .as_deref()
                         .and_then(|t| t.lines().nth(line_no as usize - 1))
@@ -253,14 +250,13 @@ pub fn diagnostics(text: &str, root: &Path, arch: Arch, nvcc: &Tool) -> Vec<Diag
                     i += 2;
                 }
             }
-            let d = Diagnostic::new(level, message).at(relative(&resolve(Path::new(file), root), root), Some(line_no), column);
+            let d = Diagnostic::new(level, message).at(relative(&root.join(file), root), Some(line_no), column);
             out.push(d);
             continue;
         }
         if let Some((file, line_no, col, rest)) = gcc_location(line) {
             let Some((level, message)) = level_and_message(rest) else { continue };
-            let mut d =
-                Diagnostic::new(level, message.clone()).at(relative(&resolve(Path::new(file), root), root), Some(line_no), Some(col));
+            let mut d = Diagnostic::new(level, message.clone()).at(relative(&root.join(file), root), Some(line_no), Some(col));
             if message.contains("No such file or directory") {
                 d = d.note("add the header's folder to `cuda-include` in [package.metadata.ptx] (relative to the package), or fix the #include path");
             }
@@ -303,18 +299,6 @@ fn gcc_location(line: &str) -> Option<(&str, u32, u32, &str)> {
     let l = parts.next()?.parse().ok()?;
     let c = parts.next()?.parse().ok()?;
     Some((file, l, c, parts.next()?))
-}
-
-fn resolve(file: &Path, root: &Path) -> PathBuf {
-    if file.is_absolute() {
-        file.to_path_buf()
-    } else {
-        root.join(file)
-    }
-}
-
-pub(crate) fn relative(file: &Path, root: &Path) -> PathBuf {
-    file.strip_prefix(root).map(Path::to_path_buf).unwrap_or_else(|_| file.to_path_buf())
 }
 
 #[cfg(test)]

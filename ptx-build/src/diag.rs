@@ -1,9 +1,15 @@
 //! Diagnostics: what the compilers said, tied to a source location when one is known.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+
+/// `file` relative to `root` where it lies below it (diagnostics name files as the user sees
+/// them from the package folder), else unchanged.
+pub(crate) fn relative(file: &Path, root: &Path) -> PathBuf {
+    file.strip_prefix(root).map(Path::to_path_buf).unwrap_or_else(|_| file.to_path_buf())
+}
 
 /// How serious a diagnostic is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -13,7 +13,7 @@ use crate::arch::{self, Arch, ArchRequest};
 use crate::cache::{self, Key};
 use crate::config::{self, CudaSource, KernelCrate, PtxIsa};
 use crate::cuda::{CudaCompile, Nvcc};
-use crate::diag::{Diagnostic, Level};
+use crate::diag::{relative, Diagnostic, Level};
 use crate::error::{Error, Result};
 use crate::inline_ptx;
 use crate::link::ArchLink;
@@ -77,8 +77,6 @@ pub struct CrateOutput {
     pub archs: Vec<Arch>,
     pub kernels: Vec<String>,
     pub artifacts: Vec<Artifact>,
-    /// The crate's .cu files (their modules name CUDA artifacts).
-    pub cuda_sources: Vec<CudaSource>,
     /// Every input file (for `cargo:rerun-if-changed`): Rust sources, .cu files and their headers.
     pub sources: Vec<PathBuf>,
 }
@@ -111,7 +109,7 @@ impl BuildOptions {
         let libdevice_hash = cuda.libdevice.as_ref().and_then(|l| cache::file_hash(&l.path)).unwrap_or_default();
         // nvcc (and the host compiler `cc` picks for it) only when some crate has .cu files.
         let nvcc: Option<Nvcc> = match &cuda.nvcc {
-            Some(tool) if crates.iter().any(|k| !k.cuda_sources.is_empty()) => Some(Nvcc::new(tool.clone(), &toolchain::host_triple())),
+            Some(tool) if crates.iter().any(|k| !k.cuda_sources.is_empty()) => Some(Nvcc::new(tool.clone())),
             _ => None,
         };
 
@@ -193,14 +191,9 @@ impl BuildOptions {
             for w in &k.warnings {
                 reporter.report(Event::Diagnostic(w));
             }
-            for src in &k.cuda_sources {
-                diags.extend(inline_ptx::check_cuda_file(&src.path, &crate::cuda::relative(&src.path, &k.dir))?);
-                out.files += 1;
-            }
-            if let (true, Some(lib)) = (k.config.rust, &k.lib_src) {
-                out.files += crate::signature::module_files(lib)?.len();
-                diags.extend(inline_ptx::check_rust_crate(lib, &k.dir)?);
-            }
+            let (files, found) = inline_ptx::check_crate(k)?;
+            out.files += files;
+            diags.extend(found);
         }
         for d in &diags {
             reporter.report(Event::Diagnostic(d));
@@ -475,7 +468,7 @@ impl CrateJob<'_> {
                     self.krate.cuda_sources.len(),
                     if self.krate.cuda_sources.len() == 1 { "" } else { "s" },
                     self.krate.name,
-                    crate::cuda::relative(&self.krate.cuda_sources[0].path, &self.krate.dir).display()
+                    relative(&self.krate.cuda_sources[0].path, &self.krate.dir).display()
                 ),
                 help: "run `cargo ptx setup` (installs NVIDIA's nvcc, ptxas and libdevice), or set NVCC or CUDA_PATH".into(),
             });
@@ -508,7 +501,6 @@ impl CrateJob<'_> {
             archs: self.archs.clone(),
             kernels,
             artifacts,
-            cuda_sources: self.krate.cuda_sources.clone(),
             sources,
         })
     }
@@ -523,13 +515,7 @@ impl CrateJob<'_> {
 
     /// Runs the inline-PTX checker over the crate's .cu files and Rust sources.
     fn check_inline_ptx(&self, reporter: &dyn Reporter) -> Result<()> {
-        let mut diags = Vec::new();
-        for src in &self.krate.cuda_sources {
-            diags.extend(inline_ptx::check_cuda_file(&src.path, &crate::cuda::relative(&src.path, &self.krate.dir))?);
-        }
-        if let (Some(_), Some(lib)) = (self.rust, &self.krate.lib_src) {
-            diags.extend(inline_ptx::check_rust_crate(lib, &self.krate.dir)?);
-        }
+        let (_, diags) = inline_ptx::check_crate(self.krate)?;
         for d in &diags {
             reporter.report(Event::Diagnostic(d));
         }
@@ -568,12 +554,8 @@ impl CrateJob<'_> {
         };
         let root = &self.krate.dir;
         match sigs.and_then(|s| s.into_iter().find(|s| s.name == kernel)) {
-            Some(s) => format!("{}:{}", crate::cuda::relative(&s.file, root).display(), s.line),
-            None => artifact
-                .source
-                .as_ref()
-                .map(|p| crate::cuda::relative(p, root).display().to_string())
-                .unwrap_or_else(|| artifact.module.clone()),
+            Some(s) => format!("{}:{}", relative(&s.file, root).display(), s.line),
+            None => artifact.source.as_ref().map(|p| relative(p, root).display().to_string()).unwrap_or_else(|| artifact.module.clone()),
         }
     }
 
@@ -674,11 +656,7 @@ impl CrateJob<'_> {
             None => {
                 reporter.report(Event::Status {
                     verb: "Compiling",
-                    message: format!(
-                        "{} (CUDA, {}) for {arch}",
-                        self.krate.name,
-                        crate::cuda::relative(&src.path, &self.krate.dir).display()
-                    ),
+                    message: format!("{} (CUDA, {}) for {arch}", self.krate.name, relative(&src.path, &self.krate.dir).display()),
                 });
                 let read = compile.run()?;
                 let inputs: Vec<(PathBuf, String)> = read.iter().filter_map(|p| Some((p.clone(), cache::file_hash(p)?))).collect();

@@ -26,7 +26,8 @@ use std::path::{Path, PathBuf};
 use proc_macro2::{Delimiter, TokenTree};
 use syn::visit::Visit;
 
-use crate::diag::Diagnostic;
+use crate::config::KernelCrate;
+use crate::diag::{relative, Diagnostic};
 use crate::error::{Error, Result};
 
 /// The constraint letters of the reference: `.u16`, `.u32`, `.u64`, `.u128`, `.f32`, `.f64`,
@@ -333,16 +334,12 @@ impl<'a> Scanner<'a> {
     }
 }
 
-/// What a `{` opened: a function body (with its header text) or another block.
-struct Block {
-    header: String,
-}
-
 /// Finds every `asm` statement of a CUDA C++ source.
 fn scan_c(src: &str) -> Vec<CAsm> {
     let mut s = Scanner::new(src);
     let mut out = Vec::new();
-    let mut blocks: Vec<Block> = Vec::new();
+    // For each open `{`, the text before it: a function header, `if (..)`, `namespace x`, ...
+    let mut blocks: Vec<String> = Vec::new();
     // Tokens since the last `;`, `{` or `}`: the header of the next block.
     let mut header = String::new();
     while s.peek().is_some() {
@@ -360,7 +357,7 @@ fn scan_c(src: &str) -> Vec<CAsm> {
             }
             b'{' => {
                 s.bump();
-                blocks.push(Block { header: std::mem::take(&mut header) });
+                blocks.push(std::mem::take(&mut header));
             }
             b'}' => {
                 s.bump();
@@ -394,9 +391,9 @@ fn scan_c(src: &str) -> Vec<CAsm> {
 }
 
 /// The name of the enclosing function when it is one that can be inlined at several call sites.
-fn enclosing_inlinable(blocks: &[Block]) -> Option<String> {
+fn enclosing_inlinable(blocks: &[String]) -> Option<String> {
     for b in blocks.iter().rev() {
-        let h = b.header.trim();
+        let h = b.trim();
         let first = h.split(|c: char| !c.is_ascii_alphanumeric() && c != '_').find(|w| !w.is_empty()).unwrap_or_default();
         if matches!(first, "if" | "else" | "for" | "while" | "do" | "switch" | "try" | "catch") || !h.contains('(') {
             continue;
@@ -474,11 +471,9 @@ fn asm_statement(s: &mut Scanner<'_>, line: u32, column: u32) -> Option<CAsm> {
                 match section {
                     0 => {
                         a.template.push_str(&value);
-                        // Byte positions: one entry per byte of the value.
-                        for (ch, p) in value.bytes().zip(pos.iter().chain(std::iter::repeat(&(cl, cc)))) {
-                            let _ = ch;
-                            a.positions.push(*p);
-                        }
+                        // One position per template byte (padded where lossy UTF-8 grew the text).
+                        a.positions.extend(pos);
+                        a.positions.resize(a.template.len(), (cl, cc));
                     }
                     1 | 2 => {
                         let op = COperand { constraint: value, line: cl, column: cc };
@@ -673,16 +668,12 @@ fn check_c_asm(file: &Path, a: &CAsm, out: &mut Vec<Diagnostic>) {
 
     // Unscoped declarations and labels in an inlinable function.
     if let Some(func) = &a.inlinable {
-        let unscoped_reg = t.match_indices(".reg").find(|(off, _)| brace_depth(t, *off) == 0).map(|(off, _)| off);
-        let unscoped_label = labels.iter().find(|(_, d)| *d == 0).map(|(off, _)| *off);
-        for (off, what) in [(unscoped_reg, "a `.reg` declaration"), (unscoped_label, "a label")] {
-            if let Some(off) = off {
-                out.push(at(
-                    Diagnostic::warning(format!("{what} outside `{{ }}` in an asm of `{func}`, a __device__ function that can be inlined more than once"))
-                        .note("each inlined copy declares it again and ptxas fails with a duplicate definition: wrap the asm's PTX in `{` and `}`, as in \"{\\n\\t.reg .u32 t1;\\n\\t...}\""),
-                    a.pos(off),
-                ));
-            }
+        for (off, what) in unscoped_definitions(t, &labels) {
+            out.push(at(
+                Diagnostic::warning(format!("{what} outside `{{ }}` in an asm of `{func}`, a __device__ function that can be inlined more than once"))
+                    .note("each inlined copy declares it again and ptxas fails with a duplicate definition: wrap the asm's PTX in `{` and `}`, as in \"{\\n\\t.reg .u32 t1;\\n\\t...}\""),
+                a.pos(off),
+            ));
         }
     }
 
@@ -752,6 +743,14 @@ fn declared_registers(t: &str) -> Vec<String> {
     out
 }
 
+/// The first `.reg` declaration and the first label outside PTX's `{ }` scoping, as
+/// (offset, what): each inlined copy of the asm would define them again.
+fn unscoped_definitions(ptx: &str, labels: &[(usize, usize)]) -> Vec<(usize, &'static str)> {
+    let reg = ptx.match_indices(".reg").map(|(off, _)| off).find(|off| brace_depth(ptx, *off) == 0);
+    let label = labels.iter().find(|(_, depth)| *depth == 0).map(|(off, _)| *off);
+    [(reg, "a `.reg` declaration"), (label, "a label")].into_iter().filter_map(|(off, what)| Some((off?, what))).collect()
+}
+
 fn brace_depth(t: &str, offset: usize) -> usize {
     let mut d = 0usize;
     for c in t[..offset].chars() {
@@ -801,15 +800,23 @@ fn operand_refs(text: &str) -> Vec<usize> {
 // Rust
 // ---------------------------------------------------------------------------------------------
 
-/// Checks every `asm!` of a Rust kernel crate, following its module tree from `lib_rs`.
-/// `root` makes paths in diagnostics relative.
-pub fn check_rust_crate(lib_rs: &Path, root: &Path) -> Result<Vec<Diagnostic>> {
+/// Checks every asm of a kernel crate: its .cu files, and the `asm!` of its Rust kernels
+/// (following the module tree from the lib's root file). Returns the number of files read and
+/// the diagnostics, paths relative to the package.
+pub fn check_crate(k: &KernelCrate) -> Result<(usize, Vec<Diagnostic>)> {
+    let mut files = 0;
     let mut out = Vec::new();
-    for (path, file) in crate::signature::module_files(lib_rs)? {
-        let shown = path.strip_prefix(root).map(Path::to_path_buf).unwrap_or(path);
-        check_rust_file(&shown, &file, &mut out);
+    for src in &k.cuda_sources {
+        out.extend(check_cuda_file(&src.path, &relative(&src.path, &k.dir))?);
+        files += 1;
     }
-    Ok(out)
+    if let (true, Some(lib)) = (k.config.rust, &k.lib_src) {
+        for (path, file) in crate::signature::module_files(lib)? {
+            check_rust_file(&relative(&path, &k.dir), &file, &mut out);
+            files += 1;
+        }
+    }
+    Ok((files, out))
 }
 
 /// Checks the `asm!` invocations of one parsed file.
@@ -1023,16 +1030,12 @@ fn check_rust_asm(file: &Path, m: &syn::Macro, inlinable: Option<&str>, out: &mu
     let (stmts, labels) = statements(&ptx);
 
     if let Some(func) = inlinable {
-        let unscoped_reg = ptx.match_indices(".reg").find(|(off, _)| brace_depth(&ptx, *off) == 0).map(|(o, _)| o);
-        let unscoped_label = labels.iter().find(|(_, d)| *d == 0).map(|(o, _)| *o);
-        for (off, what) in [(unscoped_reg, "a `.reg` declaration"), (unscoped_label, "a label")] {
-            if let Some(off) = off {
-                out.push(at(
-                    Diagnostic::warning(format!("{what} outside `{{{{ }}}}` in an asm! of `{func}`, a function that can be inlined more than once"))
-                        .note("each inlined copy declares it again and ptxas fails with a duplicate definition: wrap the PTX in `{{` and `}}` (braces are doubled in asm! templates), or mark the function #[inline(never)]"),
-                    pos_of(off),
-                ));
-            }
+        for (off, what) in unscoped_definitions(&ptx, &labels) {
+            out.push(at(
+                Diagnostic::warning(format!("{what} outside `{{{{ }}}}` in an asm! of `{func}`, a function that can be inlined more than once"))
+                    .note("each inlined copy declares it again and ptxas fails with a duplicate definition: wrap the PTX in `{{` and `}}` (braces are doubled in asm! templates), or mark the function #[inline(never)]"),
+                pos_of(off),
+            ));
         }
     }
     if options.iter().any(|o| o == "pure") {

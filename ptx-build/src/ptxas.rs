@@ -1,14 +1,14 @@
 //! ptxas: PTX to a cubin for one GPU, with each kernel's resource usage, and ptxas errors
 //! mapped back to the source line through the PTX line table.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 
 use crate::arch::Arch;
 use crate::cache;
-use crate::diag::{Diagnostic, Level};
+use crate::diag::{relative, Diagnostic, Level};
 use crate::error::{Error, Result};
 use crate::process;
 use crate::ptx;
@@ -124,13 +124,12 @@ pub fn diagnostics(stderr: &str, ptx_text: &str, ptx_path: &Path, source_root: &
                 // Prefer the user's own file: an intrinsic inlined from `core` points at `core`,
                 // its call site in the kernel crate is what the user wrote.
                 let chain: Vec<&ptx::SourcePos> = std::iter::once(&pos).chain(inlined.iter()).collect();
-                let mine = chain.iter().position(|p| resolve(&p.file, source_root).starts_with(source_root)).unwrap_or(0);
-                let show = |p: &ptx::SourcePos| {
-                    format!("{}:{}:{}", relative(&resolve(&p.file, source_root), source_root).display(), p.line, p.column)
-                };
+                let mine = chain.iter().position(|p| source_root.join(&p.file).starts_with(source_root)).unwrap_or(0);
+                let show =
+                    |p: &ptx::SourcePos| format!("{}:{}:{}", relative(&source_root.join(&p.file), source_root).display(), p.line, p.column);
                 let at = chain[mine];
-                d = d.at(relative(&resolve(&at.file, source_root), source_root), Some(at.line), Some(at.column));
-                if let Some(text) = source_line(&resolve(&at.file, source_root), at.line) {
+                d = d.at(relative(&source_root.join(&at.file), source_root), Some(at.line), Some(at.column));
+                if let Some(text) = source_line(&source_root.join(&at.file), at.line) {
                     d = d.note(format!("source: {text}"));
                 }
                 for (i, site) in chain.iter().enumerate() {
@@ -172,18 +171,6 @@ fn fatal_help(message: &str, ptxas: &Tool) -> Option<String> {
         return Some("choose an arch this ptxas supports (`cargo ptx doctor` lists them)".into());
     }
     None
-}
-
-fn resolve(file: &Path, root: &Path) -> PathBuf {
-    if file.is_absolute() {
-        file.to_path_buf()
-    } else {
-        root.join(file)
-    }
-}
-
-fn relative(file: &Path, root: &Path) -> PathBuf {
-    file.strip_prefix(root).map(Path::to_path_buf).unwrap_or_else(|_| file.to_path_buf())
 }
 
 #[cfg(test)]
