@@ -114,7 +114,8 @@ pub struct KernelSig {
     pub mangled: bool,
 }
 
-/// Every `extern "ptx-kernel"` function exported with `#[no_mangle]` in the crate rooted at `lib_rs`.
+/// Every `extern "ptx-kernel"` function exported with `#[no_mangle]`, and every function marked
+/// with ptx-device's `#[kernel]` (or `#[ptx_device::kernel]`), in the crate rooted at `lib_rs`.
 pub fn rust_kernels(lib_rs: &Path) -> Result<Vec<KernelSig>> {
     let mut out = Vec::new();
     for (file, parsed) in module_files(lib_rs)? {
@@ -207,7 +208,7 @@ fn kernel_of(f: &syn::ItemFn, file: &Path) -> Result<Option<KernelSig>> {
     let no_mangle = f.attrs.iter().any(|a| {
         a.path().is_ident("no_mangle") || (a.path().is_ident("unsafe") && a.meta.to_token_stream().to_string().contains("no_mangle"))
     });
-    if !is_ptx_kernel || !no_mangle {
+    if !(is_ptx_kernel && no_mangle || is_kernel_attribute(f)) {
         return Ok(None);
     }
     let name = f.sig.ident.to_string();
@@ -229,6 +230,15 @@ fn kernel_of(f: &syn::ItemFn, file: &Path) -> Result<Option<KernelSig>> {
         params.push(Param { name: pname, ty });
     }
     Ok(Some(KernelSig { name, params, file: file.to_path_buf(), line, mangled: false }))
+}
+
+/// `#[kernel]` or `#[ptx_device::kernel]` (ptx-device's attribute, which exports the function
+/// as `#[no_mangle] extern "ptx-kernel"`; it refuses what is not `pub unsafe fn`).
+fn is_kernel_attribute(f: &syn::ItemFn) -> bool {
+    f.attrs.iter().any(|a| {
+        let segments: Vec<String> = a.path().segments.iter().map(|s| s.ident.to_string()).collect();
+        matches!(a.meta, syn::Meta::Path(_)) && matches!(segments.iter().map(String::as_str).collect::<Vec<_>>()[..], ["kernel"] | ["ptx_device", "kernel"])
+    })
 }
 
 trait SpanLine {
@@ -640,6 +650,20 @@ mod tests {
             ]
         );
         assert_eq!(k.iter().find(|k| k.name == "inline_mod").unwrap().params[0].ty, ParamType::ByValue { ty: "Pair".into() });
+    }
+
+    #[test]
+    fn reads_kernels_written_with_the_kernel_attribute() {
+        let d = crate_with(&[(
+            "src/lib.rs",
+            "use ptx_device::kernel;\n#[kernel]\npub unsafe fn scale(n: u32, x: *mut f32) {}\n/// Doc.\n#[ptx_device::kernel]\npub unsafe fn fill(x: *mut u64, v: u64) {}\n#[inline]\npub unsafe fn helper(x: u32) {}\n#[other::kernel]\npub unsafe fn not_ours() {}\n",
+        )]);
+        let k = rust_kernels(&d.path().join("src/lib.rs")).unwrap();
+        let names: Vec<&str> = k.iter().map(|k| k.name.as_str()).collect();
+        assert_eq!(names, ["scale", "fill"]);
+        assert_eq!(k[0].line, 3);
+        assert_eq!(k[1].params[1].ty, ParamType::Scalar(Scalar::U64));
+        assert_eq!(k[0].params[1].ty, ParamType::Pointer { mutable: true, elem: "f32".into() });
     }
 
     #[test]

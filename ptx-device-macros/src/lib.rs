@@ -1,0 +1,350 @@
+//! Procedural macros of `ptx-device`: [`macro@kernel`] and [`shared_array!`].
+//!
+//! Use them through `ptx_device` (`#[ptx_device::kernel]`, `ptx_device::shared_array!`), which
+//! re-exports them: the code they write calls back into `::ptx_device`, where small
+//! `macro_rules!` hold the nightly-only parts (`extern "ptx-kernel"`, `global_asm!`) so that a
+//! kernel crate needs no `#![feature(..)]` of its own.
+//!
+//! The checks run here, on the host, before rustc type-checks anything: a kernel parameter that
+//! cannot cross from the host (a reference, a slice, a tuple, a generic type..) is refused at
+//! its own span with the fix, instead of surfacing as a garbled launch or a PTX mismatch.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
+
+/// Turns `pub unsafe fn name(..)` into a kernel: an exported (`#[no_mangle]`)
+/// `extern "ptx-kernel"` function the host launches by name.
+///
+/// Rules, each refused with a message at the offending token:
+/// - `pub`: a kernel is the crate's interface to the host;
+/// - `unsafe`: the host passes raw device pointers the kernel trusts, and launching is unsafe;
+/// - no generics, `async`, `const`, explicit ABI, variadics, or return value (kernels return
+///   nothing: write results through a pointer);
+/// - parameters are primitives (`u32`, `f32`, `bool`, `usize`, ..), raw pointers
+///   (`*const T`, `*mut T`, device memory) or `#[repr(C)]` structs by value. References,
+///   slices, arrays, tuples, `str`, `char`, function pointers, `impl Trait`, `dyn Trait`, generic
+///   types and `self` cannot cross from the host.
+#[proc_macro_attribute]
+pub fn kernel(attr: proc_macro::TokenStream, item: proc_macro::TokenStream) -> proc_macro::TokenStream {
+    expand_kernel(attr.into(), item.into()).into()
+}
+
+/// A fixed-size array in the block's shared memory (`.shared`): `shared_array![f32; 256]` is
+/// CUDA's `__shared__ float a[256]`, one array per block, shared by its threads.
+///
+/// Evaluates to a `*mut [T; N]` (a generic address, valid for the whole kernel). Each use site
+/// is its own array: calling a function that uses it from two places of one kernel still names
+/// one array, as in CUDA. The contents start undefined. `T` must be a type of known size, `N` a
+/// constant expression.
+#[proc_macro]
+pub fn shared_array(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
+    expand_shared_array(input.into()).into()
+}
+
+fn error(span: Span, message: impl std::fmt::Display) -> TokenStream {
+    syn::Error::new(span, message).to_compile_error()
+}
+
+fn expand_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    if !attr.is_empty() {
+        return error(attr.span(), "#[kernel] takes no arguments");
+    }
+    let f: syn::ItemFn = match syn::parse2(item) {
+        Ok(f) => f,
+        Err(e) => return syn::Error::new(e.span(), "#[kernel] applies to a function: `pub unsafe fn name(..) { .. }`").to_compile_error(),
+    };
+    let errors: TokenStream = kernel_errors(&f).into_iter().map(|(span, message)| error(span, message)).collect();
+    if !errors.is_empty() {
+        // The function itself is dropped: its body would only add errors about the same problem.
+        return errors;
+    }
+    let syn::ItemFn { attrs, vis, sig, block } = f;
+    let name = &sig.ident;
+    let inputs = &sig.inputs;
+    quote! {
+        ::ptx_device::__kernel! { [#(#attrs)*] [#vis] #name [#inputs] #block }
+    }
+}
+
+/// Every reason `f` cannot be a kernel, with the span to report it at.
+fn kernel_errors(f: &syn::ItemFn) -> Vec<(Span, String)> {
+    let sig = &f.sig;
+    let mut errors = Vec::new();
+    let mut err = |span: Span, message: String| errors.push((span, message));
+    let name = &sig.ident;
+    if !matches!(f.vis, syn::Visibility::Public(_)) {
+        err(sig.fn_token.span(), format!("a kernel must be `pub`: write `pub unsafe fn {name}`"));
+    }
+    if sig.unsafety.is_none() {
+        err(
+            sig.fn_token.span(),
+            format!("a kernel must be `unsafe`: it trusts the pointers and sizes the host passes; write `pub unsafe fn {name}`"),
+        );
+    }
+    if let Some(t) = &sig.asyncness {
+        err(t.span(), "a kernel cannot be `async`".into());
+    }
+    if let Some(t) = &sig.constness {
+        err(t.span(), "a kernel cannot be `const`".into());
+    }
+    if let Some(abi) = &sig.abi {
+        err(abi.span(), "#[kernel] sets the ABI (`extern \"ptx-kernel\"`): remove this `extern`".into());
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        err(
+            sig.generics.span(),
+            "a kernel cannot be generic: the host launches one symbol by name; write one kernel per type (a macro can stamp them out)"
+                .into(),
+        );
+    }
+    if let Some(v) = &sig.variadic {
+        err(v.span(), "a kernel cannot be variadic".into());
+    }
+    if let syn::ReturnType::Type(_, ty) = &sig.output {
+        if !is_unit(ty) {
+            err(ty.span(), "a kernel returns nothing: write results through a `*mut T` parameter".into());
+        }
+    }
+    for input in &sig.inputs {
+        match input {
+            syn::FnArg::Receiver(r) => err(r.span(), "a kernel is a free function: it cannot take `self`".into()),
+            syn::FnArg::Typed(pt) => {
+                if !matches!(*pt.pat, syn::Pat::Ident(_) | syn::Pat::Wild(_)) {
+                    err(pt.pat.span(), "a kernel parameter is a plain name (`x: u32`), not a pattern".into());
+                }
+                if let Some((span, message)) = param_error(&pt.ty) {
+                    err(span, message);
+                }
+            }
+        }
+    }
+    errors
+}
+
+fn is_unit(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Tuple(t) if t.elems.is_empty())
+}
+
+/// Why a parameter of type `ty` cannot cross from the host, if it cannot.
+fn param_error(ty: &syn::Type) -> Option<(Span, String)> {
+    let text = pretty(ty);
+    let message = match ty {
+        syn::Type::Ptr(p) => {
+            // The pointee is device memory of any sized type; only pointer-to-pointer is
+            // refused, since the host cannot hand a device array of device pointers typed.
+            if matches!(*p.elem, syn::Type::Ptr(_)) {
+                format!("`{text}`: a pointer to pointers cannot be passed typed; pass the device address as a `u64`")
+            } else {
+                return None;
+            }
+        }
+        syn::Type::Paren(p) => return param_error(&p.elem),
+        syn::Type::Group(g) => return param_error(&g.elem),
+        syn::Type::Reference(r) if is_str(&r.elem) => {
+            format!("`{text}`: a string cannot cross to the GPU; pass a `*const u8` and a length")
+        }
+        syn::Type::Reference(_) => {
+            format!("`{text}`: a kernel cannot take a reference (host memory is not device memory); take `*const T` or `*mut T`")
+        }
+        syn::Type::Slice(_) => format!("`{text}`: a slice cannot be a kernel parameter; take a `*const T` and a length"),
+        syn::Type::Array(_) => format!(
+            "`{text}`: an array cannot be passed by value; take a `*const T` to device memory, or wrap it in a `#[repr(C)]` struct"
+        ),
+        syn::Type::Tuple(t) if t.elems.is_empty() => "`()` carries nothing: remove this parameter".into(),
+        syn::Type::Tuple(_) => format!("`{text}`: tuples have no stable layout; pass the fields as parameters or use a `#[repr(C)]` struct"),
+        syn::Type::BareFn(_) => format!("`{text}`: host function pointers cannot be called on the GPU"),
+        syn::Type::ImplTrait(_) => format!("`{text}`: `impl Trait` is generic; a kernel takes concrete types"),
+        syn::Type::TraitObject(_) => format!("`{text}`: trait objects cannot cross to the GPU; take a concrete type"),
+        syn::Type::Never(_) => "`!` cannot be a kernel parameter".into(),
+        syn::Type::Infer(_) => "`_`: write the parameter's type".into(),
+        syn::Type::Path(p) => {
+            let last = p.path.segments.last()?;
+            if !last.arguments.is_empty() || p.qself.is_some() {
+                format!("`{text}`: generic types have no layout the host can match; use a primitive, a pointer or a `#[repr(C)]` struct")
+            } else if last.ident == "str" {
+                format!("`{text}`: a string cannot cross to the GPU; pass a `*const u8` and a length")
+            } else if last.ident == "char" {
+                "`char`: a kernel cannot take a `char` (the host side has no matching launch type); pass a `u32`".into()
+            } else {
+                return None;
+            }
+        }
+        _ => format!("`{text}` cannot be a kernel parameter; use a primitive, a pointer, or a `#[repr(C)]` struct"),
+    };
+    Some((ty.span(), message))
+}
+
+/// A type as a person writes it (`&mut [f32]`, not `& mut [f32]`), for messages.
+fn pretty(ty: &syn::Type) -> String {
+    let tokens = ty.to_token_stream().to_string();
+    let mut out = String::with_capacity(tokens.len());
+    for (i, c) in tokens.char_indices() {
+        let prev = out.chars().last();
+        let next = tokens[i + 1..].chars().next();
+        let drop = c == ' '
+            && (matches!(next, Some(',' | ';' | ')' | ']' | '>' | ':' | '<' | '(')) || matches!(prev, Some('(' | '[' | '<' | '&' | ':' | '*')));
+        if !drop {
+            out.push(c);
+        }
+    }
+    // `*const T` and `dyn Tr` keep their space; `::` lost both.
+    out.replace("*const", "*const ").replace("*mut", "*mut ").replace("*const  ", "*const ").replace("*mut  ", "*mut ")
+}
+
+fn is_str(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.path.is_ident("str"))
+}
+
+/// `T; N` of `shared_array![T; N]`.
+struct ArrayType {
+    elem: syn::Type,
+    len: syn::Expr,
+}
+
+impl syn::parse::Parse for ArrayType {
+    fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
+        let elem = input.parse()?;
+        input.parse::<syn::Token![;]>()?;
+        let len = input.parse()?;
+        Ok(ArrayType { elem, len })
+    }
+}
+
+fn expand_shared_array(input: TokenStream) -> TokenStream {
+    let span = input.span();
+    let ArrayType { elem, len } = match syn::parse2(input) {
+        Ok(a) => a,
+        Err(e) => return syn::Error::new(e.span(), "expected `shared_array![T; N]`, as in `shared_array![f32; 256]`").to_compile_error(),
+    };
+    let symbol = shared_symbol();
+    quote_spanned! {span=>
+        ::ptx_device::__shared_array!(#symbol, [#elem; #len])
+    }
+}
+
+/// A PTX name no other `shared_array!` of the program has: the crate's name (every crate of a
+/// kernel program is linked into one PTX module) and a counter over this compilation's
+/// expansions (the macro server lives for the whole rustc run).
+fn shared_symbol() -> String {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let krate = std::env::var("CARGO_CRATE_NAME").unwrap_or_default();
+    let krate: String = krate.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+    format!("__ptx_shared_{krate}_{}", NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expand(item: &str) -> String {
+        expand_kernel(TokenStream::new(), item.parse().unwrap()).to_string()
+    }
+
+    /// The `compile_error!` messages of an expansion.
+    fn errors(item: &str) -> Vec<String> {
+        let out: TokenStream = expand(item).parse().unwrap();
+        let mut messages = Vec::new();
+        for t in out {
+            if let proc_macro2::TokenTree::Group(g) = &t {
+                for inner in g.stream() {
+                    if let proc_macro2::TokenTree::Literal(l) = inner {
+                        let s = l.to_string();
+                        messages.push(s.trim_matches('"').replace("\\\"", "\""));
+                    }
+                }
+            }
+        }
+        messages
+    }
+
+    #[track_caller]
+    fn rejects(item: &str, needle: &str) {
+        let e = errors(item);
+        assert!(e.iter().any(|m| m.contains(needle)), "`{item}`: no error mentions {needle:?}: {e:?}");
+        assert!(!expand(item).contains("__kernel"), "a refused kernel is not emitted: {}", expand(item));
+    }
+
+    #[test]
+    fn a_kernel_becomes_an_exported_ptx_kernel_through_ptx_device() {
+        let out = expand("/// Doc.\n#[inline] pub unsafe fn saxpy(n: u32, a: f32, x: *const f32, y: *mut f32) { body(); }");
+        assert!(errors("pub unsafe fn f(n: u32) {}").is_empty());
+        assert!(out.starts_with(":: ptx_device :: __kernel !"), "{out}");
+        assert!(out.contains("[# [doc = \" Doc.\"] # [inline]] [pub] saxpy [n : u32 , a : f32 , x : * const f32 , y : * mut f32]"), "{out}");
+        assert!(out.contains("body ()"), "{out}");
+    }
+
+    #[test]
+    fn accepts_every_type_the_host_can_pass() {
+        for ty in [
+            "u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64", "usize", "isize", "f32", "f64", "bool", "*const f32", "*mut u64",
+            "*mut Pair", "Pair", "core::primitive::u32", "(u32)",
+        ] {
+            let item = format!("pub unsafe fn f(mut x: {ty}, _: u32) {{}}");
+            assert!(errors(&item).is_empty(), "{ty}: {:?}", errors(&item));
+        }
+        assert!(errors("pub unsafe fn f() -> () {}").is_empty());
+    }
+
+    #[test]
+    fn refuses_each_parameter_that_cannot_cross_to_the_host() {
+        let cases = [
+            ("&f32", "`&f32`: a kernel cannot take a reference"),
+            ("&mut [f32]", "cannot take a reference"),
+            ("&str", "`&str`: a string cannot cross to the GPU"),
+            ("str", "a string cannot cross"),
+            ("[f32]", "`[f32]`: a slice cannot be a kernel parameter"),
+            ("[f32; 4]", "`[f32; 4]`: an array cannot be passed by value"),
+            ("(u32, f32)", "`(u32, f32)`: tuples have no stable layout"),
+            ("()", "`()` carries nothing"),
+            ("fn(u32) -> u32", "host function pointers cannot be called on the GPU"),
+            ("impl Copy", "`impl Copy`: `impl Trait` is generic"),
+            ("dyn Copy", "trait objects cannot cross"),
+            ("Option<u32>", "`Option<u32>`: generic types have no layout"),
+            ("<T as Tr>::X", "generic types have no layout"),
+            ("*const *mut f32", "a pointer to pointers cannot be passed typed"),
+            ("char", "`char`: a kernel cannot take a `char`"),
+            ("!", "`!` cannot be a kernel parameter"),
+            ("_", "write the parameter's type"),
+        ];
+        for (ty, message) in cases {
+            rejects(&format!("pub unsafe fn f(n: u32, x: {ty}) {{}}"), message);
+        }
+    }
+
+    #[test]
+    fn refuses_signatures_that_are_not_kernels() {
+        rejects("unsafe fn f() {}", "a kernel must be `pub`: write `pub unsafe fn f`");
+        rejects("pub(crate) unsafe fn f() {}", "must be `pub`");
+        rejects("pub fn f() {}", "a kernel must be `unsafe`");
+        rejects("pub unsafe fn f<T: Copy>(x: T) {}", "a kernel cannot be generic");
+        rejects("pub unsafe fn f(x: u32) where u32: Copy {}", "cannot be generic");
+        rejects("pub unsafe fn f() -> u32 { 0 }", "a kernel returns nothing");
+        rejects("pub async unsafe fn f() {}", "cannot be `async`");
+        rejects("pub const unsafe fn f() {}", "cannot be `const`");
+        rejects("pub unsafe extern \"C\" fn f() {}", "#[kernel] sets the ABI");
+        rejects("pub unsafe fn f(&self) {}", "cannot take `self`");
+        rejects("pub unsafe fn f((a, b): (u32, u32)) {}", "a plain name");
+        rejects("pub struct S;", "#[kernel] applies to a function");
+        let e = expand_kernel("inline".parse().unwrap(), "pub unsafe fn f() {}".parse().unwrap()).to_string();
+        assert!(e.contains("#[kernel] takes no arguments"), "{e}");
+    }
+
+    #[test]
+    fn reports_every_problem_of_a_signature_at_once() {
+        let e = errors("fn f(x: &u32, y: [u8; 2]) -> u32 { 0 }");
+        assert_eq!(e.len(), 5, "{e:?}");
+    }
+
+    #[test]
+    fn shared_arrays_get_distinct_ptx_names() {
+        let a = expand_shared_array("f32; 256".parse().unwrap()).to_string();
+        let b = expand_shared_array("f32; 256".parse().unwrap()).to_string();
+        assert!(a.starts_with(":: ptx_device :: __shared_array ! (\"__ptx_shared_"), "{a}");
+        assert!(a.contains("[f32 ; 256]"), "{a}");
+        assert_ne!(a, b);
+        let e = expand_shared_array("f32, 256".parse().unwrap()).to_string();
+        assert!(e.contains("expected `shared_array![T; N]`"), "{e}");
+    }
+}
