@@ -142,3 +142,25 @@ fn a_cpp_kernel_without_extern_c_is_refused_with_the_fix() {
     assert!(!ok, "{log}");
     assert!(log.contains("cuda/k.cu:2: kernel `fill`") && log.contains("declare it `extern \"C\" __global__"), "{log}");
 }
+
+#[test]
+fn a_struct_by_value_must_have_the_kernels_layout_on_the_host() {
+    common::cuda();
+    let kernel = "#![no_std]\n#![feature(abi_ptx)]\n#[repr(C)]\n#[derive(Clone, Copy)]\npub struct Affine { pub a: f32, pub b: f64 }\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn affine(p: Affine, x: *mut f32) { *x = p.a * *x + p.b as f32; }\n#[panic_handler]\nfn p(_: &core::panic::PanicInfo) -> ! { loop {} }\n";
+    let p = project("host_struct", kernel);
+    let host = |attrs: &str| {
+        format!("#[repr({attrs})]\n#[derive(Clone, Copy)]\npub struct Affine {{ pub a: f32, pub b: f64 }}\nunsafe impl ptx_runtime::cudarc::driver::DeviceRepr for Affine {{}}\npub mod kernels {{\n    ptx_runtime::include_kernels!();\n}}\n")
+    };
+    write(p.path().join("host/src/lib.rs"), &host("C"));
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok, "the same #[repr(C)] type on both sides builds:\n{log}");
+
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    write_at(p.path().join("host/src/lib.rs"), &host("C, align(16)"), later);
+    let (ok, log) = cargo_build(p.path());
+    assert!(!ok, "another alignment on the host must not compile:\n{log}");
+    assert!(
+        log.contains("`Affine` (parameter `p` of kernel `affine`) has another size or alignment on the host than in the PTX (16 bytes, aligned to 8)"),
+        "{log}"
+    );
+}

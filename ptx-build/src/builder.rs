@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use crate::arch;
 use crate::cache;
-use crate::codegen::{self, EmbeddedImage, Unit};
+use crate::codegen::{self, EmbeddedImage, StructLayout, Unit};
 use crate::config::{glob_files, CudaConfig, CudaFiles};
 use crate::diag::Level;
 use crate::engine::{BuildOptions, BuildOutput};
@@ -213,7 +213,7 @@ impl Builder {
     /// One PTX module's unit: its signatures checked against its PTX, its images copied to `OUT_DIR`.
     fn unit(&self, name: &str, sigs: Vec<signature::KernelSig>, artifacts: &[&Artifact], out_dir: &Path) -> Result<Unit> {
         let mut images = Vec::new();
-        let mut struct_sizes: Vec<(String, usize, u32)> = Vec::new();
+        let mut struct_layouts: Vec<StructLayout> = Vec::new();
         for a in artifacts {
             let ext = match a.kind {
                 ArtifactKind::Ptx => "ptx",
@@ -226,13 +226,13 @@ impl Builder {
                 let module = ptx::Module::parse(&String::from_utf8_lossy(&bytes));
                 for sig in &sigs {
                     signature::check(sig, module.entry(&sig.name))?;
-                    if struct_sizes.iter().any(|(k, _, _)| *k == sig.name) {
+                    if struct_layouts.iter().any(|l| l.kernel == sig.name) {
                         continue;
                     }
                     if let Some(entry) = module.entry(&sig.name) {
                         for (i, (p, e)) in sig.params.iter().zip(&entry.params).enumerate() {
                             if matches!(p.ty, signature::ParamType::ByValue { .. }) {
-                                struct_sizes.push((sig.name.clone(), i, e.size));
+                                struct_layouts.push(StructLayout { kernel: sig.name.clone(), param: i, size: e.size, align: e.align });
                             }
                         }
                     }
@@ -242,7 +242,7 @@ impl Builder {
             cache::write_atomic(&out_dir.join(&rel), &bytes)?;
             images.push(EmbeddedImage { arch: a.arch.parse()?, kind: a.kind, file: rel, ptx_isa });
         }
-        Ok(Unit { name: name.to_string(), kernels: sigs, images, struct_sizes })
+        Ok(Unit { name: name.to_string(), kernels: sigs, images, struct_layouts })
     }
 }
 

@@ -3,24 +3,32 @@
 //! Every cached step is keyed by the content of its inputs, the versions of the tools and the
 //! flags; never by modification times alone. Outputs are written to a temporary file in the same
 //! folder and renamed into place, so two builds at once never see half a file.
+//!
+//! Hashing is xxh3-128 and the temporary files are made here rather than with `sha2` and
+//! `tempfile`: ptx-build is a build-dependency of every host crate, and each package in its tree
+//! costs a no-op `cargo build` of that crate about a millisecond (resolution and fingerprints;
+//! BENCHMARKS.md). A cache key needs no cryptographic hash, and 128 bits make an accidental
+//! collision out of reach.
 
 use std::fmt::Write as _;
 use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
 use serde::{de::DeserializeOwned, Serialize};
-use sha2::{Digest, Sha256};
+use xxhash_rust::xxh3::{xxh3_128, Xxh3};
 
 use crate::error::{Error, Result};
 
 /// Builds a content key from strings, bytes and files, in order.
-#[derive(Clone, Default)]
-pub struct Key(Sha256);
+#[derive(Clone)]
+pub struct Key(Xxh3);
 
 impl Key {
     pub fn new(domain: &str) -> Self {
-        let mut key = Key(Sha256::new());
+        let mut key = Key(Xxh3::new());
         key.str(domain);
         key
     }
@@ -31,20 +39,20 @@ impl Key {
     }
 
     pub fn bytes(&mut self, b: &[u8]) -> &mut Self {
-        self.0.update((b.len() as u64).to_le_bytes());
+        self.0.update(&(b.len() as u64).to_le_bytes());
         self.0.update(b);
         self
     }
 
     pub fn finish(&self) -> String {
-        hex(&self.0.clone().finalize())
+        hex(&self.0.digest128().to_be_bytes())
     }
 }
 
-/// The SHA-256 of a file's content, or `None` when it cannot be read.
+/// The hash of a file's content, or `None` when it cannot be read.
 pub fn file_hash(path: &Path) -> Option<String> {
     let content = fs::read(path).ok()?;
-    Some(hex(&Sha256::digest(&content)))
+    Some(hex(&xxh3_128(&content).to_be_bytes()))
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -63,10 +71,51 @@ pub fn create_dir_all(dir: &Path) -> Result<()> {
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     create_dir_all(dir)?;
-    let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir).map_err(|e| Error::io("create a temporary file in", dir, e))?;
-    tmp.write_all(contents).map_err(|e| Error::io("write", tmp.path().to_path_buf(), e))?;
-    tmp.persist(path).map_err(|e| Error::io("write", path, e.error))?;
+    let tmp = unique_sibling(path);
+    let written = fs::OpenOptions::new().write(true).create_new(true).open(&tmp).and_then(|mut f| f.write_all(contents));
+    if let Err(e) = written.and_then(|()| fs::rename(&tmp, path)) {
+        let _ = fs::remove_file(&tmp);
+        return Err(Error::io("write", path, e));
+    }
     Ok(())
+}
+
+/// `.tmp-<pid>-<n>-<name>` next to `path`: unique among the threads and processes writing there.
+fn unique_sibling(path: &Path) -> PathBuf {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    path.with_file_name(format!(".tmp-{}-{}-{name}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)))
+}
+
+/// A folder that is removed with everything in it when dropped, unless [`ScratchDir::keep`]
+/// (or a rename) took it: what an install stages into before it is renamed into place.
+pub struct ScratchDir(Option<PathBuf>);
+
+impl ScratchDir {
+    /// A fresh folder `.tmp-<pid>-<n>-<name>` in `parent`.
+    pub fn new_in(parent: &Path, name: &str) -> Result<ScratchDir> {
+        create_dir_all(parent)?;
+        let dir = unique_sibling(&parent.join(name));
+        fs::create_dir(&dir).map_err(|e| Error::io("create a temporary folder in", parent, e))?;
+        Ok(ScratchDir(Some(dir)))
+    }
+
+    pub fn path(&self) -> &Path {
+        self.0.as_deref().unwrap_or(Path::new(""))
+    }
+
+    /// Keeps the folder: the caller moves it into place.
+    pub fn keep(mut self) -> PathBuf {
+        self.0.take().unwrap_or_default()
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0.take() {
+            let _ = fs::remove_dir_all(dir);
+        }
+    }
 }
 
 /// Moves a finished file (written by a tool into a scratch name) to its final place.
@@ -112,5 +161,40 @@ mod tests {
         assert_eq!(fs::read(&p).unwrap(), b"two");
         let leftovers: Vec<_> = fs::read_dir(p.parent().unwrap()).unwrap().collect();
         assert_eq!(leftovers.len(), 1, "no temporary file is left behind");
+    }
+
+    #[test]
+    fn a_failed_write_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("taken");
+        fs::create_dir(target.join("x").parent().unwrap()).unwrap();
+        fs::write(target.join("x"), b"a folder cannot be replaced by a file").unwrap();
+        let err = write_atomic(&target, b"data").unwrap_err().to_string();
+        assert!(err.contains("taken"), "{err}");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1, "only the folder that was there");
+    }
+
+    #[test]
+    fn scratch_dirs_go_away_unless_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = ScratchDir::new_in(dir.path(), "install").unwrap();
+        fs::write(a.path().join("f"), b"x").unwrap();
+        let a_path = a.path().to_path_buf();
+        drop(a);
+        assert!(!a_path.exists());
+        let kept = ScratchDir::new_in(dir.path(), "install").unwrap().keep();
+        assert!(kept.is_dir());
+    }
+
+    #[test]
+    fn file_hashes_follow_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        fs::write(&a, b"same").unwrap();
+        fs::write(&b, b"same").unwrap();
+        assert_eq!(file_hash(&a), file_hash(&b));
+        fs::write(&b, b"other").unwrap();
+        assert_ne!(file_hash(&a), file_hash(&b));
+        assert_eq!(file_hash(&dir.path().join("missing")), None);
     }
 }

@@ -31,8 +31,18 @@ pub struct Unit {
     pub name: String,
     pub kernels: Vec<KernelSig>,
     pub images: Vec<EmbeddedImage>,
-    /// Sizes the PTX gives by-value struct parameters: (kernel, param index, bytes).
-    pub struct_sizes: Vec<(String, usize, u32)>,
+    /// What the PTX says of by-value struct parameters, asserted against the host types.
+    pub struct_layouts: Vec<StructLayout>,
+}
+
+/// A by-value struct parameter as the PTX lays it out (`.param .align A .b8 name[SIZE]`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StructLayout {
+    pub kernel: String,
+    /// The parameter's index.
+    pub param: usize,
+    pub size: u32,
+    pub align: u32,
 }
 
 /// Generates the module for `units`.
@@ -63,14 +73,23 @@ pub fn generate(units: &[Unit]) -> Result<String> {
     });
     let unit_names: Vec<Ident> = units.iter().map(|u| format_ident!("{}_module", u.name)).collect();
     let methods = units.iter().flat_map(|u| u.kernels.iter()).map(method);
+    // The host type of a by-value struct is only known to the host compiler: assert its layout there.
     let size_checks = units.iter().flat_map(|u| {
-        u.struct_sizes.iter().filter_map(move |(kernel, idx, size)| {
-            let k = u.kernels.iter().find(|k| &k.name == kernel)?;
-            let ParamType::ByValue { ty } = &k.params.get(*idx)?.ty else { return None };
+        u.struct_layouts.iter().filter_map(move |l| {
+            let k = u.kernels.iter().find(|k| k.name == l.kernel)?;
+            let p = k.params.get(l.param)?;
+            let ParamType::ByValue { ty } = &p.ty else { return None };
             let ty: syn::Type = syn::parse_str(ty).ok()?;
-            let size = *size as usize;
-            let msg = format!("`{}` has another size on the host than the kernel `{}` expects ({} bytes in the PTX): use the same #[repr(C)] type on both sides", quote!(#ty), kernel, size);
-            Some(quote! { const _: () = assert!(::core::mem::size_of::<#ty>() == #size, #msg); })
+            let (size, align) = (l.size as usize, l.align as usize);
+            let msg = format!(
+                "`{}` (parameter `{}` of kernel `{}`) has another size or alignment on the host than in the PTX ({size} bytes, aligned to {align}): use the same #[repr(C)] type on both sides",
+                quote!(#ty),
+                p.name,
+                l.kernel
+            );
+            Some(quote! {
+                const _: () = assert!(::core::mem::size_of::<#ty>() == #size && ::core::mem::align_of::<#ty>() == #align, #msg);
+            })
         })
     });
     let all_names: Vec<&String> = units.iter().flat_map(|u| u.kernels.iter().map(|k| &k.name)).collect();
@@ -280,7 +299,7 @@ mod tests {
                 },
                 EmbeddedImage { arch: Arch::sm(80), kind: ArtifactKind::Cubin, file: "ptx-build/k/sm_80.cubin".into(), ptx_isa: None },
             ],
-            struct_sizes: vec![("type".into(), 0, 8)],
+            struct_layouts: vec![StructLayout { kernel: "type".into(), param: 0, size: 8, align: 4 }],
         }]
     }
 
@@ -290,7 +309,8 @@ mod tests {
         assert!(code.contains("pub unsafe fn saxpy(\n        &self,\n        stream: &CudaStream,\n        cfg: LaunchConfig,\n        n: u32,\n        a: f32,\n        x: &impl DeviceIn<f32>,\n        y: &mut impl DeviceInOut<f32>,\n    )"), "{code}");
         assert!(code.contains("pub unsafe fn r#type(") && code.contains("        p: Pair,\n    ) -> Result<(), DriverError>"), "{code}");
         assert!(code.contains("include_bytes!(\n        concat!(env!(\"OUT_DIR\"), \"/ptx-build/k/sm_80.cubin\")"), "{code}");
-        assert!(code.contains("size_of:: < Pair > () == 8usize") && code.contains("8 bytes in the PTX"), "{code}");
+        assert!(code.contains("size_of:: < Pair > () == 8usize") && code.contains("align_of:: < Pair > ()\n    == 4usize"), "{code}");
+        assert!(code.contains("parameter `p` of kernel `type`) has another size or alignment on the host than in the PTX (8 bytes, aligned to 4)"), "{code}");
         assert!(code.contains("saxpy: saxpy_kernels_module.function(\"saxpy\")?"), "{code}");
     }
 

@@ -18,10 +18,10 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use cargo_metadata::{Metadata, MetadataCommand, Package};
 use serde_json::Value;
 
 use crate::arch::{self, ArchRequest};
+use crate::cargo_json::{metadata, Metadata, Package};
 use crate::diag::Diagnostic;
 use crate::error::{Error, Result};
 
@@ -152,9 +152,10 @@ pub fn find_kernel_crates(manifest_path: Option<&Path>, paths: &[PathBuf], packa
     };
     for (manifest, under) in scopes {
         let meta = metadata(manifest.as_deref())?;
-        searched.push(under.clone().unwrap_or_else(|| meta.workspace_root.clone().into_std_path_buf()).display().to_string());
-        for pkg in meta.workspace_packages() {
-            let dir = pkg.manifest_path.parent().map(|p| p.as_std_path().to_path_buf()).unwrap_or_default();
+        searched.push(under.clone().unwrap_or_else(|| meta.workspace_root.clone()).display().to_string());
+        // --no-deps: every package listed is a workspace member.
+        for pkg in &meta.packages {
+            let dir = pkg.manifest_path.parent().map(Path::to_path_buf).unwrap_or_default();
             if let Some(under) = &under {
                 if !dir.starts_with(under) {
                     continue;
@@ -210,45 +211,19 @@ fn find_manifest_above(dir: &Path) -> Option<PathBuf> {
     dir.ancestors().map(|d| d.join("Cargo.toml")).find(|m| m.is_file())
 }
 
-fn metadata(manifest: Option<&Path>) -> Result<Metadata> {
-    let mut cmd = MetadataCommand::new();
-    cmd.no_deps();
-    if let Some(m) = manifest {
-        cmd.manifest_path(m);
-    }
-    cmd.exec().map_err(|e| {
-        let manifest = manifest.map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("Cargo.toml"));
-        let message = match e {
-            cargo_metadata::Error::CargoMetadata { stderr } => stderr.trim().trim_start_matches("error: ").to_string(),
-            other => other.to_string(),
-        };
-        Error::Metadata { manifest, message }
-    })
-}
-
 fn kernel_crate(meta: &Metadata, pkg: &Package) -> Result<Option<KernelCrate>> {
     let Some(table) = pkg.metadata.get("ptx") else {
         return Ok(None);
     };
-    let manifest_path = pkg.manifest_path.as_std_path().to_path_buf();
+    let manifest_path = pkg.manifest_path.clone();
     let mut warnings = Vec::new();
     let mut config = PtxConfig::default();
-    if let Some(ws) = meta.workspace_metadata.get("ptx") {
-        let ws_manifest = meta.workspace_root.as_std_path().join("Cargo.toml");
+    if let Some(ws) = meta.metadata.get("ptx") {
+        let ws_manifest = meta.workspace_root.join("Cargo.toml");
         apply(&mut config, ws, &ws_manifest, "workspace.metadata.ptx", &mut warnings)?;
     }
     apply(&mut config, table, &manifest_path, "package.metadata.ptx", &mut warnings)?;
-    let lib = pkg.targets.iter().find(|t| {
-        t.kind.iter().any(|k| {
-            matches!(
-                k,
-                cargo_metadata::TargetKind::Lib
-                    | cargo_metadata::TargetKind::RLib
-                    | cargo_metadata::TargetKind::CDyLib
-                    | cargo_metadata::TargetKind::StaticLib
-            )
-        })
-    });
+    let lib = pkg.targets.iter().find(|t| t.is_lib());
     let lib_name = match lib {
         Some(t) => t.name.replace('-', "_"),
         None if config.rust => {
@@ -261,7 +236,7 @@ fn kernel_crate(meta: &Metadata, pkg: &Package) -> Result<Option<KernelCrate>> {
         }
         None => pkg.name.replace('-', "_"),
     };
-    let lib_src = lib.map(|t| t.src_path.as_std_path().to_path_buf());
+    let lib_src = lib.map(|t| t.src_path.clone());
     let dir = manifest_path.parent().map(Path::to_path_buf).unwrap_or_default();
     let cuda_sources = cuda_sources(&dir, &config.cuda, &lib_name, &manifest_path, &mut warnings)?;
     Ok(Some(KernelCrate {
@@ -271,8 +246,8 @@ fn kernel_crate(meta: &Metadata, pkg: &Package) -> Result<Option<KernelCrate>> {
         dir,
         cuda_sources,
         manifest_path,
-        workspace_root: meta.workspace_root.as_std_path().to_path_buf(),
-        target_dir: meta.target_directory.as_std_path().to_path_buf(),
+        workspace_root: meta.workspace_root.clone(),
+        target_dir: meta.target_directory.clone(),
         config,
         warnings,
     }))
@@ -307,7 +282,7 @@ impl CudaFiles {
             Some(t) => t,
             None => find_manifest_above(&self.dir)
                 .and_then(|m| metadata(Some(&m)).ok())
-                .map(|m| m.target_directory.into_std_path_buf())
+                .map(|m| m.target_directory)
                 .unwrap_or_else(|| self.dir.join("target")),
         };
         let lib_name = identifier(&self.name);

@@ -9,7 +9,7 @@
 //! | stage | module | in | out |
 //! |---|---|---|---|
 //! | find tools | [`toolchain`] | environment, PATH, rustup | [`toolchain::Rust`], [`toolchain::Cuda`] |
-//! | find crates | [`config`] | `cargo metadata` | [`config::KernelCrate`] |
+//! | find crates | [`config`] | `cargo metadata` ([`cargo_json`]) | [`config::KernelCrate`] |
 //! | choose archs | [`arch`] | `--arch`, metadata, driver | [`arch::Arch`] |
 //! | Rust front end | [`rust`] | kernel crate | one bitcode module ([`rust::RustKernels`]) |
 //! | CUDA front end | [`cuda`] | .cu file, per arch | PTX + the headers it read |
@@ -24,6 +24,7 @@
 pub mod arch;
 pub mod builder;
 pub mod cache;
+pub mod cargo_json;
 pub mod codegen;
 pub mod config;
 pub mod cuda;

@@ -41,6 +41,8 @@ pub struct Param {
     pub align: u32,
     /// `.ptr` was written: the parameter is a pointer.
     pub is_ptr: bool,
+    /// `.ptr .align N`: what the pointer points to is aligned to N (the parameter itself is a u64).
+    pub pointee_align: Option<u32>,
 }
 
 /// A source location from `.loc`, with the chain of call sites it was inlined into.
@@ -271,12 +273,20 @@ fn parse_param(line: &str) -> Option<Param> {
     let line = line.trim_end_matches(',').trim_end_matches(')').trim();
     let mut ty = None;
     let mut align = None;
+    let mut pointee_align = None;
     let mut is_ptr = false;
     let mut name = None;
     let mut tokens = line.split_whitespace().skip(1);
     while let Some(t) = tokens.next() {
         match t {
-            ".align" => align = tokens.next().and_then(|a| a.parse::<u32>().ok()),
+            ".align" => {
+                let n = tokens.next().and_then(|a| a.parse::<u32>().ok());
+                if is_ptr {
+                    pointee_align = n;
+                } else {
+                    align = n;
+                }
+            }
             ".ptr" => is_ptr = true,
             ".global" | ".shared" | ".const" | ".local" => {}
             t if t.starts_with('.') => ty = Some(t.to_string()),
@@ -290,7 +300,7 @@ fn parse_param(line: &str) -> Option<Param> {
         Some((n, count)) => (n.to_string(), scalar * count.trim_end_matches(']').parse::<u32>().ok()?),
         None => (name, scalar),
     };
-    Some(Param { name, size, align: align.unwrap_or(scalar), ty, is_ptr })
+    Some(Param { name, size, align: align.unwrap_or(scalar), ty, is_ptr, pointee_align })
 }
 
 fn scalar_size(ty: &str) -> Option<u32> {
@@ -338,7 +348,9 @@ $L__func_begin0:
         assert_eq!(m.target, vec!["sm_90"]);
         let e = m.entry("saxpy").unwrap();
         let sizes: Vec<(u32, u32, bool)> = e.params.iter().map(|p| (p.size, p.align, p.is_ptr)).collect();
-        assert_eq!(sizes, vec![(4, 4, false), (4, 4, false), (8, 1, true), (24, 8, false)]);
+        assert_eq!(sizes, vec![(4, 4, false), (4, 4, false), (8, 8, true), (24, 8, false)], "a pointer parameter is a u64");
+        assert_eq!(e.params[2].pointee_align, Some(1));
+        assert_eq!(e.params[3].pointee_align, None);
         assert!(m.entry("second").unwrap().params.is_empty());
     }
 

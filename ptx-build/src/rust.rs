@@ -10,11 +10,11 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use cargo_metadata::Message;
 use serde::{Deserialize, Serialize};
 
 use crate::arch::Arch;
 use crate::cache::{self, Key};
+use crate::cargo_json::{Message, RustcDiagnostic};
 use crate::config::KernelCrate;
 use crate::diag::{Diagnostic, Level};
 use crate::error::{Error, Result};
@@ -266,10 +266,10 @@ impl Frontend<'_> {
             });
             let mut units = Vec::new();
             let mut errors = 0;
-            for msg in Message::parse_stream(BufReader::new(stdout)).map_while(std::result::Result::ok) {
-                match msg {
-                    Message::CompilerMessage(m) => {
-                        let d = from_rustc(&m.message);
+            for line in BufReader::new(stdout).lines().map_while(std::result::Result::ok) {
+                match Message::parse(&line) {
+                    Some(Message::CompilerMessage { message }) => {
+                        let d = from_rustc(&message);
                         if d.level == Level::Error && !d.message.starts_with("aborting due to") {
                             errors += 1;
                         }
@@ -277,10 +277,9 @@ impl Frontend<'_> {
                             reporter.report(Event::Diagnostic(&d));
                         }
                     }
-                    Message::CompilerArtifact(a) => {
-                        let crate_name = a.target.name.replace('-', "_");
-                        for f in &a.filenames {
-                            let f = f.as_std_path();
+                    Some(Message::CompilerArtifact { target, filenames }) => {
+                        let crate_name = target.name.replace('-', "_");
+                        for f in &filenames {
                             if f.starts_with(&target_root) {
                                 if let Some(bc) = bitcode_of(f) {
                                     if bc.is_file() && !units.iter().any(|u: &Unit| u.bitcode == bc) {
@@ -330,15 +329,11 @@ fn bitcode_of(file: &Path) -> Option<PathBuf> {
     Some(dir.join(format!("{stem}.bc")))
 }
 
-fn from_rustc(m: &cargo_metadata::diagnostic::Diagnostic) -> Diagnostic {
-    use cargo_metadata::diagnostic::DiagnosticLevel as L;
-    let level = match m.level {
-        L::Error | L::Ice => Level::Error,
-        _ => Level::Warning,
-    };
+fn from_rustc(m: &RustcDiagnostic) -> Diagnostic {
+    let level = if m.is_error() { Level::Error } else { Level::Warning };
     let mut d = Diagnostic::new(level, m.message.clone());
     if let Some(span) = m.spans.iter().find(|s| s.is_primary) {
-        d = d.at(span.file_name.clone(), Some(span.line_start as u32), Some(span.column_start as u32));
+        d = d.at(span.file_name.clone(), Some(span.line_start), Some(span.column_start));
     }
     d.rendered = m.rendered.clone();
     d

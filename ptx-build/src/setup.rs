@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::error::{Error, Result};
-use crate::process;
+use crate::{cache, process};
 use crate::report::{Event, Reporter};
 use crate::toolchain::{self, Rust};
 
@@ -93,7 +93,7 @@ pub fn setup(opts: &SetupOptions, reporter: &dyn Reporter) -> Result<SetupReport
 }
 
 fn setup_rust(toolchain: &str, reporter: &dyn Reporter, report: &mut SetupReport) -> Result<()> {
-    let rustup = which::which("rustup").map_err(|_| Error::Setup {
+    let rustup = toolchain::on_path("rustup").ok_or_else(|| Error::Setup {
         message: "rustup not found".into(),
         help: "install rustup (your package manager's `rustup` package, or rustup.rs), then run `cargo ptx setup` again".into(),
     })?;
@@ -157,7 +157,7 @@ fn setup_cuda(version: &str, force: bool, reporter: &dyn Reporter, report: &mut 
         }
     }
 
-    let python = ["python3", "python"].iter().find_map(|p| which::which(p).ok()).ok_or_else(|| Error::Setup {
+    let python = ["python3", "python"].iter().find_map(|p| toolchain::on_path(p)).ok_or_else(|| Error::Setup {
         message: "python3 not found: NVIDIA's compiler wheels are installed with pip".into(),
         help: "install python3 with pip, or install a CUDA toolkit and set CUDA_PATH".into(),
     })?;
@@ -165,10 +165,7 @@ fn setup_cuda(version: &str, force: bool, reporter: &dyn Reporter, report: &mut 
         verb: "Installing",
         message: format!("NVIDIA CUDA compiler {version} (nvcc, ptxas, nvvm/libdevice, headers, CCCL) from PyPI"),
     });
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!(".tmp-{version}-"))
-        .tempdir_in(&base)
-        .map_err(|e| Error::io("create a temporary folder in", &base, e))?;
+    let tmp = cache::ScratchDir::new_in(&base, version)?;
     let mut cmd = Command::new(&python);
     cmd.args(["-m", "pip", "install", "--no-deps", "--disable-pip-version-check", "--no-input", "--no-warn-script-location", "--target"])
         .arg(tmp.path());

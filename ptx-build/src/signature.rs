@@ -610,6 +610,14 @@ pub fn check(sig: &KernelSig, entry: Option<&ptx::Entry>) -> Result<()> {
                 p.name, expected, e.size, e.ty
             )));
         }
+        // Scalars and pointers are naturally aligned on both sides; a by-value struct's size and
+        // alignment are asserted in the generated code, where its host type is known.
+        if e.align != expected {
+            return Err(err(format!(
+                "parameter `{}` is aligned to {} bytes in the source and to {} bytes in the PTX (`.align {}`)",
+                p.name, expected, e.align, e.align
+            )));
+        }
     }
     Ok(())
 }
@@ -747,7 +755,12 @@ template <typename T> __global__ void tmpl(T *x) {}
         let m = ptx::Module::parse(".visible .entry k(\n.param .u64 k_param_0,\n.param .u64 k_param_1\n)\n{\nret;\n}\n");
         assert!(check(&sig, m.entry("k")).unwrap_err().to_string().contains("the source has 1 parameters, the PTX entry 2"));
         assert!(check(&sig, None).unwrap_err().to_string().contains("no `.entry` of that name"));
+        let m = ptx::Module::parse(".visible .entry k(\n.param .align 4 .b8 k_param_0[8]\n)\n{\nret;\n}\n");
+        let e = check(&sig, m.entry("k")).unwrap_err().to_string();
+        assert!(e.contains("parameter `n` is aligned to 8 bytes in the source and to 4 bytes in the PTX"), "{e}");
         let m = ptx::Module::parse(".visible .entry k(\n.param .u64 k_param_0\n)\n{\nret;\n}\n");
         assert!(check(&sig, m.entry("k")).is_ok());
+        let m = ptx::Module::parse(".visible .entry k(\n.param .u64 .ptr .align 1 k_param_0\n)\n{\nret;\n}\n");
+        assert!(check(&sig, m.entry("k")).is_ok(), "`.ptr .align` is the pointee's alignment");
     }
 }

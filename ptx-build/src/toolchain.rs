@@ -93,7 +93,7 @@ pub struct Rust {
 impl Rust {
     /// Finds `toolchain` through rustup and reads its version.
     pub fn find(toolchain: &str) -> Result<Rust> {
-        let rustup = which::which("rustup").map_err(|_| Error::ToolMissing {
+        let rustup = on_path("rustup").ok_or_else(|| Error::ToolMissing {
             what: "rustup".into(),
             detail: " (kernels are built with a rustup nightly)".into(),
             help: "install rustup from your package manager or rustup.rs, then run `cargo ptx setup`".into(),
@@ -323,6 +323,26 @@ impl Cuda {
     }
 }
 
+/// The first executable file named `name` in `PATH`, as a shell would find it.
+///
+/// Written here rather than with the `which` crate: a PATH walk is a few lines, and every
+/// package in ptx-build's tree slows each no-op build of a host crate (see `cache`).
+pub fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|p| is_executable(p))
+}
+
+#[cfg(unix)]
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable(p: &Path) -> bool {
+    p.is_file()
+}
+
 fn candidate_roots() -> Vec<Root> {
     let mut roots = Vec::new();
     for var in ["CUDA_PATH", "CUDA_HOME", "CUDA_ROOT"] {
@@ -331,7 +351,7 @@ fn candidate_roots() -> Vec<Root> {
         }
     }
     for tool in ["ptxas", "nvcc"] {
-        if let Ok(p) = which::which(tool) {
+        if let Some(p) = on_path(tool) {
             let p = fs::canonicalize(&p).unwrap_or(p);
             if let Some(root) = p.parent().and_then(Path::parent) {
                 roots.push(Root { dir: root.to_path_buf(), source: "PATH".into() });
@@ -447,6 +467,17 @@ fn is_bitcode(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finds_executables_on_path_only() {
+        assert!(on_path("sh").is_some_and(|p| p.is_absolute()), "sh is on every PATH");
+        assert_eq!(on_path("no-such-tool-for-cargo-ptx"), None);
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("data");
+        fs::write(&plain, "not a program").unwrap();
+        assert!(!is_executable(&plain), "a file without the x bit is not a tool");
+        assert!(!is_executable(dir.path()), "nor is a folder");
+    }
 
     #[test]
     fn reads_versions_from_tool_banners() {

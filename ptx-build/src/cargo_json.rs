@@ -1,0 +1,157 @@
+//! The parts of cargo's JSON that the engine reads: `cargo metadata --no-deps` (which packages
+//! are kernel crates) and the `--message-format=json` stream of the nested build (diagnostics,
+//! and where each crate's output landed).
+//!
+//! Written here rather than with `cargo_metadata`: these are a dozen fields of a stable format,
+//! and that crate brings four packages (camino, cargo-platform, semver) into the build-dependency
+//! tree of every host crate, where each package costs a no-op `cargo build` about a millisecond
+//! (BENCHMARKS.md). Unknown fields are ignored, so newer cargos keep working.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::process;
+
+/// `cargo metadata --format-version 1 --no-deps`: the workspace's own packages only.
+#[derive(Debug, Deserialize)]
+pub struct Metadata {
+    pub packages: Vec<Package>,
+    pub workspace_root: PathBuf,
+    pub target_directory: PathBuf,
+    /// `[workspace.metadata]` (null when absent).
+    #[serde(default)]
+    pub metadata: Value,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Package {
+    pub name: String,
+    pub manifest_path: PathBuf,
+    pub targets: Vec<Target>,
+    /// `[package.metadata]` (null when absent).
+    #[serde(default)]
+    pub metadata: Value,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Target {
+    pub name: String,
+    pub kind: Vec<String>,
+    pub src_path: PathBuf,
+}
+
+impl Target {
+    /// A library target (the one that holds Rust kernels).
+    pub fn is_lib(&self) -> bool {
+        self.kind.iter().any(|k| matches!(k.as_str(), "lib" | "rlib" | "cdylib" | "staticlib"))
+    }
+}
+
+/// The cargo that runs us (`CARGO` in a build script or under `cargo ptx`), else `cargo`.
+pub fn cargo() -> OsString {
+    std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
+}
+
+/// Asks cargo about the workspace of `manifest` (or of the current folder).
+pub fn metadata(manifest: Option<&Path>) -> Result<Metadata> {
+    let mut cmd = Command::new(cargo());
+    cmd.args(["metadata", "--format-version", "1", "--no-deps"]);
+    if let Some(m) = manifest {
+        cmd.arg("--manifest-path").arg(m);
+    }
+    let manifest = || manifest.map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("Cargo.toml"));
+    let out = process::output("cargo", &mut cmd)?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        return Err(Error::Metadata { manifest: manifest(), message: stderr.trim().trim_start_matches("error: ").to_string() });
+    }
+    serde_json::from_slice(&out.stdout)
+        .map_err(|e| Error::Metadata { manifest: manifest(), message: format!("cargo metadata printed what cargo-ptx cannot read: {e}") })
+}
+
+/// One line of `cargo build --message-format=json`.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "reason")]
+pub enum Message {
+    #[serde(rename = "compiler-message")]
+    CompilerMessage { message: RustcDiagnostic },
+    #[serde(rename = "compiler-artifact")]
+    CompilerArtifact { target: Target, filenames: Vec<PathBuf> },
+    #[serde(other)]
+    Other,
+}
+
+impl Message {
+    /// `None` for lines that are not a message (a build script may print anything).
+    pub fn parse(line: &str) -> Option<Message> {
+        serde_json::from_str(line).ok()
+    }
+}
+
+/// rustc's JSON diagnostic, the fields a [`crate::Diagnostic`] needs.
+#[derive(Debug, Deserialize)]
+pub struct RustcDiagnostic {
+    pub message: String,
+    /// `error`, `warning`, `note`, `help`, `failure-note` or `error: internal compiler error`.
+    pub level: String,
+    #[serde(default)]
+    pub spans: Vec<Span>,
+    pub rendered: Option<String>,
+}
+
+impl RustcDiagnostic {
+    pub fn is_error(&self) -> bool {
+        self.level.starts_with("error")
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Span {
+    pub file_name: String,
+    pub line_start: u32,
+    pub column_start: u32,
+    pub is_primary: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_artifacts_and_diagnostics_and_skips_the_rest() {
+        let artifact = r#"{"reason":"compiler-artifact","package_id":"k 0.1.0","manifest_path":"/k/Cargo.toml","target":{"kind":["lib"],"crate_types":["lib"],"name":"my-k","src_path":"/k/src/lib.rs","edition":"2021","doc":true,"doctest":true,"test":true},"profile":{},"features":[],"filenames":["/t/deps/libmy_k-1.rlib"],"executable":null,"fresh":false}"#;
+        let Some(Message::CompilerArtifact { target, filenames }) = Message::parse(artifact) else { panic!("not an artifact") };
+        assert_eq!((target.name.as_str(), target.is_lib()), ("my-k", true));
+        assert_eq!(filenames, [PathBuf::from("/t/deps/libmy_k-1.rlib")]);
+
+        let msg = r#"{"reason":"compiler-message","package_id":"k","manifest_path":"/k/Cargo.toml","target":{"kind":["lib"],"name":"k","src_path":"/k/src/lib.rs"},"message":{"rendered":"error: x","$message_type":"diagnostic","children":[],"code":null,"level":"error","message":"x","spans":[{"file_name":"src/lib.rs","byte_start":1,"byte_end":2,"line_start":3,"line_end":3,"column_start":5,"column_end":6,"is_primary":true,"text":[],"label":null,"suggested_replacement":null,"suggestion_applicability":null,"expansion":null}]}}"#;
+        let Some(Message::CompilerMessage { message }) = Message::parse(msg) else { panic!("not a message") };
+        assert!(message.is_error());
+        assert_eq!((message.spans[0].line_start, message.spans[0].column_start), (3, 5));
+
+        assert!(matches!(Message::parse(r#"{"reason":"build-finished","success":true}"#), Some(Message::Other)));
+        assert!(Message::parse("Compiling k v0.1.0").is_none());
+    }
+
+    #[test]
+    fn a_bad_manifest_is_cargos_message_without_its_prefix() {
+        let dir = tempfile::tempdir().unwrap();
+        let manifest = dir.path().join("Cargo.toml");
+        std::fs::write(&manifest, "[package\nname = ").unwrap();
+        let err = metadata(Some(&manifest)).unwrap_err().to_string();
+        assert!(err.contains("Cargo.toml") && !err.contains("error: error:"), "{err}");
+    }
+
+    #[test]
+    fn reads_this_workspace() {
+        let meta = metadata(Some(&Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))).unwrap();
+        let me = meta.packages.iter().find(|p| p.name == "ptx-build").expect("ptx-build is a member");
+        assert!(me.targets.iter().any(Target::is_lib));
+        assert!(meta.workspace_root.join("Cargo.toml").is_file());
+    }
+}
