@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ptx_build::rust::Features;
+use ptx_build::scaffold::{self, Dependencies, KernelLanguage, NewProject, Vcs};
 use ptx_build::{arch, setup, toolchain, BuildOptions};
 
 use output::{Format, Printer};
@@ -30,6 +31,63 @@ enum Command {
     Doctor(DoctorArgs),
     /// Install what is missing: the nightly's rust-src and llvm-tools, NVIDIA's ptxas/nvcc/libdevice.
     Setup(SetupArgs),
+    /// Create a GPU project (host crate, kernels, tests) in a new folder.
+    New(NewArgs),
+    /// Create a GPU project in an existing empty folder.
+    Init(InitArgs),
+}
+
+#[derive(Args, Debug)]
+struct NewArgs {
+    /// The folder to create; its name is the package name unless --name says otherwise.
+    #[arg(value_name = "PATH")]
+    path: PathBuf,
+    #[command(flatten)]
+    project: ProjectArgs,
+}
+
+#[derive(Args, Debug)]
+struct InitArgs {
+    /// An existing empty folder.
+    #[arg(value_name = "PATH", default_value = ".")]
+    path: PathBuf,
+    #[command(flatten)]
+    project: ProjectArgs,
+}
+
+#[derive(Args, Debug)]
+struct ProjectArgs {
+    /// The package name [default: the folder's name].
+    #[arg(long, value_name = "NAME")]
+    name: Option<String>,
+    /// The kernels to start with: a Rust kernel crate, CUDA C++ files, or both.
+    #[arg(long, value_enum, default_value_t = Kernels::Rust, value_name = "LANG")]
+    kernels: Kernels,
+    /// GPU arch to build for (repeatable, comma lists) [default: sm_80,sm_90].
+    #[arg(long = "arch", value_name = "ARCH")]
+    archs: Vec<String>,
+    /// Start a git repository (by default unless the folder is inside one already).
+    #[arg(long, value_enum, value_name = "VCS")]
+    vcs: Option<VcsArg>,
+    /// A cargo-ptx checkout to depend on by path [default: the one this binary was built from].
+    #[arg(long, value_name = "DIR", conflicts_with = "registry")]
+    ptx_build_path: Option<PathBuf>,
+    /// Depend on published versions of ptx-build, ptx-runtime and ptx-device instead of paths.
+    #[arg(long)]
+    registry: bool,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Kernels {
+    Rust,
+    Cuda,
+    Both,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum VcsArg {
+    Git,
+    None,
 }
 
 #[derive(Args, Debug)]
@@ -152,6 +210,8 @@ fn main() -> ExitCode {
         Command::Check(a) => check(a),
         Command::Doctor(a) => doctor(a),
         Command::Setup(a) => setup_cmd(a),
+        Command::New(a) => new_project(a.path, a.project, false),
+        Command::Init(a) => new_project(a.path, a.project, true),
     }
 }
 
@@ -227,6 +287,56 @@ fn setup_cmd(a: SetupArgs) -> ExitCode {
             for line in &report.actions {
                 printer.status("Ready", line);
             }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            printer.error(&e);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn new_project(path: PathBuf, a: ProjectArgs, init: bool) -> ExitCode {
+    let printer = Printer::new(Format::Human, false, false);
+    let project = NewProject {
+        path,
+        name: a.name,
+        kernels: match a.kernels {
+            Kernels::Rust => KernelLanguage::Rust,
+            Kernels::Cuda => KernelLanguage::Cuda,
+            Kernels::Both => KernelLanguage::Both,
+        },
+        archs: a.archs,
+        vcs: match a.vcs {
+            None => Vcs::Auto,
+            Some(VcsArg::Git) => Vcs::Git,
+            Some(VcsArg::None) => Vcs::None,
+        },
+        dependencies: match (a.registry, a.ptx_build_path) {
+            (true, _) => Dependencies::Registry,
+            (false, Some(p)) => Dependencies::Path(p),
+            (false, None) => Dependencies::Checkout,
+        },
+        init,
+    };
+    match scaffold::create(&project) {
+        Ok(created) => {
+            printer.status("Created", &format!("GPU project `{}` ({} kernels) at {}", created.name, project.kernels, created.dir.display()));
+            for note in &created.notes {
+                printer.warning(note);
+            }
+            let cd = std::env::current_dir().ok().and_then(|cwd| created.dir.strip_prefix(cwd).ok().map(PathBuf::from));
+            let cd = match cd.unwrap_or_else(|| created.dir.clone()) {
+                rel if rel.as_os_str().is_empty() => String::new(),
+                // Quoted for a shell when it has to be.
+                p if p.to_string_lossy().contains(|c: char| c.is_whitespace() || "'\"$&;|<>()*?".contains(c)) => format!("cd '{}' && ", p.display()),
+                p => format!("cd {} && ", p.display()),
+            };
+            let cuda = toolchain::Cuda::find();
+            if cuda.ptxas.is_none() || cuda.libdevice.is_none() {
+                printer.status("Next", "`cargo ptx setup` once on this machine: it installs the kernel toolchain");
+            }
+            printer.status("Next", &format!("{cd}cargo run --release   (`cargo test` runs without a GPU)"));
             ExitCode::SUCCESS
         }
         Err(e) => {

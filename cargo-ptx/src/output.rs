@@ -125,6 +125,11 @@ impl Printer {
         self.status(if a.fresh { "Fresh" } else { "Generated" }, &format!("{kind} {}", a.path.display()));
     }
 
+    /// `warning: message`, for things that went wrong without stopping the command.
+    pub fn warning(&self, message: &str) {
+        self.eprint(&format!("{}{} {message}", style("warning").yellow().bold(), style(":").bold()));
+    }
+
     pub fn error(&self, e: &ptx_build::Error) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();

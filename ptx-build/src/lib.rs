@@ -19,7 +19,8 @@
 //! | read PTX | [`ptx`] | PTX | entries, params, source lines |
 //! | cache | [`cache`] | content, versions, flags | keys, atomic writes |
 //!
-//! [`engine`] runs them in order; [`setup`] installs missing tools.
+//! [`engine`] runs them in order; [`setup`] installs missing tools; [`scaffold`] writes new
+//! projects (`cargo ptx new`) from the repository's `templates/`.
 
 pub mod arch;
 pub mod builder;
@@ -38,6 +39,7 @@ pub mod ptx;
 pub mod ptxas;
 pub mod report;
 pub mod rust;
+pub mod scaffold;
 pub mod setup;
 pub mod signature;
 pub mod toolchain;

@@ -80,7 +80,10 @@ pub fn candidates(images: &'static [Image], cc: u32, policy: Policy) -> Vec<&'st
 }
 
 /// Why kernels could not be loaded.
-#[derive(Debug, thiserror::Error)]
+///
+/// `Debug` prints the same text as `Display`: `fn main() -> Result<(), Box<dyn Error>>` shows
+/// an error through `Debug`, and users should read the message and its help there.
+#[derive(thiserror::Error)]
 pub enum LoadError {
     #[error("no CUDA driver: libcuda could not be loaded\n  help: install the NVIDIA driver, or run on a machine with an NVIDIA GPU")]
     NoDriver,
@@ -96,6 +99,12 @@ pub enum LoadError {
         #[source]
         source: DriverError,
     },
+}
+
+impl std::fmt::Debug for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 /// Whether the CUDA driver library can be opened.

@@ -1,0 +1,201 @@
+//! `cargo ptx new` / `init` end to end: each flavour is scaffolded, then built and tested by
+//! cargo inside it, as a user would on the first try; bad input fails and leaves nothing.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::cargo_ptx;
+
+fn new(args: &[&str], cwd: &Path) -> Output {
+    cargo_ptx().arg("new").args(args).current_dir(cwd).output().expect("run cargo-ptx")
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// Every file under `dir`, `.git` and `target` left out.
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().map(Result::unwrap) {
+        let p = e.path();
+        if p.is_dir() {
+            if !matches!(e.file_name().to_str(), Some(".git" | "target")) {
+                out.extend(files(&p));
+            }
+        } else {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `cargo <args>` in `dir` with one target dir for all projects, so the host dependencies
+/// (cudarc, ptx-build) are compiled once.
+fn cargo(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO"))
+        .args(args)
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("new-projects"))
+        .env_remove("CARGO_PTX_ARCH")
+        .output()
+        .unwrap()
+}
+
+fn scaffold_build_and_test(kernels: &str, expect_files: &[&str], tests: &[&str]) {
+    common::cuda();
+    let tmp = tempfile::Builder::new().prefix("cargo-ptx new ").tempdir().unwrap();
+    let name = format!("gpu-{kernels}-demo");
+    let out = new(&[&name, "--kernels", kernels, "--arch", "sm_80", "--arch", "sm_90"], tmp.path());
+    assert!(out.status.success(), "{}", text(&out));
+    let dir = tmp.path().join(&name);
+    assert!(text(&out).contains(&format!("Created GPU project `{name}`")), "{}", text(&out));
+    assert!(dir.join(".git").is_dir(), "a repository was started");
+
+    let all = files(&dir);
+    let rel: Vec<String> = all.iter().map(|p| p.strip_prefix(&dir).unwrap().to_string_lossy().into_owned()).collect();
+    for f in expect_files.iter().chain(&["Cargo.toml", ".gitignore", "README.md", "build.rs", "src/lib.rs", "src/main.rs", "tests/embedded.rs", "tests/gpu.rs"]) {
+        assert!(rel.iter().any(|r| r == f), "{f} is missing from {rel:?}");
+    }
+    for p in &all {
+        let t = std::fs::read_to_string(p).unwrap();
+        assert!(!t.contains("{{") && !t.contains("{{/"), "a template placeholder is left in {}:\n{t}", p.display());
+    }
+    let build_rs = std::fs::read_to_string(dir.join("build.rs")).unwrap();
+    assert!(build_rs.contains("const ARCHS: &str = \"sm_80,sm_90\";"), "{build_rs}");
+
+    let b = cargo(&dir, &["build"]);
+    assert!(b.status.success(), "cargo build of a new {kernels} project:\n{}", text(&b));
+    let t = cargo(&dir, &["test"]);
+    let log = text(&t);
+    assert!(t.status.success(), "cargo test of a new {kernels} project:\n{log}");
+    for name in tests {
+        assert!(log.contains(&format!("test {name} ... ok")), "{name} did not run:\n{log}");
+    }
+    // main.rs runs on a GPU, and elsewhere says why it cannot, with the fix.
+    let r = cargo(&dir, &["run", "-q"]);
+    if !r.status.success() {
+        assert!(text(&r).contains("Error: no CUDA driver: libcuda could not be loaded\n  help: install the NVIDIA driver"), "{}", text(&r));
+    }
+}
+
+const TESTS: &[&str] = &["every_kernel_is_embedded_for_every_arch", "the_kernels_load_on_this_machines_gpu", "kernels_match_the_cpu"];
+
+#[test]
+fn a_new_rust_project_builds_and_tests() {
+    scaffold_build_and_test("rust", &["kernels/Cargo.toml", "kernels/src/lib.rs"], TESTS);
+}
+
+#[test]
+fn a_new_cuda_project_builds_and_tests() {
+    scaffold_build_and_test("cuda", &["cuda/sigmoid.cu"], TESTS);
+}
+
+#[test]
+fn a_new_project_with_both_languages_builds_and_tests() {
+    scaffold_build_and_test("both", &["kernels/src/lib.rs", "cuda/sigmoid.cu"], TESTS);
+}
+
+#[test]
+fn init_fills_the_current_empty_folder_without_a_nested_repository() {
+    let tmp = tempfile::Builder::new().prefix("cargo-ptx init ").tempdir().unwrap();
+    let repo = tmp.path().join("outer");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let dir = repo.join("my_gpu");
+    std::fs::create_dir(&dir).unwrap();
+    let out = cargo_ptx().args(["init", "--kernels", "cuda"]).current_dir(&dir).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(dir.join("cuda/sigmoid.cu").is_file() && !dir.join("kernels").exists());
+    assert!(!dir.join(".git").exists(), "inside a repository, no second one is started");
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    assert!(manifest.contains("name = \"my_gpu\""), "named after the folder:\n{manifest}");
+    assert!(text(&out).contains("Next cargo run --release") || text(&out).contains("cargo run --release"), "{}", text(&out));
+}
+
+#[test]
+fn registry_and_path_dependencies() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = new(&["reg", "--registry", "--vcs", "none"], tmp.path());
+    assert!(out.status.success(), "{}", text(&out));
+    let manifest = std::fs::read_to_string(tmp.path().join("reg/Cargo.toml")).unwrap();
+    assert!(manifest.contains("ptx-build = \"0.1\"") && manifest.contains("ptx-runtime = \"0.1\""), "{manifest}");
+    assert!(!tmp.path().join("reg/.git").exists(), "--vcs none");
+
+    let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let out = new(&["bypath", "--vcs", "none", "--ptx-build-path", checkout.join("ptx-build").to_str().unwrap()], tmp.path());
+    assert!(out.status.success(), "{}", text(&out));
+    let kernels = std::fs::read_to_string(tmp.path().join("bypath/kernels/Cargo.toml")).unwrap();
+    let device = std::fs::canonicalize(checkout.join("ptx-device")).unwrap();
+    assert!(kernels.contains(&format!("ptx-device = {{ path = \"{}\" }}", device.display())), "{kernels}");
+}
+
+/// Runs `cargo ptx <args>` in a fresh folder; it must fail, say each of `needles`, and leave
+/// the folder as it was.
+#[track_caller]
+fn refused(args: &[&str], setup: impl FnOnce(&Path), needles: &[&str]) {
+    let tmp = tempfile::tempdir().unwrap();
+    setup(tmp.path());
+    let before = files(tmp.path());
+    let dirs_before = std::fs::read_dir(tmp.path()).unwrap().count();
+    let out = cargo_ptx().args(args).current_dir(tmp.path()).output().unwrap();
+    let log = text(&out);
+    assert!(!out.status.success(), "expected a failure: {log}");
+    for n in needles {
+        assert!(log.contains(n), "the error does not say {n:?}:\n{log}");
+    }
+    assert!(!log.contains("panicked"), "{log}");
+    assert_eq!(files(tmp.path()), before, "nothing is left behind");
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), dirs_before, "no folder is left behind");
+}
+
+#[test]
+fn bad_names_are_refused_with_the_rule() {
+    refused(&["new", "2fast"], |_| {}, &["invalid package name `2fast`", "cannot start with a digit", "--name"]);
+    refused(&["new", "ok", "--name", "fn"], |_| {}, &["`fn` is a Rust keyword", "choose another --name"]);
+    refused(&["new", "ok", "--name", "my app"], |_| {}, &["` ` is not allowed"]);
+    refused(&["new", "core"], |_| {}, &["built-in `core` crate"]);
+    refused(&["new", "ptx-runtime"], |_| {}, &["clash"]);
+}
+
+#[test]
+fn an_existing_folder_that_is_not_empty_is_refused() {
+    refused(&["new", "taken"], |d| std::fs::create_dir_all(d.join("taken/src")).unwrap(), &["taken: the folder is not empty", "help:"]);
+    refused(&["new", "file"], |d| std::fs::write(d.join("file"), "x").unwrap(), &["a file of that name exists"]);
+    refused(&["init", "busy"], |d| {
+        std::fs::create_dir(d.join("busy")).unwrap();
+        std::fs::write(d.join("busy/notes.txt"), "mine").unwrap();
+    }, &["the folder is not empty", "cargo ptx new"]);
+    refused(&["init", "missing"], |_| {}, &["the folder does not exist"]);
+}
+
+#[test]
+fn an_unwritable_parent_is_refused_and_leaves_nothing() {
+    // A file where a folder should be: no one, root included, can create a folder in it.
+    refused(&["new", "a-file/sub/proj"], |d| std::fs::write(d.join("a-file"), "x").unwrap(), &["could not create a project", "a-file"]);
+    // A read-only folder; root writes anywhere, so where tests run as root, a read-only file system.
+    let tmp = tempfile::tempdir().unwrap();
+    let ro = tmp.path().join("read-only");
+    std::fs::create_dir(&ro).unwrap();
+    let mut perms = std::fs::metadata(&ro).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o555);
+    std::fs::set_permissions(&ro, perms).unwrap();
+    let parent = if std::fs::create_dir(ro.join("probe")).is_err() { ro.clone() } else { PathBuf::from("/sys") };
+    if !parent.exists() {
+        eprintln!("skipped the read-only case: no read-only folder here (running as root without /sys)");
+        return;
+    }
+    let out = new(&[parent.join("proj").to_str().unwrap()], tmp.path());
+    let log = text(&out);
+    assert!(!out.status.success() && log.contains("cannot write in") && log.contains("choose a folder you can write to"), "{log}");
+    assert!(!parent.join("proj").exists());
+}
+
+#[test]
+fn bad_archs_and_checkouts_are_refused_before_anything_is_written() {
+    refused(&["new", "demo", "--arch", "sm_81"], |_| {}, &["invalid arch `sm_81`"]);
+    refused(&["new", "demo", "--ptx-build-path", "/nonexistent/checkout"], |_| {}, &["--ptx-build-path does not exist", "--registry"]);
+    refused(&["new", "demo", "--ptx-build-path", "."], |_| {}, &["has no ptx-build/Cargo.toml"]);
+}
