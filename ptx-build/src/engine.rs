@@ -577,7 +577,7 @@ impl CrateJob<'_> {
 
         // Link: keyed by the module, libdevice, LLVM, arch and flags.
         let link_key = {
-            let mut k = Key::new("link-v1");
+            let mut k = Key::new("link-v2");
             k.str(&rust.module_hash).str(&rust.kernels.join(",")).str(self.libdevice_hash).str(&toolchain.version);
             k.str(&arch.to_string()).str(&self.ptx_isa.map(|i| i.to_string()).unwrap_or_default());
             k.str(&format!("{:?}{}", profile, self.krate.config.ftz));

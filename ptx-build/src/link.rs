@@ -154,6 +154,9 @@ impl ArchLink<'_> {
         cmd.arg("-mtriple=nvptx64-nvidia-cuda")
             .args(self.codegen_flags())
             .arg(format!("-passes={}", self.pipeline()))
+            // nvcc's default `-prec-sqrt=true`: libdevice's `sqrtf` is `sqrt.rn.f32`, not
+            // `sqrt.approx.f32` (NVVMReflect answers 0 for a name it is not given).
+            .arg("--nvvm-reflect-add=__CUDA_PREC_SQRT=1")
             .arg(format!("-internalize-public-api-list={}", self.kernels.join(",")))
             .arg(&linked)
             .arg("-o")
