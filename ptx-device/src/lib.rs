@@ -1,0 +1,92 @@
+//! Rust GPU kernels that read like CUDA.
+//!
+//! A `#![no_std]` crate for kernel crates that `cargo ptx` builds for `nvptx64-nvidia-cuda`:
+//! what a CUDA C++ author reaches for, under names a CUDA reader recognises.
+//!
+//! | CUDA C++ | ptx-device |
+//! |---|---|
+//! | `__global__ void f(..)` | [`#[kernel]`](macro@kernel) `pub unsafe fn f(..)` |
+//! | `threadIdx`, `blockIdx`, `blockDim`, `gridDim`, `warpSize` | [`index`]: [`thread_idx()`](index::thread_idx)`.x`, .., [`global_index()`](index::global_index), [`lane_id()`](index::lane_id) |
+//! | `__syncthreads`, `__syncwarp`, `__threadfence*` | [`sync`] |
+//! | `__shared__ T a[N]`, `extern __shared__ T a[]` | [`shared_array!`], [`shared::dynamic_shared`] |
+//! | `__shfl*_sync`, `__all_sync`, `__ballot_sync`, `__activemask`, `__match*_sync` | [`warp`] |
+//! | `atomicAdd`, `atomicCAS`, .. | [`atomic`] |
+//! | `clock()`, `clock64()`, `%globaltimer` | [`time`] |
+//! | `expf`, `__expf`, `rsqrt`, .. (libdevice) | [`math`] (safe), [`libdevice`] (all 349, raw) |
+//! | `__umulhi`, `__byte_perm`, `__ldg`, inline PTX carry chains, `cp.async` | [`int`], [`mem`] |
+//!
+//! A kernel crate needs no `#![feature]` of its own to use it:
+//!
+//! ```ignore
+//! #![no_std]
+//! use ptx_device::{index::global_index, kernel, math};
+//!
+//! /// `y[i] = exp(x[i])`.
+//! #[kernel]
+//! pub unsafe fn exp_kernel(n: u32, x: *const f32, y: *mut f32) {
+//!     let i = global_index();
+//!     if i < n as usize {
+//!         *y.add(i) = math::exp(*x.add(i));
+//!     }
+//! }
+//! ```
+//!
+//! Functions whose misuse is undefined behaviour on the GPU (a barrier in divergent code, a
+//! warp mask that leaves out the calling thread, a raw pointer) are `unsafe fn` and say why in
+//! their `# Safety` section; kernels are `unsafe fn` themselves, so their bodies call them
+//! directly. [`guide`] maps NVIDIA's inline-PTX reference onto Rust's `asm!`.
+//!
+//! The minimum arch is sm_70 (`shfl.sync`, `fence.acq_rel`); [`mem::cp_async`] needs sm_80.
+//! An instruction newer than the lowest arch of a build is compiled out by
+//! `#[cfg(target_feature = "sm_XX")]`, so using it is a compile error, not a ptxas one.
+#![no_std]
+#![feature(asm_experimental_arch, stdarch_nvptx, link_llvm_intrinsics, allow_internal_unstable)]
+#![allow(internal_features)]
+#![warn(missing_docs)]
+
+#[cfg(not(target_arch = "nvptx64"))]
+compile_error!("ptx-device is for GPU kernels: build the kernel crate with `cargo ptx build` (nvptx64-nvidia-cuda), not for the host");
+
+pub mod atomic;
+pub mod guide;
+pub mod index;
+pub mod int;
+pub mod libdevice;
+pub mod math;
+pub mod mem;
+pub mod shared;
+pub mod sync;
+pub mod time;
+pub mod warp;
+
+pub use ptx_device_macros::{kernel, shared_array};
+
+/// Everything a kernel usually needs, for `use ptx_device::prelude::*`.
+pub mod prelude {
+    pub use crate::atomic::*;
+    pub use crate::index::*;
+    pub use crate::shared::dynamic_shared;
+    pub use crate::sync::*;
+    pub use crate::warp::*;
+    pub use crate::{kernel, math, shared_array};
+}
+
+/// What `#[kernel]` expands to. The `extern "ptx-kernel"` token is written here, so the
+/// kernel crate needs no `#![feature(abi_ptx)]`.
+#[doc(hidden)]
+#[macro_export]
+#[allow_internal_unstable(abi_ptx)]
+macro_rules! __kernel {
+    ([$($attr:tt)*] [$($vis:tt)*] $name:ident [$($params:tt)*] $body:block) => {
+        $($attr)*
+        #[no_mangle]
+        $($vis)* unsafe extern "ptx-kernel" fn $name($($params)*) $body
+    };
+}
+
+#[cfg(feature = "panic-handler")]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    // SAFETY: `trap` ends the kernel with an error the host sees as a launch failure.
+    unsafe { core::arch::nvptx::trap() }
+}

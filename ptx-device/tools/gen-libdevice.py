@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Writes ptx-device/src/libdevice.rs: one Rust declaration per `__nv_*` function that
+NVIDIA's libdevice.10.bc defines, with the C types of the CUDA math API.
+
+The bitcode says `i32`; CUDA says `int` or `unsigned int`: the signed/unsigned split and the
+pointee types of pointer parameters come from the tables below (CUDA Math API / libdevice
+user's guide). Run it again after a CUDA update; tests/device.rs checks that the names match
+the .bc's symbol table exactly.
+
+Usage: tools/gen-libdevice.py [LIBDEVICE.bc]   (default: $LIBDEVICE, else cargo-ptx's setup)
+"""
+import glob, os, re, subprocess, sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "..", "src", "libdevice.rs")
+
+def libdevice_path():
+    if len(sys.argv) > 1:
+        return sys.argv[1]
+    if os.environ.get("LIBDEVICE"):
+        return os.environ["LIBDEVICE"]
+    home = os.environ.get("CARGO_PTX_HOME", os.path.expanduser("~/.cache/cargo-ptx"))
+    found = sorted(glob.glob(os.path.join(home, "cuda", "*", "nvidia", "*", "nvvm", "libdevice", "libdevice.10.bc")))
+    if not found:
+        sys.exit("libdevice.10.bc not found: run `cargo ptx setup` or pass its path")
+    return found[-1]
+
+def llvm_dis():
+    sysroot = subprocess.check_output(["rustc", "+nightly", "--print", "sysroot"], text=True).strip()
+    found = glob.glob(os.path.join(sysroot, "lib", "rustlib", "*", "bin", "llvm-dis"))
+    if not found:
+        sys.exit("llvm-dis not found: rustup component add llvm-tools --toolchain nightly")
+    return found[0]
+
+# Functions whose 32/64-bit integers are unsigned in CUDA, per position: "r" the result,
+# "0", "1", .. the parameters, "*" all of them.
+UNSIGNED = {
+    "umin": "*", "umax": "*", "ullmin": "*", "ullmax": "*", "umulhi": "*", "umul64hi": "*",
+    "umul24": "*", "uhadd": "*", "urhadd": "*", "usad": "*", "brev": "*", "brevll": "*",
+    "byte_perm": "*", "popc": "0", "popcll": "0", "sad": "2r",
+    "uint2double_rn": "0", "uint_as_float": "0", "float_as_uint": "r",
+}
+for r in ("rn", "rz", "rd", "ru"):
+    for f in ("float", "double"):
+        UNSIGNED[f"{f}2uint_{r}"] = "r"
+        UNSIGNED[f"{f}2ull_{r}"] = "r"
+        UNSIGNED[f"ull2{f}_{r}"] = "0"
+    UNSIGNED[f"uint2float_{r}"] = "0"
+
+# Pointer parameters: (Rust pointee, C pointee), by the pointee's role.
+def pointee(name, params):
+    # The float width of the function: its float parameters, else its name (`normf`, `norm`).
+    widths = [p for p in params if p in ("float", "double")]
+    double = widths[0] == "double" if widths else not name.endswith("f")
+    fp = ("f64", "double") if double else ("f32", "float")
+    if name in ("nan", "nanf"):
+        return "*const core::ffi::c_char", "const char*"
+    if name in ("norm", "normf", "rnorm", "rnormf"):
+        return f"*const {fp[0]}", f"const {fp[1]}*"
+    if name in ("frexp", "frexpf", "remquo", "remquof"):
+        return "*mut i32", "int*"
+    return f"*mut {fp[0]}", f"{fp[1]}*"   # sincos, sincospi, modf: results
+
+INT = {("i32", False): ("i32", "int"), ("i32", True): ("u32", "unsigned int"),
+       ("i64", False): ("i64", "long long"), ("i64", True): ("u64", "unsigned long long")}
+
+def rust_type(name, ir, pos, params):
+    ir = ir.replace("zeroext", "").replace("signext", "").strip()
+    if ir == "float":
+        return "f32", "float"
+    if ir == "double":
+        return "f64", "double"
+    if ir == "i16":
+        return "u16", "unsigned short"  # half bits (float2half_rn, half2float)
+    if ir == "ptr":
+        return pointee(name, params)
+    if ir in ("i32", "i64"):
+        spec = UNSIGNED.get(name, "")
+        return INT[(ir, spec == "*" or pos in spec)]
+    sys.exit(f"__nv_{name}: no Rust type for `{ir}`")
+
+def main():
+    bc = libdevice_path()
+    ir = subprocess.check_output([llvm_dis(), bc, "-o", "-"], text=True)
+    decls = []
+    for line in ir.splitlines():
+        m = re.match(r"define (?:[a-z_]+ )*?(\S+(?: zeroext)?) @__nv_(\w+)\((.*?)\)", line)
+        if not m:
+            continue
+        ret, name, params = m.group(1), m.group(2), m.group(3)
+        params = [re.sub(r"\s*%\S+$", "", p.strip()) for p in params.split(",")] if params.strip() else []
+        args, c_args = [], []
+        for i, p in enumerate(params):
+            rt, ct = rust_type(name, p, str(i), params)
+            args.append(f"{'xyzw'[i] if i < 4 else 'a' + str(i)}: {rt}")
+            c_args.append(ct)
+        if ret == "void":
+            rret, cret = "", "void"
+        else:
+            rt, cret = rust_type(name, ret, "r", params)
+            rret = f" -> {rt}"
+        decls.append(f"    /// `{cret} __nv_{name}({', '.join(c_args)})`\n    pub fn __nv_{name}({', '.join(args)}){rret};")
+    with open(OUT, "w") as f:
+        f.write(f"""//! Every function of NVIDIA's libdevice ({len(decls)} in `libdevice.10.bc`), declared with the
+//! C types of the CUDA math API. `cargo ptx` links libdevice into each kernel program, keeping
+//! only what the kernels call.
+//!
+//! Generated by `ptx-device/tools/gen-libdevice.py` from the bitcode; do not edit by hand.
+//! The semantics are those of the CUDA Math API function without the `__nv_` prefix
+//! (`__nv_expf` is `expf`, `__nv_fast_expf` is `__expf`, `__nv_fmaf_rn` is `__fmaf_rn`).
+//! [`crate::math`] has safe wrappers for the common ones.
+
+unsafe extern "C" {{
+{chr(10).join(decls)}
+}}
+""")
+    print(f"wrote {len(decls)} declarations to {os.path.relpath(OUT)}")
+
+main()
