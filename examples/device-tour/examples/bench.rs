@@ -1,0 +1,103 @@
+//! `cargo run --release -p device-tour --example device-bench`: a shared-memory reduction, a
+//! warp-shuffle reduction and a row softmax written with ptx-device, each against the nvcc
+//! build of the same CUDA C++, and the device's copy bandwidth (device-to-device memcpy) as
+//! the ceiling of the memory-bound ones. Medians over many runs, Rust and CUDA alternating.
+
+use std::sync::Arc;
+
+use device_tour::{kernels::Kernels, Words, BENCH_BLOCK};
+use ptx_runtime::cudarc::driver::{sys, CudaContext, CudaStream, LaunchConfig};
+
+const RUNS: usize = 100;
+
+/// Median milliseconds of `f` over `RUNS` runs (after two warm-ups), timed with CUDA events.
+fn time(ctx: &Arc<CudaContext>, s: &Arc<CudaStream>, mut f: impl FnMut()) -> Vec<f32> {
+    let ev = || ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)).unwrap();
+    f();
+    f();
+    (0..RUNS)
+        .map(|_| {
+            let (a, b) = (ev(), ev());
+            a.record(s).unwrap();
+            f();
+            b.record(s).unwrap();
+            a.elapsed_ms(&b).unwrap()
+        })
+        .collect()
+}
+
+fn median(mut v: Vec<f32>) -> f64 {
+    v.sort_by(f32::total_cmp);
+    v[v.len() / 2] as f64
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let ctx = ptx_runtime::context(0)?;
+    // SAFETY: one stream, so cudarc's cross-stream events are not needed; they would add an
+    // event record per launch argument to both sides.
+    unsafe { ctx.disable_event_tracking() };
+    let k = Kernels::load(&ctx)?;
+    let s = ctx.default_stream();
+    let sms = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+    println!("device: {} ({sms} SMs), images: {}", ctx.name()?, k.images().iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "));
+
+    let n: usize = 64 << 20; // 256 MiB of f32
+    let x: Vec<f32> = Words(1).map(|r| (r % 1000) as f32 * 0.001).take(n).collect();
+    let dx = s.clone_htod(&x)?;
+    let mut dy = s.alloc_zeros::<f32>(n)?;
+    let bytes = (n * 4) as f64;
+    let copy_ms = median(time(&ctx, &s, || s.memcpy_dtod(&dx, &mut dy).unwrap()));
+    let copy = 2.0 * bytes / copy_ms / 1e6;
+    println!("copy bandwidth (DtoD memcpy, 2 x {} MiB moved): {copy:.0} GB/s ({:.1} us)", n * 4 >> 20, copy_ms * 1e3);
+    println!();
+    println!("{:<16} {:>10} {:>10} {:>10} {:>9} {:>9} {:>8} {:>8}", "kernel", "Rust us", "CUDA us", "Rust/CUDA", "Rust GB/s", "CUDA GB/s", "Rust %cp", "CUDA %cp");
+
+    let blocks = sms * 8;
+    let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BENCH_BLOCK, 1, 1), shared_mem_bytes: 0 };
+    // Each side writes its own outputs: the two closures cannot share one `&mut`.
+    let (mut pr, mut pc) = (s.alloc_zeros::<f32>(blocks as usize)?, s.alloc_zeros::<f32>(blocks as usize)?);
+    let mut dz = s.alloc_zeros::<f32>(n)?;
+    let (rows, cols) = (32768usize, 2048usize);
+    let softmax_cfg = LaunchConfig { grid_dim: (rows as u32, 1, 1), block_dim: (BENCH_BLOCK, 1, 1), shared_mem_bytes: 0 };
+    let report = |name: &str, moved: f64, rust: Vec<f32>, cuda: Vec<f32>| {
+        let (r, c) = (median(rust), median(cuda));
+        let (rb, cb) = (moved / r / 1e6, moved / c / 1e6);
+        println!(
+            "{name:<16} {:>10.1} {:>10.1} {:>10.3} {:>9.0} {:>9.0} {:>7.1}% {:>7.1}%",
+            r * 1e3,
+            c * 1e3,
+            r / c,
+            rb,
+            cb,
+            100.0 * rb / copy,
+            100.0 * cb / copy
+        );
+    };
+    // Rust and CUDA alternate run by run, so clock and thermal drift fall on both.
+    let both = |rust: &mut dyn FnMut(), cuda: &mut dyn FnMut()| {
+        let (mut r, mut c) = (Vec::new(), Vec::new());
+        for _ in 0..4 {
+            r.extend(time(&ctx, &s, &mut *rust));
+            c.extend(time(&ctx, &s, &mut *cuda));
+        }
+        (r, c)
+    };
+    let (r, c) = both(
+        &mut || unsafe { k.rs_reduce_shared(&s, cfg, n as u32, &dx, &mut pr) }.unwrap(),
+        &mut || unsafe { k.cu_reduce_shared(&s, cfg, n as u32, &dx, &mut pc) }.unwrap(),
+    );
+    report("reduce (shared)", bytes, r, c);
+    let (r, c) = both(
+        &mut || unsafe { k.rs_reduce_warp(&s, cfg, n as u32, &dx, &mut pr) }.unwrap(),
+        &mut || unsafe { k.cu_reduce_warp(&s, cfg, n as u32, &dx, &mut pc) }.unwrap(),
+    );
+    report("reduce (shuffle)", bytes, r, c);
+    let (r, c) = both(
+        &mut || unsafe { k.rs_softmax(&s, softmax_cfg, rows as u32, cols as u32, &dx, &mut dy) }.unwrap(),
+        &mut || unsafe { k.cu_softmax(&s, softmax_cfg, rows as u32, cols as u32, &dx, &mut dz) }.unwrap(),
+    );
+    report("softmax (expf)", 2.0 * bytes, r, c);
+    println!();
+    println!("medians of {} runs each; GB/s = bytes read (+ written) / time; %cp = of the copy bandwidth", 4 * RUNS);
+    Ok(())
+}
