@@ -176,7 +176,7 @@ fn rust_and_cuda_kernels_of_one_crate_land_in_one_artifact_set() {
     // The same kernel name in Rust and in CUDA C++ is an error naming both definitions.
     k.write("cuda/twin.cu", "\n\nextern \"C\" __global__ void scale_add(int n) {}\n");
     let run = k.build(&["--arch", "sm_80"]);
-    run.assert_error(&["kernel `scale_add` is defined twice", "src/lib.rs:12", "cuda/twin.cu:3"]);
+    run.assert_error(&["kernel `scale_add` is defined twice", "src/lib.rs:11", "cuda/twin.cu:3"]);
 }
 
 #[test]

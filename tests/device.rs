@@ -13,28 +13,10 @@ fn root() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
 }
 
-fn copy_dir(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).unwrap();
-    for e in std::fs::read_dir(src).unwrap().map(Result::unwrap) {
-        if e.file_name() == "target" {
-            continue;
-        }
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dst.join(e.file_name()));
-        } else {
-            std::fs::copy(e.path(), dst.join(e.file_name())).unwrap();
-        }
-    }
-}
-
 #[test]
 fn every_helper_builds_for_sm_80_and_sm_90_without_a_warning() {
     cuda();
-    // The tour's kernels, with the device crates beside them where their relative paths look.
     let k = KernelCrate::example("device-tour/kernels");
-    for krate in ["ptx-device", "ptx-device-macros"] {
-        copy_dir(&root().join(krate), &k.root.path().join(krate));
-    }
     let run = k.build(&["--release", "--arch", "sm_80,sm_90"]);
     run.assert_ok();
     let warnings: Vec<_> = run.of("ptx-diagnostic").into_iter().filter(|d| d["level"] != "error").collect();

@@ -39,12 +39,16 @@ impl KernelCrate {
         KernelCrate { root, dir, name: name.to_string() }
     }
 
-    /// A copy of one of the repository's examples.
+    /// A copy of one of the repository's examples, with the device crates beside it where its
+    /// relative `ptx-device` path looks (`examples/x` -> `../../ptx-device`).
     pub fn example(name: &str) -> KernelCrate {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples").join(name);
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let root = tempfile::Builder::new().prefix("cargo-ptx e2e ").tempdir().expect("temp dir");
         let dir = root.path().join("examples ñ").join(name);
-        copy_dir(&src, &dir);
+        copy_dir(&repo.join("examples").join(name), &dir);
+        for krate in ["ptx-device", "ptx-device-macros"] {
+            copy_dir(&repo.join(krate), &root.path().join(krate));
+        }
         let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
         let name = manifest.lines().find_map(|l| l.strip_prefix("name = ")).unwrap().trim_matches('"').to_string();
         KernelCrate { root, dir, name }
