@@ -270,3 +270,22 @@ fn a_ptx_isa_llvm_cannot_write_is_refused() {
     k.build(&["--ptx-isa", "9.9"]).assert_error(&["`PTX ISA 9.9` is not supported by LLVM", "choose one of:", "7.8"]);
     k.build(&["--ptx-isa", "seven"]).assert_error(&["not a PTX ISA version"]);
 }
+
+#[test]
+fn an_edit_to_a_proc_macro_the_kernels_use_reruns_the_front_end() {
+    cuda();
+    // saxpy's kernels use #[ptx_device::kernel]: the macro crate's sources are kernel inputs too.
+    let k = KernelCrate::example("saxpy");
+    let front_end_ran = || {
+        let out = cargo_ptx().arg("build").arg(&k.dir).arg("--target-dir").arg(common::shared_target()).args(["--release", "--arch", "sm_80"]).output().unwrap();
+        let log = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{log}");
+        log.contains("Compiling saxpy-kernels (Rust")
+    };
+    front_end_ran();
+    assert!(!front_end_ran(), "nothing changed, nothing is compiled");
+    let macros = k.root.path().join("ptx-device-macros/src/lib.rs");
+    let text = std::fs::read_to_string(&macros).unwrap();
+    std::fs::write(&macros, format!("{text}\n// an edit\n")).unwrap();
+    assert!(front_end_ran(), "the kernels were not recompiled after the macro crate changed");
+}

@@ -132,7 +132,7 @@ impl Frontend<'_> {
     }
 
     fn key(&self) -> String {
-        let mut k = Key::new("rust-frontend-v2");
+        let mut k = Key::new("rust-frontend-v3");
         k.str(&self.rust.version).str(&self.rust.rustc.to_string_lossy()).str(&self.krate.manifest_path.to_string_lossy());
         k.str(self.profile.dir_name()).str(&self.cpu.sm_name());
         for f in self.rustflags() {
@@ -160,7 +160,7 @@ impl Frontend<'_> {
             verb: "Compiling",
             message: format!("{} (Rust, {}, {})", self.krate.name, self.rust.toolchain, TARGET),
         });
-        let units = self.run_cargo(reporter)?;
+        let (units, host_dep_infos) = self.run_cargo(reporter)?;
         let kernel_bc = units.iter().rev().find(|u| u.crate_name == self.krate.lib_name).map(|u| u.bitcode.clone()).ok_or_else(|| {
             Error::ToolFailed {
                 tool: "cargo".into(),
@@ -177,15 +177,15 @@ impl Frontend<'_> {
             reporter.report(Event::Diagnostic(
                 &Diagnostic::warning(format!("kernel crate `{}` defines no kernel", self.krate.name))
                     .at(&self.krate.manifest_path, None, None)
-                    .note("a kernel is `#[no_mangle] pub unsafe extern \"ptx-kernel\" fn name(..)` in the lib target (needs `#![feature(abi_ptx)]`)"),
+                    .note("a kernel is `#[ptx_device::kernel] pub unsafe fn name(..)`, or `#[no_mangle] pub unsafe extern \"ptx-kernel\" fn name(..)` under `#![feature(abi_ptx)]`, in the lib target"),
             ));
         }
         link::crate_module(self.llvm, &kernel_bc, &deps, &module)?;
 
         let mut sources = BTreeSet::new();
         let mut env = BTreeSet::new();
-        for u in &units {
-            read_dep_info(&u.bitcode.with_extension("d"), &mut sources, &mut env);
+        for d in units.iter().map(|u| u.bitcode.with_extension("d")).chain(host_dep_infos) {
+            read_dep_info(&d, &mut sources, &mut env);
         }
         // rustc runs in the workspace root and writes paths below it relative to it.
         let sources: BTreeSet<PathBuf> =
@@ -242,7 +242,9 @@ impl Frontend<'_> {
         cmd
     }
 
-    fn run_cargo(&self, reporter: &dyn Reporter) -> Result<Vec<Unit>> {
+    /// The crates compiled to bitcode, and the dep-info files of proc-macros the kernels use
+    /// (built for the host: their sources are inputs of the kernels too).
+    fn run_cargo(&self, reporter: &dyn Reporter) -> Result<(Vec<Unit>, Vec<PathBuf>)> {
         let mut cmd = self.command();
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).stdin(Stdio::null());
         let mut child = cmd.spawn().map_err(|e| crate::process::spawn_error("cargo", &self.rust.cargo, e))?;
@@ -250,7 +252,7 @@ impl Frontend<'_> {
         let stderr = child.stderr.take().expect("stderr is piped");
         let target_root = self.cargo_target_dir.join(TARGET);
 
-        let (units, errors, stderr_text) = std::thread::scope(|s| {
+        let (units, host_dep_infos, errors, stderr_text) = std::thread::scope(|s| {
             // cargo's own lines (Compiling, Downloading, manifest errors) come on stderr.
             let err_thread = s.spawn(move || {
                 let mut text = String::new();
@@ -265,6 +267,7 @@ impl Frontend<'_> {
                 text
             });
             let mut units = Vec::new();
+            let mut host_dep_infos = Vec::new();
             let mut errors = 0;
             for line in BufReader::new(stdout).lines().map_while(std::result::Result::ok) {
                 match Message::parse(&line) {
@@ -278,6 +281,10 @@ impl Frontend<'_> {
                         }
                     }
                     Some(Message::CompilerArtifact { target, filenames }) => {
+                        if target.kind.iter().any(|k| k == "proc-macro") {
+                            host_dep_infos.extend(filenames.iter().filter_map(|f| dep_info_of_host_lib(f)));
+                            continue;
+                        }
                         let crate_name = target.name.replace('-', "_");
                         for f in &filenames {
                             if f.starts_with(&target_root) {
@@ -292,11 +299,11 @@ impl Frontend<'_> {
                     _ => {}
                 }
             }
-            (units, errors, err_thread.join().unwrap_or_default())
+            (units, host_dep_infos, errors, err_thread.join().unwrap_or_default())
         });
         let status = child.wait().map_err(|e| crate::process::spawn_error("cargo", &self.rust.cargo, e))?;
         if status.success() {
-            return Ok(units);
+            return Ok((units, host_dep_infos));
         }
         if errors > 0 {
             return Err(Error::RustCompile { package: self.krate.name.clone(), errors, extra: String::new() });
@@ -327,6 +334,15 @@ fn bitcode_of(file: &Path) -> Option<PathBuf> {
     let dir = file.parent()?;
     let dir = if dir.ends_with("deps") { dir.to_path_buf() } else { dir.join("deps") };
     Some(dir.join(format!("{stem}.bc")))
+}
+
+/// `deps/libmy_macros-<hash>.so` -> `deps/my_macros-<hash>.d` (rustc's dep-info beside it).
+fn dep_info_of_host_lib(file: &Path) -> Option<PathBuf> {
+    let stem = file.file_stem()?.to_str()?;
+    let stem = stem.strip_prefix("lib").unwrap_or(stem);
+    let dir = file.parent()?;
+    let dir = if dir.ends_with("deps") { dir.to_path_buf() } else { dir.join("deps") };
+    Some(dir.join(format!("{stem}.d")))
 }
 
 fn from_rustc(m: &RustcDiagnostic) -> Diagnostic {
@@ -405,6 +421,15 @@ fn still_fresh(stamp: &Stamp) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finds_the_dep_info_of_a_proc_macro() {
+        assert_eq!(
+            dep_info_of_host_lib(Path::new("/t/release/deps/libptx_device_macros-9f1e.so")),
+            Some(PathBuf::from("/t/release/deps/ptx_device_macros-9f1e.d"))
+        );
+        assert_eq!(dep_info_of_host_lib(Path::new("/t/release/deps/my_macros-1.dll")), Some(PathBuf::from("/t/release/deps/my_macros-1.d")));
+    }
 
     #[test]
     fn finds_bitcode_next_to_rlibs() {
