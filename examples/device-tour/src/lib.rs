@@ -15,6 +15,8 @@ pub const WARP_OUTS: usize = 18;
 pub const BLOCK_OUTS: usize = 7;
 pub const INDEX_OUTS: usize = 6;
 pub const BENCH_BLOCK: u32 = 256;
+/// Floats a row of the softmax kernels (one block of `BENCH_BLOCK` a row).
+pub const SOFTMAX_COLS: usize = 2048;
 
 /// A 1-D launch of `threads` threads, `block` a block.
 pub fn linear(threads: usize, block: u32) -> LaunchConfig {

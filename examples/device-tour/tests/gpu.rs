@@ -293,13 +293,13 @@ fn benchmark_kernels_compute_what_cuda_computes() {
         assert!((got - want).abs() / want < 1e-5, "{got} vs {want}");
     }
 
-    let (rows, cols) = (64usize, 1000usize);
+    let (rows, cols) = (64usize, SOFTMAX_COLS);
     let x: Vec<f32> = Words(11).map(|r| (r % 2000) as f32 * 0.01 - 10.0).take(rows * cols).collect();
     let dx = s.clone_htod(&x).unwrap();
     let cfg = LaunchConfig { grid_dim: (rows as u32, 1, 1), block_dim: (BENCH_BLOCK, 1, 1), shared_mem_bytes: 0 };
     let (mut rs, mut cu) = (zeros::<f32>(&s, rows * cols), zeros::<f32>(&s, rows * cols));
-    unsafe { k.rs_softmax(&s, cfg, rows as u32, cols as u32, &dx, &mut rs) }.unwrap();
-    unsafe { k.cu_softmax(&s, cfg, rows as u32, cols as u32, &dx, &mut cu) }.unwrap();
+    unsafe { k.rs_softmax(&s, cfg, rows as u32, &dx, &mut rs) }.unwrap();
+    unsafe { k.cu_softmax(&s, cfg, rows as u32, &dx, &mut cu) }.unwrap();
     let rs = s.clone_dtoh(&rs).unwrap();
     assert_eq!(rs, s.clone_dtoh(&cu).unwrap(), "softmax: same bits");
     for r in 0..rows {

@@ -222,16 +222,29 @@ extern "C" __global__ void cu_reduce_warp(unsigned n, const float *x, float *par
   if (threadIdx.x == 0) partial[blockIdx.x] = v;
 }
 
-extern "C" __global__ void cu_softmax(unsigned rows, unsigned cols, const float *x, float *y) {
+#define SOFTMAX_COLS 2048
+#define SOFTMAX_PER_THREAD (SOFTMAX_COLS / BENCH_BLOCK)
+
+// Each row read once: a thread keeps its 8 values in registers.
+extern "C" __global__ void cu_softmax(unsigned rows, const float *x, float *y) {
   unsigned row = blockIdx.x;
   if (row >= rows) return;
-  x += (size_t)row * cols;
-  y += (size_t)row * cols;
+  x += (size_t)row * SOFTMAX_COLS + threadIdx.x;
+  y += (size_t)row * SOFTMAX_COLS + threadIdx.x;
+  float v[SOFTMAX_PER_THREAD];
+#pragma unroll
+  for (int k = 0; k < SOFTMAX_PER_THREAD; k++) v[k] = x[k * BENCH_BLOCK];
   float m = -INFINITY;
-  for (unsigned j = threadIdx.x; j < cols; j += blockDim.x) m = fmaxf(m, x[j]);
+#pragma unroll
+  for (int k = 0; k < SOFTMAX_PER_THREAD; k++) m = fmaxf(m, v[k]);
   m = block_reduce<warp_max>(m, -INFINITY);
   float sum = 0.0f;
-  for (unsigned j = threadIdx.x; j < cols; j += blockDim.x) sum += expf(x[j] - m);
+#pragma unroll
+  for (int k = 0; k < SOFTMAX_PER_THREAD; k++) {
+    v[k] = expf(v[k] - m);
+    sum += v[k];
+  }
   sum = block_reduce<warp_sum>(sum, 0.0f);
-  for (unsigned j = threadIdx.x; j < cols; j += blockDim.x) y[j] = expf(x[j] - m) / sum;
+#pragma unroll
+  for (int k = 0; k < SOFTMAX_PER_THREAD; k++) y[k * BENCH_BLOCK] = v[k] / sum;
 }

@@ -241,10 +241,11 @@ unsafe fn grid_sum(n: usize, x: *const f32) -> f32 {
     let (stride, mut i) = (grid_stride(), global_index());
     let (mut a0, mut a1, mut a2, mut a3) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
     while i + 3 * stride < n {
-        a0 += *x.add(i);
-        a1 += *x.add(i + stride);
-        a2 += *x.add(i + 2 * stride);
-        a3 += *x.add(i + 3 * stride);
+        let p = x.add(i);
+        a0 += *p;
+        a1 += *p.add(stride);
+        a2 += *p.add(2 * stride);
+        a3 += *p.add(3 * stride);
         i += 4 * stride;
     }
     while i < n {
@@ -315,33 +316,38 @@ pub unsafe fn rs_reduce_warp(n: u32, x: *const f32, partial: *mut f32) {
     }
 }
 
-/// Softmax of each row of `x` (`rows` x `cols`, one block of 256 a row): max, sum of
-/// `exp(x - max)`, then `exp(x - max) / sum`.
+/// Floats a row of [`rs_softmax`].
+pub const SOFTMAX_COLS: usize = 2048;
+/// Floats of a row each thread holds in registers.
+const SOFTMAX_PER_THREAD: usize = SOFTMAX_COLS / BENCH_BLOCK as usize;
+
+/// Softmax of each row of `x` (`rows` x [`SOFTMAX_COLS`], one block of 256 a row), the row
+/// read once: each thread keeps its 8 values in registers through the max, the sum of
+/// `exp(x - max)` and `exp(x - max) / sum`.
 #[kernel]
-pub unsafe fn rs_softmax(rows: u32, cols: u32, x: *const f32, y: *mut f32) {
+pub unsafe fn rs_softmax(rows: u32, x: *const f32, y: *mut f32) {
     let row = block_idx().x as usize;
     if row >= rows as usize {
         return;
     }
-    let (cols, t, step) = (cols as usize, thread_idx().x as usize, block_dim().x as usize);
-    let (x, y) = (x.add(row * cols), y.add(row * cols));
+    let (t, step) = (thread_idx().x as usize, BENCH_BLOCK as usize);
+    let (x, y) = (x.add(row * SOFTMAX_COLS + t), y.add(row * SOFTMAX_COLS + t));
+    let mut v = [0.0f32; SOFTMAX_PER_THREAD];
+    for k in 0..SOFTMAX_PER_THREAD {
+        v[k] = *x.add(k * step);
+    }
     let mut m = f32::NEG_INFINITY;
-    let mut j = t;
-    while j < cols {
-        m = math::fmax(m, *x.add(j));
-        j += step;
+    for k in 0..SOFTMAX_PER_THREAD {
+        m = math::fmax(m, v[k]);
     }
     let m = block_reduce(m, f32::NEG_INFINITY, warp_max);
     let mut sum = 0.0f32;
-    let mut j = t;
-    while j < cols {
-        sum += math::exp(*x.add(j) - m);
-        j += step;
+    for k in 0..SOFTMAX_PER_THREAD {
+        v[k] = math::exp(v[k] - m);
+        sum += v[k];
     }
     let sum = block_reduce(sum, 0.0, warp_sum);
-    let mut j = t;
-    while j < cols {
-        *y.add(j) = math::exp(*x.add(j) - m) / sum;
-        j += step;
+    for k in 0..SOFTMAX_PER_THREAD {
+        *y.add(k * step) = v[k] / sum;
     }
 }
