@@ -277,7 +277,14 @@ fn an_edit_to_a_proc_macro_the_kernels_use_reruns_the_front_end() {
     // saxpy's kernels use #[ptx_device::kernel]: the macro crate's sources are kernel inputs too.
     let k = KernelCrate::example("saxpy");
     let front_end_ran = || {
-        let out = cargo_ptx().arg("build").arg(&k.dir).arg("--target-dir").arg(common::shared_target()).args(["--release", "--arch", "sm_80"]).output().unwrap();
+        let out = cargo_ptx()
+            .arg("build")
+            .arg(&k.dir)
+            .arg("--target-dir")
+            .arg(common::shared_target())
+            .args(["--release", "--arch", "sm_80"])
+            .output()
+            .unwrap();
         let log = String::from_utf8_lossy(&out.stderr).into_owned();
         assert!(out.status.success(), "{log}");
         log.contains("Compiling saxpy-kernels (Rust")

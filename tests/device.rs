@@ -28,15 +28,35 @@ fn every_helper_builds_for_sm_80_and_sm_90_without_a_warning() {
         }
         let ptx = std::fs::read_to_string(k.module_artifact("release", arch, "device_tour_kernels", "ptx")).unwrap();
         for needle in [
-            "shfl.sync.down.b32", "shfl.sync.bfly.b32", "shfl.sync.up.b32", "shfl.sync.idx.b32", "vote.sync.ballot.b32", "activemask.b32",
-            "match.any.sync.b32", "match.all.sync.b64", "bar.warp.sync", "fence.acq_rel.sys", "cp.async.ca.shared.global", "cp.async.wait_group 0",
-            "atom.cas.b64", "atom.add.f64", "atom.min.s64", "%clock64", "%globaltimer", ".shared .align 4 .b8 __ptx_shared_device_tour_kernels_",
+            "shfl.sync.down.b32",
+            "shfl.sync.bfly.b32",
+            "shfl.sync.up.b32",
+            "shfl.sync.idx.b32",
+            "vote.sync.ballot.b32",
+            "activemask.b32",
+            "match.any.sync.b32",
+            "match.all.sync.b64",
+            "bar.warp.sync",
+            "fence.acq_rel.sys",
+            "cp.async.ca.shared.global",
+            "cp.async.wait_group 0",
+            "atom.cas.b64",
+            "atom.add.f64",
+            "atom.min.s64",
+            "%clock64",
+            "%globaltimer",
+            ".shared .align 4 .b8 __ptx_shared_device_tour_kernels_",
             ".extern .shared .align 16 .b8 __ptx_device_dynamic_shared[]",
         ] {
             assert!(ptx.contains(needle), "{arch}: no `{needle}` in the PTX");
         }
     }
-    let cubin = run.of("ptx-artifact").into_iter().find(|a| a["kind"] == "cubin" && a["arch"] == "sm_90" && a["path"].as_str().unwrap().ends_with("device_tour_kernels.cubin")).unwrap().clone();
+    let cubin = run
+        .of("ptx-artifact")
+        .into_iter()
+        .find(|a| a["kind"] == "cubin" && a["arch"] == "sm_90" && a["path"].as_str().unwrap().ends_with("device_tour_kernels.cubin"))
+        .unwrap()
+        .clone();
     let names: Vec<&str> = cubin["kernels"].as_array().unwrap().iter().map(|k| k["name"].as_str().unwrap()).collect();
     assert_eq!(names.len(), 11, "{names:?}");
 }
@@ -49,7 +69,8 @@ fn libdevice_declarations_match_the_bitcode_exactly() {
     let nm = rust.require().unwrap().tool("llvm-nm");
     let out = Command::new(nm).args(["--defined-only", "--extern-only", "--format=just-symbols"]).arg(libdevice).output().unwrap();
     assert!(out.status.success());
-    let mut defined: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.starts_with("__nv_")).map(String::from).collect();
+    let mut defined: Vec<String> =
+        String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.starts_with("__nv_")).map(String::from).collect();
     defined.sort();
     let src = std::fs::read_to_string(root().join("ptx-device/src/libdevice.rs")).unwrap();
     let mut declared: Vec<String> =

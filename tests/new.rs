@@ -57,7 +57,16 @@ fn scaffold_build_and_test(kernels: &str, expect_files: &[&str], tests: &[&str])
 
     let all = files(&dir);
     let rel: Vec<String> = all.iter().map(|p| p.strip_prefix(&dir).unwrap().to_string_lossy().into_owned()).collect();
-    for f in expect_files.iter().chain(&["Cargo.toml", ".gitignore", "README.md", "build.rs", "src/lib.rs", "src/main.rs", "tests/embedded.rs", "tests/gpu.rs"]) {
+    for f in expect_files.iter().chain(&[
+        "Cargo.toml",
+        ".gitignore",
+        "README.md",
+        "build.rs",
+        "src/lib.rs",
+        "src/main.rs",
+        "tests/embedded.rs",
+        "tests/gpu.rs",
+    ]) {
         assert!(rel.iter().any(|r| r == f), "{f} is missing from {rel:?}");
     }
     for p in &all {
@@ -164,10 +173,14 @@ fn bad_names_are_refused_with_the_rule() {
 fn an_existing_folder_that_is_not_empty_is_refused() {
     refused(&["new", "taken"], |d| std::fs::create_dir_all(d.join("taken/src")).unwrap(), &["taken: the folder is not empty", "help:"]);
     refused(&["new", "file"], |d| std::fs::write(d.join("file"), "x").unwrap(), &["a file of that name exists"]);
-    refused(&["init", "busy"], |d| {
-        std::fs::create_dir(d.join("busy")).unwrap();
-        std::fs::write(d.join("busy/notes.txt"), "mine").unwrap();
-    }, &["the folder is not empty", "cargo ptx new"]);
+    refused(
+        &["init", "busy"],
+        |d| {
+            std::fs::create_dir(d.join("busy")).unwrap();
+            std::fs::write(d.join("busy/notes.txt"), "mine").unwrap();
+        },
+        &["the folder is not empty", "cargo ptx new"],
+    );
     refused(&["init", "missing"], |_| {}, &["the folder does not exist"]);
 }
 

@@ -321,7 +321,8 @@ fn new_project(path: PathBuf, a: ProjectArgs, init: bool) -> ExitCode {
     };
     match scaffold::create(&project) {
         Ok(created) => {
-            printer.status("Created", &format!("GPU project `{}` ({} kernels) at {}", created.name, project.kernels, created.dir.display()));
+            printer
+                .status("Created", &format!("GPU project `{}` ({} kernels) at {}", created.name, project.kernels, created.dir.display()));
             for note in &created.notes {
                 printer.warning(note);
             }
@@ -329,7 +330,9 @@ fn new_project(path: PathBuf, a: ProjectArgs, init: bool) -> ExitCode {
             let cd = match cd.unwrap_or_else(|| created.dir.clone()) {
                 rel if rel.as_os_str().is_empty() => String::new(),
                 // Quoted for a shell when it has to be.
-                p if p.to_string_lossy().contains(|c: char| c.is_whitespace() || "'\"$&;|<>()*?".contains(c)) => format!("cd '{}' && ", p.display()),
+                p if p.to_string_lossy().contains(|c: char| c.is_whitespace() || "'\"$&;|<>()*?".contains(c)) => {
+                    format!("cd '{}' && ", p.display())
+                }
                 p => format!("cd {} && ", p.display()),
             };
             let cuda = toolchain::Cuda::find();

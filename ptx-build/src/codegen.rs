@@ -310,7 +310,12 @@ mod tests {
         assert!(code.contains("pub unsafe fn r#type(") && code.contains("        p: Pair,\n    ) -> Result<(), DriverError>"), "{code}");
         assert!(code.contains("include_bytes!(\n        concat!(env!(\"OUT_DIR\"), \"/ptx-build/k/sm_80.cubin\")"), "{code}");
         assert!(code.contains("size_of:: < Pair > () == 8usize") && code.contains("align_of:: < Pair > ()\n    == 4usize"), "{code}");
-        assert!(code.contains("parameter `p` of kernel `type`) has another size or alignment on the host than in the PTX (8 bytes, aligned to 4)"), "{code}");
+        assert!(
+            code.contains(
+                "parameter `p` of kernel `type`) has another size or alignment on the host than in the PTX (8 bytes, aligned to 4)"
+            ),
+            "{code}"
+        );
         assert!(code.contains("saxpy: saxpy_kernels_module.function(\"saxpy\")?"), "{code}");
     }
 

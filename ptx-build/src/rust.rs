@@ -428,7 +428,10 @@ mod tests {
             dep_info_of_host_lib(Path::new("/t/release/deps/libptx_device_macros-9f1e.so")),
             Some(PathBuf::from("/t/release/deps/ptx_device_macros-9f1e.d"))
         );
-        assert_eq!(dep_info_of_host_lib(Path::new("/t/release/deps/my_macros-1.dll")), Some(PathBuf::from("/t/release/deps/my_macros-1.d")));
+        assert_eq!(
+            dep_info_of_host_lib(Path::new("/t/release/deps/my_macros-1.dll")),
+            Some(PathBuf::from("/t/release/deps/my_macros-1.d"))
+        );
     }
 
     #[test]

@@ -149,7 +149,11 @@ pub fn create(p: &NewProject) -> Result<Created> {
     validate_name(&name).map_err(|reason| Error::InvalidName {
         name: name.clone(),
         reason,
-        help: if p.name.is_some() { "choose another --name".into() } else { "pass `--name NAME` to name the package apart from its folder".into() },
+        help: if p.name.is_some() {
+            "choose another --name".into()
+        } else {
+            "pass `--name NAME` to name the package apart from its folder".into()
+        },
     })?;
     let archs = archs(&p.archs)?;
     let vars = variables(&name, &archs, &p.dependencies)?;
@@ -168,12 +172,15 @@ pub fn create(p: &NewProject) -> Result<Created> {
 
 fn stage_and_move(p: &NewProject, dir: &Path, parent: &Path, name: &str, vars: &BTreeMap<&'static str, String>) -> Result<Created> {
     let scratch = ScratchDir::new_in(parent, name).map_err(|e| match e {
-        Error::Io { source, .. } => scaffold_error(dir, &format!("cannot write in {}: {source}", parent.display()), "choose a folder you can write to"),
+        Error::Io { source, .. } => {
+            scaffold_error(dir, &format!("cannot write in {}: {source}", parent.display()), "choose a folder you can write to")
+        }
         other => other,
     })?;
     let mut files = Vec::new();
     for t in TEMPLATES.iter().filter(|t| (t.when)(p.kernels)) {
-        let text = render(t.text, vars, p.kernels).map_err(|m| scaffold_error(dir, &format!("template {}: {m}", t.path), "this is a bug in cargo-ptx: please report it"))?;
+        let text = render(t.text, vars, p.kernels)
+            .map_err(|m| scaffold_error(dir, &format!("template {}: {m}", t.path), "this is a bug in cargo-ptx: please report it"))?;
         cache::write_atomic(&scratch.path().join(t.path), text.as_bytes())?;
         files.push(PathBuf::from(t.path));
     }
@@ -205,9 +212,10 @@ fn stage_and_move(p: &NewProject, dir: &Path, parent: &Path, name: &str, vars: &
 /// `<name>-kernels` crate, so those names are taken.
 pub fn validate_name(name: &str) -> std::result::Result<(), String> {
     const KEYWORDS: &[&str] = &[
-        "Self", "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate", "do", "dyn", "else", "enum", "extern", "false",
-        "final", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref", "return",
-        "self", "static", "struct", "super", "trait", "true", "try", "type", "typeof", "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
+        "Self", "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate", "do", "dyn", "else", "enum",
+        "extern", "false", "final", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "macro", "match", "mod", "move", "mut",
+        "override", "priv", "pub", "ref", "return", "self", "static", "struct", "super", "trait", "true", "try", "type", "typeof",
+        "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
     ];
     const BUILT_IN: &[&str] = &["core", "std", "alloc", "proc_macro", "proc-macro", "test"];
     const CARGO_DIRS: &[&str] = &["deps", "examples", "build", "incremental"];
@@ -240,7 +248,9 @@ pub fn validate_name(name: &str) -> std::result::Result<(), String> {
         return Err(format!("`{name}` is a reserved file name on Windows"));
     }
     if OURS.contains(&name) || name.ends_with("-kernels") || name.ends_with("_kernels") {
-        return Err(format!("`{name}` would clash with a crate the project depends on (ptx-build, ptx-runtime, ptx-device, `<name>-kernels`)"));
+        return Err(format!(
+            "`{name}` would clash with a crate the project depends on (ptx-build, ptx-runtime, ptx-device, `<name>-kernels`)"
+        ));
     }
     Ok(())
 }
@@ -293,7 +303,9 @@ fn variables(name: &str, archs: &[String], deps: &Dependencies) -> Result<BTreeM
             let v = format!("\"{version}\"");
             (v.clone(), v.clone(), v)
         }
-        Dependencies::Checkout => checkout_paths(&Path::new(env!("CARGO_MANIFEST_DIR")).join(".."), "the cargo-ptx checkout this binary was built from")?,
+        Dependencies::Checkout => {
+            checkout_paths(&Path::new(env!("CARGO_MANIFEST_DIR")).join(".."), "the cargo-ptx checkout this binary was built from")?
+        }
         Dependencies::Path(p) => checkout_paths(p, "--ptx-build-path")?,
     };
     Ok(BTreeMap::from([
@@ -311,7 +323,9 @@ fn variables(name: &str, archs: &[String], deps: &Dependencies) -> Result<BTreeM
 
 /// `{ path = "..." }` for each of our crates in a checkout (its root, or its `ptx-build` folder).
 fn checkout_paths(given: &Path, what: &str) -> Result<(String, String, String)> {
-    let given = fs::canonicalize(given).map_err(|e| scaffold_error(given, &format!("{what} does not exist: {e}"), "pass `--ptx-build-path` with a cargo-ptx checkout, or `--registry`"))?;
+    let given = fs::canonicalize(given).map_err(|e| {
+        scaffold_error(given, &format!("{what} does not exist: {e}"), "pass `--ptx-build-path` with a cargo-ptx checkout, or `--registry`")
+    })?;
     let root = if given.join("ptx-runtime").is_dir() { given.clone() } else { given.parent().map(Path::to_path_buf).unwrap_or_default() };
     let mut specs = Vec::new();
     for krate in ["ptx-build", "ptx-runtime", "ptx-device"] {
@@ -347,7 +361,11 @@ fn check_destination(dir: &Path, init: bool) -> Result<()> {
     match fs::read_dir(dir) {
         Ok(mut entries) => {
             if entries.next().is_some() {
-                let help = if init { "run `cargo ptx init` in an empty folder, or `cargo ptx new NAME` to make one" } else { "choose a new folder name, or empty this one" };
+                let help = if init {
+                    "run `cargo ptx init` in an empty folder, or `cargo ptx new NAME` to make one"
+                } else {
+                    "choose a new folder name, or empty this one"
+                };
                 return Err(scaffold_error(dir, "the folder is not empty", help));
             }
             Ok(())
@@ -362,14 +380,16 @@ fn check_destination(dir: &Path, init: bool) -> Result<()> {
 fn create_parents(parent: &Path) -> Result<Option<PathBuf>> {
     let top = parent.ancestors().take_while(|a| !a.exists()).last().map(Path::to_path_buf);
     if top.is_some() {
-        fs::create_dir_all(parent).map_err(|e| scaffold_error(parent, &format!("cannot create the folder: {e}"), "choose a folder you can write to"))?;
+        fs::create_dir_all(parent)
+            .map_err(|e| scaffold_error(parent, &format!("cannot create the folder: {e}"), "choose a folder you can write to"))?;
     }
     Ok(top)
 }
 
 /// `init`: the folder exists (perhaps as the shell's working folder): move entries into it.
 fn move_entries(from: &Path, to: &Path) -> Result<()> {
-    let entries: Vec<PathBuf> = fs::read_dir(from).map_err(|e| Error::io("read", from, e))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    let entries: Vec<PathBuf> =
+        fs::read_dir(from).map_err(|e| Error::io("read", from, e))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
     let mut moved = Vec::new();
     for src in entries {
         let dest = to.join(src.file_name().unwrap_or_default());

@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::error::{Error, Result};
-use crate::{cache, process};
 use crate::report::{Event, Reporter};
 use crate::toolchain::{self, Rust};
+use crate::{cache, process};
 
 /// CUDA releases setup can install, with the one version of all four wheels that matches.
 pub const CUDA_RELEASES: &[(&str, &str)] = &[("13.0", "13.0.88"), ("13.1", "13.1.80"), ("13.2", "13.2.86")];

@@ -237,7 +237,8 @@ fn kernel_of(f: &syn::ItemFn, file: &Path) -> Result<Option<KernelSig>> {
 fn is_kernel_attribute(f: &syn::ItemFn) -> bool {
     f.attrs.iter().any(|a| {
         let segments: Vec<String> = a.path().segments.iter().map(|s| s.ident.to_string()).collect();
-        matches!(a.meta, syn::Meta::Path(_)) && matches!(segments.iter().map(String::as_str).collect::<Vec<_>>()[..], ["kernel"] | ["ptx_device", "kernel"])
+        matches!(a.meta, syn::Meta::Path(_))
+            && matches!(segments.iter().map(String::as_str).collect::<Vec<_>>()[..], ["kernel"] | ["ptx_device", "kernel"])
     })
 }
 

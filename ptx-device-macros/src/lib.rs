@@ -148,11 +148,13 @@ fn param_error(ty: &syn::Type) -> Option<(Span, String)> {
             format!("`{text}`: a kernel cannot take a reference (host memory is not device memory); take `*const T` or `*mut T`")
         }
         syn::Type::Slice(_) => format!("`{text}`: a slice cannot be a kernel parameter; take a `*const T` and a length"),
-        syn::Type::Array(_) => format!(
-            "`{text}`: an array cannot be passed by value; take a `*const T` to device memory, or wrap it in a `#[repr(C)]` struct"
-        ),
+        syn::Type::Array(_) => {
+            format!("`{text}`: an array cannot be passed by value; take a `*const T` to device memory, or wrap it in a `#[repr(C)]` struct")
+        }
         syn::Type::Tuple(t) if t.elems.is_empty() => "`()` carries nothing: remove this parameter".into(),
-        syn::Type::Tuple(_) => format!("`{text}`: tuples have no stable layout; pass the fields as parameters or use a `#[repr(C)]` struct"),
+        syn::Type::Tuple(_) => {
+            format!("`{text}`: tuples have no stable layout; pass the fields as parameters or use a `#[repr(C)]` struct")
+        }
         syn::Type::BareFn(_) => format!("`{text}`: host function pointers cannot be called on the GPU"),
         syn::Type::ImplTrait(_) => format!("`{text}`: `impl Trait` is generic; a kernel takes concrete types"),
         syn::Type::TraitObject(_) => format!("`{text}`: trait objects cannot cross to the GPU; take a concrete type"),
@@ -183,7 +185,8 @@ fn pretty(ty: &syn::Type) -> String {
         let prev = out.chars().last();
         let next = tokens[i + 1..].chars().next();
         let drop = c == ' '
-            && (matches!(next, Some(',' | ';' | ')' | ']' | '>' | ':' | '<' | '(')) || matches!(prev, Some('(' | '[' | '<' | '&' | ':' | '*')));
+            && (matches!(next, Some(',' | ';' | ')' | ']' | '>' | ':' | '<' | '('))
+                || matches!(prev, Some('(' | '[' | '<' | '&' | ':' | '*')));
         if !drop {
             out.push(c);
         }
@@ -271,15 +274,35 @@ mod tests {
         let out = expand("/// Doc.\n#[inline] pub unsafe fn saxpy(n: u32, a: f32, x: *const f32, y: *mut f32) { body(); }");
         assert!(errors("pub unsafe fn f(n: u32) {}").is_empty());
         assert!(out.starts_with(":: ptx_device :: __kernel !"), "{out}");
-        assert!(out.contains("[# [doc = \" Doc.\"] # [inline]] [pub] saxpy [n : u32 , a : f32 , x : * const f32 , y : * mut f32]"), "{out}");
+        assert!(
+            out.contains("[# [doc = \" Doc.\"] # [inline]] [pub] saxpy [n : u32 , a : f32 , x : * const f32 , y : * mut f32]"),
+            "{out}"
+        );
         assert!(out.contains("body ()"), "{out}");
     }
 
     #[test]
     fn accepts_every_type_the_host_can_pass() {
         for ty in [
-            "u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64", "usize", "isize", "f32", "f64", "bool", "*const f32", "*mut u64",
-            "*mut Pair", "Pair", "core::primitive::u32", "(u32)",
+            "u8",
+            "i8",
+            "u16",
+            "i16",
+            "u32",
+            "i32",
+            "u64",
+            "i64",
+            "usize",
+            "isize",
+            "f32",
+            "f64",
+            "bool",
+            "*const f32",
+            "*mut u64",
+            "*mut Pair",
+            "Pair",
+            "core::primitive::u32",
+            "(u32)",
         ] {
             let item = format!("pub unsafe fn f(mut x: {ty}, _: u32) {{}}");
             assert!(errors(&item).is_empty(), "{ty}: {:?}", errors(&item));

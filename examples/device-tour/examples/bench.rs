@@ -51,7 +51,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let copy = 2.0 * bytes / copy_ms / 1e6;
     println!("copy bandwidth (DtoD memcpy, 2 x {} MiB moved): {copy:.0} GB/s ({:.1} us)", n * 4 >> 20, copy_ms * 1e3);
     println!();
-    println!("{:<16} {:>10} {:>10} {:>10} {:>9} {:>9} {:>8} {:>8}", "kernel", "Rust us", "CUDA us", "Rust/CUDA", "Rust GB/s", "CUDA GB/s", "Rust %cp", "CUDA %cp");
+    println!(
+        "{:<16} {:>10} {:>10} {:>10} {:>9} {:>9} {:>8} {:>8}",
+        "kernel", "Rust us", "CUDA us", "Rust/CUDA", "Rust GB/s", "CUDA GB/s", "Rust %cp", "CUDA %cp"
+    );
 
     let blocks = sms * 8;
     let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (BENCH_BLOCK, 1, 1), shared_mem_bytes: 0 };
@@ -89,20 +92,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         (r, c)
     };
-    let (r, c) = both(
-        &mut || unsafe { k.rs_reduce_shared(&s, cfg, n as u32, &dx, &mut pr) }.unwrap(),
-        &mut || unsafe { k.cu_reduce_shared(&s, cfg, n as u32, &dx, &mut pc) }.unwrap(),
-    );
+    let (r, c) = both(&mut || unsafe { k.rs_reduce_shared(&s, cfg, n as u32, &dx, &mut pr) }.unwrap(), &mut || {
+        unsafe { k.cu_reduce_shared(&s, cfg, n as u32, &dx, &mut pc) }.unwrap()
+    });
     report("reduce (shared)", bytes, r, c);
-    let (r, c) = both(
-        &mut || unsafe { k.rs_reduce_warp(&s, cfg, n as u32, &dx, &mut pr) }.unwrap(),
-        &mut || unsafe { k.cu_reduce_warp(&s, cfg, n as u32, &dx, &mut pc) }.unwrap(),
-    );
+    let (r, c) = both(&mut || unsafe { k.rs_reduce_warp(&s, cfg, n as u32, &dx, &mut pr) }.unwrap(), &mut || {
+        unsafe { k.cu_reduce_warp(&s, cfg, n as u32, &dx, &mut pc) }.unwrap()
+    });
     report("reduce (shuffle)", bytes, r, c);
-    let (r, c) = both(
-        &mut || unsafe { k.rs_softmax(&s, softmax_cfg, rows as u32, &dx, &mut dy) }.unwrap(),
-        &mut || unsafe { k.cu_softmax(&s, softmax_cfg, rows as u32, &dx, &mut dz) }.unwrap(),
-    );
+    let (r, c) = both(&mut || unsafe { k.rs_softmax(&s, softmax_cfg, rows as u32, &dx, &mut dy) }.unwrap(), &mut || {
+        unsafe { k.cu_softmax(&s, softmax_cfg, rows as u32, &dx, &mut dz) }.unwrap()
+    });
     report("softmax (expf)", 2.0 * bytes, r, c);
     println!();
     println!("medians of {} runs each; GB/s = bytes read (+ written) / time; %cp = of the copy bandwidth", 4 * RUNS);

@@ -40,28 +40,76 @@ impl Iterator for Words {
 /// `n` floats for the math comparison: every special value IEEE has, then random bit patterns
 /// and values in the ranges math functions care about.
 pub fn f32_inputs(n: usize, seed: u64) -> Vec<f32> {
-    let special = [0.0, -0.0, 1.0, -1.0, 0.5, 2.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::MIN_POSITIVE, 1e-40, -1e-40, f32::MAX, f32::MIN, 88.7, -103.9, 1e10, 3.14159265];
+    let special = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        2.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::MIN_POSITIVE,
+        1e-40,
+        -1e-40,
+        f32::MAX,
+        f32::MIN,
+        88.7,
+        -103.9,
+        1e10,
+        3.14159265,
+    ];
     let mut w = Words(seed);
-    special.iter().copied().chain((0..).map(|i| {
-        let r = w.next().unwrap();
-        match i % 3 {
-            0 => f32::from_bits(r as u32),
-            1 => (r as u32 as f32 / u32::MAX as f32) * 20.0 - 10.0,
-            _ => (r as u32 as f32 / u32::MAX as f32) * 2.0 - 1.0,
-        }
-    })).take(n).collect()
+    special
+        .iter()
+        .copied()
+        .chain((0..).map(|i| {
+            let r = w.next().unwrap();
+            match i % 3 {
+                0 => f32::from_bits(r as u32),
+                1 => (r as u32 as f32 / u32::MAX as f32) * 20.0 - 10.0,
+                _ => (r as u32 as f32 / u32::MAX as f32) * 2.0 - 1.0,
+            }
+        }))
+        .take(n)
+        .collect()
 }
 
 /// As [`f32_inputs`], for `f64`.
 pub fn f64_inputs(n: usize, seed: u64) -> Vec<f64> {
-    let special = [0.0, -0.0, 1.0, -1.0, 0.5, 2.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, f64::MIN_POSITIVE, 1e-310, -1e-310, f64::MAX, f64::MIN, 709.7, -745.1, 1e300, 3.141592653589793];
+    let special = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        2.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        f64::MIN_POSITIVE,
+        1e-310,
+        -1e-310,
+        f64::MAX,
+        f64::MIN,
+        709.7,
+        -745.1,
+        1e300,
+        3.141592653589793,
+    ];
     let mut w = Words(seed);
-    special.iter().copied().chain((0..).map(|i| {
-        let r = w.next().unwrap();
-        match i % 3 {
-            0 => f64::from_bits(r),
-            1 => (r as f64 / u64::MAX as f64) * 20.0 - 10.0,
-            _ => (r as f64 / u64::MAX as f64) * 2.0 - 1.0,
-        }
-    })).take(n).collect()
+    special
+        .iter()
+        .copied()
+        .chain((0..).map(|i| {
+            let r = w.next().unwrap();
+            match i % 3 {
+                0 => f64::from_bits(r),
+                1 => (r as f64 / u64::MAX as f64) * 20.0 - 10.0,
+                _ => (r as f64 / u64::MAX as f64) * 2.0 - 1.0,
+            }
+        }))
+        .take(n)
+        .collect()
 }

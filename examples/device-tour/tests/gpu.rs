@@ -14,7 +14,10 @@ fn setup() -> Option<(Arc<CudaContext>, Arc<CudaStream>, kernels::Kernels)> {
     Some((ctx, stream, k))
 }
 
-fn zeros<T: ptx_runtime::cudarc::driver::DeviceRepr + ptx_runtime::cudarc::driver::ValidAsZeroBits>(s: &Arc<CudaStream>, n: usize) -> CudaSlice<T> {
+fn zeros<T: ptx_runtime::cudarc::driver::DeviceRepr + ptx_runtime::cudarc::driver::ValidAsZeroBits>(
+    s: &Arc<CudaStream>,
+    n: usize,
+) -> CudaSlice<T> {
     s.alloc_zeros::<T>(n).unwrap()
 }
 
@@ -189,9 +192,11 @@ fn atomics_are_right_under_contention() {
         let mut per_block = zeros::<u32>(&s, blocks * BLOCK_OUTS);
         let cfg = linear(n, block);
         if rust {
-            unsafe { k.rs_atomics(&s, cfg, n as u32, &dx, &mut g32, &mut g64, &mut gi, &mut gl, &mut gf, &mut gd, &mut per_block) }.unwrap();
+            unsafe { k.rs_atomics(&s, cfg, n as u32, &dx, &mut g32, &mut g64, &mut gi, &mut gl, &mut gf, &mut gd, &mut per_block) }
+                .unwrap();
         } else {
-            unsafe { k.cu_atomics(&s, cfg, n as u32, &dx, &mut g32, &mut g64, &mut gi, &mut gl, &mut gf, &mut gd, &mut per_block) }.unwrap();
+            unsafe { k.cu_atomics(&s, cfg, n as u32, &dx, &mut g32, &mut g64, &mut gi, &mut gl, &mut gf, &mut gd, &mut per_block) }
+                .unwrap();
         }
         let g32 = s.clone_dtoh(&g32).unwrap();
         let and = x.iter().fold(u32::MAX, |a, &v| a & (v | 0xf0f0_f0f0));
@@ -205,7 +210,16 @@ fn atomics_are_right_under_contention() {
         assert!((g64[6] as usize) < n);
         let gi = s.clone_dtoh(&gi).unwrap();
         let si: Vec<i32> = x.iter().map(|&v| v as i32).collect();
-        assert_eq!(gi, [si.iter().fold(0i32, |a, &v| a.wrapping_add(v)), *si.iter().min().unwrap(), *si.iter().max().unwrap(), si.iter().fold(0, |a, &v| a ^ v)], "{name}: i32");
+        assert_eq!(
+            gi,
+            [
+                si.iter().fold(0i32, |a, &v| a.wrapping_add(v)),
+                *si.iter().min().unwrap(),
+                *si.iter().max().unwrap(),
+                si.iter().fold(0, |a, &v| a ^ v)
+            ],
+            "{name}: i32"
+        );
         let gl = s.clone_dtoh(&gl).unwrap();
         let sl: Vec<i64> = x.iter().map(|&v| v as i64 - (1 << 31)).collect();
         assert_eq!(gl[..3], [sl.iter().sum::<i64>(), *sl.iter().min().unwrap(), *sl.iter().max().unwrap()], "{name}: i64");
@@ -220,7 +234,15 @@ fn atomics_are_right_under_contention() {
         for b in 0..blocks {
             let v = &x[b * block as usize..(b + 1) * block as usize];
             let sum: u64 = v.iter().map(|&v| v as u64).sum();
-            let want = [block, *v.iter().min().unwrap(), *v.iter().max().unwrap(), 3 * block, (0.5 * block as f32).to_bits(), sum as u32, (sum >> 32) as u32];
+            let want = [
+                block,
+                *v.iter().min().unwrap(),
+                *v.iter().max().unwrap(),
+                3 * block,
+                (0.5 * block as f32).to_bits(),
+                sum as u32,
+                (sum >> 32) as u32,
+            ];
             assert_eq!(per_block[b * BLOCK_OUTS..(b + 1) * BLOCK_OUTS], want, "{name}: shared-memory atomics of block {b}");
         }
     }
