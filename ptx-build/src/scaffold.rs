@@ -327,8 +327,7 @@ fn checkout_paths(given: &Path, what: &str) -> Result<(String, String, String)> 
         scaffold_error(given, &format!("{what} does not exist: {e}"), "pass `--ptx-build-path` with a cargo-ptx checkout, or `--registry`")
     })?;
     let root = if given.join("ptx-runtime").is_dir() { given.clone() } else { given.parent().map(Path::to_path_buf).unwrap_or_default() };
-    let mut specs = Vec::new();
-    for krate in ["ptx-build", "ptx-runtime", "ptx-device"] {
+    let spec = |krate: &str| {
         let dir = root.join(krate);
         if !dir.join("Cargo.toml").is_file() {
             return Err(scaffold_error(
@@ -339,10 +338,9 @@ fn checkout_paths(given: &Path, what: &str) -> Result<(String, String, String)> 
         }
         // A JSON string is a valid TOML basic string: quotes, backslashes and control characters escaped.
         let path = serde_json::to_string(&dir.to_string_lossy()).unwrap_or_default();
-        specs.push(format!("{{ path = {path} }}"));
-    }
-    let mut specs = specs.into_iter();
-    Ok((specs.next().unwrap_or_default(), specs.next().unwrap_or_default(), specs.next().unwrap_or_default()))
+        Ok(format!("{{ path = {path} }}"))
+    };
+    Ok((spec("ptx-build")?, spec("ptx-runtime")?, spec("ptx-device")?))
 }
 
 fn archs(given: &[String]) -> Result<Vec<String>> {

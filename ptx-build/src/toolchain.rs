@@ -40,7 +40,6 @@ pub const ENV_VARS: &[&str] = &[
 /// The rustup toolchain kernels use unless the crate or the command line says otherwise.
 pub const DEFAULT_TOOLCHAIN: &str = "nightly";
 
-/// Where `cargo ptx setup` installs, and other per-user state of cargo-ptx.
 /// The host's target triple: `TARGET` inside a build script, else what `rustc -vV` says.
 pub fn host_triple() -> String {
     if let Ok(t) = std::env::var("TARGET") {
@@ -55,6 +54,7 @@ pub fn host_triple() -> String {
         .unwrap_or_else(|| "x86_64-unknown-linux-gnu".to_string())
 }
 
+/// Where `cargo ptx setup` installs, and other per-user state of cargo-ptx.
 pub fn home() -> Option<PathBuf> {
     if let Some(h) = std::env::var_os("CARGO_PTX_HOME").filter(|h| !h.is_empty()) {
         return Some(PathBuf::from(h));
