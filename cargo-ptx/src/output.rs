@@ -4,10 +4,10 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Mutex;
 
+use crate::doctor::{Report, Status};
 use console::{style, Style};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use ptx_build::report::{Artifact, ArtifactKind, Event, Reporter};
-use ptx_build::toolchain::{Report, Status};
 use ptx_build::{BuildOutput, Diagnostic, Level};
 use serde_json::json;
 
@@ -130,7 +130,7 @@ impl Printer {
         self.eprint(&format!("{}{} {message}", style("warning").yellow().bold(), style(":").bold()));
     }
 
-    pub fn error(&self, e: &ptx_build::Error) {
+    pub fn error(&self, e: &dyn std::fmt::Display) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
@@ -143,7 +143,7 @@ impl Printer {
         let _ = writeln!(std::io::stderr(), "{}{} {e}", style("error").red().bold(), style(":").bold());
     }
 
-    pub fn finish_check(&self, result: ptx_build::Result<ptx_build::engine::CheckOutput>) -> ExitCode {
+    pub fn finish_check(&self, result: ptx_build::Result<ptx_build::CheckOutput>) -> ExitCode {
         let ok = result.is_ok();
         if let Err(e) = result {
             self.error(&e);

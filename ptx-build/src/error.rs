@@ -117,18 +117,6 @@ pub enum Error {
     /// A build-script-only call outside a build script.
     #[error("{what} is not set: ptx_build::Builder runs inside a build script (build.rs), where cargo sets it\n  help: call it from build.rs, or use `cargo ptx build` on the command line")]
     NotInBuildScript { what: &'static str },
-
-    /// A package name cargo would refuse (`cargo ptx new`).
-    #[error("invalid package name `{name}`: {reason}\n  help: {help}")]
-    InvalidName { name: String, reason: String, help: String },
-
-    /// `cargo ptx new` / `init` could not create the project; nothing was left behind.
-    #[error("could not create a project at {path}: {message}\n  help: {help}", path = path.display())]
-    Scaffold { path: PathBuf, message: String, help: String },
-
-    /// `cargo ptx setup` could not finish.
-    #[error("setup failed: {message}\n  help: {help}")]
-    Setup { message: String, help: String },
 }
 
 fn io_help(e: &std::io::Error) -> &'static str {

@@ -7,12 +7,12 @@ use std::process::{Command, Output};
 use crate::error::{Error, Result};
 
 /// Runs `cmd` to completion and returns its output, whatever its exit status.
-pub(crate) fn output(tool: &str, cmd: &mut Command) -> Result<Output> {
+pub fn output(tool: &str, cmd: &mut Command) -> Result<Output> {
     cmd.output().map_err(|source| spawn_error(tool, cmd.get_program().as_ref(), source))
 }
 
 /// Runs `cmd` and fails with what it printed when it exits non-zero.
-pub(crate) fn checked(tool: &str, context: impl FnOnce() -> String, cmd: &mut Command) -> Result<Output> {
+pub fn checked(tool: &str, context: impl FnOnce() -> String, cmd: &mut Command) -> Result<Output> {
     let out = output(tool, cmd)?;
     if out.status.success() {
         Ok(out)
@@ -22,12 +22,12 @@ pub(crate) fn checked(tool: &str, context: impl FnOnce() -> String, cmd: &mut Co
 }
 
 /// The first line of what a tool printed, for version strings.
-pub(crate) fn stdout_text(out: &Output) -> String {
+pub fn stdout_text(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// stderr then stdout, trimmed, indented for display under an error line.
-pub(crate) fn combined(out: &Output) -> String {
+pub fn combined(out: &Output) -> String {
     let mut text = String::from_utf8_lossy(&out.stderr).into_owned();
     let stdout = String::from_utf8_lossy(&out.stdout);
     if !stdout.trim().is_empty() {
@@ -42,7 +42,7 @@ pub(crate) fn combined(out: &Output) -> String {
     text.trim_end().lines().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n")
 }
 
-pub(crate) fn spawn_error(tool: &str, path: &Path, source: std::io::Error) -> Error {
+pub fn spawn_error(tool: &str, path: &Path, source: std::io::Error) -> Error {
     let help = if source.kind() == std::io::ErrorKind::NotFound {
         "the file does not exist any more; run `cargo ptx doctor` to see what is found".to_string()
     } else {

@@ -14,10 +14,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use ptx_build::toolchain::{self, Rust};
+use ptx_build::{process, Event, Reporter};
+
 use crate::error::{Error, Result};
-use crate::report::{Event, Reporter};
-use crate::toolchain::{self, Rust};
-use crate::{cache, process};
 
 /// CUDA releases setup can install, with the one version of all four wheels that matches.
 pub const CUDA_RELEASES: &[(&str, &str)] = &[("13.0", "13.0.88"), ("13.1", "13.1.80"), ("13.2", "13.2.86")];
@@ -165,7 +165,11 @@ fn setup_cuda(version: &str, force: bool, reporter: &dyn Reporter, report: &mut 
         verb: "Installing",
         message: format!("NVIDIA CUDA compiler {version} (nvcc, ptxas, nvvm/libdevice, headers, CCCL) from PyPI"),
     });
-    let tmp = cache::ScratchDir::new_in(&base, version)?;
+    // Removed on every exit but the rename below, so an interrupted pip leaves no half install.
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!(".tmp-{version}-"))
+        .tempdir_in(&base)
+        .map_err(|e| Error::io("create a folder in", &base, e))?;
     let mut cmd = Command::new(&python);
     cmd.args(["-m", "pip", "install", "--no-deps", "--disable-pip-version-check", "--no-input", "--no-warn-script-location", "--target"])
         .arg(tmp.path());

@@ -1,14 +1,13 @@
 //! `cargo ptx new` / `cargo ptx init`: a GPU project that builds, tests and runs on the first try.
 //!
-//! The project's files are the repository's `templates/` folder, embedded here at compile time
+//! The project's files are this package's `templates/` folder, embedded at compile time
 //! so an installed `cargo ptx` works anywhere. They are rendered into a scratch folder next to
 //! the destination, `git init` runs there, and only then is the folder renamed into place: a
 //! failure at any step leaves nothing behind.
 //!
 //! Templates use `{{name}}` placeholders and `{{#flag}}..{{/flag}}` sections (a tag alone on its
-//! line takes the line with it). A dozen lines do that here rather than a template engine
-//! crate: ptx-build is every host crate's build-dependency, where each package costs each no-op
-//! build (see [`crate::cache`]).
+//! line takes the line with it): a dozen lines here, where a template engine would bring a
+//! language of its own for five flags.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -16,10 +15,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::arch;
-use crate::cache::{self, ScratchDir};
+use ptx_build::{arch, process};
+
 use crate::error::{Error, Result};
-use crate::process;
 
 /// Which kernels the project starts with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,7 +113,7 @@ struct Template {
 
 macro_rules! template {
     ($src:literal => $dest:literal, $when:expr) => {
-        Template { path: $dest, text: include_str!(concat!("../../templates/", $src)), when: $when }
+        Template { path: $dest, text: include_str!(concat!("../templates/", $src)), when: $when }
     };
 }
 
@@ -171,17 +169,20 @@ pub fn create(p: &NewProject) -> Result<Created> {
 }
 
 fn stage_and_move(p: &NewProject, dir: &Path, parent: &Path, name: &str, vars: &BTreeMap<&'static str, String>) -> Result<Created> {
-    let scratch = ScratchDir::new_in(parent, name).map_err(|e| match e {
-        Error::Io { source, .. } => {
-            scaffold_error(dir, &format!("cannot write in {}: {source}", parent.display()), "choose a folder you can write to")
-        }
-        other => other,
-    })?;
+    let scratch = tempfile::Builder::new()
+        .prefix(&format!(".{name}-"))
+        .tempdir_in(parent)
+        .map_err(|e| scaffold_error(dir, &format!("cannot write in {}: {e}", parent.display()), "choose a folder you can write to"))?;
     let mut files = Vec::new();
     for t in TEMPLATES.iter().filter(|t| (t.when)(p.kernels)) {
         let text = render(t.text, vars, p.kernels)
             .map_err(|m| scaffold_error(dir, &format!("template {}: {m}", t.path), "this is a bug in cargo-ptx: please report it"))?;
-        cache::write_atomic(&scratch.path().join(t.path), text.as_bytes())?;
+        // The scratch folder is private until the rename below: plain writes are enough.
+        let dest = scratch.path().join(t.path);
+        if let Some(parent) = dest.parent() {
+            fs::create_dir_all(parent).map_err(|e| Error::io("create directory", parent, e))?;
+        }
+        fs::write(&dest, text).map_err(|e| Error::io("write", &dest, e))?;
         files.push(PathBuf::from(t.path));
     }
 

@@ -1,0 +1,50 @@
+//! The errors of what only the command line runs (`new`/`init`, `setup`); build errors are the
+//! engine's [`ptx_build::Error`], carried unchanged.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// Result alias of the CLI.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything `cargo ptx` can fail with. Like the engine's, `Debug` prints the message.
+#[derive(thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The engine failed (a build, a check, tool discovery).
+    #[error(transparent)]
+    Build(#[from] ptx_build::Error),
+
+    /// A package name cargo would refuse (`cargo ptx new`).
+    #[error("invalid package name `{name}`: {reason}\n  help: {help}")]
+    InvalidName { name: String, reason: String, help: String },
+
+    /// `cargo ptx new` / `init` could not create the project; nothing was left behind.
+    #[error("could not create a project at {path}: {message}\n  help: {help}", path = path.display())]
+    Scaffold { path: PathBuf, message: String, help: String },
+
+    /// `cargo ptx setup` could not finish.
+    #[error("setup failed: {message}\n  help: {help}")]
+    Setup { message: String, help: String },
+
+    /// A file-system operation failed.
+    #[error("could not {action} {path}: {source}", path = path.display())]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl Error {
+    pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io { action, path: path.into(), source }
+    }
+}
