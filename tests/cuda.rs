@@ -74,7 +74,7 @@ fn the_references_valid_forms_build_for_sm_80_and_sm_90_without_warnings() {
         assert_eq!(a["kernels"][0]["name"], "valid");
         assert!(a["source"].as_str().unwrap().ends_with("cuda/valid.cu"));
     }
-    let ptx = std::fs::read_to_string(k.module_artifact("debug", "sm_90", "valid", "ptx")).unwrap();
+    let ptx = std::fs::read_to_string(k.module_artifact("release", "sm_90", "valid", "ptx")).unwrap();
     assert!(ptx.contains(".target sm_90") && ptx.contains("mul.lo.u32"), "{ptx}");
     assert!(ptx.contains(".loc"), "-lineinfo: the PTX maps back to the .cu lines");
 }
@@ -170,7 +170,7 @@ fn rust_and_cuda_kernels_of_one_crate_land_in_one_artifact_set() {
         ]
     );
     // cuda-defines reached nvcc.
-    let ptx = std::fs::read_to_string(k.module_artifact("debug", "sm_80", "leaky_relu", "ptx")).unwrap();
+    let ptx = std::fs::read_to_string(k.module_artifact("release", "sm_80", "leaky_relu", "ptx")).unwrap();
     assert!(ptx.contains("0f3C23D70A"), "LEAK = 0.01f: {ptx}");
 
     // The same kernel name in Rust and in CUDA C++ is an error naming both definitions.
@@ -224,12 +224,12 @@ fn a_header_edit_rebuilds_its_includers_and_a_no_op_runs_no_nvcc_or_ptxas() {
     let rebuilt: Vec<String> =
         run.of("ptx-artifact").iter().filter(|a| a["fresh"] == false).map(|a| a["module"].as_str().unwrap().to_string()).collect();
     assert_eq!(rebuilt, ["uses", "uses"]);
-    let ptx = std::fs::read_to_string(k.module_artifact("debug", "sm_80", "uses", "ptx")).unwrap();
+    let ptx = std::fs::read_to_string(k.module_artifact("release", "sm_80", "uses", "ptx")).unwrap();
     assert!(ptx.contains("8;"), "the new TILE reached the PTX: {ptx}");
 }
 
 #[test]
-fn a_lone_cu_file_builds_and_device_debug_adds_g() {
+fn a_lone_cu_file_builds_and_cuda_gdb_adds_g() {
     nvcc_ready();
     let dir = tempfile::Builder::new().prefix("cargo-ptx lone ").tempdir().unwrap();
     let file = dir.path().join("fill.cu");
@@ -249,10 +249,10 @@ fn a_lone_cu_file_builds_and_device_debug_adds_g() {
     };
     let r = run(&[]);
     r.assert_ok();
-    let ptx = target.join("ptx/debug/fill/sm_90/fill.ptx");
+    let ptx = target.join("ptx/release/fill/sm_90/fill.ptx");
     assert!(std::fs::read_to_string(&ptx).unwrap().contains(".entry fill("));
-    assert!(target.join("ptx/debug/fill/sm_90/fill.cubin").is_file());
-    run(&["--device-debug"]).assert_ok();
+    assert!(target.join("ptx/release/fill/sm_90/fill.cubin").is_file());
+    run(&["--cuda-gdb"]).assert_ok();
     assert!(std::fs::read_to_string(&ptx).unwrap().contains(".target sm_90, debug"), "-G: debug PTX");
 }
 
@@ -309,7 +309,7 @@ fn missing_nvcc_fails_only_the_cu_files() {
     let home = tempfile::tempdir().unwrap();
     let run = k.build_with(&["--arch", "sm_80"], |c| hide_cuda(c, home.path()));
     run.assert_error(&["nvcc not found (needed for 1 .cu file of `mixed-kernels`, e.g. cuda/leaky_relu.cu)", "cargo ptx setup"]);
-    let rust_ptx = k.module_artifact("debug", "sm_80", "mixed_kernels", "ptx");
+    let rust_ptx = k.module_artifact("release", "sm_80", "mixed_kernels", "ptx");
     assert!(std::fs::read_to_string(rust_ptx).unwrap().contains(".entry scale_add("), "the Rust kernels still built");
 }
 
@@ -325,7 +325,7 @@ fn cargo_ptx_check_reports_rules_without_compiling() {
     assert!(!out.status.success(), "{err}");
     assert!(err.contains("warning: asm reads `%clock`") && err.contains("--> cuda/k.cu:3:"), "{err}");
     assert!(err.contains("error: `%3` refers to operand 3, but this asm has 1 operand") && err.contains("--> cuda/k.cu:4:"), "{err}");
-    assert!(!k.dir.join("target").exists() && !common::shared_target().join("ptx/debug/checked").exists(), "check compiles nothing");
+    assert!(!k.dir.join("target").exists() && !common::shared_target().join("ptx/release/checked").exists(), "check compiles nothing");
 
     k.write("cuda/k.cu", "extern \"C\" __global__ void k(unsigned *o) {\n  unsigned c;\n  asm volatile(\"mov.u32 %0, %%clock;\" : \"=r\"(c));\n  o[0] = c;\n}\n");
     let out = cargo_ptx().arg("check").arg(&k.dir).output().unwrap();

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use ptx_build::rust::Features;
-use ptx_build::{arch, toolchain, BuildOptions};
+use ptx_build::options::{Options, Profile, Source};
+use ptx_build::{toolchain, BuildOptions};
 
 use crate::output::{Format, Printer};
 use crate::scaffold::{self, Dependencies, KernelLanguage, NewProject, Vcs};
@@ -23,7 +23,7 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Compile kernel crates to PTX (and cubins where ptxas is found) for each arch.
-    Build(BuildArgs),
+    Build(Box<BuildArgs>),
     /// Check inline PTX (`asm()` in .cu files, `asm!` in Rust kernels) against NVIDIA's rules, without compiling.
     Check(CheckArgs),
     /// Show every tool a build needs: found or missing, version, path, and the fix.
@@ -93,36 +93,17 @@ enum VcsArg {
 struct BuildArgs {
     #[command(flatten)]
     select: Select,
-    /// GPU arch: sm_80, sm_90a, sm_100f, compute_80 (PTX only), comma lists, `all`, `native`.
-    #[arg(long = "arch", value_name = "ARCH", env = "CARGO_PTX_ARCH")]
-    archs: Vec<String>,
-    /// Optimised kernels (`default<O3>`); artifacts under ptx/release.
-    #[arg(short, long)]
+    /// The same as `--profile release` (the default); kept for cargo's muscle memory.
+    #[arg(short, long, conflicts_with = "profile", help_heading = "Kernel options")]
     release: bool,
-    /// Features of the kernel crate to enable (comma or space separated).
-    #[arg(short = 'F', long, value_name = "FEATURES")]
-    features: Vec<String>,
-    /// Enable every feature of the kernel crate.
-    #[arg(long)]
-    all_features: bool,
-    /// Do not enable the kernel crate's default feature.
-    #[arg(long)]
-    no_default_features: bool,
+    #[command(flatten)]
+    options: Options,
     /// Folder for artifacts [default: the workspace's target dir]; they go to <DIR>/ptx/<profile>/<package>/<arch>/.
     #[arg(long, value_name = "DIR")]
     target_dir: Option<PathBuf>,
-    /// Pin the PTX ISA version (e.g. 7.8) [default: the lowest the arch allows].
-    #[arg(long, value_name = "X.Y")]
-    ptx_isa: Option<String>,
-    /// The rustup toolchain for kernels [default: `toolchain` in [package.metadata.ptx], else nightly].
-    #[arg(long, value_name = "NAME")]
-    toolchain: Option<String>,
     /// Parallel link, nvcc and ptxas jobs [default: the number of CPUs].
     #[arg(short, long, value_name = "N")]
     jobs: Option<usize>,
-    /// CUDA C++ with device debug info (`nvcc -G`: optimisations off, for cuda-gdb).
-    #[arg(long)]
-    device_debug: bool,
     #[command(flatten)]
     out: OutputArgs,
     /// Print each kernel's registers, spills, shared memory and stack per arch.
@@ -206,7 +187,7 @@ pub fn main(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
     }
     let cli = Cli::parse_from(args);
     match cli.command {
-        Command::Build(a) => build(a),
+        Command::Build(a) => build(*a),
         Command::Check(a) => check(a),
         Command::Doctor(a) => doctor(a),
         Command::Setup(a) => setup_cmd(a),
@@ -229,35 +210,21 @@ fn build(a: BuildArgs) -> ExitCode {
 }
 
 fn build_options(a: &BuildArgs, color: bool) -> ptx_build::Result<BuildOptions> {
-    let mut archs = Vec::new();
-    for value in &a.archs {
-        archs.extend(arch::parse_list(value)?);
+    let mut options = a.options.clone();
+    if a.release {
+        options.profile = Some(Profile::Release);
     }
-    let ptx_isa = match &a.ptx_isa {
-        Some(s) => Some(s.parse().map_err(|message: String| ptx_build::Error::InvalidArch {
-            arch: format!("--ptx-isa {s}"),
-            reason: message,
-            help: "e.g. `--ptx-isa 7.8`; `cargo ptx doctor` shows the tools' versions".into(),
-        })?),
-        None => None,
-    };
+    // `-I dir` on the command line is relative to where the command runs.
+    let cwd = std::env::current_dir().unwrap_or_default();
     Ok(BuildOptions {
         manifest_path: a.select.manifest_path.clone(),
         paths: a.select.paths.clone(),
         packages: a.select.packages.clone(),
-        archs,
-        release: a.release,
-        features: Features {
-            features: a.features.iter().flat_map(|f| f.split([',', ' '])).filter(|f| !f.is_empty()).map(String::from).collect(),
-            all_features: a.all_features,
-            no_default_features: a.no_default_features,
-        },
+        options: options.resolve_paths(&cwd),
+        source: Source::CommandLine,
         target_dir: a.target_dir.clone(),
-        ptx_isa,
-        toolchain: a.toolchain.clone(),
         jobs: a.jobs,
         color,
-        device_debug: a.device_debug,
         cuda_files: Vec::new(),
     })
 }
@@ -346,5 +313,98 @@ fn new_project(path: PathBuf, a: ProjectArgs, init: bool) -> ExitCode {
             printer.error(&e);
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ptx_build::config::PtxConfig;
+    use ptx_build::Builder;
+
+    /// Metadata as a kernel crate's Cargo.toml writes it.
+    fn from_toml(text: &str) -> ptx_build::Result<Options> {
+        let value: serde_json::Value = toml::from_str(text).expect("valid TOML");
+        Options::from_metadata(&value, &Source::Package("/k/Cargo.toml".into()), &mut Vec::new())
+    }
+
+    fn from_cli(args: &[&str]) -> Result<Options, clap::Error> {
+        let mut argv = vec!["cargo-ptx", "build"];
+        argv.extend(args);
+        match Cli::try_parse_from(argv)?.command {
+            Command::Build(b) => Ok(b.options.clone()),
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+
+    /// Every option, set through each front end: the same options, the same resolved build.
+    #[test]
+    fn every_option_means_the_same_in_metadata_cli_and_builder() {
+        type Set = fn(Builder) -> Builder;
+        let table: &[(&str, &str, &[&str], Set)] = &[
+            ("archs", r#"archs = ["sm_80", "sm_90a"]"#, &["--arch", "sm_80,sm_90a"], |b| b.arch("sm_80").arch("sm_90a")),
+            ("profile", r#"profile = "debug""#, &["--profile", "debug"], |b| b.profile(Profile::Debug)),
+            ("toolchain", r#"toolchain = "nightly-2026-05-19""#, &["--toolchain", "nightly-2026-05-19"], |b| {
+                b.toolchain("nightly-2026-05-19")
+            }),
+            ("features", r#"features = ["fast", "f64"]"#, &["-F", "fast,f64"], |b| b.feature("fast").feature("f64")),
+            ("all_features", "all-features = true", &["--all-features"], |b| b.all_features(true)),
+            ("no_default_features", "no-default-features = true", &["--no-default-features"], |b| b.no_default_features(true)),
+            ("ftz", "ftz = true", &["--ftz"], |b| b.ftz(true)),
+            ("ptx_isa", r#"ptx-isa = "7.8""#, &["--ptx-isa", "7.8"], |b| b.ptx_isa("7.8")),
+            ("rust", "rust = false", &["--rust=false"], |b| b.rust(false)),
+            ("cuda_sources", r#"cuda-sources = ["kernels/*.cu"]"#, &["--cuda-sources", "kernels/*.cu"], |b| b.cuda_sources("kernels/*.cu")),
+            ("cuda_include", r#"cuda-include = ["/opt/inc"]"#, &["-I", "/opt/inc"], |b| b.cuda_include("/opt/inc")),
+            ("cuda_defines", "cuda-defines = { TILE = 16, FAST = true }", &["-D", "FAST", "-D", "TILE=16"], |b| {
+                b.cuda_define("FAST", None).cuda_define("TILE", Some("16"))
+            }),
+            ("nvcc_flags", r#"nvcc-flags = ["--use_fast_math"]"#, &["--nvcc-flag", "--use_fast_math"], |b| b.nvcc_flag("--use_fast_math")),
+            ("cuda_std", r#"cuda-std = "c++20""#, &["--cuda-std", "c++20"], |b| b.cuda_std("c++20")),
+            ("cuda_gdb", "cuda-gdb = true", &["--cuda-gdb"], |b| b.cuda_gdb(true)),
+        ];
+        let covered: Vec<&str> = table.iter().map(|r| r.0).collect();
+        assert_eq!(covered, Options::KEYS, "every declared option has a row, in declaration order");
+        for (key, toml, cli, builder) in table {
+            let meta = from_toml(toml).unwrap_or_else(|e| panic!("{key}: {e}"));
+            let flags = from_cli(cli).unwrap_or_else(|e| panic!("{key}: {e}"));
+            let built = builder(Builder::new()).kernel_options().unwrap_or_else(|e| panic!("{key}: {e}"));
+            assert_eq!(meta, flags, "{key}: metadata vs command line");
+            assert_eq!(meta, built, "{key}: metadata vs Builder");
+            assert_ne!(meta, Options::default(), "{key}: the row sets something");
+            assert_eq!(PtxConfig::resolve(&meta), PtxConfig::resolve(&built), "{key}");
+        }
+    }
+
+    /// A bad value gets the same explanation whichever front end it came through.
+    #[test]
+    fn a_bad_value_reads_the_same_from_every_front_end() {
+        type Set = fn(Builder) -> Builder;
+        let cases: &[(&str, &[&str], Set, &str)] = &[
+            (r#"archs = ["sm_8"]"#, &["--arch", "sm_8"], |b| b.arch("sm_8"), "the compute capability needs major and minor digits (`80`?)"),
+            (r#"ptx-isa = "seven""#, &["--ptx-isa", "seven"], |b| b.ptx_isa("seven"), "`seven` is not a PTX ISA version"),
+            (r#"cuda-std = "c++98""#, &["--cuda-std", "c++98"], |b| b.cuda_std("c++98"), "`c++98` is not a standard nvcc knows"),
+            ("cuda-defines = { 1X = 1 }", &["-D", "1X=1"], |b| b.cuda_define("1X", Some("1")), "`1X` is not a valid macro name"),
+        ];
+        for (toml, cli, builder, expected) in cases {
+            let meta = from_toml(toml).unwrap_err().to_string();
+            let flags = from_cli(cli).unwrap_err().to_string();
+            let built = builder(Builder::new()).kernel_options().unwrap_err().to_string();
+            for (front, msg) in [("metadata", &meta), ("command line", &flags), ("Builder", &built)] {
+                assert!(msg.contains(expected), "{front}: {msg}");
+            }
+            assert!(meta.contains("in [package.metadata.ptx] of /k/Cargo.toml"), "{meta}");
+            assert!(built.contains("in the Builder in "), "{built}");
+        }
+        // A wrong type exists only in metadata; the typed front ends cannot express it.
+        assert!(from_toml(r#"archs = "sm_80""#).unwrap_err().to_string().contains("expected a list such as [\"sm_80\", \"sm_90\"]"));
+        assert!(from_cli(&["--no-such-flag"]).unwrap_err().to_string().contains("unexpected argument '--no-such-flag'"));
+    }
+
+    #[test]
+    fn release_is_the_default_profile_and_the_flag_says_so() {
+        assert_eq!(from_cli(&[]).unwrap().profile(), Profile::Release);
+        assert_eq!(Builder::new().kernel_options().unwrap().profile(), Profile::Release);
+        assert_eq!(from_toml("").unwrap().profile(), Profile::Release);
+        assert!(from_cli(&["--release", "--profile", "debug"]).is_err(), "--release and --profile debug conflict");
     }
 }

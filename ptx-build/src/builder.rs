@@ -20,31 +20,34 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::arch;
+use crate::arch::ArchRequest;
 use crate::cache;
 use crate::codegen::{self, EmbeddedImage, StructLayout, Unit};
-use crate::config::{glob_files, CudaConfig, CudaFiles};
+use crate::config::{glob_files, CudaFiles};
 use crate::diag::Level;
 use crate::engine::{BuildOptions, BuildOutput};
 use crate::error::{Error, Result};
+use crate::options::{self, CudaStd, Define, Options, Profile, PtxIsa, Source};
 use crate::ptx;
 use crate::report::{Artifact, ArtifactKind, Event, Reporter};
 use crate::signature;
 use crate::toolchain;
 
-/// Variables a build script reads besides those of tool discovery.
-const BUILDER_ENV: &[&str] = &["CARGO_PTX_ARCH", "CARGO_PTX_TOOLCHAIN", "CARGO_PTX_KERNEL_PROFILE"];
-
 /// Builds kernels from a build script and generates the module that embeds them.
+///
+/// Its kernel options are [`Options`]: each method below sets one, under the same name as
+/// the `[package.metadata.ptx]` key and the `cargo ptx build` flag. A value set here wins over
+/// the `CARGO_PTX_*` variables and the kernel crate's metadata (a warning says so where the
+/// crate sets it differently). Kernels are built in release unless `.profile(Profile::Debug)`.
 #[derive(Clone, Debug, Default)]
 #[must_use]
 pub struct Builder {
     kernel_crates: Vec<PathBuf>,
     cuda: Vec<String>,
-    archs: Vec<String>,
     out_file: Option<String>,
-    debug_kernels: bool,
-    toolchain: Option<String>,
+    options: Options,
+    /// Bad values given to setters, reported by [`Builder::build`] (setters cannot fail).
+    invalid: Vec<(&'static str, String)>,
 }
 
 /// What [`Builder::build`] wrote.
@@ -52,10 +55,17 @@ pub struct Builder {
 pub struct Generated {
     /// The generated module (`$OUT_DIR/kernels.rs`).
     pub module: PathBuf,
+    /// What the engine built.
     pub output: BuildOutput,
 }
 
+/// Appends to a list option.
+fn push<T>(list: &mut Option<Vec<T>>, item: T) {
+    list.get_or_insert_with(Vec::new).push(item);
+}
+
 impl Builder {
+    /// A builder with nothing to build yet.
     pub fn new() -> Builder {
         Builder::default()
     }
@@ -73,54 +83,150 @@ impl Builder {
         self
     }
 
-    /// An arch (`sm_80`, `compute_90`, a comma list). Default: `CARGO_PTX_ARCH`, else the
-    /// kernel crate's `archs`, else `native`.
-    pub fn arch(mut self, arch: impl Into<String>) -> Self {
-        self.archs.push(arch.into());
-        self
-    }
-
     /// The generated file's name in `OUT_DIR` (default `kernels.rs`).
     pub fn out_file(mut self, name: impl Into<String>) -> Self {
         self.out_file = Some(name.into());
         self
     }
 
-    /// Build kernels unoptimised (kernels are built in release by default, whatever the host's
-    /// profile: unoptimised Rust kernels are large and slow). `CARGO_PTX_KERNEL_PROFILE=debug`
-    /// does the same.
-    pub fn debug_kernels(mut self, yes: bool) -> Self {
-        self.debug_kernels = yes;
+    /// Every option set in `options` (over those set before).
+    pub fn options(mut self, options: Options) -> Self {
+        self.options = options.or(self.options);
         self
     }
 
-    /// The rustup toolchain for kernels (default: the crate's `toolchain`, else `nightly`).
-    pub fn toolchain(mut self, name: impl Into<String>) -> Self {
-        self.toolchain = Some(name.into());
+    /// `archs`: an arch (`sm_80`, `compute_90`, `all`, `native`) or a comma list; repeatable.
+    /// Default: `CARGO_PTX_ARCH`, else the kernel crate's `archs`, else `native`.
+    pub fn arch(mut self, arch: impl AsRef<str>) -> Self {
+        match crate::arch::parse_list(arch.as_ref()) {
+            Ok(list) => list.into_iter().for_each(|a: ArchRequest| push(&mut self.options.archs, a)),
+            Err(e) => self.invalid.push(("archs", e.to_string())),
+        }
         self
+    }
+
+    /// `profile`: [`Profile::Release`] (the default) or [`Profile::Debug`].
+    pub fn profile(mut self, profile: Profile) -> Self {
+        self.options.profile = Some(profile);
+        self
+    }
+
+    /// `toolchain`: the rustup toolchain for Rust kernels (default `nightly`).
+    pub fn toolchain(mut self, name: impl Into<String>) -> Self {
+        self.options.toolchain = Some(name.into());
+        self
+    }
+
+    /// `features`: a feature of the kernel crates to enable; repeatable.
+    pub fn feature(mut self, name: impl Into<String>) -> Self {
+        push(&mut self.options.features, name.into());
+        self
+    }
+
+    /// `all-features`.
+    pub fn all_features(mut self, yes: bool) -> Self {
+        self.options.all_features = Some(yes);
+        self
+    }
+
+    /// `no-default-features`.
+    pub fn no_default_features(mut self, yes: bool) -> Self {
+        self.options.no_default_features = Some(yes);
+        self
+    }
+
+    /// `ftz`: flush denormals to zero (libdevice's `__CUDA_FTZ`, nvcc `-ftz=true`).
+    pub fn ftz(mut self, yes: bool) -> Self {
+        self.options.ftz = Some(yes);
+        self
+    }
+
+    /// `ptx-isa`: pin the PTX ISA version of Rust kernels (`"7.8"`).
+    pub fn ptx_isa(mut self, version: impl AsRef<str>) -> Self {
+        match version.as_ref().parse::<PtxIsa>() {
+            Ok(v) => self.options.ptx_isa = Some(v),
+            Err(m) => self.invalid.push(("ptx_isa", m)),
+        }
+        self
+    }
+
+    /// `rust`: whether the kernel crates' lib targets hold Rust kernels.
+    pub fn rust(mut self, yes: bool) -> Self {
+        self.options.rust = Some(yes);
+        self
+    }
+
+    /// `cuda-sources`: a glob of the kernel crates' CUDA C++ files, relative to each kernel
+    /// crate (for the host crate's own files, see [`Builder::cuda`]); repeatable.
+    pub fn cuda_sources(mut self, glob: impl Into<String>) -> Self {
+        push(&mut self.options.cuda_sources, glob.into());
+        self
+    }
+
+    /// `cuda-include`: an `-I` folder for nvcc, relative to the host crate; repeatable.
+    pub fn cuda_include(mut self, dir: impl Into<PathBuf>) -> Self {
+        push(&mut self.options.cuda_include, dir.into());
+        self
+    }
+
+    /// `cuda-defines`: `-D NAME` (`value` `None`) or `-D NAME=VALUE`; repeatable.
+    pub fn cuda_define(mut self, name: impl AsRef<str>, value: Option<&str>) -> Self {
+        match Define::new(name.as_ref(), value.map(str::to_string)) {
+            Ok(d) => push(&mut self.options.cuda_defines, d),
+            Err(m) => self.invalid.push(("cuda_defines", m)),
+        }
+        self
+    }
+
+    /// `nvcc-flags`: one extra nvcc flag, passed as it is; repeatable.
+    pub fn nvcc_flag(mut self, flag: impl Into<String>) -> Self {
+        push(&mut self.options.nvcc_flags, flag.into());
+        self
+    }
+
+    /// `cuda-std`: nvcc's `-std` (`"c++20"`).
+    pub fn cuda_std(mut self, std: impl AsRef<str>) -> Self {
+        match std.as_ref().parse::<CudaStd>() {
+            Ok(v) => self.options.cuda_std = Some(v),
+            Err(m) => self.invalid.push(("cuda_std", m)),
+        }
+        self
+    }
+
+    /// `cuda-gdb`: CUDA C++ for cuda-gdb (nvcc `-G`: device debug info, optimisations off).
+    pub fn cuda_gdb(mut self, yes: bool) -> Self {
+        self.options.cuda_gdb = Some(yes);
+        self
+    }
+
+    /// The kernel options set so far (paths as given, relative to the host crate); a value a
+    /// setter could not parse is its error, as [`Builder::build`] would report it.
+    pub fn kernel_options(&self) -> Result<Options> {
+        if let Some((key, message)) = self.invalid.first() {
+            let script =
+                std::env::var_os("CARGO_MANIFEST_DIR").map(|d| PathBuf::from(d).join("build.rs")).unwrap_or_else(|| "build.rs".into());
+            return Err(Source::Builder(script).error(key, message.clone()));
+        }
+        Ok(self.options.clone())
     }
 
     /// Builds, embeds and generates; prints `cargo:rerun-if-*` lines and warnings for cargo.
     pub fn build(self) -> Result<Generated> {
         let manifest_dir = env_path("CARGO_MANIFEST_DIR")?;
         let out_dir = env_path("OUT_DIR")?;
+        let source = Source::Builder(manifest_dir.join("build.rs"));
+        let options = self.kernel_options()?;
         let reporter = BuildScript;
-        for var in toolchain::ENV_VARS.iter().chain(BUILDER_ENV).chain(crate::cuda::ENV_VARS) {
+        let option_vars = options::ENV_VARS.iter().map(|(var, _)| var);
+        for var in toolchain::ENV_VARS.iter().chain(option_vars).chain(crate::cuda::ENV_VARS) {
             println!("cargo:rerun-if-env-changed={var}");
         }
 
-        let mut archs = Vec::new();
-        let arch_env = std::env::var("CARGO_PTX_ARCH").ok().filter(|s| !s.trim().is_empty());
-        for a in self.archs.iter().cloned().chain(arch_env.filter(|_| self.archs.is_empty())) {
-            archs.extend(arch::parse_list(&a)?);
-        }
-        let debug = self.debug_kernels || std::env::var("CARGO_PTX_KERNEL_PROFILE").is_ok_and(|p| p == "debug");
-        let cuda_files = self.host_cuda(&manifest_dir, &out_dir)?;
+        let cuda_files = self.host_cuda(&manifest_dir, &out_dir, &source)?;
         let opts = BuildOptions {
             paths: self.kernel_crates.iter().map(|p| manifest_dir.join(p)).collect(),
-            archs,
-            release: !debug,
-            toolchain: self.toolchain.clone().or_else(|| std::env::var("CARGO_PTX_TOOLCHAIN").ok()),
+            options: options.resolve_paths(&manifest_dir),
+            source,
             cuda_files: cuda_files.into_iter().collect(),
             ..BuildOptions::default()
         };
@@ -177,18 +283,13 @@ impl Builder {
 
 impl Builder {
     /// The host crate's own .cu files, from the `.cuda(..)` globs.
-    fn host_cuda(&self, manifest_dir: &Path, out_dir: &Path) -> Result<Option<CudaFiles>> {
+    fn host_cuda(&self, manifest_dir: &Path, out_dir: &Path, source: &Source) -> Result<Option<CudaFiles>> {
         if self.cuda.is_empty() {
             return Ok(None);
         }
         let mut files = Vec::new();
         for g in &self.cuda {
-            let matched = glob_files(manifest_dir, g).map_err(|message| Error::Config {
-                manifest: manifest_dir.join("build.rs"),
-                table: "Builder::cuda",
-                key: g.clone(),
-                message,
-            })?;
+            let matched = glob_files(manifest_dir, g).map_err(|message| source.error("cuda", message))?;
             if matched.is_empty() {
                 println!("cargo:warning=ptx-build: `.cuda(\"{g}\")` matches no file under {}", manifest_dir.display());
             }
@@ -206,7 +307,6 @@ impl Builder {
             files,
             // Beside the generated module: the host crate's target dir is locked by the outer cargo.
             target_dir: Some(out_dir.join("ptx-target")),
-            config: CudaConfig::default(),
         }))
     }
 

@@ -11,42 +11,38 @@ use serde::{Deserialize, Serialize};
 
 use crate::arch::{self, Arch, ArchRequest};
 use crate::cache::{self, Key};
-use crate::config::{self, CudaSource, KernelCrate, PtxIsa};
+use crate::config::{self, CudaSource, KernelCrate};
 use crate::cuda::{CudaCompile, Nvcc};
 use crate::diag::{relative, Diagnostic, Level};
 use crate::error::{Error, Result};
 use crate::inline_ptx;
 use crate::link::ArchLink;
+use crate::options::{Options, PtxIsa, Source};
 use crate::ptxas::{self, Resources};
 use crate::report::{Artifact, ArtifactKind, Event, KernelInfo, Reporter};
-use crate::rust::{Features, Frontend, Profile, RustKernels};
-use crate::toolchain::{self, Cuda, Libdevice, Llvm, Rust};
+use crate::rust::{Frontend, RustKernels};
+use crate::toolchain::{Cuda, Libdevice, Llvm, Rust};
 
-/// What to build and how: the options of `cargo ptx build`.
+/// What to build and how: what `cargo ptx build` and [`Builder`](crate::Builder) hand the engine.
 #[derive(Clone, Debug, Default)]
 pub struct BuildOptions {
     /// `--manifest-path`: the workspace to search when no `paths` are given.
     pub manifest_path: Option<PathBuf>,
-    /// Package folders, workspace folders or manifests to build.
+    /// Package folders, workspace folders, manifests or lone `.cu` files to build.
     pub paths: Vec<PathBuf>,
     /// `-p NAME`.
     pub packages: Vec<String>,
-    /// `--arch` values (lists, `all`, `native`). Empty: each crate's `archs`, else `native`.
-    pub archs: Vec<ArchRequest>,
-    pub release: bool,
-    pub features: Features,
+    /// The front end's kernel options; `CARGO_PTX_*` variables and each crate's metadata fill
+    /// in what they leave unset.
+    pub options: Options,
+    /// Where `options` came from, for messages.
+    pub source: Source,
     /// `--target-dir`; default: the kernel crate's workspace target dir.
     pub target_dir: Option<PathBuf>,
-    /// `--ptx-isa`, over the crate's `ptx-isa`.
-    pub ptx_isa: Option<PtxIsa>,
-    /// The rustup toolchain, over the crate's `toolchain`.
-    pub toolchain: Option<String>,
     /// Parallel link/ptxas jobs; default: the number of CPUs.
     pub jobs: Option<usize>,
     /// Colored rustc diagnostics.
     pub color: bool,
-    /// `--device-debug`: CUDA C++ with device debug info (`nvcc -G`, optimisations off).
-    pub device_debug: bool,
     /// .cu files outside kernel crates (a host crate's `Builder::cuda` files).
     pub cuda_files: Vec<config::CudaFiles>,
 }
@@ -82,14 +78,6 @@ pub struct CrateOutput {
 }
 
 impl BuildOptions {
-    pub fn profile(&self) -> Profile {
-        if self.release {
-            Profile::Release
-        } else {
-            Profile::Debug
-        }
-    }
-
     /// Runs the build, reporting progress to `reporter`.
     pub fn run(&self, reporter: &dyn Reporter) -> Result<BuildOutput> {
         let started = Instant::now();
@@ -116,11 +104,7 @@ impl BuildOptions {
         for krate in &crates {
             let has_rust = krate.config.rust && krate.lib_src.is_some();
             let rust = if has_rust {
-                let tc = self
-                    .toolchain
-                    .clone()
-                    .or_else(|| krate.config.toolchain.clone())
-                    .unwrap_or_else(|| toolchain::DEFAULT_TOOLCHAIN.to_string());
+                let tc = krate.config.toolchain.clone();
                 if !toolchains.contains_key(&tc) {
                     toolchains.insert(tc.clone(), Rust::find(&tc)?);
                 }
@@ -131,7 +115,7 @@ impl BuildOptions {
             };
             let llvm = rust.map(|(_, l)| l);
             let archs = self.resolve_archs(krate, llvm, &cuda, nvcc.as_ref())?;
-            let ptx_isa = self.ptx_isa.or(krate.config.ptx_isa);
+            let ptx_isa = krate.config.ptx_isa;
             if let (Some(isa), Some((rust, llvm))) = (ptx_isa, rust) {
                 check_ptx_isa(isa, llvm, rust)?;
             }
@@ -161,22 +145,27 @@ impl BuildOptions {
             all.dedup();
             all.iter().map(Arch::to_string).collect()
         };
+        let mut profiles: Vec<&str> = crates.iter().map(|k| k.config.profile.dir_name()).collect();
+        profiles.dedup();
         reporter.report(Event::Status {
             verb: "Finished",
-            message: format!("{} [{}] in {:.2}s", self.profile().dir_name(), archs.join(", "), started.elapsed().as_secs_f64()),
+            message: format!("{} [{}] in {:.2}s", profiles.join(", "), archs.join(", "), started.elapsed().as_secs_f64()),
         });
         Ok(output)
     }
 
-    /// The kernel crates of `paths` (or of the workspace), and the `cuda_files` groups.
+    /// The kernel crates of `paths` (or of the workspace), and the `cuda_files` groups, each
+    /// with its options resolved.
     fn crates(&self) -> Result<Vec<KernelCrate>> {
+        self.options.check(&self.source)?;
+        let front = self.options.clone().or(Options::from_env()?);
         let mut crates = if self.paths.is_empty() && !self.cuda_files.is_empty() {
             Vec::new()
         } else {
-            config::find_kernel_crates(self.manifest_path.as_deref(), &self.paths, &self.packages)?
+            config::find_kernel_crates(self.manifest_path.as_deref(), &self.paths, &self.packages, &front, &self.source)?
         };
         for f in &self.cuda_files {
-            crates.push(f.clone().into_crate()?);
+            crates.push(f.clone().into_crate(&front)?);
         }
         Ok(crates)
     }
@@ -219,9 +208,7 @@ impl BuildOptions {
     }
 
     fn resolve_archs(&self, krate: &KernelCrate, llvm: Option<&Llvm>, cuda: &Cuda, nvcc: Option<&Nvcc>) -> Result<Vec<Arch>> {
-        let requests = if !self.archs.is_empty() {
-            self.archs.clone()
-        } else if let Some(a) = &krate.config.archs {
+        let requests = if let Some(a) = &krate.config.archs {
             a.clone()
         } else {
             match arch::native() {
@@ -389,7 +376,7 @@ impl CrateJob<'_> {
     fn run(&self, reporter: &dyn Reporter) -> Result<CrateOutput> {
         self.check_inline_ptx(reporter)?;
         let target = self.target_dir();
-        let out_dir = target.join("ptx").join(self.opts.profile().dir_name()).join(&self.krate.name);
+        let out_dir = target.join("ptx").join(self.krate.config.profile.dir_name()).join(&self.krate.name);
         // Stamps and scratch files are per manifest: two workspaces sharing a target dir
         // (CARGO_TARGET_DIR) may both have a kernel crate of this name.
         let manifest_key = Key::new("manifest").str(&self.krate.manifest_path.to_string_lossy()).finish();
@@ -405,8 +392,8 @@ impl CrateJob<'_> {
                     rust,
                     llvm,
                     krate: self.krate,
-                    profile: self.opts.profile(),
-                    features: &self.opts.features,
+                    profile: self.krate.config.profile,
+                    features: &self.krate.config.features,
                     cpu: *self.archs.iter().min().expect("at least one arch"),
                     cargo_target_dir: target.join("ptx").join("cargo"),
                     work_dir: work.clone(),
@@ -572,7 +559,7 @@ impl CrateJob<'_> {
         let (toolchain, llvm) = self.rust.expect("rust jobs only with a toolchain");
         let arch_dir = out_dir.join(arch.to_string());
         let ptx_path = arch_dir.join(format!("{}.ptx", self.krate.lib_name));
-        let profile = self.opts.profile();
+        let profile = self.krate.config.profile;
         let libdevice: Option<&Libdevice> = self.cuda.libdevice.as_ref();
 
         // Link: keyed by the module, libdevice, LLVM, arch and flags.
@@ -630,7 +617,7 @@ impl CrateJob<'_> {
             package_dir: &self.krate.dir,
             arch,
             ftz: self.krate.config.ftz,
-            device_debug: self.opts.device_debug,
+            device_debug: self.krate.config.cuda.gdb,
             out: &ptx_path,
             dep_file: &dep_file,
         };

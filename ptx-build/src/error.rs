@@ -43,9 +43,10 @@ pub enum Error {
     #[error("could not read the cargo workspace at {manifest}: {message}")]
     Metadata { manifest: PathBuf, message: String },
 
-    /// A bad value in `[package.metadata.ptx]` or `[workspace.metadata.ptx]`.
-    #[error("{manifest}: invalid `{key}` in [{table}]: {message}")]
-    Config { manifest: PathBuf, table: &'static str, key: String, message: String },
+    /// A bad option value, from any front end: metadata, a flag, a Builder method or a
+    /// `CARGO_PTX_*` variable (`source_name` says which).
+    #[error("invalid `{key}` in {source_name}: {message}")]
+    Option { key: String, source_name: String, message: String },
 
     /// A tool the build needs was not found.
     #[error("{what} not found{detail}\n  help: {help}")]

@@ -34,6 +34,7 @@ pub mod engine;
 pub mod error;
 pub mod inline_ptx;
 pub mod link;
+pub mod options;
 pub mod process;
 pub mod ptx;
 pub mod ptxas;

@@ -53,22 +53,7 @@ const SCRUBBED: &[&str] = &[
 ];
 const SCRUBBED_PREFIXES: &[&str] = &["CARGO_CFG_", "CARGO_FEATURE_", "CARGO_PKG_", "DEP_"];
 
-/// Debug or release, as cargo names them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Profile {
-    Debug,
-    Release,
-}
-
-impl Profile {
-    /// The folder name under `<target-dir>/ptx/`.
-    pub fn dir_name(&self) -> &'static str {
-        match self {
-            Profile::Debug => "debug",
-            Profile::Release => "release",
-        }
-    }
-}
+pub use crate::options::Profile;
 
 /// Cargo feature selection for the kernel crate.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

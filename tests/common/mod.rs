@@ -103,6 +103,7 @@ fn copy_dir(src: &Path, dst: &Path) {
 /// A finished `cargo ptx` run with its JSON lines parsed.
 pub struct Run {
     pub success: bool,
+    pub code: Option<i32>,
     pub messages: Vec<Value>,
     pub stdout: String,
     pub stderr: String,
@@ -112,7 +113,13 @@ impl From<Output> for Run {
     fn from(o: Output) -> Run {
         let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
         let messages = stdout.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"))).collect();
-        Run { success: o.status.success(), messages, stdout, stderr: String::from_utf8_lossy(&o.stderr).into_owned() }
+        Run {
+            success: o.status.success(),
+            code: o.status.code(),
+            messages,
+            stdout,
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
     }
 }
 
@@ -139,6 +146,15 @@ impl Run {
 
     /// Fails, the last JSON line says so, and an error mentions every one of `needles`.
     #[track_caller]
+    /// A flag value refused by the argument parser, before any build starts (exit 2, like cargo).
+    pub fn assert_usage_error(&self, needles: &[&str]) -> &Self {
+        assert_eq!(self.code, Some(2), "expected a usage error:\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        for n in needles {
+            assert!(self.stderr.contains(n), "error does not mention {n:?}:\n{}", self.stderr);
+        }
+        self
+    }
+
     pub fn assert_error(&self, needles: &[&str]) -> &Self {
         assert!(!self.success, "expected a failure:\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
         assert_eq!(self.messages.last().cloned(), Some(serde_json::json!({"reason": "build-finished", "success": false})));
