@@ -26,20 +26,24 @@ pub enum Variant {
 pub struct Arch {
     /// `major * 10 + minor`, e.g. 80 or 100.
     pub capability: u32,
+    /// Plain, family (`f`) or arch-specific (`a`).
     pub variant: Variant,
     /// `compute_XX`: PTX only.
     pub virtual_only: bool,
 }
 
 impl Arch {
+    /// The plain real arch `sm_<capability>`.
     pub fn sm(capability: u32) -> Self {
         Arch { capability, variant: Variant::Plain, virtual_only: false }
     }
 
+    /// The major compute capability: `9` of sm_90.
     pub fn major(&self) -> u32 {
         self.capability / 10
     }
 
+    /// The minor compute capability: `0` of sm_90.
     pub fn minor(&self) -> u32 {
         self.capability % 10
     }
@@ -135,6 +139,7 @@ fn nearest_known(capability: u32) -> Option<u32> {
 /// What the user asked for, before `all` and `native` are resolved.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ArchRequest {
+    /// One named arch.
     Arch(Arch),
     /// Every arch the found tools support.
     All,
@@ -167,6 +172,7 @@ pub struct Supported {
 }
 
 impl Supported {
+    /// Whether the tools can compile for `arch`.
     pub fn contains(&self, arch: &Arch) -> bool {
         self.names.iter().any(|n| *n == arch.sm_name())
     }
@@ -179,6 +185,7 @@ impl Supported {
         v
     }
 
+    /// The plain archs, as a comma list for messages.
     pub fn describe(&self) -> String {
         let plain: Vec<String> = self.all().iter().map(|a| a.to_string()).collect();
         plain.join(", ")

@@ -87,37 +87,6 @@ fn unique_sibling(path: &Path) -> PathBuf {
     path.with_file_name(format!(".tmp-{}-{}-{name}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)))
 }
 
-/// A folder that is removed with everything in it when dropped, unless [`ScratchDir::keep`]
-/// (or a rename) took it: what an install stages into before it is renamed into place.
-pub struct ScratchDir(Option<PathBuf>);
-
-impl ScratchDir {
-    /// A fresh folder `.tmp-<pid>-<n>-<name>` in `parent`.
-    pub fn new_in(parent: &Path, name: &str) -> Result<ScratchDir> {
-        create_dir_all(parent)?;
-        let dir = unique_sibling(&parent.join(name));
-        fs::create_dir(&dir).map_err(|e| Error::io("create a temporary folder in", parent, e))?;
-        Ok(ScratchDir(Some(dir)))
-    }
-
-    pub fn path(&self) -> &Path {
-        self.0.as_deref().unwrap_or(Path::new(""))
-    }
-
-    /// Keeps the folder: the caller moves it into place.
-    pub fn keep(mut self) -> PathBuf {
-        self.0.take().unwrap_or_default()
-    }
-}
-
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        if let Some(dir) = self.0.take() {
-            let _ = fs::remove_dir_all(dir);
-        }
-    }
-}
-
 /// Moves a finished file (written by a tool into a scratch name) to its final place.
 pub fn rename_into_place(from: &Path, to: &Path) -> Result<()> {
     fs::rename(from, to).map_err(|e| Error::io("move into place", to, e))

@@ -15,7 +15,9 @@ pub(crate) fn relative(file: &Path, root: &Path) -> PathBuf {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
+    /// Stops the build.
     Error,
+    /// Reported; the build goes on.
     Warning,
 }
 
@@ -31,10 +33,15 @@ impl fmt::Display for Level {
 /// One message from a compiler, the linker or the engine, with the source line when known.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Diagnostic {
+    /// Error or warning.
     pub level: Level,
+    /// The one-line message.
     pub message: String,
+    /// The source file, when known.
     pub file: Option<PathBuf>,
+    /// The 1-based line in `file`.
     pub line: Option<u32>,
+    /// The 1-based column in `line`.
     pub column: Option<u32>,
     /// Extra lines: the offending PTX instruction, where an inlined call came from, a fix.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -45,18 +52,22 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    /// A diagnostic with no location yet.
     pub fn new(level: Level, message: impl Into<String>) -> Self {
         Diagnostic { level, message: message.into(), file: None, line: None, column: None, notes: Vec::new(), rendered: None }
     }
 
+    /// A warning with no location yet.
     pub fn warning(message: impl Into<String>) -> Self {
         Self::new(Level::Warning, message)
     }
 
+    /// An error with no location yet.
     pub fn error(message: impl Into<String>) -> Self {
         Self::new(Level::Error, message)
     }
 
+    /// Where it points.
     pub fn at(mut self, file: impl Into<PathBuf>, line: Option<u32>, column: Option<u32>) -> Self {
         self.file = Some(file.into());
         self.line = line;
@@ -64,6 +75,7 @@ impl Diagnostic {
         self
     }
 
+    /// Adds a `note:` line (how to fix, what else to know).
     pub fn note(mut self, note: impl Into<String>) -> Self {
         self.notes.push(note.into());
         self

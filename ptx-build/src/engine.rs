@@ -50,28 +50,37 @@ pub struct BuildOptions {
 /// Everything a build produced.
 #[derive(Clone, Debug, Default)]
 pub struct BuildOutput {
+    /// One entry per kernel crate (or group of .cu files), in build order.
     pub crates: Vec<CrateOutput>,
 }
 
 /// What `cargo ptx check` found.
 #[derive(Clone, Debug, Default)]
 pub struct CheckOutput {
+    /// Source files read.
     pub files: usize,
+    /// Errors found.
     pub errors: usize,
+    /// Warnings found.
     pub warnings: usize,
 }
 
 /// One kernel crate's results.
 #[derive(Clone, Debug)]
 pub struct CrateOutput {
+    /// The package name.
     pub name: String,
     /// The lib target's crate name: names the artifacts.
     pub lib_name: String,
     /// The lib target's root file.
     pub lib_src: Option<PathBuf>,
+    /// Its Cargo.toml (or the .cu file, for files outside a package).
     pub manifest_path: PathBuf,
+    /// The archs built, sorted.
     pub archs: Vec<Arch>,
+    /// Every kernel name, Rust ones first.
     pub kernels: Vec<String>,
+    /// Every PTX and cubin file, by arch and module.
     pub artifacts: Vec<Artifact>,
     /// Every input file (for `cargo:rerun-if-changed`): Rust sources, .cu files and their headers.
     pub sources: Vec<PathBuf>,

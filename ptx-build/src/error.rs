@@ -17,107 +17,251 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub enum Error {
     /// An arch string that is not an NVIDIA GPU architecture.
     #[error("invalid arch `{arch}`: {reason}\n  help: {help}")]
-    InvalidArch { arch: String, reason: String, help: String },
+    InvalidArch {
+        /// The arch as written.
+        arch: String,
+        /// Why it is not one.
+        reason: String,
+        /// How to fix it.
+        help: String,
+    },
 
     /// An arch that exists but that a found tool cannot compile for.
     #[error("`{arch}` is not supported by {tool} {version} ({path})\n  help: {help}")]
-    UnsupportedArch { arch: String, tool: &'static str, version: String, path: PathBuf, help: String },
+    UnsupportedArch {
+        /// The arch as written.
+        arch: String,
+        /// The tool.
+        tool: &'static str,
+        /// Its version.
+        version: String,
+        /// Its path.
+        path: PathBuf,
+        /// How to fix it.
+        help: String,
+    },
 
     /// No arch on the command line, in the metadata, and no GPU to ask.
     #[error("no GPU arch chosen for {package}, and no GPU was found to build for (`native`): {why}\n  help: pass `--arch sm_80` (a list works: `--arch sm_80,sm_90`), or add `archs = [\"sm_80\"]` to [package.metadata.ptx] in {manifest}")]
-    NoArch { package: String, manifest: PathBuf, why: String },
+    NoArch {
+        /// The kernel crate.
+        package: String,
+        /// Its Cargo.toml.
+        manifest: PathBuf,
+        /// Why no GPU could be asked.
+        why: String,
+    },
 
     /// `--arch native` where the driver reports no GPU.
     #[error("`--arch native` needs a GPU, and none was found: {why}\n  help: name the arch instead, e.g. `--arch sm_80`")]
-    NoNativeGpu { why: String },
+    NoNativeGpu {
+        /// Why no GPU could be asked.
+        why: String,
+    },
 
     /// No package with `[package.metadata.ptx]` where we looked.
     #[error("no kernel crate found in {searched}\n  a kernel crate is a package whose Cargo.toml has a [package.metadata.ptx] table\n  help: add `[package.metadata.ptx]` to the kernel package's Cargo.toml, or pass its folder: `cargo ptx build path/to/kernels`")]
-    NoKernelCrate { searched: String },
+    NoKernelCrate {
+        /// Where we looked.
+        searched: String,
+    },
 
     /// `-p NAME` named no kernel crate.
     #[error("package `{name}` is not a kernel crate of {searched} (kernel crates there: {available})\n  help: a kernel crate has a [package.metadata.ptx] table in its Cargo.toml")]
-    NoSuchPackage { name: String, searched: String, available: String },
+    NoSuchPackage {
+        /// The `-p` name.
+        name: String,
+        /// Where we looked.
+        searched: String,
+        /// The kernel crates there.
+        available: String,
+    },
 
     /// `cargo metadata` failed on a manifest.
     #[error("could not read the cargo workspace at {manifest}: {message}")]
-    Metadata { manifest: PathBuf, message: String },
+    Metadata {
+        /// The manifest cargo was asked about.
+        manifest: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
 
     /// A bad option value, from any front end: metadata, a flag, a Builder method or a
     /// `CARGO_PTX_*` variable (`source_name` says which).
     #[error("invalid `{key}` in {source_name}: {message}")]
-    Option { key: String, source_name: String, message: String },
+    Option {
+        /// The option, as metadata spells it.
+        key: String,
+        /// Where the value came from.
+        source_name: String,
+        /// What is wrong.
+        message: String,
+    },
 
     /// A tool the build needs was not found.
     #[error("{what} not found{detail}\n  help: {help}")]
-    ToolMissing { what: String, detail: String, help: String },
+    ToolMissing {
+        /// What is missing.
+        what: String,
+        /// What needed it.
+        detail: String,
+        /// How to fix it.
+        help: String,
+    },
 
     /// A tool could not be started at all.
     #[error("could not run {tool} ({path}): {source}\n  help: {help}")]
     Spawn {
+        /// The tool.
         tool: String,
+        /// The program path.
         path: PathBuf,
+        /// How to fix it.
         help: String,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
 
     /// A tool ran and failed; `output` is what it printed.
     #[error("{tool} failed{context}:\n{output}")]
-    ToolFailed { tool: String, context: String, output: String },
+    ToolFailed {
+        /// The tool.
+        tool: String,
+        /// What it was doing.
+        context: String,
+        /// What it printed, indented.
+        output: String,
+    },
 
     /// rustc rejected a kernel crate; its diagnostics were reported already.
     #[error("could not compile kernel crate `{package}` for nvptx64-nvidia-cuda ({errors} error{s} above){extra}", s = if *errors == 1 { "" } else { "s" })]
-    RustCompile { package: String, errors: usize, extra: String },
+    RustCompile {
+        /// The kernel crate.
+        package: String,
+        /// How many errors rustc reported.
+        errors: usize,
+        /// More to know (empty when nothing).
+        extra: String,
+    },
 
     /// The kernels call `__nv_*` functions and no libdevice was found.
     #[error("kernel crate `{package}` calls {functions} from NVIDIA's libdevice, and no libdevice was found\n  help: run `cargo ptx setup` (installs NVIDIA's compiler wheels, libdevice included), or set LIBDEVICE=/path/to/libdevice.10.bc")]
-    NoLibdevice { package: String, functions: String },
+    NoLibdevice {
+        /// The kernel crate.
+        package: String,
+        /// The functions, as a list.
+        functions: String,
+    },
 
     /// The kernels call `__nv_*` names that libdevice does not define.
     #[error("kernel crate `{package}` calls {functions}, which libdevice ({libdevice}) does not define\n  help: check the spelling against the libdevice user's guide (e.g. `__nv_expf`, `__nv_sin`); every libdevice function starts with `__nv_`")]
-    UnknownLibdevice { package: String, functions: String, libdevice: PathBuf },
+    UnknownLibdevice {
+        /// The kernel crate.
+        package: String,
+        /// The functions, as a list.
+        functions: String,
+        /// The libdevice file searched.
+        libdevice: PathBuf,
+    },
 
     /// The kernels call functions that nothing defines.
     #[error("kernel crate `{package}` calls {functions}, which no linked crate defines (arch {arch})\n  help: a kernel can only call functions compiled into it: define them in the kernel crate or a `no_std` dependency")]
-    Undefined { package: String, functions: String, arch: String },
+    Undefined {
+        /// The kernel crate.
+        package: String,
+        /// The functions, as a list.
+        functions: String,
+        /// The arch being linked.
+        arch: String,
+    },
 
     /// libdevice is not LLVM bitcode.
     #[error("libdevice at {path} is not LLVM bitcode (corrupt or truncated file)\n  help: reinstall it with `cargo ptx setup --force`, or point LIBDEVICE at a good libdevice.10.bc")]
-    CorruptLibdevice { path: PathBuf },
+    CorruptLibdevice {
+        /// The file.
+        path: PathBuf,
+    },
 
     /// ptxas rejected the PTX; the diagnostics carry the source lines.
     #[error("ptxas rejected the PTX of `{package}` for {arch} ({count} error{s} above)", s = if *count == 1 { "" } else { "s" })]
-    Ptxas { package: String, arch: String, count: usize, diagnostics: Vec<Diagnostic> },
+    Ptxas {
+        /// The kernel crate.
+        package: String,
+        /// The arch being assembled.
+        arch: String,
+        /// How many.
+        count: usize,
+        /// The errors, each at its source line.
+        diagnostics: Vec<Diagnostic>,
+    },
 
     /// nvcc rejected a .cu file; the diagnostics carry the source lines.
     #[error("nvcc could not compile {file} for {arch} ({count} error{s} above)", file = file.display(), s = if *count == 1 { "" } else { "s" })]
-    Nvcc { file: PathBuf, arch: String, count: usize, diagnostics: Vec<Diagnostic> },
+    Nvcc {
+        /// The source file.
+        file: PathBuf,
+        /// The arch being compiled.
+        arch: String,
+        /// How many.
+        count: usize,
+        /// The errors, each at its source line.
+        diagnostics: Vec<Diagnostic>,
+    },
 
     /// The inline-PTX checker found errors; the diagnostics were reported already.
     #[error("{count} inline-PTX error{s} in `{package}` (above)\n  help: the rules are NVIDIA's \"Inline PTX Assembly in CUDA\"; `cargo ptx check` runs the checker alone", s = if *count == 1 { "" } else { "s" })]
-    InlinePtx { package: String, count: usize, diagnostics: Vec<Diagnostic> },
+    InlinePtx {
+        /// The kernel crate.
+        package: String,
+        /// How many.
+        count: usize,
+        /// The errors, each at its source line.
+        diagnostics: Vec<Diagnostic>,
+    },
 
     /// A file-system operation failed.
     #[error("could not {action} {path}: {source}{help}", help = io_help(source))]
     Io {
+        /// What was being done (`read`, `write`).
         action: &'static str,
+        /// The file or folder.
         path: PathBuf,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
 
     /// A kernel signature that cannot be launched with typed arguments, or disagrees with its PTX.
     #[error("{file}:{line}: kernel `{kernel}`: {message}", file = file.display())]
-    Signature { file: PathBuf, line: u32, kernel: String, message: String },
+    Signature {
+        /// The source file.
+        file: PathBuf,
+        /// The 1-based line.
+        line: u32,
+        /// The kernel.
+        kernel: String,
+        /// What is wrong.
+        message: String,
+    },
 
     /// Two kernels of one generated module share a name.
     #[error("kernel `{name}` is defined twice: in {first} and in {second}\n  help: rename one of them; a generated module has one method per kernel name")]
-    DuplicateKernel { name: String, first: String, second: String },
+    DuplicateKernel {
+        /// The kernel name.
+        name: String,
+        /// The first definition.
+        first: String,
+        /// The second definition.
+        second: String,
+    },
 
     /// A build-script-only call outside a build script.
     #[error("{what} is not set: ptx_build::Builder runs inside a build script (build.rs), where cargo sets it\n  help: call it from build.rs, or use `cargo ptx build` on the command line")]
-    NotInBuildScript { what: &'static str },
+    NotInBuildScript {
+        /// The variable cargo sets in build scripts.
+        what: &'static str,
+    },
 }
 
 fn io_help(e: &std::io::Error) -> &'static str {

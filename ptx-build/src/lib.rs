@@ -1,45 +1,55 @@
-//! `ptx-build`: the engine of cargo-ptx.
+//! Build GPU kernels written in Rust and CUDA C++ into PTX and cubins from a build script, and
+//! embed them into the host crate with one typed launch method per kernel.
 //!
-//! It compiles Rust kernel crates (`no_std`, `nvptx64-nvidia-cuda`) and CUDA C++ (`.cu`, through
-//! nvcc) into PTX for every requested GPU arch, links NVIDIA's libdevice, and runs ptxas for cubins. `cargo ptx` is a
-//! thin front end over [`BuildOptions`]; build scripts use the same engine.
+//! ```no_run
+//! // build.rs of a host crate with `ptx-build` as a build-dependency and `ptx-runtime` as a dependency
+//! fn main() -> Result<(), ptx_build::Error> {
+//!     ptx_build::Builder::new()
+//!         .kernel_crate("../kernels") // a `no_std` crate with `[package.metadata.ptx]`
+//!         .cuda("cuda/*.cu")          // CUDA C++ files of the host crate itself
+//!         .arch("sm_80,sm_90")
+//!         .build()?;
+//!     Ok(())
+//! }
+//! ```
 //!
-//! The pipeline, one module a stage:
+//! The host crate then writes `mod kernels { ptx_runtime::include_kernels!(); }` and launches
+//! `kernels::Kernels::load(&ctx)?.saxpy(&stream, cfg, n, a, &x, &mut y)`.
 //!
-//! | stage | module | in | out |
-//! |---|---|---|---|
-//! | find tools | [`toolchain`] | environment, PATH, rustup | [`toolchain::Rust`], [`toolchain::Cuda`] |
-//! | find crates | [`config`] | `cargo metadata` ([`cargo_json`]) | [`config::KernelCrate`] |
-//! | choose archs | [`arch`] | `--arch`, metadata, driver | [`arch::Arch`] |
-//! | Rust front end | [`rust`] | kernel crate | one bitcode module ([`rust::RustKernels`]) |
-//! | CUDA front end | [`cuda`] | .cu file, per arch | PTX + the headers it read |
-//! | inline-PTX checks | [`inline_ptx`] | `asm()` / `asm!` sources | diagnostics at the source line |
-//! | link | [`link`] | module + libdevice, per arch | PTX |
-//! | assemble | [`ptxas`] | PTX, per arch | cubin + [`ptxas::Resources`] |
-//! | read PTX | [`ptx`] | PTX | entries, params, source lines |
-//! | cache | [`cache`] | content, versions, flags | keys, atomic writes |
+//! Every kernel option ([`Options`]) has the same name and default as a [`Builder`] method, a
+//! `[package.metadata.ptx]` key and a `cargo ptx build` flag. `cargo ptx` (the `cargo-ptx` crate)
+//! runs the same engine through [`BuildOptions`].
 //!
-//! [`engine`] runs them in order; [`setup`] installs missing tools; [`scaffold`] writes new
-//! projects (`cargo ptx new`) from the repository's `templates/`.
+//! Inside, one stage a module: `toolchain` (find and version every tool) -> `config` (kernel
+//! crates and their options) -> `arch` -> `rust` (nested cargo to LLVM bitcode) / `cuda` (nvcc)
+//! -> `link` (bitcode + libdevice -> PTX) -> `ptxas` (cubins, resource usage) -> `ptx` (read
+//! PTX) -> `signature` (kernel signatures) -> `codegen` (the embedded module), with `cache`
+//! (content keys, atomic writes) under all of them.
+
+#![warn(missing_docs)]
 
 pub mod arch;
-pub mod builder;
-pub mod cache;
-pub mod cargo_json;
-pub mod codegen;
+mod builder;
+mod cache;
+mod cargo_json;
+mod codegen;
+#[doc(hidden)]
 pub mod config;
-pub mod cuda;
-pub mod diag;
-pub mod engine;
-pub mod error;
+mod cuda;
+mod diag;
+mod engine;
+mod error;
+#[doc(hidden)]
 pub mod inline_ptx;
-pub mod link;
+mod link;
 pub mod options;
+#[doc(hidden)]
 pub mod process;
-pub mod ptx;
-pub mod ptxas;
-pub mod report;
-pub mod rust;
+mod ptx;
+mod ptxas;
+mod report;
+mod rust;
+#[doc(hidden)]
 pub mod signature;
 pub mod toolchain;
 
@@ -48,4 +58,5 @@ pub use builder::{Builder, Generated};
 pub use diag::{Diagnostic, Level};
 pub use engine::{BuildOptions, BuildOutput, CheckOutput, CrateOutput};
 pub use error::{Error, Result};
+pub use options::{Options, Profile};
 pub use report::{Artifact, ArtifactKind, Event, KernelInfo, Reporter, Silent};

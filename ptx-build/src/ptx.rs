@@ -112,10 +112,6 @@ impl Module {
         self.entries.iter().find(|e| e.name == name)
     }
 
-    pub fn file(&self, n: u32) -> Option<&PathBuf> {
-        self.files.get(&n)
-    }
-
     /// The source location of PTX line `ptx_line` (1-based): the nearest `.loc` at or above it
     /// within the same function.
     pub fn source_of(&self, ptx_line: usize) -> Option<(SourcePos, Vec<SourcePos>)> {

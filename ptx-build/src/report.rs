@@ -12,20 +12,26 @@ use crate::ptxas::Resources;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ArtifactKind {
+    /// A `.ptx` file.
     Ptx,
+    /// A `.cubin` file from ptxas.
     Cubin,
 }
 
 /// One file the build produced.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Artifact {
+    /// The kernel crate that made it.
     pub package: String,
     /// The PTX module: the Rust crate's name, or the .cu file's module name.
     pub module: String,
     /// The module's source: the Rust crate's root file or the .cu file.
     pub source: Option<PathBuf>,
+    /// The arch it is for (`sm_90`, `compute_80`).
     pub arch: String,
+    /// PTX or cubin.
     pub kind: ArtifactKind,
+    /// Where it was written.
     pub path: PathBuf,
     /// Every kernel in the file; resource usage is filled in for cubins (ptxas ran).
     pub kernels: Vec<KernelInfo>,
@@ -37,15 +43,22 @@ pub struct Artifact {
 /// A kernel and, where ptxas ran, its resource usage.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct KernelInfo {
+    /// The kernel's PTX name.
     pub name: String,
+    /// Registers per thread.
     pub registers: Option<u32>,
+    /// Bytes of register spill stores.
     pub spill_stores: Option<u32>,
+    /// Bytes of register spill loads.
     pub spill_loads: Option<u32>,
+    /// Static shared memory per block, in bytes.
     pub shared_bytes: Option<u32>,
+    /// Stack frame per thread, in bytes.
     pub stack_bytes: Option<u32>,
 }
 
 impl KernelInfo {
+    /// A kernel whose resources are not known (no ptxas run).
     pub fn named(name: &str) -> Self {
         KernelInfo { name: name.to_string(), registers: None, spill_stores: None, spill_loads: None, shared_bytes: None, stack_bytes: None }
     }
@@ -69,25 +82,32 @@ impl From<&Resources> for KernelInfo {
 pub enum Event<'a> {
     /// A stage begins, in cargo's words: `Compiling`, `Linking`, `Assembling`, `Fresh`.
     Status {
+        /// Right-aligned like cargo's (`Compiling`, `Linking`).
         verb: &'static str,
+        /// What the step is about.
         message: String,
     },
     /// Finer progress inside a stage (a crate the nested cargo is compiling).
     Progress {
+        /// What the step is about.
         message: String,
     },
     /// How many steps the build has ahead (for a progress bar).
     Plan {
+        /// How many steps the build will report done.
         steps: usize,
     },
     /// One step of the plan is done.
     StepDone,
+    /// An error or warning with its location.
     Diagnostic(&'a Diagnostic),
+    /// A file was written (or found fresh).
     Artifact(&'a Artifact),
 }
 
 /// Receives [`Event`]s. Called from several threads at once.
 pub trait Reporter: Sync {
+    /// Called for each event, from any thread of the build.
     fn report(&self, event: Event<'_>);
 }
 

@@ -77,12 +77,17 @@ fn setup_help(toolchain: &str) -> String {
 pub struct Rust {
     /// The rustup name (`nightly`, `nightly-2026-05-19`).
     pub toolchain: String,
+    /// Its rustc.
     pub rustc: PathBuf,
+    /// Its cargo.
     pub cargo: PathBuf,
+    /// Its sysroot (`rustc --print sysroot`).
     pub sysroot: PathBuf,
     /// `rustc -V`, e.g. `rustc 1.97.0-nightly (1a2b3c4 2026-05-19)`.
     pub version: String,
+    /// The LLVM version rustc reports (`22.1.0`).
     pub llvm_version: String,
+    /// Its host triple.
     pub host: String,
     /// The `rust-src` component's library folder, when installed.
     pub rust_src: Option<PathBuf>,
@@ -166,12 +171,14 @@ impl Rust {
 /// The `llvm-tools` of a toolchain: the same LLVM that wrote its bitcode.
 #[derive(Clone, Debug)]
 pub struct Llvm {
+    /// The folder of llvm-link, opt and llc.
     pub bin: PathBuf,
 }
 
 impl Llvm {
     const TOOLS: &'static [&'static str] = &["llvm-link", "opt", "llc", "llvm-nm", "llvm-dis"];
 
+    /// The path of one LLVM tool (`llc`).
     pub fn tool(&self, name: &str) -> PathBuf {
         self.bin.join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
     }
@@ -208,6 +215,7 @@ impl Llvm {
 /// A CUDA tool and where it came from.
 #[derive(Clone, Debug)]
 pub struct Tool {
+    /// Where it was found.
     pub path: PathBuf,
     /// `13.0.88`, read from the tool itself.
     pub version: String,
@@ -230,7 +238,9 @@ fn release_of(version: &str) -> Option<(u32, u32)> {
 /// NVIDIA's libdevice bitcode.
 #[derive(Clone, Debug)]
 pub struct Libdevice {
+    /// Where it was found.
     pub path: PathBuf,
+    /// How it was found (`LIBDEVICE`, `CUDA_PATH`, `cargo ptx setup`, ...).
     pub source: String,
     /// The file starts with LLVM's bitcode magic.
     pub valid: bool,
@@ -239,8 +249,11 @@ pub struct Libdevice {
 /// What was found of a CUDA toolkit.
 #[derive(Clone, Debug, Default)]
 pub struct Cuda {
+    /// ptxas, for cubins.
     pub ptxas: Option<Tool>,
+    /// nvcc, for .cu files.
     pub nvcc: Option<Tool>,
+    /// libdevice.10.bc, for `__nv_*` math.
     pub libdevice: Option<Libdevice>,
     /// Versions of the pieces of the install, by component (`nvcc`, `nvvm`, `crt`, `runtime`).
     pub components: BTreeMap<String, String>,

@@ -5,6 +5,8 @@
 //! The CUDA driver is opened at run time (cudarc's dynamic loading): a host binary builds and
 //! links on a machine without CUDA, and [`context`] reports a missing driver as an error.
 
+#![warn(missing_docs)]
+
 use std::fmt;
 use std::sync::Arc;
 
@@ -19,15 +21,20 @@ pub use half;
 /// Arch-specific (`sm_90a`) and family (`sm_100f`) variants, as `ptx-build` names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Variant {
+    /// `sm_80`: this GPU and later ones.
     Plain,
+    /// `sm_100f`: the same major, same or later minor.
     Family,
+    /// `sm_90a`: exactly this GPU.
     Specific,
 }
 
 /// A cubin for one GPU, or PTX the driver compiles at load time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ImageKind {
+    /// Machine code from ptxas: loads in well under a millisecond.
     Cubin,
+    /// PTX: the driver compiles it at load time (milliseconds to seconds).
     Ptx,
 }
 
@@ -38,10 +45,13 @@ pub struct Image {
     pub arch: &'static str,
     /// Compute capability as `major * 10 + minor`.
     pub capability: u32,
+    /// Which GPUs of that capability it runs on.
     pub variant: Variant,
+    /// Cubin or PTX.
     pub kind: ImageKind,
     /// The PTX `.version` (PTX images only).
     pub ptx_isa: Option<&'static str>,
+    /// The file's bytes, embedded with `include_bytes!`.
     pub bytes: &'static [u8],
 }
 
@@ -85,17 +95,45 @@ pub fn candidates(images: &'static [Image], cc: u32, policy: Policy) -> Vec<&'st
 /// an error through `Debug`, and users should read the message and its help there.
 #[derive(thiserror::Error)]
 pub enum LoadError {
+    /// libcuda could not be opened.
     #[error("no CUDA driver: libcuda could not be loaded\n  help: install the NVIDIA driver, or run on a machine with an NVIDIA GPU")]
     NoDriver,
+    /// No embedded image runs on this GPU.
     #[error("no embedded kernel image runs on this GPU (compute capability {major}.{minor}); embedded: {embedded}\n  help: add `sm_{major}{minor}` to the archs of the build (`.arch(\"sm_{major}{minor}\")` in build.rs, `archs` in [package.metadata.ptx], or CARGO_PTX_ARCH)")]
-    NoImage { major: u32, minor: u32, embedded: String },
+    NoImage {
+        /// The GPU's major compute capability.
+        major: u32,
+        /// Its minor compute capability.
+        minor: u32,
+        /// The archs that are embedded.
+        embedded: String,
+    },
+    /// The only image that fits is PTX newer than the driver compiles.
     #[error("the CUDA driver cannot load the {arch} PTX: its ISA {isa} is newer than this driver (CUDA {driver}) compiles\n  help: update the NVIDIA driver, embed a cubin for this GPU (`sm_{cc}`), or pin an older ISA with `ptx-isa` in [package.metadata.ptx]")]
-    UnsupportedPtx { arch: &'static str, isa: &'static str, driver: String, cc: u32 },
+    UnsupportedPtx {
+        /// The image's arch.
+        arch: &'static str,
+        /// Its PTX ISA version.
+        isa: &'static str,
+        /// The driver's CUDA version.
+        driver: String,
+        /// The GPU's compute capability, `major * 10 + minor`.
+        cc: u32,
+    },
+    /// A kernel the generated code names is not in the loaded image.
     #[error("kernel `{name}` is missing from the {arch} image\n  help: rebuild; the image and the generated code come from one build")]
-    MissingKernel { name: String, arch: &'static str },
+    MissingKernel {
+        /// The kernel.
+        name: String,
+        /// The image's arch.
+        arch: &'static str,
+    },
+    /// Any other driver call failed.
     #[error("CUDA driver error while {action}: {source}")]
     Driver {
+        /// What was being done.
         action: String,
+        /// The driver's error.
         #[source]
         source: DriverError,
     },
@@ -145,7 +183,9 @@ pub fn driver_version() -> Option<String> {
 /// A module loaded from one of the embedded images.
 #[derive(Debug, Clone)]
 pub struct Loaded {
+    /// The loaded module.
     pub module: Arc<CudaModule>,
+    /// The image it was loaded from.
     pub image: &'static Image,
 }
 
@@ -214,6 +254,7 @@ impl fmt::Display for Image {
     label = "the kernel parameter is `*const {T}`: pass `&CudaSlice<{T}>` or `&CudaView<{T}>`"
 )]
 pub trait DeviceIn<T> {
+    /// Adds the device pointer to a launch.
     fn push_arg<'a>(&'a self, args: &mut LaunchArgs<'a>);
 }
 
@@ -223,6 +264,7 @@ pub trait DeviceIn<T> {
     label = "the kernel parameter is `*mut {T}`: pass `&mut CudaSlice<{T}>` or `&mut CudaViewMut<{T}>`"
 )]
 pub trait DeviceInOut<T> {
+    /// Adds the device pointer to a launch.
     fn push_arg<'a>(&'a mut self, args: &mut LaunchArgs<'a>);
 }
 
