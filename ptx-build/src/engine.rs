@@ -10,6 +10,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::arch::{self, Arch, ArchRequest};
+use crate::bitcode::Profile;
 use crate::cache::{self, Key};
 use crate::config::{self, CudaSource, KernelCrate, PtxIsa};
 use crate::cuda::{CudaCompile, Nvcc};
@@ -19,7 +20,7 @@ use crate::inline_ptx;
 use crate::link::ArchLink;
 use crate::ptxas::{self, Resources};
 use crate::report::{Artifact, ArtifactKind, Event, KernelInfo, Reporter};
-use crate::rust::{Features, Frontend, Profile, RustKernels};
+use crate::rust::{Features, Frontend, RustKernels};
 use crate::toolchain::{self, Cuda, Libdevice, Llvm, Rust};
 
 /// What to build and how: the options of `cargo ptx build`.

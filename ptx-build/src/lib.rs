@@ -13,7 +13,9 @@
 //! | choose archs | [`arch`] | `--arch`, metadata, driver | [`arch::Arch`] |
 //! | Rust front end | [`rust`] | kernel crate | one bitcode module ([`rust::RustKernels`]) |
 //! | CUDA front end | [`cuda`] | .cu file, per arch | PTX + the headers it read |
+//! | dep files | [`depfile`] | rustc's `.d`, nvcc's `-MF` | the files a build read |
 //! | inline-PTX checks | [`inline_ptx`] | `asm()` / `asm!` sources | diagnostics at the source line |
+//! | bitcode | [`bitcode`] | crate bitcode + dependencies | one module, its kernels |
 //! | link | [`link`] | module + libdevice, per arch | PTX |
 //! | assemble | [`ptxas`] | PTX, per arch | cubin + [`ptxas::Resources`] |
 //! | read PTX | [`ptx`] | PTX | entries, params, source lines |
@@ -23,12 +25,14 @@
 //! projects (`cargo ptx new`) from the repository's `templates/`.
 
 pub mod arch;
+pub mod bitcode;
 pub mod builder;
 pub mod cache;
 pub mod cargo_json;
 pub mod codegen;
 pub mod config;
 pub mod cuda;
+pub mod depfile;
 pub mod diag;
 pub mod engine;
 pub mod error;

@@ -3,7 +3,8 @@
 //!
 //! Like spirv-builder, the nested cargo gets its own target dir (an outer cargo holds the lock
 //! on the user's) and an environment scrubbed of the outer build's variables. No linker runs:
-//! the crate is built as an rlib with `--emit=llvm-bc`, and [`crate::link`] links the bitcode.
+//! the crate is built as an rlib with `--emit=llvm-bc`, and [`crate::bitcode`] links the
+//! crates into one module that [`crate::link`] takes to PTX per arch.
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
@@ -13,12 +14,13 @@ use std::process::{Command, Stdio};
 use serde::{Deserialize, Serialize};
 
 use crate::arch::Arch;
+use crate::bitcode::{self, Profile};
 use crate::cache::{self, Key};
 use crate::cargo_json::{Message, RustcDiagnostic};
 use crate::config::KernelCrate;
+use crate::depfile;
 use crate::diag::{Diagnostic, Level};
 use crate::error::{Error, Result};
-use crate::link;
 use crate::report::{Event, Reporter};
 use crate::toolchain::{Llvm, Rust};
 
@@ -52,23 +54,6 @@ const SCRUBBED: &[&str] = &[
     "CARGO_PRIMARY_PACKAGE",
 ];
 const SCRUBBED_PREFIXES: &[&str] = &["CARGO_CFG_", "CARGO_FEATURE_", "CARGO_PKG_", "DEP_"];
-
-/// Debug or release, as cargo names them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Profile {
-    Debug,
-    Release,
-}
-
-impl Profile {
-    /// The folder name under `<target-dir>/ptx/`.
-    pub fn dir_name(&self) -> &'static str {
-        match self {
-            Profile::Debug => "debug",
-            Profile::Release => "release",
-        }
-    }
-}
 
 /// Cargo feature selection for the kernel crate.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -172,7 +157,7 @@ impl Frontend<'_> {
 
         cache::create_dir_all(&self.work_dir)?;
         let module = self.work_dir.join(format!("{}.bc", self.krate.lib_name));
-        let kernels = link::kernel_names(self.llvm, &kernel_bc)?;
+        let kernels = bitcode::kernel_names(self.llvm, &kernel_bc)?;
         if kernels.is_empty() {
             reporter.report(Event::Diagnostic(
                 &Diagnostic::warning(format!("kernel crate `{}` defines no kernel", self.krate.name))
@@ -180,7 +165,7 @@ impl Frontend<'_> {
                     .note("a kernel is `#[ptx_device::kernel] pub unsafe fn name(..)`, or `#[no_mangle] pub unsafe extern \"ptx-kernel\" fn name(..)` under `#![feature(abi_ptx)]`, in the lib target"),
             ));
         }
-        link::crate_module(self.llvm, &kernel_bc, &deps, &module)?;
+        bitcode::crate_module(self.llvm, &kernel_bc, &deps, &module)?;
 
         let mut sources = BTreeSet::new();
         let mut env = BTreeSet::new();
@@ -355,48 +340,15 @@ fn from_rustc(m: &RustcDiagnostic) -> Diagnostic {
     d
 }
 
-/// Reads a makefile-style `.d` file: sources after the first `:`, and `# env-dep:` lines.
+/// Adds the sources and `env!` variables of rustc's dep-info file at `path` (none when the
+/// file is missing: a crate that failed to build has none, and the stamp is not written then).
 fn read_dep_info(path: &Path, sources: &mut BTreeSet<PathBuf>, env: &mut BTreeSet<String>) {
     let Ok(text) = std::fs::read_to_string(path) else {
         return;
     };
-    for line in text.lines() {
-        if let Some(var) = line.strip_prefix("# env-dep:") {
-            env.insert(var.split('=').next().unwrap_or(var).to_string());
-            continue;
-        }
-        let Some((_, deps)) = split_rule(line) else {
-            continue;
-        };
-        let mut cur = String::new();
-        let mut chars = deps.chars().peekable();
-        while let Some(c) = chars.next() {
-            match c {
-                '\\' if chars.peek() == Some(&' ') => {
-                    cur.push(' ');
-                    chars.next();
-                }
-                ' ' => {
-                    if !cur.is_empty() {
-                        sources.insert(PathBuf::from(std::mem::take(&mut cur)));
-                    }
-                }
-                c => cur.push(c),
-            }
-        }
-        if !cur.is_empty() {
-            sources.insert(PathBuf::from(cur));
-        }
-    }
-}
-
-/// Splits `target: deps` at the first unescaped `: ` (Windows drive letters have no space after).
-fn split_rule(line: &str) -> Option<(&str, &str)> {
-    if line.starts_with('#') || line.trim().is_empty() {
-        return None;
-    }
-    let idx = line.find(": ").or_else(|| line.strip_suffix(':').map(|l| l.len()))?;
-    Some((&line[..idx], line.get(idx + 1..).unwrap_or("").trim()))
+    let deps = depfile::parse(&text);
+    sources.extend(deps.prerequisites);
+    env.extend(deps.env);
 }
 
 /// Sources that never change under a fixed toolchain and lock file: the sysroot and registries.
