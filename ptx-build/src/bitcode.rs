@@ -6,7 +6,6 @@
 //! the other.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 
@@ -37,7 +36,7 @@ pub fn kernel_names(llvm: &Llvm, bitcode: &Path) -> Result<Vec<String>> {
     let out = process::checked(
         "llvm-dis",
         || format!(" on {}", bitcode.display()),
-        Command::new(llvm.tool("llvm-dis")).arg(bitcode).arg("-o").arg("-"),
+        process::command(llvm.tool("llvm-dis")).arg(bitcode).arg("-o").arg("-"),
     )?;
     Ok(parse_kernel_names(&String::from_utf8_lossy(&out.stdout)))
 }
@@ -67,7 +66,7 @@ pub fn crate_module(llvm: &Llvm, kernel_crate: &Path, deps: &[PathBuf], out: &Pa
     let mut current = kernel_crate.to_path_buf();
     let mut last_undefined: Option<Vec<String>> = None;
     for round in 0..6 {
-        let mut cmd = Command::new(llvm.tool("llvm-link"));
+        let mut cmd = process::command(llvm.tool("llvm-link"));
         cmd.arg(&current);
         if !deps.is_empty() {
             cmd.arg("--only-needed").args(deps);
@@ -93,7 +92,7 @@ pub fn undefined_symbols(llvm: &Llvm, bitcode: &Path) -> Result<Vec<String>> {
     let out = process::checked(
         "llvm-nm",
         || format!(" on {}", bitcode.display()),
-        Command::new(llvm.tool("llvm-nm")).arg("--undefined-only").arg("--format=just-symbols").arg(bitcode),
+        process::command(llvm.tool("llvm-nm")).arg("--undefined-only").arg("--format=just-symbols").arg(bitcode),
     )?;
     let mut v: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(|l| l.trim().to_string()).filter(|l| !l.is_empty()).collect();
     v.sort();

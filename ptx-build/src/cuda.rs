@@ -8,7 +8,6 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
 use crate::arch::Arch;
@@ -130,7 +129,7 @@ impl CudaCompile<'_> {
             cache::create_dir_all(dir)?;
         }
         let scratch = cache::scratch_path(self.out);
-        let mut cmd = Command::new(&self.nvcc.tool.path);
+        let mut cmd = process::command(&self.nvcc.tool.path);
         cmd.args(self.flags())
             .args(self.nvcc.host_args())
             .arg("-MMD")

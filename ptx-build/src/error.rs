@@ -51,19 +51,21 @@ pub enum Error {
     #[error("{what} not found{detail}\n  help: {help}")]
     ToolMissing { what: String, detail: String, help: String },
 
-    /// A tool could not be started at all.
-    #[error("could not run {tool} ({path}): {source}\n  help: {help}")]
+    /// A tool could not be started at all; `command` is its command line, quoted for display.
+    #[error("could not run {tool} ({path}): {source}\n  command: {command}\n  help: {help}")]
     Spawn {
         tool: String,
         path: PathBuf,
+        command: String,
         help: String,
         #[source]
         source: std::io::Error,
     },
 
-    /// A tool ran and failed; `output` is what it printed.
-    #[error("{tool} failed{context}:\n{output}")]
-    ToolFailed { tool: String, context: String, output: String },
+    /// A tool ran and failed; `output` is what it printed, `command` its command line (quoted
+    /// for display; empty where no single command failed).
+    #[error("{tool} failed{context}:\n{output}{command}", command = command_note(command))]
+    ToolFailed { tool: String, context: String, command: String, output: String },
 
     /// rustc rejected a kernel crate; its diagnostics were reported already.
     #[error("could not compile kernel crate `{package}` for nvptx64-nvidia-cuda ({errors} error{s} above){extra}", s = if *errors == 1 { "" } else { "s" })]
@@ -117,6 +119,15 @@ pub enum Error {
     /// A build-script-only call outside a build script.
     #[error("{what} is not set: ptx_build::Builder runs inside a build script (build.rs), where cargo sets it\n  help: call it from build.rs, or use `cargo ptx build` on the command line")]
     NotInBuildScript { what: &'static str },
+}
+
+/// The command line under a tool's output: what to rerun by hand to see the failure again.
+fn command_note(command: &str) -> String {
+    if command.is_empty() {
+        String::new()
+    } else {
+        format!("\n  command: {command}")
+    }
 }
 
 fn io_help(e: &std::io::Error) -> &'static str {

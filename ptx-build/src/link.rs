@@ -6,7 +6,6 @@
 //! stage (the profile, reading and linking bitcode) is in [`crate::bitcode`].
 
 use std::path::Path;
-use std::process::Command;
 
 use crate::arch::Arch;
 use crate::bitcode::{undefined_symbols, Profile};
@@ -67,7 +66,7 @@ impl ArchLink<'_> {
         cache::write_atomic(&flags, flags_ir.as_bytes())?;
 
         let linked = self.work_dir.join("linked.bc");
-        let mut cmd = Command::new(self.llvm.tool("llvm-link"));
+        let mut cmd = process::command(self.llvm.tool("llvm-link"));
         cmd.arg(self.module).arg(&flags);
         if let Some(ld) = self.libdevice {
             cmd.arg("--only-needed").arg(&ld.path);
@@ -78,11 +77,11 @@ impl ArchLink<'_> {
             if let Some(ld) = self.libdevice.filter(|ld| String::from_utf8_lossy(&out.stderr).contains(&*ld.path.to_string_lossy())) {
                 return Err(Error::CorruptLibdevice { path: ld.path.clone() });
             }
-            return Err(Error::ToolFailed { tool: "llvm-link".into(), context: ctx(), output: process::combined(&out) });
+            return Err(process::failed("llvm-link", ctx(), &cmd, &out));
         }
 
         let optimized = self.work_dir.join("opt.bc");
-        let mut cmd = Command::new(self.llvm.tool("opt"));
+        let mut cmd = process::command(self.llvm.tool("opt"));
         cmd.arg("-mtriple=nvptx64-nvidia-cuda")
             .args(self.codegen_flags())
             .arg(format!("-passes={}", self.pipeline()))
@@ -98,7 +97,7 @@ impl ArchLink<'_> {
         self.check_undefined(&optimized)?;
 
         let scratch = cache::scratch_path(self.out);
-        let mut cmd = Command::new(self.llvm.tool("llc"));
+        let mut cmd = process::command(self.llvm.tool("llc"));
         cmd.args(self.codegen_flags())
             .arg(match self.profile {
                 Profile::Release => "-O3",

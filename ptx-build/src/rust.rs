@@ -21,6 +21,7 @@ use crate::config::KernelCrate;
 use crate::depfile;
 use crate::diag::{Diagnostic, Level};
 use crate::error::{Error, Result};
+use crate::process;
 use crate::report::{Event, Reporter};
 use crate::toolchain::{Llvm, Rust};
 
@@ -150,6 +151,8 @@ impl Frontend<'_> {
             Error::ToolFailed {
                 tool: "cargo".into(),
                 context: format!(" for `{}`", self.krate.name),
+                // cargo succeeded; what is missing is an output, not a failed command.
+                command: String::new(),
                 output: format!("  cargo built no bitcode for the lib target `{}`", self.krate.lib_name),
             }
         })?;
@@ -192,7 +195,7 @@ impl Frontend<'_> {
     }
 
     fn command(&self) -> Command {
-        let mut cmd = Command::new(&self.rust.cargo);
+        let mut cmd = process::command(&self.rust.cargo);
         for (var, _) in std::env::vars_os() {
             let name = var.to_string_lossy();
             if SCRUBBED.contains(&name.as_ref()) || SCRUBBED_PREFIXES.iter().any(|p| name.starts_with(p)) {
@@ -232,7 +235,7 @@ impl Frontend<'_> {
     fn run_cargo(&self, reporter: &dyn Reporter) -> Result<(Vec<Unit>, Vec<PathBuf>)> {
         let mut cmd = self.command();
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).stdin(Stdio::null());
-        let mut child = cmd.spawn().map_err(|e| crate::process::spawn_error("cargo", &self.rust.cargo, e))?;
+        let mut child = process::spawn("cargo", &mut cmd)?;
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
         let target_root = self.cargo_target_dir.join(TARGET);
@@ -286,7 +289,7 @@ impl Frontend<'_> {
             }
             (units, host_dep_infos, errors, err_thread.join().unwrap_or_default())
         });
-        let status = child.wait().map_err(|e| crate::process::spawn_error("cargo", &self.rust.cargo, e))?;
+        let status = process::wait("cargo", &cmd, &mut child)?;
         if status.success() {
             return Ok((units, host_dep_infos));
         }
@@ -295,11 +298,12 @@ impl Frontend<'_> {
         }
         let relevant: Vec<&str> =
             stderr_text.lines().filter(|l| !l.trim_start().starts_with("Compiling") && !l.trim_start().starts_with("Downloaded")).collect();
-        Err(Error::ToolFailed {
-            tool: "cargo".into(),
-            context: format!(" building kernel crate `{}` for {TARGET}", self.krate.name),
-            output: relevant.iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n"),
-        })
+        Err(process::failed_with(
+            "cargo",
+            format!(" building kernel crate `{}` for {TARGET}", self.krate.name),
+            &cmd,
+            relevant.iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n"),
+        ))
     }
 }
 
