@@ -27,6 +27,7 @@
 pub mod arch;
 pub mod bitcode;
 pub mod builder;
+pub mod c_lex;
 pub mod cache;
 pub mod cargo_json;
 pub mod codegen;
