@@ -215,9 +215,7 @@ pub fn string_value(tok: &Token<'_>) -> (String, Vec<(u32, u32)>) {
         let at = (c.line, c.col);
         match x {
             b'"' => break,
-            b'\\' if c.at_continuation() => {
-                while c.bump() != Some(b'\n') {}
-            }
+            b'\\' if c.at_continuation() => while c.bump() != Some(b'\n') {},
             b'\\' => {
                 c.bump();
                 let e = c.bump().unwrap_or(b'\\');

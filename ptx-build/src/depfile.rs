@@ -110,7 +110,9 @@ mod tests {
 
     #[test]
     fn reads_rustc_dep_info_with_phony_rules_and_env() {
-        let d = parse("/t/k.bc: /src/my\\ dir/lib.rs /src/ä.rs\n\n/src/my\\ dir/lib.rs:\n/src/ä.rs:\n\n# env-dep:KERNEL_N=4\n# env-dep:EMPTY\n");
+        let d = parse(
+            "/t/k.bc: /src/my\\ dir/lib.rs /src/ä.rs\n\n/src/my\\ dir/lib.rs:\n/src/ä.rs:\n\n# env-dep:KERNEL_N=4\n# env-dep:EMPTY\n",
+        );
         assert_eq!(d.prerequisites, paths(&["/src/my dir/lib.rs", "/src/ä.rs"]));
         assert_eq!(d.targets, paths(&["/t/k.bc", "/src/my dir/lib.rs", "/src/ä.rs"]));
         assert_eq!(d.env, ["KERNEL_N", "EMPTY"]);

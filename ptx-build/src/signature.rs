@@ -478,7 +478,8 @@ fn c_param(toks: &[CTok<'_>], index: usize) -> std::result::Result<(String, Para
         })
         .collect::<Vec<_>>()
         .join(" ");
-    let toks: Vec<&CTok> = toks.iter().filter(|t| !matches!(t, CTok::Ident(w) if w.starts_with("__restrict") || *w == "restrict")).collect();
+    let toks: Vec<&CTok> =
+        toks.iter().filter(|t| !matches!(t, CTok::Ident(w) if w.starts_with("__restrict") || *w == "restrict")).collect();
     if toks.iter().any(|t| matches!(t, CTok::Punct('&'))) {
         return Err(format!("parameter `{text}`: a kernel cannot take a reference; take a pointer to device memory"));
     }
