@@ -13,13 +13,15 @@
 //! | choose archs | [`arch`] | `--arch`, metadata, driver | [`arch::Arch`] |
 //! | Rust front end | [`rust`] | kernel crate | one bitcode module ([`rust::RustKernels`]) |
 //! | CUDA front end | [`cuda`] | .cu file, per arch | PTX + the headers it read |
-//! | dep files | [`depfile`] | rustc's `.d`, nvcc's `-MF` | the files a build read |
 //! | inline-PTX checks | [`inline_ptx`] | `asm()` / `asm!` sources | diagnostics at the source line |
-//! | bitcode | [`bitcode`] | crate bitcode + dependencies | one module, its kernels |
 //! | link | [`link`] | module + libdevice, per arch | PTX |
 //! | assemble | [`ptxas`] | PTX, per arch | cubin + [`ptxas::Resources`] |
 //! | read PTX | [`ptx`] | PTX | entries, params, source lines |
 //! | cache | [`cache`] | content, versions, flags | keys, atomic writes |
+//!
+//! Shared by several stages: [`bitcode`] (the profile; reading and linking crate bitcode, for
+//! `rust` and `link`), [`depfile`] (rustc's and nvcc's make-style dep files), [`c_lex`] (the C++
+//! lexer of `signature` and `inline_ptx`), and [`process`] (the one place a tool is started).
 //!
 //! [`engine`] runs them in order; [`setup`] installs missing tools; [`scaffold`] writes new
 //! projects (`cargo ptx new`) from the repository's `templates/`.
