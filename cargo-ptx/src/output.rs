@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use crate::doctor::{Report, Status};
 use console::{style, Style};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use ptx_build::report::{Artifact, ArtifactKind, Event, Reporter};
+use ptx_build::{Artifact, ArtifactKind, Event, Reporter};
 use ptx_build::{BuildOutput, Diagnostic, Level};
 use serde_json::json;
 

@@ -9,7 +9,6 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -59,7 +58,7 @@ pub fn cargo() -> OsString {
 
 /// Asks cargo about the workspace of `manifest` (or of the current folder).
 pub fn metadata(manifest: Option<&Path>) -> Result<Metadata> {
-    let mut cmd = Command::new(cargo());
+    let mut cmd = process::command(cargo());
     cmd.args(["metadata", "--format-version", "1", "--no-deps"]);
     if let Some(m) = manifest {
         cmd.arg("--manifest-path").arg(m);

@@ -8,12 +8,12 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
 use crate::arch::Arch;
 use crate::cache;
 use crate::config::{CudaConfig, CudaSource};
+use crate::depfile;
 use crate::diag::{relative, Diagnostic, Level};
 use crate::error::{Error, Result};
 use crate::process;
@@ -129,7 +129,7 @@ impl CudaCompile<'_> {
             cache::create_dir_all(dir)?;
         }
         let scratch = cache::scratch_path(self.out);
-        let mut cmd = Command::new(&self.nvcc.tool.path);
+        let mut cmd = process::command(&self.nvcc.tool.path);
         cmd.args(self.flags())
             .args(self.nvcc.host_args())
             .arg("-MMD")
@@ -159,7 +159,7 @@ impl CudaCompile<'_> {
             });
         }
         cache::rename_into_place(&scratch, self.out)?;
-        let deps = std::fs::read_to_string(self.dep_file).map(|d| parse_depfile(&d)).unwrap_or_default();
+        let deps = std::fs::read_to_string(self.dep_file).map(|d| depfile::parse(&d).prerequisites).unwrap_or_default();
         // The install's include folder is where nvcc found cuda_runtime.h (it includes it first).
         let cuda_include =
             deps.iter().find(|d| d.file_name().is_some_and(|n| n == "cuda_runtime.h")).and_then(|d| d.parent()).map(Path::to_path_buf);
@@ -167,37 +167,6 @@ impl CudaCompile<'_> {
         files.extend(deps.iter().filter(|d| **d != self.source.path && !cuda_include.as_ref().is_some_and(|i| d.starts_with(i))).cloned());
         Ok(files)
     }
-}
-
-/// The prerequisites of a make rule `target: a.cu \ b.h` (spaces escaped as `\ `).
-pub fn parse_depfile(text: &str) -> Vec<PathBuf> {
-    let joined = text.replace("\\\r\n", " ").replace("\\\n", " ");
-    let Some(colon) = joined.find(": ") else { return Vec::new() };
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut chars = joined[colon + 2..].chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if chars.peek() == Some(&' ') => {
-                cur.push(' ');
-                chars.next();
-            }
-            '$' if chars.peek() == Some(&'$') => {
-                cur.push('$');
-                chars.next();
-            }
-            c if c.is_whitespace() => {
-                if !cur.is_empty() {
-                    out.push(PathBuf::from(std::mem::take(&mut cur)));
-                }
-            }
-            c => cur.push(c),
-        }
-    }
-    if !cur.is_empty() {
-        out.push(PathBuf::from(cur));
-    }
-    out
 }
 
 /// nvcc's output as diagnostics. Three forms appear:
@@ -307,12 +276,6 @@ mod tests {
 
     fn tool() -> Tool {
         Tool { path: "/cuda/bin/nvcc".into(), version: "13.0.88".into(), source: "PATH".into() }
-    }
-
-    #[test]
-    fn reads_a_make_rule() {
-        let deps = parse_depfile("/t/k.ptx : /p/cuda/k.cu \\\n    /p/my\\ dir/h.cuh \\\n    /p/cost$$.h\n");
-        assert_eq!(deps, vec![PathBuf::from("/p/cuda/k.cu"), PathBuf::from("/p/my dir/h.cuh"), PathBuf::from("/p/cost$.h")]);
     }
 
     #[test]

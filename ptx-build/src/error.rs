@@ -109,13 +109,15 @@ pub enum Error {
         help: String,
     },
 
-    /// A tool could not be started at all.
-    #[error("could not run {tool} ({path}): {source}\n  help: {help}")]
+    /// A tool could not be started at all; `command` is its command line, quoted for display.
+    #[error("could not run {tool} ({path}): {source}\n  command: {command}\n  help: {help}")]
     Spawn {
         /// The tool.
         tool: String,
         /// The program path.
         path: PathBuf,
+        /// The command line, quoted for display.
+        command: String,
         /// How to fix it.
         help: String,
         /// The operating system's error.
@@ -123,13 +125,16 @@ pub enum Error {
         source: std::io::Error,
     },
 
-    /// A tool ran and failed; `output` is what it printed.
-    #[error("{tool} failed{context}:\n{output}")]
+    /// A tool ran and failed; `output` is what it printed, `command` its command line (quoted
+    /// for display; empty where no single command failed).
+    #[error("{tool} failed{context}:\n{output}{command}", command = command_note(command))]
     ToolFailed {
         /// The tool.
         tool: String,
         /// What it was doing.
         context: String,
+        /// The command line, quoted for display; empty where no single command failed.
+        command: String,
         /// What it printed, indented.
         output: String,
     },
@@ -262,6 +267,15 @@ pub enum Error {
         /// The variable cargo sets in build scripts.
         what: &'static str,
     },
+}
+
+/// The command line under a tool's output: what to rerun by hand to see the failure again.
+fn command_note(command: &str) -> String {
+    if command.is_empty() {
+        String::new()
+    } else {
+        format!("\n  command: {command}")
+    }
 }
 
 fn io_help(e: &std::io::Error) -> &'static str {

@@ -24,18 +24,24 @@
 //! crates and their options) -> `arch` -> `rust` (nested cargo to LLVM bitcode) / `cuda` (nvcc)
 //! -> `link` (bitcode + libdevice -> PTX) -> `ptxas` (cubins, resource usage) -> `ptx` (read
 //! PTX) -> `signature` (kernel signatures) -> `codegen` (the embedded module), with `cache`
-//! (content keys, atomic writes) under all of them.
+//! (content keys, atomic writes) under all of them. Shared by several stages: `bitcode`
+//! (reading and linking crate bitcode, for `rust` and `link`), `depfile` (rustc's and nvcc's
+//! make-style dep files), `c_lex` (the C++ lexer of `signature` and `inline_ptx`) and `process`
+//! (the one place a tool is started, with the command line in its errors).
 
 #![warn(missing_docs)]
 
 pub mod arch;
+mod bitcode;
 mod builder;
+mod c_lex;
 mod cache;
 mod cargo_json;
 mod codegen;
 #[doc(hidden)]
 pub mod config;
 mod cuda;
+mod depfile;
 mod diag;
 mod engine;
 mod error;

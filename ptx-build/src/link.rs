@@ -2,87 +2,18 @@
 //! NVVMReflect, internalize and optimize with `opt`, and `llc` to PTX.
 //!
 //! This is the recipe of LLVM's NVPTX guide, run with the llvm-tools of the same nightly that
-//! wrote the bitcode (an older LLVM cannot read it).
+//! wrote the bitcode (an older LLVM cannot read it). What the Rust front end shares with this
+//! stage (the profile, reading and linking bitcode) is in [`crate::bitcode`].
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use crate::arch::Arch;
+use crate::bitcode::{undefined_symbols, Profile};
 use crate::cache;
 use crate::config::PtxIsa;
 use crate::error::{Error, Result};
 use crate::process;
-use crate::rust::Profile;
 use crate::toolchain::{Libdevice, Llvm};
-
-/// The names of the `extern "ptx-kernel"` functions a bitcode file defines, in file order.
-pub fn kernel_names(llvm: &Llvm, bitcode: &Path) -> Result<Vec<String>> {
-    let out = process::checked(
-        "llvm-dis",
-        || format!(" on {}", bitcode.display()),
-        Command::new(llvm.tool("llvm-dis")).arg(bitcode).arg("-o").arg("-"),
-    )?;
-    Ok(parse_kernel_names(&String::from_utf8_lossy(&out.stdout)))
-}
-
-fn parse_kernel_names(ir: &str) -> Vec<String> {
-    ir.lines()
-        .filter(|l| l.starts_with("define ") && l.contains(" ptx_kernel "))
-        .filter_map(|l| {
-            let at = l.find('@')? + 1;
-            let rest = &l[at..];
-            if let Some(quoted) = rest.strip_prefix('"') {
-                quoted.split('"').next().map(String::from)
-            } else {
-                Some(rest.split('(').next()?.to_string())
-            }
-        })
-        .collect()
-}
-
-/// Links the kernel crate's bitcode with what it uses of its dependencies (core included).
-///
-/// `--only-needed` pulls a dependency's function only when something linked so far calls it,
-/// which keeps this step in milliseconds (all of `core` would take a second). A dependency can
-/// need another that was linked before it, so the link repeats until no more symbols resolve.
-pub fn crate_module(llvm: &Llvm, kernel_crate: &Path, deps: &[PathBuf], out: &Path) -> Result<()> {
-    let scratch = cache::scratch_path(out);
-    let mut current = kernel_crate.to_path_buf();
-    let mut last_undefined: Option<Vec<String>> = None;
-    for round in 0..6 {
-        let mut cmd = Command::new(llvm.tool("llvm-link"));
-        cmd.arg(&current);
-        if !deps.is_empty() {
-            cmd.arg("--only-needed").args(deps);
-        }
-        let target = scratch.with_extension(format!("{round}.bc"));
-        cmd.arg("-o").arg(&target);
-        process::checked("llvm-link", || format!(" linking {}", kernel_crate.display()), &mut cmd)?;
-        if current != kernel_crate {
-            let _ = std::fs::remove_file(&current);
-        }
-        current = target;
-        let undefined = undefined_symbols(llvm, &current)?;
-        if undefined.is_empty() || last_undefined.as_ref() == Some(&undefined) {
-            break;
-        }
-        last_undefined = Some(undefined);
-    }
-    cache::rename_into_place(&current, out)
-}
-
-/// Symbols a module uses and does not define (intrinsics excluded by llvm-nm).
-pub fn undefined_symbols(llvm: &Llvm, bitcode: &Path) -> Result<Vec<String>> {
-    let out = process::checked(
-        "llvm-nm",
-        || format!(" on {}", bitcode.display()),
-        Command::new(llvm.tool("llvm-nm")).arg("--undefined-only").arg("--format=just-symbols").arg(bitcode),
-    )?;
-    let mut v: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(|l| l.trim().to_string()).filter(|l| !l.is_empty()).collect();
-    v.sort();
-    v.dedup();
-    Ok(v)
-}
 
 /// One arch's link of a crate's module to PTX.
 pub struct ArchLink<'a> {
@@ -135,7 +66,7 @@ impl ArchLink<'_> {
         cache::write_atomic(&flags, flags_ir.as_bytes())?;
 
         let linked = self.work_dir.join("linked.bc");
-        let mut cmd = Command::new(self.llvm.tool("llvm-link"));
+        let mut cmd = process::command(self.llvm.tool("llvm-link"));
         cmd.arg(self.module).arg(&flags);
         if let Some(ld) = self.libdevice {
             cmd.arg("--only-needed").arg(&ld.path);
@@ -146,11 +77,11 @@ impl ArchLink<'_> {
             if let Some(ld) = self.libdevice.filter(|ld| String::from_utf8_lossy(&out.stderr).contains(&*ld.path.to_string_lossy())) {
                 return Err(Error::CorruptLibdevice { path: ld.path.clone() });
             }
-            return Err(Error::ToolFailed { tool: "llvm-link".into(), context: ctx(), output: process::combined(&out) });
+            return Err(process::failed("llvm-link", ctx(), &cmd, &out));
         }
 
         let optimized = self.work_dir.join("opt.bc");
-        let mut cmd = Command::new(self.llvm.tool("opt"));
+        let mut cmd = process::command(self.llvm.tool("opt"));
         cmd.arg("-mtriple=nvptx64-nvidia-cuda")
             .args(self.codegen_flags())
             .arg(format!("-passes={}", self.pipeline()))
@@ -166,7 +97,7 @@ impl ArchLink<'_> {
         self.check_undefined(&optimized)?;
 
         let scratch = cache::scratch_path(self.out);
-        let mut cmd = Command::new(self.llvm.tool("llc"));
+        let mut cmd = process::command(self.llvm.tool("llc"));
         cmd.args(self.codegen_flags())
             .arg(match self.profile {
                 Profile::Release => "-O3",
@@ -196,16 +127,5 @@ impl ArchLink<'_> {
             });
         }
         Err(Error::Undefined { package: self.package.to_string(), functions: list(&other), arch: self.arch.to_string() })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn finds_kernels_in_ir() {
-        let ir = "define ptx_kernel void @saxpy(i32 %n) #0 {\ndefine void @helper() {\ndefine ptx_kernel void @\"weird name\"() {\ndeclare ptx_kernel void @ext()\n";
-        assert_eq!(parse_kernel_names(ir), vec!["saxpy".to_string(), "weird name".to_string()]);
     }
 }

@@ -1,14 +1,23 @@
-//! Running tools: argument vectors only (never a shell string), output captured, and errors
-//! that name the tool, its path and what it printed.
+//! Running tools: the one place where the engine starts a process.
+//!
+//! Commands are argument vectors only (never a shell string), output is captured, and errors
+//! name the tool, its path, the command line that failed and what it printed. Keeping every
+//! start here means one policy for all of them: a grep for `Command::new`, `.output()`,
+//! `.spawn()` or `.status()` in the engine finds this file only.
 
-use std::path::Path;
-use std::process::{Command, Output};
+use std::ffi::OsStr;
+use std::process::{Child, Command, ExitStatus, Output};
 
 use crate::error::{Error, Result};
 
+/// A new command for `program` (an argument vector: add arguments with `.arg`/`.args`).
+pub fn command(program: impl AsRef<OsStr>) -> Command {
+    Command::new(program)
+}
+
 /// Runs `cmd` to completion and returns its output, whatever its exit status.
 pub fn output(tool: &str, cmd: &mut Command) -> Result<Output> {
-    cmd.output().map_err(|source| spawn_error(tool, cmd.get_program().as_ref(), source))
+    cmd.output().map_err(|source| spawn_error(tool, cmd, source))
 }
 
 /// Runs `cmd` and fails with what it printed when it exits non-zero.
@@ -17,8 +26,35 @@ pub fn checked(tool: &str, context: impl FnOnce() -> String, cmd: &mut Command) 
     if out.status.success() {
         Ok(out)
     } else {
-        Err(Error::ToolFailed { tool: tool.to_string(), context: context(), output: combined(&out) })
+        Err(failed(tool, context(), cmd, &out))
     }
+}
+
+/// Runs `cmd` to ask a tool something optional (a version, a list of archs): the caller treats
+/// a tool that cannot start as an answer, not as an error.
+pub fn probe(cmd: &mut Command) -> std::io::Result<Output> {
+    cmd.output()
+}
+
+/// Starts `cmd` for a caller that reads its output while it runs (set up the pipes first).
+pub fn spawn(tool: &str, cmd: &mut Command) -> Result<Child> {
+    cmd.spawn().map_err(|source| spawn_error(tool, cmd, source))
+}
+
+/// Waits for a child that [`spawn`] started from `cmd`.
+pub fn wait(tool: &str, cmd: &Command, child: &mut Child) -> Result<ExitStatus> {
+    child.wait().map_err(|source| spawn_error(tool, cmd, source))
+}
+
+/// The error of a tool that ran and exited non-zero: `context` says for what (" for `k`
+/// (sm_80)"), the output is what it printed.
+pub fn failed(tool: &str, context: String, cmd: &Command, out: &Output) -> Error {
+    failed_with(tool, context, cmd, combined(out))
+}
+
+/// Like [`failed`], with the printed text already chosen (indented lines).
+pub fn failed_with(tool: &str, context: String, cmd: &Command, output: String) -> Error {
+    Error::ToolFailed { tool: tool.to_string(), context, command: command_line(cmd), output }
 }
 
 /// The first line of what a tool printed, for version strings.
@@ -42,11 +78,57 @@ pub fn combined(out: &Output) -> String {
     text.trim_end().lines().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n")
 }
 
-pub fn spawn_error(tool: &str, path: &Path, source: std::io::Error) -> Error {
+fn spawn_error(tool: &str, cmd: &Command, source: std::io::Error) -> Error {
     let help = if source.kind() == std::io::ErrorKind::NotFound {
         "the file does not exist any more; run `cargo ptx doctor` to see what is found".to_string()
     } else {
         "check that the file is an executable for this machine; `cargo ptx doctor` lists every tool".to_string()
     };
-    Error::Spawn { tool: tool.to_string(), path: path.to_path_buf(), help, source }
+    Error::Spawn { tool: tool.to_string(), path: cmd.get_program().into(), command: command_line(cmd), help, source }
+}
+
+/// `cmd`'s program and arguments as a POSIX shell would read them, for display only: the user
+/// can copy the line to rerun the step by hand (the environment is not shown).
+pub fn command_line(cmd: &Command) -> String {
+    std::iter::once(cmd.get_program()).chain(cmd.get_args()).map(|a| shell_quote(&a.to_string_lossy())).collect::<Vec<_>>().join(" ")
+}
+
+fn shell_quote(arg: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !arg.is_empty() && arg.chars().all(plain) {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_only_what_a_shell_would_split() {
+        let mut cmd = command("/opt/llvm/bin/opt");
+        cmd.args(["-passes=internalize,default<O3>", "my file.bc", "", "it's", "-o", "/t/out.bc"]);
+        assert_eq!(command_line(&cmd), r"/opt/llvm/bin/opt '-passes=internalize,default<O3>' 'my file.bc' '' 'it'\''s' -o /t/out.bc");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_failing_tool_shows_its_command_line() {
+        let mut cmd = command("sh");
+        cmd.args(["-c", "echo broken input >&2; exit 3", "x y"]);
+        let e = checked("sh", || " on k.bc".to_string(), &mut cmd).unwrap_err().to_string();
+        assert!(e.starts_with("sh failed on k.bc:\n  broken input\n"), "{e}");
+        assert!(e.contains("\n  command: sh -c 'echo broken input >&2; exit 3' 'x y'"), "{e}");
+    }
+
+    #[test]
+    fn a_tool_that_cannot_start_shows_its_command_line() {
+        let mut cmd = command("/no/such/dir/llc");
+        cmd.args(["-mcpu=sm_80", "in put.bc"]);
+        let e = output("llc", &mut cmd).unwrap_err().to_string();
+        assert!(e.starts_with("could not run llc (/no/such/dir/llc): "), "{e}");
+        assert!(e.contains("\n  command: /no/such/dir/llc -mcpu=sm_80 'in put.bc'\n  help: the file does not exist any more"), "{e}");
+    }
 }

@@ -2,7 +2,6 @@
 //! mapped back to the source line through the PTX line table.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde::{Deserialize, Serialize};
 
@@ -33,7 +32,7 @@ pub fn assemble(ptxas: &Tool, ptx_path: &Path, arch: Arch, cubin: &Path, package
     if let Some(dir) = cubin.parent() {
         cache::create_dir_all(dir)?;
     }
-    let mut cmd = Command::new(&ptxas.path);
+    let mut cmd = process::command(&ptxas.path);
     cmd.arg(format!("-arch={}", arch.sm_name())).arg("-v").arg("--generate-line-info").arg(ptx_path).arg("-o").arg(&scratch);
     let out = process::output("ptxas", &mut cmd)?;
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));

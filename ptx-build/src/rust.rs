@@ -3,7 +3,8 @@
 //!
 //! Like spirv-builder, the nested cargo gets its own target dir (an outer cargo holds the lock
 //! on the user's) and an environment scrubbed of the outer build's variables. No linker runs:
-//! the crate is built as an rlib with `--emit=llvm-bc`, and [`crate::link`] links the bitcode.
+//! the crate is built as an rlib with `--emit=llvm-bc`, and [`crate::bitcode`] links the
+//! crates into one module that [`crate::link`] takes to PTX per arch.
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
@@ -13,12 +14,14 @@ use std::process::{Command, Stdio};
 use serde::{Deserialize, Serialize};
 
 use crate::arch::Arch;
+use crate::bitcode::{self, Profile};
 use crate::cache::{self, Key};
 use crate::cargo_json::{Message, RustcDiagnostic};
 use crate::config::KernelCrate;
+use crate::depfile;
 use crate::diag::{Diagnostic, Level};
 use crate::error::{Error, Result};
-use crate::link;
+use crate::process;
 use crate::report::{Event, Reporter};
 use crate::toolchain::{Llvm, Rust};
 
@@ -52,8 +55,6 @@ const SCRUBBED: &[&str] = &[
     "CARGO_PRIMARY_PACKAGE",
 ];
 const SCRUBBED_PREFIXES: &[&str] = &["CARGO_CFG_", "CARGO_FEATURE_", "CARGO_PKG_", "DEP_"];
-
-pub use crate::options::Profile;
 
 /// Cargo feature selection for the kernel crate.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -150,6 +151,8 @@ impl Frontend<'_> {
             Error::ToolFailed {
                 tool: "cargo".into(),
                 context: format!(" for `{}`", self.krate.name),
+                // cargo succeeded; what is missing is an output, not a failed command.
+                command: String::new(),
                 output: format!("  cargo built no bitcode for the lib target `{}`", self.krate.lib_name),
             }
         })?;
@@ -157,7 +160,7 @@ impl Frontend<'_> {
 
         cache::create_dir_all(&self.work_dir)?;
         let module = self.work_dir.join(format!("{}.bc", self.krate.lib_name));
-        let kernels = link::kernel_names(self.llvm, &kernel_bc)?;
+        let kernels = bitcode::kernel_names(self.llvm, &kernel_bc)?;
         if kernels.is_empty() {
             reporter.report(Event::Diagnostic(
                 &Diagnostic::warning(format!("kernel crate `{}` defines no kernel", self.krate.name))
@@ -165,7 +168,7 @@ impl Frontend<'_> {
                     .note("a kernel is `#[ptx_device::kernel] pub unsafe fn name(..)`, or `#[no_mangle] pub unsafe extern \"ptx-kernel\" fn name(..)` under `#![feature(abi_ptx)]`, in the lib target"),
             ));
         }
-        link::crate_module(self.llvm, &kernel_bc, &deps, &module)?;
+        bitcode::crate_module(self.llvm, &kernel_bc, &deps, &module)?;
 
         let mut sources = BTreeSet::new();
         let mut env = BTreeSet::new();
@@ -192,7 +195,7 @@ impl Frontend<'_> {
     }
 
     fn command(&self) -> Command {
-        let mut cmd = Command::new(&self.rust.cargo);
+        let mut cmd = process::command(&self.rust.cargo);
         for (var, _) in std::env::vars_os() {
             let name = var.to_string_lossy();
             if SCRUBBED.contains(&name.as_ref()) || SCRUBBED_PREFIXES.iter().any(|p| name.starts_with(p)) {
@@ -232,7 +235,7 @@ impl Frontend<'_> {
     fn run_cargo(&self, reporter: &dyn Reporter) -> Result<(Vec<Unit>, Vec<PathBuf>)> {
         let mut cmd = self.command();
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).stdin(Stdio::null());
-        let mut child = cmd.spawn().map_err(|e| crate::process::spawn_error("cargo", &self.rust.cargo, e))?;
+        let mut child = process::spawn("cargo", &mut cmd)?;
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr = child.stderr.take().expect("stderr is piped");
         let target_root = self.cargo_target_dir.join(TARGET);
@@ -286,7 +289,7 @@ impl Frontend<'_> {
             }
             (units, host_dep_infos, errors, err_thread.join().unwrap_or_default())
         });
-        let status = child.wait().map_err(|e| crate::process::spawn_error("cargo", &self.rust.cargo, e))?;
+        let status = process::wait("cargo", &cmd, &mut child)?;
         if status.success() {
             return Ok((units, host_dep_infos));
         }
@@ -295,11 +298,12 @@ impl Frontend<'_> {
         }
         let relevant: Vec<&str> =
             stderr_text.lines().filter(|l| !l.trim_start().starts_with("Compiling") && !l.trim_start().starts_with("Downloaded")).collect();
-        Err(Error::ToolFailed {
-            tool: "cargo".into(),
-            context: format!(" building kernel crate `{}` for {TARGET}", self.krate.name),
-            output: relevant.iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n"),
-        })
+        Err(process::failed_with(
+            "cargo",
+            format!(" building kernel crate `{}` for {TARGET}", self.krate.name),
+            &cmd,
+            relevant.iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n"),
+        ))
     }
 }
 
@@ -340,48 +344,15 @@ fn from_rustc(m: &RustcDiagnostic) -> Diagnostic {
     d
 }
 
-/// Reads a makefile-style `.d` file: sources after the first `:`, and `# env-dep:` lines.
+/// Adds the sources and `env!` variables of rustc's dep-info file at `path` (none when the
+/// file is missing: a crate that failed to build has none, and the stamp is not written then).
 fn read_dep_info(path: &Path, sources: &mut BTreeSet<PathBuf>, env: &mut BTreeSet<String>) {
     let Ok(text) = std::fs::read_to_string(path) else {
         return;
     };
-    for line in text.lines() {
-        if let Some(var) = line.strip_prefix("# env-dep:") {
-            env.insert(var.split('=').next().unwrap_or(var).to_string());
-            continue;
-        }
-        let Some((_, deps)) = split_rule(line) else {
-            continue;
-        };
-        let mut cur = String::new();
-        let mut chars = deps.chars().peekable();
-        while let Some(c) = chars.next() {
-            match c {
-                '\\' if chars.peek() == Some(&' ') => {
-                    cur.push(' ');
-                    chars.next();
-                }
-                ' ' => {
-                    if !cur.is_empty() {
-                        sources.insert(PathBuf::from(std::mem::take(&mut cur)));
-                    }
-                }
-                c => cur.push(c),
-            }
-        }
-        if !cur.is_empty() {
-            sources.insert(PathBuf::from(cur));
-        }
-    }
-}
-
-/// Splits `target: deps` at the first unescaped `: ` (Windows drive letters have no space after).
-fn split_rule(line: &str) -> Option<(&str, &str)> {
-    if line.starts_with('#') || line.trim().is_empty() {
-        return None;
-    }
-    let idx = line.find(": ").or_else(|| line.strip_suffix(':').map(|l| l.len()))?;
-    Some((&line[..idx], line.get(idx + 1..).unwrap_or("").trim()))
+    let deps = depfile::parse(&text);
+    sources.extend(deps.prerequisites);
+    env.extend(deps.env);
 }
 
 /// Sources that never change under a fixed toolchain and lock file: the sysroot and registries.

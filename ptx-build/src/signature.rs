@@ -2,7 +2,7 @@
 //!
 //! Rust kernels are read with syn through the crate's module tree (`mod x;` followed into
 //! `x.rs` / `x/mod.rs`, `#[path]` honoured); CUDA C++ kernels are the `__global__` functions of
-//! a .cu file (a small tokenizer: no C++ parser crate reads CUDA's dialect). Each parameter becomes the type a typed launch
+//! a .cu file (read with [`crate::c_lex`]: no C++ parser crate reads CUDA's dialect). Each parameter becomes the type a typed launch
 //! method takes; [`check`] then compares count and sizes with the PTX `.entry` parameters, so a
 //! source the PTX did not come from is caught at build time, not on the GPU.
 
@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use quote::ToTokens;
 
+use crate::c_lex::{self, Kind};
 use crate::error::{Error, Result};
 use crate::ptx;
 
@@ -284,90 +285,29 @@ fn param_type(ty: &syn::Type) -> std::result::Result<ParamType, String> {
     }
 }
 
-/// A token of C++ source: what signatures need (comments, preprocessor lines and literal
-/// contents are dropped; string literals are kept for `extern "C"`).
-#[derive(Clone, Debug, PartialEq)]
-enum CTok {
-    Ident(String),
-    Str(String),
+/// A token of C++ source as signatures need it: preprocessor lines, numbers and character
+/// literals are dropped; string literals are kept (raw) for `extern "C"`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum CTok<'a> {
+    Ident(&'a str),
+    Str(&'a str),
     Punct(char),
 }
 
-fn c_tokens(src: &str) -> Vec<(CTok, u32)> {
-    let b = src.as_bytes();
-    let mut out = Vec::new();
-    let (mut i, mut line, mut line_start) = (0usize, 1u32, true);
-    while i < b.len() {
-        let c = b[i];
-        match c {
-            b'\n' => {
-                line += 1;
-                line_start = true;
-                i += 1;
-                continue;
-            }
-            c if c.is_ascii_whitespace() => {
-                i += 1;
-                continue;
-            }
-            b'#' if line_start => {
-                // A preprocessor line, with its continuations.
-                while i < b.len() && b[i] != b'\n' {
-                    if b[i] == b'\\' && b.get(i + 1) == Some(&b'\n') {
-                        line += 1;
-                        i += 1;
-                    }
-                    i += 1;
-                }
-                continue;
-            }
-            b'/' if b.get(i + 1) == Some(&b'/') => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
-                continue;
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                i += 2;
-                while i < b.len() && !(b[i] == b'*' && b.get(i + 1) == Some(&b'/')) {
-                    line += u32::from(b[i] == b'\n');
-                    i += 1;
-                }
-                i += 2;
-                continue;
-            }
-            b'"' | b'\'' => {
-                let q = c;
-                let start = i + 1;
-                i += 1;
-                while i < b.len() && b[i] != q && b[i] != b'\n' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-                if q == b'"' {
-                    out.push((CTok::Str(String::from_utf8_lossy(&b[start..i.min(b.len())]).into_owned()), line));
-                }
-                i += 1;
-            }
-            c if c.is_ascii_alphabetic() || c == b'_' => {
-                let start = i;
-                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                    i += 1;
-                }
-                out.push((CTok::Ident(String::from_utf8_lossy(&b[start..i]).into_owned()), line));
-            }
-            c if c.is_ascii_digit() => {
-                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'.') {
-                    i += 1;
-                }
-            }
-            c => {
-                out.push((CTok::Punct(c as char), line));
-                i += 1;
-            }
-        }
-        line_start = false;
-    }
-    out
+fn c_tokens(src: &str) -> Vec<(CTok<'_>, u32)> {
+    c_lex::tokens(src)
+        .into_iter()
+        .filter(|t| !t.directive)
+        .filter_map(|t| {
+            let tok = match t.kind {
+                Kind::Ident => CTok::Ident(t.text),
+                Kind::Str => CTok::Str(t.literal_body()),
+                Kind::Punct(c) => CTok::Punct(c as char),
+                Kind::Number | Kind::Char => return None,
+            };
+            Some((tok, t.line))
+        })
+        .collect()
 }
 
 /// Every `__global__` function of a .cu file, in source order (a declaration and its
@@ -377,35 +317,52 @@ pub fn cuda_kernels(cu: &Path) -> Result<Vec<KernelSig>> {
     cuda_kernels_in(cu, &String::from_utf8_lossy(&bytes))
 }
 
+/// The kernels of C++ source `src`. Linear in its length: files that stamp out hundreds of
+/// kernels with macros (candle's) are common, and each token is looked at a bounded number of
+/// times (the declaration's prefix is summarised as the scan passes, never rescanned).
 fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> {
     let toks = c_tokens(src);
     let ident = |i: usize| match toks.get(i) {
-        Some((CTok::Ident(s), _)) => Some(s.as_str()),
+        Some((CTok::Ident(s), _)) => Some(*s),
         _ => None,
     };
     let punct = |i: usize, c: char| matches!(toks.get(i), Some((CTok::Punct(p), _)) if *p == c);
     let mut out: Vec<KernelSig> = Vec::new();
+    let mut seen_names = std::collections::HashSet::new();
     // For each open brace: does it open an `extern "C" {` block?
     let mut blocks: Vec<bool> = Vec::new();
+    let mut extern_c_blocks = 0usize;
     let mut decl_start = 0;
+    // The last `template` and the last `extern "C"` (index of `extern`) before `summarised`.
+    let (mut last_template, mut last_extern_c, mut summarised) = (None, None, 0usize);
     let mut i = 0;
     while i < toks.len() {
         match &toks[i].0 {
             CTok::Punct('{') => {
-                let extern_c = i >= 2 && ident(i - 2) == Some("extern") && toks[i - 1].0 == CTok::Str("C".into());
+                let extern_c = i >= 2 && ident(i - 2) == Some("extern") && toks[i - 1].0 == CTok::Str("C");
                 blocks.push(extern_c);
+                extern_c_blocks += usize::from(extern_c);
                 decl_start = i + 1;
             }
             CTok::Punct('}') => {
-                blocks.pop();
+                extern_c_blocks -= usize::from(blocks.pop().unwrap_or(false));
                 decl_start = i + 1;
             }
             CTok::Punct(';') => decl_start = i + 1,
-            CTok::Ident(w) if w == "__global__" => {
-                let prefix = &toks[decl_start..i];
-                let templated = prefix.iter().any(|(t, _)| *t == CTok::Ident("template".into()));
-                let extern_c = blocks.iter().any(|b| *b)
-                    || prefix.windows(2).any(|w| w[0].0 == CTok::Ident("extern".into()) && w[1].0 == CTok::Str("C".into()));
+            CTok::Ident("__global__") => {
+                // The declaration so far (`extern "C"`, `template <..>`) is toks[decl_start..i].
+                while summarised < i {
+                    match toks[summarised].0 {
+                        CTok::Ident("template") => last_template = Some(summarised),
+                        CTok::Ident("extern") if summarised + 1 < i && toks[summarised + 1].0 == CTok::Str("C") => {
+                            last_extern_c = Some(summarised)
+                        }
+                        _ => {}
+                    }
+                    summarised += 1;
+                }
+                let templated = last_template.is_some_and(|t| t >= decl_start);
+                let extern_c = extern_c_blocks > 0 || last_extern_c.is_some_and(|e| e >= decl_start);
                 // The name: the identifier before the first `(` at this level.
                 let mut j = i + 1;
                 while j < toks.len() && !punct(j, '(') && !punct(j, ';') && !punct(j, '{') {
@@ -443,10 +400,10 @@ fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> {
                         }
                         _ => {}
                     }
-                    params.last_mut().expect("non-empty").push(toks[k].0.clone());
+                    params.last_mut().expect("non-empty").push(toks[k].0);
                     k += 1;
                 }
-                let params: Vec<Vec<CTok>> = params.into_iter().filter(|p| !p.is_empty() && *p != [CTok::Ident("void".into())]).collect();
+                let params: Vec<Vec<CTok>> = params.into_iter().filter(|p| !p.is_empty() && *p != [CTok::Ident("void")]).collect();
                 let mut sig =
                     KernelSig { name: name.clone(), params: Vec::new(), file: file.to_path_buf(), line, mangled: !extern_c || templated };
                 for (n, p) in params.iter().enumerate() {
@@ -458,7 +415,7 @@ fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> {
                     })?;
                     sig.params.push(Param { name: pname, ty });
                 }
-                if !out.iter().any(|o| o.name == sig.name) {
+                if seen_names.insert(name) {
                     out.push(sig);
                 }
                 i = k;
@@ -511,17 +468,18 @@ const C_TYPE_WORDS: &[&str] =
     &["const", "volatile", "unsigned", "signed", "int", "long", "short", "char", "bool", "float", "double", "void", "struct"];
 
 /// One C parameter (`const float *__restrict__ x`) as a name and a launch type.
-fn c_param(toks: &[CTok], index: usize) -> std::result::Result<(String, ParamType), String> {
+fn c_param(toks: &[CTok<'_>], index: usize) -> std::result::Result<(String, ParamType), String> {
     let text = toks
         .iter()
         .map(|t| match t {
-            CTok::Ident(s) => s.clone(),
+            CTok::Ident(s) => s.to_string(),
             CTok::Str(s) => format!("\"{s}\""),
             CTok::Punct(c) => c.to_string(),
         })
         .collect::<Vec<_>>()
         .join(" ");
-    let toks: Vec<&CTok> = toks.iter().filter(|t| !matches!(t, CTok::Ident(w) if w.starts_with("__restrict") || w == "restrict")).collect();
+    let toks: Vec<&CTok> =
+        toks.iter().filter(|t| !matches!(t, CTok::Ident(w) if w.starts_with("__restrict") || *w == "restrict")).collect();
     if toks.iter().any(|t| matches!(t, CTok::Punct('&'))) {
         return Err(format!("parameter `{text}`: a kernel cannot take a reference; take a pointer to device memory"));
     }
@@ -533,14 +491,14 @@ fn c_param(toks: &[CTok], index: usize) -> std::result::Result<(String, ParamTyp
     let idents: Vec<&str> = toks
         .iter()
         .filter_map(|t| match t {
-            CTok::Ident(s) => Some(s.as_str()),
+            CTok::Ident(s) => Some(*s),
             _ => None,
         })
         .collect();
     // The last identifier is the name when something stands before it that is not a type word
     // (`int n`, `float *x`, `Pair p`), else the parameter is unnamed (`int`, `float *`).
     let last_is_name = match toks.last() {
-        Some(CTok::Ident(w)) => stars > 0 && toks.len() - 1 > first_star || (idents.len() >= 2 && !C_TYPE_WORDS.contains(&w.as_str())),
+        Some(CTok::Ident(w)) => stars > 0 && toks.len() - 1 > first_star || (idents.len() >= 2 && !C_TYPE_WORDS.contains(w)),
         _ => false,
     };
     let (name, type_words): (String, Vec<&str>) = if last_is_name {
@@ -551,7 +509,7 @@ fn c_param(toks: &[CTok], index: usize) -> std::result::Result<(String, ParamTyp
     let before_star: Vec<&str> = toks[..first_star]
         .iter()
         .filter_map(|t| match t {
-            CTok::Ident(s) => Some(s.as_str()),
+            CTok::Ident(s) => Some(*s),
             _ => None,
         })
         .collect();
@@ -729,6 +687,21 @@ template <typename T> __global__ void tmpl(T *x) {}
         assert_eq!((k[2].params[2].name.as_str(), &k[2].params[2].ty), ("arg2", &ParamType::Scalar(Scalar::U32)));
         assert!(!k[0].mangled && !k[1].mangled && !k[2].mangled);
         assert!(k[3].mangled && k[4].mangled, "no extern \"C\": the PTX name is mangled");
+    }
+
+    /// Linear in the input: 50,000 declarations without `;` (1.6 MB, one declaration that
+    /// never ends) read in well under a second. The quadratic reader took 25 s for 5,000, so it
+    /// would need about 40 minutes here: a regression shows as a test that hangs.
+    #[test]
+    fn many_kernels_without_semicolons_read_in_linear_time() {
+        let n = 50_000;
+        let src: String = (0..n).map(|i| format!("extern \"C\" __global__ void f{i}()\n")).collect();
+        let k = cuda_kernels_in(Path::new("big.cu"), &src).unwrap();
+        assert_eq!(k.len(), n);
+        assert_eq!((k[n - 1].name.as_str(), k[n - 1].line, k[n - 1].mangled), ("f49999", n as u32, false));
+        // The same name again and again: one kernel.
+        let same = "extern \"C\" __global__ void f()\n".repeat(n);
+        assert_eq!(cuda_kernels_in(Path::new("same.cu"), &same).unwrap().len(), 1);
     }
 
     #[test]

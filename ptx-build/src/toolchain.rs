@@ -14,7 +14,6 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
 use crate::arch::Supported;
@@ -46,9 +45,7 @@ pub fn host_triple() -> String {
         return t;
     }
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-    Command::new(rustc)
-        .arg("-vV")
-        .output()
+    process::probe(process::command(rustc).arg("-vV"))
         .ok()
         .and_then(|o| String::from_utf8_lossy(&o.stdout).lines().find_map(|l| l.strip_prefix("host: ").map(str::to_string)))
         .unwrap_or_else(|| "x86_64-unknown-linux-gnu".to_string())
@@ -103,7 +100,7 @@ impl Rust {
             detail: " (kernels are built with a rustup nightly)".into(),
             help: "install rustup from your package manager or rustup.rs, then run `cargo ptx setup`".into(),
         })?;
-        let mut cmd = Command::new(&rustup);
+        let mut cmd = process::command(&rustup);
         cmd.args(["which", "--toolchain", toolchain, "rustc"]).env_remove("RUSTUP_TOOLCHAIN");
         let out = process::output("rustup", &mut cmd)?;
         if !out.status.success() {
@@ -115,7 +112,7 @@ impl Rust {
         }
         let rustc = PathBuf::from(process::stdout_text(&out).trim());
         let sysroot = rustc.parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default();
-        let vv = process::checked("rustc", || format!(" (`{} -vV`)", rustc.display()), Command::new(&rustc).arg("-vV"))?;
+        let vv = process::checked("rustc", || format!(" (`{} -vV`)", rustc.display()), process::command(&rustc).arg("-vV"))?;
         let vv = process::stdout_text(&vv);
         let field = |k: &str| vv.lines().find_map(|l| l.strip_prefix(k)).map(|v| v.trim().to_string()).unwrap_or_default();
         let version = vv.lines().next().unwrap_or_default().trim().to_string();
@@ -187,7 +184,7 @@ impl Llvm {
     pub fn supported(&self) -> &'static Supported {
         static CACHE: OnceLock<Supported> = OnceLock::new();
         CACHE.get_or_init(|| {
-            let out = Command::new(self.tool("llc")).args(["-march=nvptx64", "-mcpu=help"]).output();
+            let out = process::probe(process::command(self.tool("llc")).args(["-march=nvptx64", "-mcpu=help"]));
             let text =
                 out.map(|o| format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))).unwrap_or_default();
             let section = text.split("Available features").next().unwrap_or("");
@@ -199,7 +196,7 @@ impl Llvm {
 
     /// The PTX ISA versions `llc` can write, as `ptxNN` feature names.
     pub fn ptx_versions(&self) -> Vec<String> {
-        let out = Command::new(self.tool("llc")).args(["-march=nvptx64", "-mattr=help"]).output();
+        let out = process::probe(process::command(self.tool("llc")).args(["-march=nvptx64", "-mattr=help"]));
         let text = out.map(|o| format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))).unwrap_or_default();
         text.lines()
             .filter_map(|l| l.split_whitespace().next())
@@ -416,7 +413,7 @@ pub(crate) fn tool_output(path: &Path, args: &[&str]) -> Option<String> {
     if let Some(text) = file.as_ref().and_then(|f| fs::read_to_string(f).ok()) {
         return Some(text);
     }
-    let out = Command::new(path).args(args).output().ok()?;
+    let out = process::probe(process::command(path).args(args)).ok()?;
     if !out.status.success() {
         return None;
     }

@@ -1,0 +1,522 @@
+//! `asm()` statements in CUDA C++: found with [`crate::c_lex`], checked against NVIDIA's
+//! constraint letters, `%N` references and the template rules of [`super::template`].
+
+use std::path::Path;
+
+use super::plural;
+use super::template::{
+    changing_register_read, declared_registers, destination, is_special_register, operand_refs, statements, unscoped_definitions,
+    writes_memory,
+};
+use crate::c_lex::{self, Kind, Token};
+use crate::diag::Diagnostic;
+use crate::error::{Error, Result};
+
+/// The constraint letters of the reference: `.u16`, `.u32`, `.u64`, `.u128`, `.f32`, `.f64`,
+/// immediate, and a compile-time constant string (`C`, C++17 templates).
+const CONSTRAINT_LETTERS: &str = "hrlqfdnC";
+
+/// An `asm(...)` statement found in a .cu file.
+#[derive(Debug)]
+struct CAsm {
+    line: u32,
+    column: u32,
+    volatile: bool,
+    /// The concatenated template, and for each byte its source position.
+    template: String,
+    positions: Vec<(u32, u32)>,
+    /// The template contained something besides string literals (a macro): skip text rules.
+    opaque_template: bool,
+    outputs: Vec<COperand>,
+    inputs: Vec<COperand>,
+    clobbers: Vec<String>,
+    /// The enclosing function can be inlined (a `__device__` function that is not `__noinline__`).
+    inlinable: Option<String>,
+}
+
+#[derive(Debug)]
+struct COperand {
+    constraint: String,
+    line: u32,
+    column: u32,
+}
+
+impl CAsm {
+    fn operand_count(&self) -> usize {
+        self.outputs.len() + self.inputs.len()
+    }
+
+    fn operand(&self, n: usize) -> Option<&COperand> {
+        self.outputs.iter().chain(&self.inputs).nth(n)
+    }
+
+    fn pos(&self, offset: usize) -> (u32, u32) {
+        self.positions.get(offset).copied().unwrap_or((self.line, self.column))
+    }
+}
+
+/// Finds every `asm` statement of a CUDA C++ source.
+fn scan_c(src: &str) -> Vec<CAsm> {
+    let toks = c_lex::tokens(src);
+    let mut out = Vec::new();
+    // For each open `{`, the text before it: a function header, `if (..)`, `namespace x`, ...
+    let mut blocks: Vec<String> = Vec::new();
+    // Tokens since the last `;`, `{` or `}`: the header of the next block. Preprocessor lines
+    // are read like code (an asm in a macro body is checked too), but a `#` that starts a
+    // header is left out of it.
+    let mut header = String::new();
+    let mut i = 0;
+    while let Some(t) = toks.get(i) {
+        i += 1;
+        match t.kind {
+            Kind::Str => header.push_str("\"\""),
+            Kind::Char => {}
+            Kind::Punct(b'#') if header.trim().is_empty() => {}
+            Kind::Punct(b'{') => blocks.push(std::mem::take(&mut header)),
+            Kind::Punct(b'}') => {
+                blocks.pop();
+                header.clear();
+            }
+            Kind::Punct(b';') => header.clear(),
+            Kind::Ident => {
+                if matches!(t.text, "asm" | "__asm__" | "__asm") {
+                    if let Some(mut a) = asm_statement(&toks, &mut i, t.line, t.col) {
+                        a.inlinable = enclosing_inlinable(&blocks);
+                        out.push(a);
+                        continue;
+                    }
+                }
+                header.push(' ');
+                header.push_str(t.text);
+            }
+            Kind::Number | Kind::Punct(_) => header.push_str(t.text),
+        }
+    }
+    out
+}
+
+/// The name of the enclosing function when it is one that can be inlined at several call sites.
+fn enclosing_inlinable(blocks: &[String]) -> Option<String> {
+    for b in blocks.iter().rev() {
+        let h = b.trim();
+        let first = h.split(|c: char| !c.is_ascii_alphanumeric() && c != '_').find(|w| !w.is_empty()).unwrap_or_default();
+        if matches!(first, "if" | "else" | "for" | "while" | "do" | "switch" | "try" | "catch") || !h.contains('(') {
+            continue;
+        }
+        // The function header: `__device__ int cube (int x)`.
+        let words: Vec<&str> = h.split(|c: char| !c.is_ascii_alphanumeric() && c != '_').filter(|w| !w.is_empty()).collect();
+        if words.contains(&"__global__") || words.contains(&"__noinline__") {
+            return None;
+        }
+        let name = h[..h.find('(').unwrap_or(h.len())]
+            .rsplit(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+            .find(|w| !w.is_empty())
+            .unwrap_or("the function")
+            .to_string();
+        return words.contains(&"__device__").then_some(name);
+    }
+    None
+}
+
+/// Parses `[volatile] ( template : outputs : inputs : clobbers )` after the `asm` keyword;
+/// `i` is the token after it, and is left after the statement (or after the qualifiers read,
+/// when this is not an asm statement).
+fn asm_statement(toks: &[Token<'_>], i: &mut usize, line: u32, column: u32) -> Option<CAsm> {
+    let mut volatile = false;
+    while let Some(t) = toks.get(*i).filter(|t| t.kind == Kind::Ident) {
+        match t.text {
+            "volatile" | "__volatile__" | "__volatile" => volatile = true,
+            "goto" | "inline" | "__inline" => {}
+            _ => return None,
+        }
+        *i += 1;
+    }
+    if !toks.get(*i).is_some_and(|t| t.is_punct(b'(')) {
+        return None;
+    }
+    *i += 1;
+    let mut a = CAsm {
+        line,
+        column,
+        volatile,
+        template: String::new(),
+        positions: Vec::new(),
+        opaque_template: false,
+        outputs: Vec::new(),
+        inputs: Vec::new(),
+        clobbers: Vec::new(),
+        inlinable: None,
+    };
+    let mut section = 0;
+    while let Some(t) = toks.get(*i) {
+        *i += 1;
+        match t.kind {
+            Kind::Punct(b')') => break,
+            Kind::Punct(b':') => section += 1,
+            Kind::Punct(b',') => {}
+            Kind::Str => {
+                let (value, pos) = c_lex::string_value(t);
+                match section {
+                    0 => {
+                        a.template.push_str(&value);
+                        // One position per template byte (padded where lossy UTF-8 grew the text).
+                        a.positions.extend(pos);
+                        a.positions.resize(a.template.len(), (t.line, t.col));
+                    }
+                    1 | 2 => {
+                        let op = COperand { constraint: value, line: t.line, column: t.col };
+                        if section == 1 {
+                            a.outputs.push(op);
+                        } else {
+                            a.inputs.push(op);
+                        }
+                        // The operand's expression: `( expr )`.
+                        if toks.get(*i).is_some_and(|t| t.is_punct(b'(')) {
+                            skip_balanced(toks, i);
+                        }
+                    }
+                    _ => a.clobbers.push(value),
+                }
+            }
+            Kind::Punct(b'[') => {
+                // A named operand `[name] "r"(x)`.
+                while toks.get(*i).is_some_and(|t| !t.is_punct(b']')) {
+                    *i += 1;
+                }
+                *i += 1;
+            }
+            Kind::Punct(b'(') => {
+                if section == 0 {
+                    a.opaque_template = true;
+                }
+                *i -= 1;
+                skip_balanced(toks, i);
+            }
+            _ => {
+                if section == 0 {
+                    a.opaque_template = true;
+                }
+            }
+        }
+    }
+    Some(a)
+}
+
+/// Moves `i` from a `(` to just after its matching `)` (or to the end).
+fn skip_balanced(toks: &[Token<'_>], i: &mut usize) {
+    let mut depth = 0usize;
+    while let Some(t) = toks.get(*i) {
+        *i += 1;
+        if t.is_punct(b'(') {
+            depth += 1;
+        } else if t.is_punct(b')') {
+            depth -= 1;
+            if depth == 0 {
+                return;
+            }
+        }
+    }
+}
+/// Checks every `asm` statement of a CUDA C++ source. `file` is how diagnostics name it.
+pub fn check_cuda(file: &Path, src: &str) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for a in scan_c(src) {
+        check_c_asm(file, &a, &mut out);
+    }
+    out
+}
+
+/// Reads and checks a .cu file.
+pub fn check_cuda_file(path: &Path, shown_as: &Path) -> Result<Vec<Diagnostic>> {
+    let src = std::fs::read(path).map_err(|e| Error::io("read", path, e))?;
+    Ok(check_cuda(shown_as, &String::from_utf8_lossy(&src)))
+}
+
+fn check_c_asm(file: &Path, a: &CAsm, out: &mut Vec<Diagnostic>) {
+    let at = |d: Diagnostic, (line, col): (u32, u32)| d.at(file, Some(line), Some(col));
+
+    // Constraints.
+    for (i, op) in a.outputs.iter().chain(&a.inputs).enumerate() {
+        let is_output = i < a.outputs.len();
+        let mut letters = op.constraint.as_str();
+        if is_output {
+            match letters.strip_prefix(['=', '+']) {
+                Some(rest) => letters = rest,
+                None => out.push(at(
+                    Diagnostic::error(format!("output operand %{i} has constraint \"{}\" without `=` or `+`", op.constraint))
+                        .note("an output's constraint starts with `=` (written) or `+` (read and written), e.g. \"=r\""),
+                    (op.line, op.column),
+                )),
+            }
+        } else if letters.starts_with(['=', '+']) {
+            out.push(at(
+                Diagnostic::error(format!("input operand %{i} has constraint \"{}\": `=` and `+` belong to outputs", op.constraint))
+                    .note("move it before the second `:` to make it an output, or drop the modifier"),
+                (op.line, op.column),
+            ));
+            letters = &letters[1..];
+        }
+        let bad: Vec<char> = letters.chars().filter(|c| !CONSTRAINT_LETTERS.contains(*c)).collect();
+        if !bad.is_empty() {
+            out.push(at(
+                Diagnostic::error(format!("operand %{i}: `{}` is not an inline-PTX constraint letter", bad.iter().collect::<String>()))
+                    .note("use h (.u16), r (.u32), l (.u64), q (.u128), f (.f32), d (.f64), n (immediate) or C (constant string); there is none for 8-bit values: widen them to 16 or 32 bits"),
+                (op.line, op.column),
+            ));
+        } else if letters.chars().count() > 1 {
+            out.push(at(
+                Diagnostic::error(format!("operand %{i} has two constraint letters (\"{}\"); an operand takes exactly one", op.constraint))
+                    .note("pick the letter of the operand's PTX type, e.g. \"r\" for a 32-bit integer, \"f\" for a float"),
+                (op.line, op.column),
+            ));
+        } else if letters.is_empty() {
+            out.push(at(Diagnostic::error(format!("operand %{i} has no constraint letter")), (op.line, op.column)));
+        }
+    }
+    if a.opaque_template {
+        return;
+    }
+    let t = a.template.as_str();
+    let has_operands = a.operand_count() > 0;
+    let (stmts, labels) = statements(t);
+    let declared = declared_registers(t);
+
+    // Operand references, modifiers, and `%` before special registers.
+    let bytes = t.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'%' {
+            i += 1;
+            continue;
+        }
+        if bytes.get(i + 1) == Some(&b'%') {
+            i += 2;
+            continue;
+        }
+        let rest = &t[i + 1..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 {
+            let n: usize = rest[..digits].parse().unwrap_or(usize::MAX);
+            if has_operands && n >= a.operand_count() {
+                out.push(at(
+                    Diagnostic::error(format!(
+                        "`%{n}` refers to operand {n}, but this asm has {} operand{}",
+                        a.operand_count(),
+                        plural(a.operand_count())
+                    ))
+                    .note(format!(
+                        "operands are numbered from %0: outputs first, then inputs (here %0..%{})",
+                        a.operand_count().saturating_sub(1)
+                    )),
+                    a.pos(i),
+                ));
+            }
+            i += 1 + digits;
+            continue;
+        }
+        let word_len = rest.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
+        let word = &rest[..word_len];
+        let letters = word.bytes().take_while(u8::is_ascii_alphabetic).count();
+        let is_modifier = has_operands
+            && letters >= 1
+            && letters < word.len()
+            && word[letters..].bytes().all(|b| b.is_ascii_digit())
+            && !declared.iter().any(|d| d == word || d == &word[..letters]);
+        if is_modifier {
+            out.push(at(
+                Diagnostic::error(format!("`%{word}`: operand modifiers (`%{}`) are not supported in inline PTX", &word[..letters]))
+                    .note(format!("write the operand as `%{}`; a literal `%` is written `%%`", &word[letters..])),
+                a.pos(i),
+            ));
+        } else if has_operands && is_special_register(word) {
+            out.push(at(
+                Diagnostic::warning(format!("special register `%{word}` should be written `%%{word}` in an asm with operands"))
+                    .note("in an asm with operands, `%` starts an operand reference; `%%` is a literal `%`"),
+                a.pos(i),
+            ));
+        }
+        i += 1 + word_len.max(1);
+    }
+
+    // Unscoped declarations and labels in an inlinable function.
+    if let Some(func) = &a.inlinable {
+        for (off, what) in unscoped_definitions(t, &labels) {
+            out.push(at(
+                Diagnostic::warning(format!("{what} outside `{{ }}` in an asm of `{func}`, a __device__ function that can be inlined more than once"))
+                    .note("each inlined copy declares it again and ptxas fails with a duplicate definition: wrap the asm's PTX in `{` and `}`, as in \"{\\n\\t.reg .u32 t1;\\n\\t...}\""),
+                a.pos(off),
+            ));
+        }
+    }
+
+    // Changing special registers without volatile.
+    if !a.volatile {
+        if let Some((off, reg)) = changing_register_read(t) {
+            out.push(at(
+                Diagnostic::warning(format!("asm reads `%{reg}`, which changes while the thread runs, but is not `volatile`"))
+                    .note("the compiler may delete, merge or move an asm that is not volatile: write `asm volatile(...)`"),
+                a.pos(off),
+            ));
+        }
+    }
+
+    // Memory writes without a "memory" clobber.
+    if !a.clobbers.iter().any(|c| c.trim() == "memory") {
+        if let Some(s) = stmts.iter().find(|s| writes_memory(s.mnemonic)) {
+            out.push(at(
+                Diagnostic::warning(format!("asm writes memory (`{}`) without a \"memory\" clobber", s.mnemonic)).note(
+                    "the compiler may keep values in registers across it or reorder other accesses: add `: \"memory\"` after the inputs",
+                ),
+                a.pos(s.offset),
+            ));
+        }
+    }
+
+    // Predicated writes to `=` outputs.
+    for s in stmts.iter().filter(|s| s.predicated && !writes_memory(s.mnemonic)) {
+        for n in operand_refs(destination(s.operands)) {
+            if let Some(op) = a.operand(n).filter(|op| op.constraint.starts_with('=')) {
+                out.push(at(
+                    Diagnostic::warning(format!(
+                        "output %{n} is written only when the predicate holds (`{}`), but is declared \"{}\"",
+                        s.mnemonic, op.constraint
+                    ))
+                    .note(format!(
+                        "with `=` the compiler may drop the value it had before: declare it \"+{}\" so it is read and written",
+                        &op.constraint[1..]
+                    )),
+                    a.pos(s.offset),
+                ));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::one;
+    use super::*;
+
+    fn cu(src: &str) -> Vec<Diagnostic> {
+        check_cuda(Path::new("k.cu"), src)
+    }
+
+    /// The valid forms of NVIDIA's reference give no diagnostic.
+    #[test]
+    fn the_references_valid_forms_pass() {
+        let src = r#"
+#include <cuda_fp16.h>
+__device__ int cube(int x) {
+  int y;
+  asm("{\n\t"                        // scoped temp register
+      " .reg .u32 t1;\n\t"
+      " mul.lo.u32 t1, %1, %1;\n\t"
+      " mul.lo.u32 %0, t1, %1;\n\t"
+      "}"
+      : "=r"(y) : "r" (x));
+  return y;
+}
+__device__ int cond(int x) {
+  int y = 0;
+  asm("{\n\t"
+      " .reg .pred %p;\n\t"
+      " setp.eq.s32 %p, %1, 34;\n\t"  // x == 34?
+      " @%p mov.s32 %0, 1;\n\t"       // set y to 1 if true
+      "}"
+      : "+r"(y) : "r" (x));
+  return y;
+}
+template <const char *op> __device__ void f(int *p) {
+  asm volatile("st.global.u32 [%0], %1;" :: "l"(p), "n"(42) : "memory");
+  asm volatile("%0" :: "C"(op));
+}
+__global__ void k(short *h, long long *l, float *f, double *d) {
+  unsigned c;
+  asm volatile("mov.u32 %0, %%clock;" : "=r"(c));
+  asm("add.s16 %0, %0, 1;" : "+h"(*h));
+  asm("add.s64 %0, %0, 1;" : "+l"(*l));
+  asm("add.f32 %0, %0, 0f3F800000;" : "+f"(*f));
+  asm("add.f64 %0, %0, %1;" : "+d"(*d) : "d"(1.0));
+  asm("membar.gl;");
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(c));
+  asm("mov.u32 %0, %%smid;" : "=r"(c)); // comment: "asm(" in a comment is ignored
+  const char *s = "asm(\"%9\" : : )";
+}
+"#;
+        let d = cu(src);
+        let smid: Vec<_> = d.iter().filter(|d| d.message.contains("%smid")).collect();
+        assert_eq!(smid.len(), 1, "{d:#?}");
+        assert_eq!(d.len(), 1, "only the non-volatile %smid read: {d:#?}");
+    }
+
+    #[test]
+    fn operand_beyond_the_operands() {
+        let d = cu("__global__ void k(int *o, int j) {\n  int x;\n  asm(\"add.s32 %0, %1, %2;\" : \"=r\"(x) : \"r\"(j));\n}\n");
+        assert_eq!(one(&d, "`%2` refers to operand 2, but this asm has 2 operands"), "k.cu:3:24");
+        assert!(cu("__global__ void k(int j) {\n  int x;\n  asm(\"add.s32 %0, %1, %1;\" : \"=r\"(x) : \"r\"(j));\n}\n").is_empty());
+    }
+
+    #[test]
+    fn constraint_letters() {
+        let d = cu("__global__ void k(int j) {\n  int x;\n  asm(\"mov.u32 %0, %1;\" : \"=r\"(x) : \"rf\"(j));\n}\n");
+        assert_eq!(one(&d, "two constraint letters (\"rf\")"), "k.cu:3:37");
+        let d = cu("__global__ void k(char j) {\n  int x;\n  asm(\"mov.u32 %0, %1;\" : \"=r\"(x) : \"c\"(j));\n}\n");
+        one(&d, "`c` is not an inline-PTX constraint letter");
+        assert!(d[0].notes[0].contains("none for 8-bit values"));
+        let d = cu("__global__ void k(int j) {\n  int x;\n  asm(\"mov.u32 %0, %1;\" : \"r\"(x) : \"r\"(j));\n}\n");
+        one(&d, "without `=` or `+`");
+        assert!(cu("__global__ void k(int j) {\n  int x;\n  asm(\"mov.u32 %0, %1;\" : \"=r\"(x) : \"r\"(j));\n}\n").is_empty());
+    }
+
+    #[test]
+    fn operand_modifiers() {
+        let d = cu("__global__ void k(int *o) {\n  int n;\n  asm(\"mov.u32 %0, %n1;\" : \"=r\"(n) : \"r\"(1));\n}\n");
+        assert_eq!(one(&d, "`%n1`: operand modifiers (`%n`) are not supported"), "k.cu:3:20");
+        // A register the asm declares is not a modifier.
+        assert!(cu("__global__ void k(int x) {\n  int y;\n  asm(\"{ .reg .pred %p1; setp.eq.s32 %p1, %1, 3; selp.s32 %0, 1, 0, %p1; }\" : \"=r\"(y) : \"r\"(x));\n}\n").is_empty());
+    }
+
+    #[test]
+    fn special_register_needs_double_percent() {
+        let d = cu("__global__ void k() {\n  unsigned c;\n  asm volatile(\"mov.u32 %0, %laneid;\" : \"=r\"(c));\n}\n");
+        one(&d, "`%laneid` should be written `%%laneid`");
+        // Without operands `%` is literal.
+        assert!(cu("__global__ void k() {\n  asm volatile(\"{ .reg .u32 r; mov.u32 r, %laneid; }\");\n}\n").is_empty());
+    }
+
+    #[test]
+    fn unscoped_reg_in_an_inlinable_function() {
+        let src = "__device__ int cube(int x) {\n  int y;\n  asm(\".reg .u32 t1;\\n\\t\"\n      \"mul.lo.u32 t1, %1, %1;\\n\\t\"\n      \"mul.lo.u32 %0, t1, %1;\" : \"=r\"(y) : \"r\"(x));\n  return y;\n}\n";
+        assert_eq!(one(&cu(src), "a `.reg` declaration outside `{ }` in an asm of `cube`"), "k.cu:3:8");
+        // In a kernel (not inlined) or a __noinline__ function it is fine.
+        assert!(cu(&src.replace("__device__ int", "__global__ void")).is_empty());
+        assert!(cu(&src.replace("__device__", "__device__ __noinline__")).is_empty());
+        let label = "__device__ __forceinline__ void spin(int *p) {\n  if (p) {\n    asm volatile(\"L1: ld.volatile.global.u32 %0, [%1];\" : \"=r\"(*p) : \"l\"(p));\n  }\n}\n";
+        one(&cu(label), "a label outside `{ }` in an asm of `spin`");
+    }
+
+    #[test]
+    fn changing_register_without_volatile() {
+        let d = cu("__global__ void k(unsigned long long *o) {\n  unsigned long long t;\n  asm(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t));\n  *o = t;\n}\n");
+        one(&d, "reads `%globaltimer`, which changes while the thread runs, but is not `volatile`");
+        assert!(cu("__global__ void k(unsigned long long *o) {\n  unsigned long long t;\n  asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t));\n}\n").is_empty());
+    }
+
+    #[test]
+    fn memory_write_without_clobber() {
+        let d = cu("__global__ void k(int *p) {\n  asm volatile(\"st.global.u32 [%0], 1;\" :: \"l\"(p));\n}\n");
+        one(&d, "asm writes memory (`st.global.u32`) without a \"memory\" clobber");
+        let d = cu("__global__ void k(int *p, int v) {\n  int old;\n  asm volatile(\"atom.global.add.u32 %0, [%1], %2;\" : \"=r\"(old) : \"l\"(p), \"r\"(v));\n}\n");
+        one(&d, "(`atom.global.add.u32`)");
+        assert!(
+            cu("__global__ void k(int *p) {\n  asm volatile(\"red.global.add.u32 [%0], 1;\" :: \"l\"(p) : \"memory\");\n}\n").is_empty()
+        );
+    }
+
+    #[test]
+    fn predicated_write_to_an_equals_output() {
+        let src = "__device__ __noinline__ int cond(int x) {\n  int y = 0;\n  asm(\"{\\n\\t.reg .pred p;\\n\\tsetp.eq.s32 p, %1, 34;\\n\\t@p mov.s32 %0, 1;\\n\\t}\" : \"=r\"(y) : \"r\"(x));\n  return y;\n}\n";
+        one(&cu(src), "output %0 is written only when the predicate holds (`mov.s32`), but is declared \"=r\"");
+        assert!(cu(&src.replace("\"=r\"(y)", "\"+r\"(y)")).is_empty());
+    }
+}
