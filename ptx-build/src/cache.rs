@@ -144,18 +144,6 @@ mod tests {
     }
 
     #[test]
-    fn scratch_dirs_go_away_unless_kept() {
-        let dir = tempfile::tempdir().unwrap();
-        let a = ScratchDir::new_in(dir.path(), "install").unwrap();
-        fs::write(a.path().join("f"), b"x").unwrap();
-        let a_path = a.path().to_path_buf();
-        drop(a);
-        assert!(!a_path.exists());
-        let kept = ScratchDir::new_in(dir.path(), "install").unwrap().keep();
-        assert!(kept.is_dir());
-    }
-
-    #[test]
     fn file_hashes_follow_content() {
         let dir = tempfile::tempdir().unwrap();
         let (a, b) = (dir.path().join("a"), dir.path().join("b"));
