@@ -12,6 +12,13 @@ fn new(args: &[&str], cwd: &Path) -> Output {
     cargo_ptx().arg("new").args(args).current_dir(cwd).output().expect("run cargo-ptx")
 }
 
+/// The root of this checkout: what `--path-deps` takes. Projects built here depend on its
+/// crates, which are not on a registry before a release (tests/install.rs builds against the
+/// packaged ones).
+fn checkout() -> PathBuf {
+    std::fs::canonicalize(Path::new(env!("CARGO_MANIFEST_DIR")).join("..")).unwrap()
+}
+
 fn text(o: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
@@ -49,7 +56,8 @@ fn scaffold_build_and_test(kernels: &str, expect_files: &[&str], tests: &[&str])
     common::cuda();
     let tmp = tempfile::Builder::new().prefix("cargo-ptx new ").tempdir().unwrap();
     let name = format!("gpu-{kernels}-demo");
-    let out = new(&[&name, "--kernels", kernels, "--arch", "sm_80", "--arch", "sm_90"], tmp.path());
+    let root = checkout();
+    let out = new(&[&name, "--kernels", kernels, "--arch", "sm_80", "--arch", "sm_90", "--path-deps", root.to_str().unwrap()], tmp.path());
     assert!(out.status.success(), "{}", text(&out));
     let dir = tmp.path().join(&name);
     assert!(text(&out).contains(&format!("Created GPU project `{name}`")), "{}", text(&out));
@@ -125,20 +133,31 @@ fn init_fills_the_current_empty_folder_without_a_nested_repository() {
 }
 
 #[test]
-fn registry_and_path_dependencies() {
+fn registry_dependencies_by_default_and_path_dependencies_when_asked() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = new(&["reg", "--registry", "--vcs", "none"], tmp.path());
+    let out = new(&["reg", "--kernels", "both", "--vcs", "none"], tmp.path());
     assert!(out.status.success(), "{}", text(&out));
+    let version = env!("CARGO_PKG_VERSION");
     let manifest = std::fs::read_to_string(tmp.path().join("reg/Cargo.toml")).unwrap();
-    assert!(manifest.contains("ptx-build = \"0.1\"") && manifest.contains("ptx-runtime = \"0.1\""), "{manifest}");
+    assert!(
+        manifest.contains(&format!("ptx-build = \"{version}\"")) && manifest.contains(&format!("ptx-runtime = \"{version}\"")),
+        "{manifest}"
+    );
+    let kernels = std::fs::read_to_string(tmp.path().join("reg/kernels/Cargo.toml")).unwrap();
+    assert!(kernels.contains(&format!("ptx-device = \"{version}\"")), "{kernels}");
+    // Nothing points back at the checkout the binary was built from, or at any other path.
+    for f in files(&tmp.path().join("reg")) {
+        let t = std::fs::read_to_string(&f).unwrap();
+        assert!(!t.contains("path =") && !t.contains(checkout().to_str().unwrap()), "{} has a path:\n{t}", f.display());
+    }
     assert!(!tmp.path().join("reg/.git").exists(), "--vcs none");
 
-    let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let out = new(&["bypath", "--vcs", "none", "--ptx-build-path", checkout.join("ptx-build").to_str().unwrap()], tmp.path());
+    let out = new(&["bypath", "--vcs", "none", "--path-deps", checkout().to_str().unwrap()], tmp.path());
     assert!(out.status.success(), "{}", text(&out));
     let kernels = std::fs::read_to_string(tmp.path().join("bypath/kernels/Cargo.toml")).unwrap();
-    let device = std::fs::canonicalize(checkout.join("ptx-device")).unwrap();
-    assert!(kernels.contains(&format!("ptx-device = {{ path = \"{}\" }}", device.display())), "{kernels}");
+    assert!(kernels.contains(&format!("ptx-device = {{ path = \"{}\" }}", checkout().join("ptx-device").display())), "{kernels}");
+    let manifest = std::fs::read_to_string(tmp.path().join("bypath/Cargo.toml")).unwrap();
+    assert!(manifest.contains(&format!("ptx-build = {{ path = \"{}\" }}", checkout().join("ptx-build").display())), "{manifest}");
 }
 
 /// Runs `cargo ptx <args>` in a fresh folder; it must fail, say each of `needles`, and leave
@@ -209,6 +228,13 @@ fn an_unwritable_parent_is_refused_and_leaves_nothing() {
 #[test]
 fn bad_archs_and_checkouts_are_refused_before_anything_is_written() {
     refused(&["new", "demo", "--arch", "sm_81"], |_| {}, &["invalid arch `sm_81`"]);
-    refused(&["new", "demo", "--ptx-build-path", "/nonexistent/checkout"], |_| {}, &["--ptx-build-path does not exist", "--registry"]);
-    refused(&["new", "demo", "--ptx-build-path", "."], |_| {}, &["has no ptx-build/Cargo.toml"]);
+    // The error names the folder given to --path-deps (not the project) and how to fix it.
+    let missing = &["--path-deps /nonexistent/checkout: the folder cannot be read", "help: pass the root of a cargo-ptx checkout"];
+    refused(&["new", "demo", "--path-deps", "/nonexistent/checkout"], |_| {}, missing);
+    let not_a_checkout = &["--path-deps .: it is not a cargo-ptx checkout: it has no ptx-build/Cargo.toml", "leave out --path-deps"];
+    refused(&["new", "demo", "--path-deps", "."], |_| {}, not_a_checkout);
+    // A crate folder of the checkout instead of its root: the fix names the root.
+    let crate_dir = checkout().join("ptx-build");
+    let root_hint = format!("pass the checkout's root instead: `--path-deps {}`", checkout().display());
+    refused(&["new", "demo", "--path-deps", crate_dir.to_str().unwrap()], |_| {}, &["it has no ptx-build/Cargo.toml", &root_hint]);
 }

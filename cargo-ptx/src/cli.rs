@@ -68,12 +68,10 @@ struct ProjectArgs {
     /// Start a git repository (by default unless the folder is inside one already).
     #[arg(long, value_enum, value_name = "VCS")]
     vcs: Option<VcsArg>,
-    /// A cargo-ptx checkout to depend on by path [default: the one this binary was built from].
-    #[arg(long, value_name = "DIR", conflicts_with = "registry")]
-    ptx_build_path: Option<PathBuf>,
-    /// Depend on published versions of ptx-build, ptx-runtime and ptx-device instead of paths.
-    #[arg(long)]
-    registry: bool,
+    /// Depend on ptx-build, ptx-runtime and ptx-device by path, from the cargo-ptx checkout at DIR
+    /// (its root) [default: the published crates, at this cargo-ptx's version].
+    #[arg(long, value_name = "DIR")]
+    path_deps: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -279,10 +277,9 @@ fn new_project(path: PathBuf, a: ProjectArgs, init: bool) -> ExitCode {
             Some(VcsArg::Git) => Vcs::Git,
             Some(VcsArg::None) => Vcs::None,
         },
-        dependencies: match (a.registry, a.ptx_build_path) {
-            (true, _) => Dependencies::Registry,
-            (false, Some(p)) => Dependencies::Path(p),
-            (false, None) => Dependencies::Checkout,
+        dependencies: match a.path_deps {
+            Some(dir) => Dependencies::Path(dir),
+            None => Dependencies::Registry,
         },
         init,
     };

@@ -63,12 +63,11 @@ pub enum Vcs {
 /// Where the project's `ptx-build`, `ptx-runtime` and `ptx-device` dependencies come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Dependencies {
-    /// By path, from the cargo-ptx checkout this binary was built from.
-    Checkout,
-    /// By path, from this checkout (its root, or its `ptx-build` folder).
-    Path(PathBuf),
-    /// By version requirement, from the registry.
+    /// From the registry, at the version of this cargo-ptx: an installed binary has no
+    /// checkout to point at, and a project must not depend on where its tool was built.
     Registry,
+    /// By path, from the root of a cargo-ptx checkout (`--path-deps DIR`).
+    Path(PathBuf),
 }
 
 /// What to create.
@@ -299,15 +298,11 @@ fn variables(name: &str, archs: &[String], deps: &Dependencies) -> Result<BTreeM
     let snake = name.replace('-', "_");
     let (ptx_build, ptx_runtime, ptx_device) = match deps {
         Dependencies::Registry => {
-            // The release this binary belongs to: `0.1.0` -> "0.1".
-            let version: String = env!("CARGO_PKG_VERSION").split('.').take(2).collect::<Vec<_>>().join(".");
-            let v = format!("\"{version}\"");
+            // The crates are released together with cargo-ptx, in one version: this binary's.
+            let v = format!("\"{}\"", env!("CARGO_PKG_VERSION"));
             (v.clone(), v.clone(), v)
         }
-        Dependencies::Checkout => {
-            checkout_paths(&Path::new(env!("CARGO_MANIFEST_DIR")).join(".."), "the cargo-ptx checkout this binary was built from")?
-        }
-        Dependencies::Path(p) => checkout_paths(p, "--ptx-build-path")?,
+        Dependencies::Path(p) => checkout_paths(p)?,
     };
     Ok(BTreeMap::from([
         ("name", name.to_string()),
@@ -322,20 +317,26 @@ fn variables(name: &str, archs: &[String], deps: &Dependencies) -> Result<BTreeM
     ]))
 }
 
-/// `{ path = "..." }` for each of our crates in a checkout (its root, or its `ptx-build` folder).
-fn checkout_paths(given: &Path, what: &str) -> Result<(String, String, String)> {
-    let given = fs::canonicalize(given).map_err(|e| {
-        scaffold_error(given, &format!("{what} does not exist: {e}"), "pass `--ptx-build-path` with a cargo-ptx checkout, or `--registry`")
-    })?;
-    let root = if given.join("ptx-runtime").is_dir() { given.clone() } else { given.parent().map(Path::to_path_buf).unwrap_or_default() };
+/// `{ path = "..." }` for each of our crates in the checkout at `given` (`--path-deps`).
+fn checkout_paths(given: &Path) -> Result<(String, String, String)> {
+    let not_a_checkout = |message: String| {
+        // Given the crate folder instead of the root (`--path-deps checkout/ptx-build`): say so.
+        let parent = fs::canonicalize(given).ok().and_then(|g| g.parent().map(Path::to_path_buf));
+        let help = match parent.filter(|p| p.join("ptx-build/Cargo.toml").is_file() && p.join("ptx-runtime/Cargo.toml").is_file()) {
+            Some(root) => format!("pass the checkout's root instead: `--path-deps {}`", root.display()),
+            None => format!(
+                "pass the root of a cargo-ptx checkout (the folder with ptx-build/, ptx-runtime/ and ptx-device/), \
+                 or leave out --path-deps to depend on the published crates (version {})",
+                env!("CARGO_PKG_VERSION")
+            ),
+        };
+        Error::PathDeps { dir: given.to_path_buf(), message, help }
+    };
+    let root = fs::canonicalize(given).map_err(|e| not_a_checkout(format!("the folder cannot be read: {e}")))?;
     let spec = |krate: &str| {
         let dir = root.join(krate);
         if !dir.join("Cargo.toml").is_file() {
-            return Err(scaffold_error(
-                &given,
-                &format!("{what} has no {krate}/Cargo.toml"),
-                "pass `--ptx-build-path` with the root of a cargo-ptx checkout (or its ptx-build folder), or `--registry` for published versions",
-            ));
+            return Err(not_a_checkout(format!("it is not a cargo-ptx checkout: it has no {krate}/Cargo.toml")));
         }
         // A JSON string is a valid TOML basic string: quotes, backslashes and control characters escaped.
         let path = serde_json::to_string(&dir.to_string_lossy()).unwrap_or_default();

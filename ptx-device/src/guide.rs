@@ -82,7 +82,7 @@ min_max! {
     max_s32 = "max";
 }
 
-/// `C` (see [`min_max!`]): `min(a, b)` or `max(a, b)`.
+/// `C` (see `min_max!` in the source): `min(a, b)` or `max(a, b)`.
 #[inline]
 pub fn min_or_max(a: i32, b: i32, max: bool) -> i32 {
     if max {

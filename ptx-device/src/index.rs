@@ -4,6 +4,7 @@
 //! merge or drop), so `thread_idx().x` costs the same as CUDA's `threadIdx.x`: components that
 //! are never used are never read.
 
+#[cfg(target_arch = "nvptx64")]
 use core::arch::nvptx as nv;
 
 /// A three-component launch coordinate, as CUDA's `dim3` / `uint3`.

@@ -40,39 +40,56 @@
 //! An instruction newer than the lowest arch of a build is compiled out by
 //! `#[cfg(target_feature = "sm_XX")]`, so using it is a compile error, not a ptxas one.
 #![no_std]
-#![feature(asm_experimental_arch, stdarch_nvptx, link_llvm_intrinsics, allow_internal_unstable)]
+// The host doc mode (docs.rs, `cargo doc`): rustdoc on the host documents every item, its body
+// unchecked, so the nvptx-only pieces (`core::arch::nvptx`, the panic handler) are cfg'd to the
+// GPU and the feature gates stay on for both (rustdoc checks them; docs.rs runs a nightly).
+#![cfg_attr(any(target_arch = "nvptx64", doc), feature(link_llvm_intrinsics, allow_internal_unstable))]
+#![cfg_attr(target_arch = "nvptx64", feature(asm_experimental_arch, stdarch_nvptx))]
 #![allow(internal_features)]
 #![warn(missing_docs)]
 
-#[cfg(not(target_arch = "nvptx64"))]
+// Any other host build is refused rather than made harmless: a kernel crate compiled for the
+// host (a kernel crate listed as a member of the host workspace, a `cargo build` in its folder)
+// is always a mistake, and this names the fix where stubs would fail later with a confusing
+// link error or, worse, a host binary whose "kernels" do nothing.
+#[cfg(not(any(target_arch = "nvptx64", doc)))]
 compile_error!("ptx-device is for GPU kernels: build the kernel crate with `cargo ptx build` (nvptx64-nvidia-cuda), not for the host");
 
-pub mod atomic;
-pub mod guide;
-pub mod index;
-pub mod int;
-pub mod libdevice;
-pub mod math;
-pub mod mem;
-pub mod shared;
-pub mod sync;
-pub mod time;
-pub mod warp;
+/// Applies `cfg(any(target_arch = "nvptx64", doc))` to each item: on the host they exist only
+/// for rustdoc, so a host build shows the one error above instead of a screenful.
+macro_rules! gpu_or_doc {
+    ($($item:item)*) => { $(#[cfg(any(target_arch = "nvptx64", doc))] $item)* };
+}
 
-pub use ptx_device_macros::{kernel, shared_array};
+gpu_or_doc! {
+    pub mod atomic;
+    pub mod guide;
+    pub mod index;
+    pub mod int;
+    pub mod libdevice;
+    pub mod math;
+    pub mod mem;
+    pub mod shared;
+    pub mod sync;
+    pub mod time;
+    pub mod warp;
 
-/// Everything a kernel usually needs, for `use ptx_device::prelude::*`.
-pub mod prelude {
-    pub use crate::atomic::*;
-    pub use crate::index::*;
-    pub use crate::shared::dynamic_shared;
-    pub use crate::sync::*;
-    pub use crate::warp::*;
-    pub use crate::{kernel, math, shared_array};
+    pub use ptx_device_macros::{kernel, shared_array};
+
+    /// Everything a kernel usually needs, for `use ptx_device::prelude::*`.
+    pub mod prelude {
+        pub use crate::atomic::*;
+        pub use crate::index::*;
+        pub use crate::shared::dynamic_shared;
+        pub use crate::sync::*;
+        pub use crate::warp::*;
+        pub use crate::{kernel, math, shared_array};
+    }
 }
 
 /// What `#[kernel]` expands to. The `extern "ptx-kernel"` token is written here, so the
 /// kernel crate needs no `#![feature(abi_ptx)]`.
+#[cfg(any(target_arch = "nvptx64", doc))]
 #[doc(hidden)]
 #[macro_export]
 #[allow_internal_unstable(abi_ptx)]
@@ -84,7 +101,7 @@ macro_rules! __kernel {
     };
 }
 
-#[cfg(feature = "panic-handler")]
+#[cfg(all(feature = "panic-handler", target_arch = "nvptx64"))]
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo) -> ! {
     // SAFETY: `trap` ends the kernel with an error the host sees as a launch failure.

@@ -72,7 +72,7 @@ pub unsafe fn ld_global_nc<T: NcLoad>(address: *const T) -> T {
 /// # Safety
 /// `dst` points into shared memory and `src` into global memory, both aligned to
 /// `size_of::<T>()`; neither is accessed until the wait.
-#[cfg(target_feature = "sm_80")]
+#[cfg(any(target_feature = "sm_80", doc))]
 #[inline(always)]
 pub unsafe fn cp_async<T>(dst: *mut T, src: *const T) {
     const { assert!(matches!(core::mem::size_of::<T>(), 4 | 8 | 16), "cp.async copies 4, 8 or 16 bytes") };
@@ -84,7 +84,7 @@ pub unsafe fn cp_async<T>(dst: *mut T, src: *const T) {
 }
 
 /// Closes the group of [`cp_async`] copies this thread started (`cp.async.commit_group`).
-#[cfg(target_feature = "sm_80")]
+#[cfg(any(target_feature = "sm_80", doc))]
 #[inline(always)]
 pub fn cp_async_commit_group() {
     // SAFETY: no operands.
@@ -93,7 +93,7 @@ pub fn cp_async_commit_group() {
 
 /// Waits until at most `N` committed groups of this thread's copies are still in flight
 /// (`cp.async.wait_group N`).
-#[cfg(target_feature = "sm_80")]
+#[cfg(any(target_feature = "sm_80", doc))]
 #[inline(always)]
 pub fn cp_async_wait_group<const N: u32>() {
     // SAFETY: no operands. It makes shared memory change: no `nomem`.
@@ -101,7 +101,7 @@ pub fn cp_async_wait_group<const N: u32>() {
 }
 
 /// Waits until every copy this thread started has landed (`cp.async.wait_all`).
-#[cfg(target_feature = "sm_80")]
+#[cfg(any(target_feature = "sm_80", doc))]
 #[inline(always)]
 pub fn cp_async_wait_all() {
     // SAFETY: no operands. It makes shared memory change: no `nomem`.

@@ -32,10 +32,10 @@ unsafe extern "C" {
     fn vote_ballot(mask: u32, pred: bool) -> u32;
     #[link_name = "llvm.nvvm.activemask"]
     fn active_mask() -> u32;
-    #[cfg(target_feature = "sm_70")]
+    #[cfg(any(target_feature = "sm_70", doc))]
     #[link_name = "llvm.nvvm.match.any.sync.i32"]
     fn match_any_32(mask: u32, v: u32) -> u32;
-    #[cfg(target_feature = "sm_70")]
+    #[cfg(any(target_feature = "sm_70", doc))]
     #[link_name = "llvm.nvvm.match.any.sync.i64"]
     fn match_any_64(mask: u32, v: u64) -> u32;
 }
@@ -171,7 +171,7 @@ pub fn activemask() -> u32 {
 }
 
 /// A value `match.sync` compares between lanes: 32-bit or 64-bit, by its bits.
-#[cfg(target_feature = "sm_70")]
+#[cfg(any(target_feature = "sm_70", doc))]
 pub trait Match: Copy + sealed::Sealed {
     #[doc(hidden)]
     unsafe fn match_any(self, mask: u32) -> u32;
@@ -179,7 +179,7 @@ pub trait Match: Copy + sealed::Sealed {
     unsafe fn match_all(self, mask: u32) -> u32;
 }
 
-#[cfg(target_feature = "sm_70")]
+#[cfg(any(target_feature = "sm_70", doc))]
 macro_rules! match_impls {
     ($($t:ty: $bits:ty = $to:expr, $any:ident, $ptx:literal, $reg:ident;)*) => {$(
         impl Match for $t {
@@ -199,7 +199,7 @@ macro_rules! match_impls {
     )*};
 }
 
-#[cfg(target_feature = "sm_70")]
+#[cfg(any(target_feature = "sm_70", doc))]
 match_impls! {
     u32: u32 = |v| v, match_any_32, "match.all.sync.b32 {d}, {v}, {m};", reg32;
     i32: u32 = |v: i32| v as u32, match_any_32, "match.all.sync.b32 {d}, {v}, {m};", reg32;
@@ -214,7 +214,7 @@ match_impls! {
 ///
 /// # Safety
 /// As [`all_sync`].
-#[cfg(target_feature = "sm_70")]
+#[cfg(any(target_feature = "sm_70", doc))]
 #[inline(always)]
 pub unsafe fn match_any_sync<T: Match>(mask: u32, value: T) -> u32 {
     value.match_any(mask)
@@ -225,7 +225,7 @@ pub unsafe fn match_any_sync<T: Match>(mask: u32, value: T) -> u32 {
 ///
 /// # Safety
 /// As [`all_sync`].
-#[cfg(target_feature = "sm_70")]
+#[cfg(any(target_feature = "sm_70", doc))]
 #[inline(always)]
 pub unsafe fn match_all_sync<T: Match>(mask: u32, value: T) -> u32 {
     value.match_all(mask)

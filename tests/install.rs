@@ -1,0 +1,144 @@
+//! What a registry user gets: cargo-ptx installed from its packaged `.crate` (not from the
+//! workspace) scaffolds a project that builds and tests against the packaged crates.
+//!
+//! The `.crate` files are unpacked and reached through `[patch.crates-io]` (cargo has no local
+//! registry without a plugin), so a file missing from a package, or a path that only resolves in
+//! the checkout, fails here as it would after `cargo publish`.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+const PUBLISHED: &[&str] = &["cargo-ptx", "ptx-build", "ptx-runtime", "ptx-device", "ptx-device-macros"];
+/// Workspace members that are not published (`publish = false`, build scripts that reach
+/// outside their folders).
+const EXAMPLES: &[&str] = &["saxpy", "cuda-kernels", "mixed", "device-tour"];
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+#[track_caller]
+fn run(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(out.status.success(), "{cmd:?} failed:\n{}", text(&out));
+    text(&out)
+}
+
+/// cargo with the environment of this test run's cargo taken out, and one target dir for the
+/// packaging, the install and the project: their dependencies compile once, and are kept between
+/// runs under CARGO_TARGET_TMPDIR.
+fn cargo(target: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO"));
+    for (k, _) in std::env::vars_os() {
+        let k = k.to_string_lossy().into_owned();
+        if (k.starts_with("CARGO_") && k != "CARGO_HOME") || k == "RUSTFLAGS" || k == "RUSTC_WRAPPER" {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env("CARGO_TARGET_DIR", target).env("NO_COLOR", "1");
+    cmd
+}
+
+/// The unpacked package of `krate`, as a TOML string.
+fn toml_path(unpacked: &Path, krate: &str) -> String {
+    let dir = unpacked.join(format!("{krate}-{}", env!("CARGO_PKG_VERSION")));
+    // A JSON string is a valid TOML basic string.
+    serde_json::to_string(&dir.to_string_lossy()).unwrap()
+}
+
+/// `[patch.crates-io]` entries that point our crates at their unpacked packages.
+fn patch(unpacked: &Path, crates: &[&str]) -> String {
+    let mut t = String::from("\n# Added by tests/install.rs: the packaged crates stand in for the registry.\n[patch.crates-io]\n");
+    for c in crates {
+        t += &format!("{c} = {{ path = {} }}\n", toml_path(unpacked, c));
+    }
+    t
+}
+
+fn append(file: &Path, text: &str) {
+    let mut t = std::fs::read_to_string(file).unwrap();
+    t += text;
+    std::fs::write(file, t).unwrap();
+}
+
+#[test]
+fn cargo_ptx_installed_from_its_packages_scaffolds_a_project_that_builds_and_tests() {
+    common::cuda();
+    let repo = std::fs::canonicalize(Path::new(env!("CARGO_MANIFEST_DIR")).join("..")).unwrap();
+    // Dependencies compile once into a target dir kept between runs; packages, the install and
+    // the project go outside the checkout, where cargo would take them for its members.
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("install-target");
+    let packages = target.join("package");
+    let _ = std::fs::remove_dir_all(&packages);
+    let tmp = tempfile::Builder::new().prefix("cargo-ptx install ").tempdir().unwrap();
+    let work = tmp.path();
+    let unpacked = work.join("crates");
+    let root = work.join("root");
+    std::fs::create_dir_all(&unpacked).unwrap();
+
+    // 1. Package every published crate; CI's `cargo package` verifies them (.ci/run). Dirty
+    //    files are allowed: the test runs on a working tree under edit too.
+    let mut pkg = cargo(&target);
+    pkg.current_dir(&repo).args(["package", "--no-verify", "--allow-dirty", "--workspace"]);
+    for e in EXAMPLES {
+        pkg.args(["--exclude", e]);
+    }
+    run(&mut pkg);
+    let unpack = |c: &str| {
+        let file = packages.join(format!("{c}-{}.crate", env!("CARGO_PKG_VERSION")));
+        assert!(file.is_file(), "{} was not packaged", file.display());
+        run(Command::new("tar").arg("-xzf").arg(&file).arg("-C").arg(&unpacked));
+    };
+    for c in PUBLISHED.iter().filter(|c| **c != "ptx-device") {
+        unpack(c);
+    }
+    // ptx-device stands outside the workspace: its ptx-device-macros is the packaged one.
+    let macros = format!("patch.crates-io.ptx-device-macros.path={}", toml_path(&unpacked, "ptx-device-macros"));
+    run(cargo(&target)
+        .current_dir(&repo)
+        .args(["package", "--no-verify", "--allow-dirty", "--manifest-path", "ptx-device/Cargo.toml"])
+        .args(["--config", &macros]));
+    unpack("ptx-device");
+
+    // 2. Install cargo-ptx from its package, its ptx-build the packaged one. Debug: a release
+    //    build would compile every dependency a second time, for no difference here.
+    let install_patch = format!("patch.crates-io.ptx-build.path={}", toml_path(&unpacked, "ptx-build"));
+    let mut install = cargo(&target);
+    install.args(["install", "--debug", "--path"]).arg(unpacked.join(format!("cargo-ptx-{}", env!("CARGO_PKG_VERSION"))));
+    install.arg("--root").arg(&root).args(["--config", &install_patch]);
+    let log = run(&mut install);
+    assert!(log.contains("ptx-build v") && log.contains(&unpacked.display().to_string()), "ptx-build came from elsewhere:\n{log}");
+    let installed = root.join("bin/cargo-ptx");
+    assert!(installed.is_file(), "{log}");
+
+    // 3. Scaffold with the installed binary, as `cargo ptx new` runs it (cargo passes `ptx`).
+    let projects = work.join("projects");
+    std::fs::create_dir_all(&projects).unwrap();
+    let out = run(Command::new(&installed).args(["ptx", "new", "demo", "--kernels", "both", "--vcs", "none"]).current_dir(&projects));
+    assert!(out.contains("Created GPU project `demo`"), "{out}");
+    let demo = projects.join("demo");
+    let manifest = std::fs::read_to_string(demo.join("Cargo.toml")).unwrap();
+    assert!(manifest.contains(&format!("ptx-build = \"{}\"", env!("CARGO_PKG_VERSION"))), "registry versions by default:\n{manifest}");
+    assert!(!manifest.contains(repo.to_str().unwrap()), "no path into the checkout:\n{manifest}");
+
+    // 4. Build and test it against the packages. The kernel crate is a workspace of its own
+    //    (built by ptx-build's nested cargo), so it takes its own patch.
+    append(&demo.join("Cargo.toml"), &patch(&unpacked, &["ptx-build", "ptx-runtime"]));
+    append(&demo.join("kernels/Cargo.toml"), &patch(&unpacked, &["ptx-device", "ptx-device-macros"]));
+    let project_cargo = |args: &[&str]| {
+        let mut c = cargo(&target);
+        c.args(args).current_dir(&demo).env_remove("CARGO_PTX_ARCH");
+        run(&mut c)
+    };
+    let build = project_cargo(&["build", "-v"]);
+    for c in ["ptx-build", "ptx-runtime"] {
+        let from = unpacked.join(format!("{c}-{}", env!("CARGO_PKG_VERSION")));
+        assert!(build.contains(&from.display().to_string()), "{c} was not built from its package:\n{build}");
+    }
+    let test = project_cargo(&["test"]);
+    for t in ["every_kernel_is_embedded_for_every_arch", "kernels_match_the_cpu"] {
+        assert!(test.contains(&format!("test {t} ... ok")), "{t} did not pass:\n{test}");
+    }
+}
