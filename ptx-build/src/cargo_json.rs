@@ -73,7 +73,8 @@ pub fn metadata(manifest: Option<&Path>) -> Result<Metadata> {
         .map_err(|e| Error::Metadata { manifest: manifest(), message: format!("cargo metadata printed what cargo-ptx cannot read: {e}") })
 }
 
-/// One line of `cargo build --message-format=json`.
+/// One line of `cargo build --message-format=json`. The variants keep cargo's `reason` names.
+#[allow(clippy::enum_variant_names)]
 #[derive(Debug, Deserialize)]
 #[serde(tag = "reason")]
 pub enum Message {

@@ -94,7 +94,9 @@ impl Module {
             } else if is_function_header(line) {
                 m.function_starts.push(lineno);
                 if let Some(entry_pos) = line.find(".entry") {
-                    let (entry, consumed) = parse_entry(&lines[i..], entry_pos);
+                    // The offset is into the trimmed line: slice that, not the raw one (an
+                    // indented header was misread, and Unicode indentation split a character).
+                    let (entry, consumed) = parse_entry(&line[entry_pos + ".entry".len()..], &lines[i..]);
                     if let Some(mut entry) = entry {
                         entry.line = lineno;
                         m.entries.push(entry);
@@ -237,20 +239,17 @@ fn parse_pos(s: &str) -> Option<SourcePos> {
     Some(SourcePos { file: PathBuf::from(file), line, column })
 }
 
-/// Parses `.entry name(` ... `)` starting at `lines[0]`; returns the entry and lines consumed.
-fn parse_entry(lines: &[&str], entry_pos: usize) -> (Option<Entry>, usize) {
-    let first = &lines[0][entry_pos + ".entry".len()..];
+/// Parses `.entry name(` ... `)`: `first` is the header line after `.entry`, `lines` start at
+/// the header line; returns the entry and lines consumed.
+fn parse_entry(first: &str, lines: &[&str]) -> (Option<Entry>, usize) {
     let name: String = first.trim().chars().take_while(|c| *c != '(' && !c.is_whitespace()).collect();
     if name.is_empty() {
         return (None, 1);
     }
     let mut params = Vec::new();
     let mut consumed = 0;
-    let mut text = String::new();
     for l in lines {
         consumed += 1;
-        text.push_str(l);
-        text.push('\n');
         let trimmed = l.trim();
         if trimmed.starts_with(".param") {
             if let Some(p) = parse_param(trimmed) {
@@ -293,7 +292,8 @@ fn parse_param(line: &str) -> Option<Param> {
     let name = name?;
     let scalar = scalar_size(&ty)?;
     let (name, size) = match name.split_once('[') {
-        Some((n, count)) => (n.to_string(), scalar * count.trim_end_matches(']').parse::<u32>().ok()?),
+        // Checked: a hand-written `[4294967295]` must not wrap into a small size.
+        Some((n, count)) => (n.to_string(), scalar.checked_mul(count.trim_end_matches(']').parse::<u32>().ok()?)?),
         None => (name, scalar),
     };
     Some(Param { name, size, align: align.unwrap_or(scalar), ty, is_ptr, pointee_align })
@@ -377,5 +377,15 @@ $L__func_begin0:
         assert_eq!((pos.line, pos.column), (10, 5));
         assert_eq!(inl.len(), 1);
         assert_eq!((inl[0].line, inl[0].column), (20, 3));
+    }
+
+    #[test]
+    fn hand_written_headers_neither_panic_nor_misread() {
+        let m = Module::parse("  .visible .entry saxpy(\n  .param .u32 n\n)\n{\n}\n");
+        assert_eq!(m.entries.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(), ["saxpy"], "indented header");
+        let m = Module::parse("\u{85}\u{2003}\u{2003}.entry k(\n.param .u32 n\n)\n");
+        assert_eq!(m.entries[0].name, "k", "Unicode indentation");
+        let m = Module::parse(".visible .entry k(\n.param .align 8 .b64 p[4294967295]\n)\n");
+        assert!(m.entries[0].params.is_empty(), "an overflowing size is not a parameter: {:?}", m.entries[0].params);
     }
 }
