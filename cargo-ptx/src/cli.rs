@@ -218,7 +218,7 @@ fn build_options(a: &BuildArgs, color: bool) -> ptx_build::Result<BuildOptions> 
         manifest_path: a.select.manifest_path.clone(),
         paths: a.select.paths.clone(),
         packages: a.select.packages.clone(),
-        options: options.resolve_paths(&cwd),
+        options: options.resolve_paths(&cwd, &Source::CommandLine)?,
         source: Source::CommandLine,
         target_dir: a.target_dir.clone(),
         jobs: a.jobs,

@@ -92,7 +92,8 @@ pub struct CudaCompile<'a> {
     /// `-G`: device debug info, optimisations off.
     pub device_debug: bool,
     pub out: &'a Path,
-    pub dep_file: &'a Path,
+    /// The arch's work folder; nvcc's dep file goes to a private folder inside it.
+    pub work_dir: &'a Path,
 }
 
 impl CudaCompile<'_> {
@@ -125,16 +126,15 @@ impl CudaCompile<'_> {
         if let Some(dir) = self.out.parent() {
             cache::create_dir_all(dir)?;
         }
-        if let Some(dir) = self.dep_file.parent() {
-            cache::create_dir_all(dir)?;
-        }
+        let scratch_dir = cache::ScratchDir::new(self.work_dir)?;
+        let dep_file = scratch_dir.path().join(format!("{}.d", self.source.module));
         let scratch = cache::scratch_path(self.out);
         let mut cmd = process::command(&self.nvcc.tool.path);
         cmd.args(self.flags())
             .args(self.nvcc.host_args())
             .arg("-MMD")
             .arg("-MF")
-            .arg(self.dep_file)
+            .arg(&dep_file)
             .arg("-o")
             .arg(&scratch)
             .arg(&self.source.path);
@@ -159,7 +159,7 @@ impl CudaCompile<'_> {
             });
         }
         cache::rename_into_place(&scratch, self.out)?;
-        let deps = std::fs::read_to_string(self.dep_file).map(|d| depfile::parse(&d).prerequisites).unwrap_or_default();
+        let deps = std::fs::read_to_string(&dep_file).map(|d| depfile::parse(&d).prerequisites).unwrap_or_default();
         // The install's include folder is where nvcc found cuda_runtime.h (it includes it first).
         let cuda_include =
             deps.iter().find(|d| d.file_name().is_some_and(|n| n == "cuda_runtime.h")).and_then(|d| d.parent()).map(Path::to_path_buf);

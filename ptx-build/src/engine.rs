@@ -97,6 +97,9 @@ impl BuildOptions {
             }
         }
         let cuda = Cuda::find();
+        if let Some(r) = cuda.rejected.first() {
+            return Err(r.to_error());
+        }
         if let Some(mix) = &cuda.mixed {
             reporter.report(Event::Diagnostic(&Diagnostic::warning(mix.clone())));
         }
@@ -223,7 +226,11 @@ impl BuildOptions {
             match arch::native() {
                 Ok(native) => native.into_iter().map(ArchRequest::Arch).collect(),
                 Err(Error::NoNativeGpu { why }) => {
-                    return Err(Error::NoArch { package: krate.name.clone(), manifest: krate.manifest_path.clone(), why })
+                    return Err(Error::NoArch {
+                        package: krate.name.clone(),
+                        why,
+                        help: self.source.no_arch_help(&krate.manifest_path),
+                    })
                 }
                 Err(e) => return Err(e),
             }
@@ -256,7 +263,7 @@ impl BuildOptions {
         if archs.is_empty() {
             return Err(Error::NoArch {
                 package: krate.name.clone(),
-                manifest: krate.manifest_path.clone(),
+                help: self.source.no_arch_help(&krate.manifest_path),
                 why: "`all` matched no arch every tool supports".into(),
             });
         }
@@ -379,7 +386,10 @@ struct JobOut {
 
 impl CrateJob<'_> {
     fn target_dir(&self) -> PathBuf {
-        self.opts.target_dir.clone().unwrap_or_else(|| self.krate.target_dir.clone())
+        // Absolute: the nested cargo runs in the kernel crate's folder, where a relative
+        // `--target-dir` would name another place.
+        let dir = self.opts.target_dir.clone().unwrap_or_else(|| self.krate.target_dir.clone());
+        std::path::absolute(&dir).unwrap_or(dir)
     }
 
     fn run(&self, reporter: &dyn Reporter) -> Result<CrateOutput> {
@@ -391,6 +401,12 @@ impl CrateJob<'_> {
         let manifest_key = Key::new("manifest").str(&self.krate.manifest_path.to_string_lossy()).finish();
         let work = out_dir.join(format!(".work-{}", &manifest_key[..12]));
         cache::create_dir_all(&work)?;
+        // What a killed build left: its scratch folders and half-written artifacts.
+        cache::remove_stale(&work);
+        for arch in &self.archs {
+            cache::remove_stale(&work.join(arch.to_string()));
+            cache::remove_stale(&out_dir.join(arch.to_string()));
+        }
         let cuda_jobs = if self.nvcc.is_some() { self.krate.cuda_sources.len() } else { 0 };
         let rust_steps = if self.rust.is_some() { 1 + self.archs.len() } else { 0 };
         reporter.report(Event::Plan { steps: rust_steps + self.archs.len() * cuda_jobs });
@@ -409,6 +425,10 @@ impl CrateJob<'_> {
                     color: self.opts.color,
                 };
                 let r = fe.compile(reporter)?;
+                self.check_rust_kernel_names(&r.kernels)?;
+                if !r.fresh {
+                    self.warn_unexported_kernels(reporter);
+                }
                 reporter.report(Event::StepDone);
                 Some(r)
             }
@@ -471,6 +491,7 @@ impl CrateJob<'_> {
         }
         artifacts.sort_by(|a, b| (&a.arch, &a.module, a.kind as u8).cmp(&(&b.arch, &b.module, b.kind as u8)));
         self.check_unique_kernels(&artifacts)?;
+        self.check_cuda_kernel_names(&artifacts)?;
 
         let fresh = rust.as_ref().is_none_or(|r| r.fresh) && artifacts.iter().all(|a| a.fresh);
         if fresh {
@@ -536,6 +557,52 @@ impl CrateJob<'_> {
                         second: self.definition(b, &k.name),
                     });
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// A Rust kernel named like a libdevice function or an LLVM intrinsic is refused at its line:
+    /// the link would bind the crate's own calls of that function to the kernel (a kernel that
+    /// calls `math::sin` and is named `__nv_sinf` calls itself).
+    fn check_rust_kernel_names(&self, kernels: &[String]) -> Result<()> {
+        let sigs = || self.krate.lib_src.as_deref().and_then(|src| crate::signature::rust_kernels(src).ok()).unwrap_or_default();
+        let root = &self.krate.dir;
+        let at = |sig: Option<&crate::signature::KernelSig>| match sig {
+            Some(s) => format!("{}:{}", relative(&s.file, root).display(), s.line),
+            None => relative(self.krate.lib_src.as_deref().unwrap_or(&self.krate.manifest_path), root).display().to_string(),
+        };
+        for name in kernels {
+            if let Some(reason) = reserved_name(name) {
+                let sigs = sigs();
+                return Err(Error::ReservedKernelName {
+                    name: name.clone(),
+                    location: at(sigs.iter().find(|s| &s.name == name)),
+                    reason: reason.into(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Warns (when the front end ran) about `extern "ptx-kernel"` functions without
+    /// `#[no_mangle]`: rustc drops them or exports them under a mangled name, and either way the
+    /// host cannot launch them by name.
+    fn warn_unexported_kernels(&self, reporter: &dyn Reporter) {
+        let Some(src) = self.krate.lib_src.as_deref() else { return };
+        for (name, file, line) in crate::signature::unexported_rust_kernels(src).unwrap_or_default() {
+            let d = Diagnostic::warning(format!("`extern \"ptx-kernel\" fn {name}` has no `#[no_mangle]`, so it is not exported as kernel `{name}`"))
+                .at(&relative(&file, &self.krate.dir), Some(line), None)
+                .note("hosts load kernels by name: add `#[no_mangle]` to the function, or use `#[ptx_device::kernel]`");
+            reporter.report(Event::Diagnostic(&d));
+        }
+    }
+
+    /// The same rule for the kernels of .cu files, at their definition.
+    fn check_cuda_kernel_names(&self, artifacts: &[Artifact]) -> Result<()> {
+        for a in artifacts.iter().filter(|a| a.kind == ArtifactKind::Ptx && a.module != self.krate.lib_name) {
+            if let Some((k, reason)) = a.kernels.iter().find_map(|k| Some((k, reserved_name(&k.name)?))) {
+                return Err(Error::ReservedKernelName { name: k.name.clone(), location: self.definition(a, &k.name), reason: reason.into() });
             }
         }
         Ok(())
@@ -618,7 +685,6 @@ impl CrateJob<'_> {
     fn cuda_arch(&self, arch: Arch, src: &CudaSource, out_dir: &Path, work: &Path, reporter: &dyn Reporter) -> Result<JobOut> {
         let nvcc = self.nvcc.expect("cuda jobs only with nvcc");
         let ptx_path = out_dir.join(arch.to_string()).join(format!("{}.ptx", src.module));
-        let dep_file = work.join(format!("{}.d", src.module));
         let compile = CudaCompile {
             nvcc,
             source: src,
@@ -628,7 +694,7 @@ impl CrateJob<'_> {
             ftz: self.krate.config.ftz,
             device_debug: self.krate.config.cuda.gdb,
             out: &ptx_path,
-            dep_file: &dep_file,
+            work_dir: work,
         };
         // Keyed by the flags, nvcc and its host compiler; the stamp adds the hash of every file
         // nvcc read last time (headers inside the CUDA install are covered by its version).
@@ -729,6 +795,17 @@ impl CrateJob<'_> {
         };
         artifacts.push(artifact(ArtifactKind::Cubin, cubin, resources.iter().map(KernelInfo::from).collect(), fresh));
         Ok(artifacts)
+    }
+}
+
+/// Why a kernel may not have this name, if it may not.
+fn reserved_name(name: &str) -> Option<&'static str> {
+    if name.starts_with("__nv_") {
+        Some("has the name of a libdevice function (`__nv_*`): linking libdevice would make calls of that function call the kernel instead")
+    } else if name.starts_with("llvm.") {
+        Some("has the name of an LLVM intrinsic (`llvm.*`), which LLVM reserves")
+    } else {
+        None
     }
 }
 

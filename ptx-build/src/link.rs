@@ -26,7 +26,7 @@ pub struct ArchLink<'a> {
     pub ptx_isa: Option<PtxIsa>,
     pub ftz: bool,
     pub profile: Profile,
-    /// Scratch folder for this arch.
+    /// The arch's work folder; intermediates go to a private folder inside it.
     pub work_dir: &'a Path,
     /// The PTX file to write.
     pub out: &'a Path,
@@ -53,7 +53,8 @@ impl ArchLink<'_> {
     }
 
     pub fn run(&self) -> Result<()> {
-        cache::create_dir_all(self.work_dir)?;
+        let scratch_dir = cache::ScratchDir::new(self.work_dir)?;
+        let tmp = scratch_dir.path();
         if let Some(ld) = self.libdevice.filter(|l| !l.valid) {
             return Err(Error::CorruptLibdevice { path: ld.path.clone() });
         }
@@ -61,11 +62,11 @@ impl ArchLink<'_> {
         let ctx = || format!(" for `{}` ({arch})", self.package);
 
         // `__CUDA_FTZ` is read by NVVMReflect from this module flag (kind 4 = override).
-        let flags = self.work_dir.join("flags.ll");
+        let flags = tmp.join("flags.ll");
         let flags_ir = format!("!llvm.module.flags = !{{!0}}\n!0 = !{{i32 4, !\"nvvm-reflect-ftz\", i32 {}}}\n", u8::from(self.ftz));
         cache::write_atomic(&flags, flags_ir.as_bytes())?;
 
-        let linked = self.work_dir.join("linked.bc");
+        let linked = tmp.join("linked.bc");
         let mut cmd = process::command(self.llvm.tool("llvm-link"));
         cmd.arg(self.module).arg(&flags);
         if let Some(ld) = self.libdevice {
@@ -80,7 +81,7 @@ impl ArchLink<'_> {
             return Err(process::failed("llvm-link", ctx(), &cmd, &out));
         }
 
-        let optimized = self.work_dir.join("opt.bc");
+        let optimized = tmp.join("opt.bc");
         let mut cmd = process::command(self.llvm.tool("opt"));
         cmd.arg("-mtriple=nvptx64-nvidia-cuda")
             .args(self.codegen_flags())

@@ -213,16 +213,24 @@ impl Options {
         Ok(())
     }
 
-    /// Relative `cuda-include` folders made absolute against `base` (each front end's own folder).
-    pub fn resolve_paths(mut self, base: &Path) -> Options {
+    /// Relative `cuda-include` folders made absolute against `base` (each front end's own
+    /// folder); a folder that does not exist is an error (nvcc would accept it silently and then
+    /// miss the headers).
+    pub fn resolve_paths(mut self, base: &Path, source: &Source) -> Result<Options> {
         if let Some(inc) = &mut self.cuda_include {
             for p in inc.iter_mut() {
+                let written = p.clone();
                 if p.is_relative() {
                     *p = base.join(&*p);
                 }
+                if !p.is_dir() {
+                    let what = if p.exists() { "is not a folder" } else { "does not exist" };
+                    let relative = if written.is_relative() { format!(" (relative paths start at {})", base.display()) } else { String::new() };
+                    return Err(source.error("cuda-include", format!("`{}` {what}{relative}", written.display())));
+                }
             }
         }
-        self
+        Ok(self)
     }
 }
 
@@ -255,6 +263,27 @@ impl fmt::Display for Source {
 }
 
 impl Source {
+    /// Where to set archs, said for the front end that started the build: flags on the command
+    /// line, Builder methods in a build script.
+    pub(crate) fn no_arch_help(&self, manifest: &Path) -> String {
+        let metadata = format!("add `archs = [\"sm_80\"]` to [package.metadata.ptx] in {}", manifest.display());
+        match self {
+            Source::Builder(script) => format!("call `.arch(\"sm_80\")` on the Builder in {}, or {metadata}", script.display()),
+            _ => format!("pass `--arch sm_80` (a list works: `--arch sm_80,sm_90`), or {metadata}"),
+        }
+    }
+
+    /// How to name a kernel crate, for the front end that started the build.
+    pub(crate) fn no_crate_help(&self) -> String {
+        let table = "add `[package.metadata.ptx]` to the kernel package's Cargo.toml";
+        match self {
+            Source::Builder(script) => {
+                format!("{table}, and give its folder to `.kernel_crate(\"path/to/kernels\")` on the Builder in {}", script.display())
+            }
+            _ => format!("{table}, or pass its folder: `cargo ptx build path/to/kernels`"),
+        }
+    }
+
     /// `invalid `key` in <source>: message`, the one shape every front end's bad value gets.
     pub(crate) fn error(&self, key: &str, message: String) -> Error {
         Error::Option { key: key.replace('_', "-"), source_name: self.to_string(), message }

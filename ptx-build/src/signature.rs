@@ -189,6 +189,35 @@ fn child_files(items: &[syn::Item], file: &Path, dir: &Path) -> Vec<(PathBuf, Pa
     out
 }
 
+/// `extern "ptx-kernel"` functions without `#[no_mangle]`, as (name, file, line): rustc exports
+/// them, if at all, under a mangled name no host would load.
+pub fn unexported_rust_kernels(lib_rs: &Path) -> Result<Vec<(String, PathBuf, u32)>> {
+    fn walk(items: &[syn::Item], file: &Path, out: &mut Vec<(String, PathBuf, u32)>) {
+        for item in items {
+            match item {
+                syn::Item::Fn(f) if is_ptx_kernel_abi(f) && !has_no_mangle(f) && !is_kernel_attribute(f) => {
+                    out.push((f.sig.ident.to_string(), file.to_path_buf(), f.sig.ident.span().start().line as u32));
+                }
+                syn::Item::Mod(syn::ItemMod { content: Some((_, inner)), .. }) => walk(inner, file, out),
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (file, parsed) in module_files(lib_rs)? {
+        walk(&parsed.items, &file, &mut out);
+    }
+    Ok(out)
+}
+
+fn is_ptx_kernel_abi(f: &syn::ItemFn) -> bool {
+    f.sig.abi.as_ref().and_then(|a| a.name.as_ref()).is_some_and(|n| n.value() == "ptx-kernel")
+}
+
+fn has_no_mangle(f: &syn::ItemFn) -> bool {
+    f.attrs.iter().any(|a| a.path().is_ident("no_mangle") || (a.path().is_ident("unsafe") && a.meta.to_token_stream().to_string().contains("no_mangle")))
+}
+
 fn kernels_in(items: &[syn::Item], file: &Path, out: &mut Vec<KernelSig>) -> Result<()> {
     for item in items {
         match item {
@@ -205,11 +234,7 @@ fn kernels_in(items: &[syn::Item], file: &Path, out: &mut Vec<KernelSig>) -> Res
 }
 
 fn kernel_of(f: &syn::ItemFn, file: &Path) -> Result<Option<KernelSig>> {
-    let is_ptx_kernel = f.sig.abi.as_ref().and_then(|a| a.name.as_ref()).is_some_and(|n| n.value() == "ptx-kernel");
-    let no_mangle = f.attrs.iter().any(|a| {
-        a.path().is_ident("no_mangle") || (a.path().is_ident("unsafe") && a.meta.to_token_stream().to_string().contains("no_mangle"))
-    });
-    if !(is_ptx_kernel && no_mangle || is_kernel_attribute(f)) {
+    if !(is_ptx_kernel_abi(f) && has_no_mangle(f) || is_kernel_attribute(f)) {
         return Ok(None);
     }
     let name = f.sig.ident.to_string();
