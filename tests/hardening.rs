@@ -191,7 +191,11 @@ fn concurrent_cold_builds_sharing_one_target_dir_all_succeed() {
     let builds: usize = std::env::var("CARGO_PTX_STRESS_BUILDS").ok().and_then(|n| n.parse().ok()).unwrap_or(8);
     let packages = [
         KernelCrate::example("saxpy"),
-        KernelCrate::example("mixed"),
+        {
+            let both = kernel("stress_both", "#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn k(x: *mut f32) { *x *= 3.0; }\n");
+            both.write("cuda/saxpy.cu", SAXPY_CU);
+            both
+        },
         kernel("stress_rust", "#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn k(x: *mut f32) { *x += 1.0; }\n"),
         cuda_crate("stress_cuda", &[("cuda/saxpy.cu", SAXPY_CU)]),
     ];

@@ -323,12 +323,11 @@ fn check_ptx_isa(isa: PtxIsa, llvm: &Llvm, rust: &Rust) -> Result<()> {
     }
     let list: Vec<String> =
         known.iter().filter_map(|f| f.strip_prefix("ptx")).map(|d| format!("{}.{}", &d[..d.len() - 1], &d[d.len() - 1..])).collect();
-    Err(Error::UnsupportedArch {
-        arch: format!("PTX ISA {isa}"),
-        tool: "LLVM",
-        version: rust.llvm_version.clone(),
+    Err(Error::UnsupportedPtxIsa {
+        isa: isa.to_string(),
+        llvm_version: rust.llvm_version.clone(),
         path: llvm.tool("llc"),
-        help: format!("choose one of: {}", list.join(", ")),
+        help: format!("set `ptx-isa` to one of: {}, or remove it to let LLVM choose", list.join(", ")),
     })
 }
 

@@ -41,6 +41,19 @@ pub enum Error {
         help: String,
     },
 
+    /// A `ptx-isa` the toolchain's LLVM cannot write.
+    #[error("PTX ISA {isa} is not one LLVM {llvm_version} ({path}) can write\n  help: {help}")]
+    UnsupportedPtxIsa {
+        /// The version asked for.
+        isa: String,
+        /// The LLVM of the kernel crate's toolchain.
+        llvm_version: String,
+        /// Its llc.
+        path: PathBuf,
+        /// The versions it can write.
+        help: String,
+    },
+
     /// No arch on the command line, in the metadata, and no GPU to ask.
     #[error("no GPU arch chosen for {package}, and no GPU was found to build for (`native`): {why}\n  help: {help}")]
     NoArch {

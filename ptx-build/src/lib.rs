@@ -46,6 +46,8 @@ mod diag;
 mod engine;
 mod error;
 #[doc(hidden)]
+pub mod fuzzing;
+#[doc(hidden)]
 pub mod inline_ptx;
 mod link;
 pub mod options;

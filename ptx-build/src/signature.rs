@@ -125,6 +125,19 @@ pub fn rust_kernels(lib_rs: &Path) -> Result<Vec<KernelSig>> {
     Ok(out)
 }
 
+/// The kernels of one Rust file's text (no `mod x;` followed): the fuzzing entry point.
+pub(crate) fn rust_kernels_in_text(file: &Path, src: &str) -> Result<Vec<KernelSig>> {
+    let parsed = syn::parse_file(src).map_err(|e| Error::Signature {
+        file: file.to_path_buf(),
+        line: e.span().start().line as u32,
+        kernel: String::new(),
+        message: format!("cannot parse: {e}"),
+    })?;
+    let mut out = Vec::new();
+    kernels_in(&parsed.items, file, &mut out)?;
+    Ok(out)
+}
+
 /// Where `mod child;` of the module in `file` looks: beside `lib.rs`/`mod.rs`, else in a folder
 /// named after the file.
 fn module_dir(file: &Path, is_root: bool) -> PathBuf {
@@ -345,7 +358,7 @@ pub fn cuda_kernels(cu: &Path) -> Result<Vec<KernelSig>> {
 /// The kernels of C++ source `src`. Linear in its length: files that stamp out hundreds of
 /// kernels with macros (candle's) are common, and each token is looked at a bounded number of
 /// times (the declaration's prefix is summarised as the scan passes, never rescanned).
-fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> {
+pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> {
     let toks = c_tokens(src);
     let ident = |i: usize| match toks.get(i) {
         Some((CTok::Ident(s), _)) => Some(*s),
