@@ -230,3 +230,49 @@ fn concurrent_cold_builds_sharing_one_target_dir_all_succeed() {
         assert!(a == b, "{} differs from a single clean build's", p.display());
     }
 }
+
+/// Two checkouts at different absolute paths give byte-identical PTX and cubins: `.file` lines
+/// name sources relative to the workspace (Rust) or the package (CUDA). Path dependencies
+/// outside the workspace keep absolute paths (README).
+#[test]
+fn two_checkouts_at_different_paths_build_identical_artifacts() {
+    cuda();
+    let checkout = || {
+        let k = kernel("repro_kernels", "#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn k(x: *mut f32) { *x *= 3.0; }\n");
+        k.write("cuda/saxpy.cu", SAXPY_CU);
+        k
+    };
+    let (a, b) = (checkout(), checkout());
+    assert_ne!(a.dir, b.dir);
+    // One target dir (so `core` is built once), one checkout after the other.
+    let out = common::shared_target().join("ptx/release/repro_kernels");
+    a.build(&["--release"]).assert_ok();
+    let first = artifacts(&out);
+    b.build(&["--release"]).assert_ok();
+    let second = artifacts(&out);
+    assert_eq!(first.len(), 4, "PTX and cubin of the Rust and the CUDA module");
+    for ((p, x), (q, y)) in first.iter().zip(&second) {
+        assert_eq!(p, q);
+        assert!(x == y, "{} differs between the checkouts", p.display());
+        if p.extension().is_some_and(|e| e == "ptx") {
+            let text = String::from_utf8_lossy(x);
+            assert!(text.contains(".file"), "line info is kept");
+            assert!(!text.contains("cargo-ptx e2e"), "{} names the checkout's path:\n{text}", p.display());
+        }
+    }
+}
+
+/// Two checkouts of one crate name sharing a target dir, the second one's files older than the
+/// first one's build: each build compiles its own sources (cargo alone would call the second
+/// fresh and hand over the first one's bitcode).
+#[test]
+fn a_second_checkout_with_older_files_builds_its_own_kernels() {
+    cuda();
+    let older = kernel("twin_checkout", "#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn from_older(x: *mut f32) { *x = 1.0; }\n");
+    std::thread::sleep(Duration::from_millis(50));
+    let newer = kernel("twin_checkout", "#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn from_newer(x: *mut f32) { *x = 2.0; }\n");
+    newer.build(&["--release"]).assert_ok();
+    older.build(&["--release"]).assert_ok();
+    let ptx = std::fs::read_to_string(older.artifact("release", "sm_80", "ptx")).unwrap();
+    assert!(ptx.contains(".entry from_older") && !ptx.contains("from_newer"), "{ptx}");
+}

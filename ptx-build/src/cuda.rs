@@ -158,6 +158,10 @@ impl CudaCompile<'_> {
                 diagnostics,
             });
         }
+        // Left absolute under `cuda-gdb`, where the debugger must find the sources.
+        if !self.device_debug {
+            crate::ptx::relative_file_lines(&scratch, self.package_dir)?;
+        }
         cache::rename_into_place(&scratch, self.out)?;
         let deps = std::fs::read_to_string(&dep_file).map(|d| depfile::parse(&d).prerequisites).unwrap_or_default();
         // The install's include folder is where nvcc found cuda_runtime.h (it includes it first).

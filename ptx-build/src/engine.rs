@@ -670,13 +670,19 @@ impl CrateJob<'_> {
                     out: &ptx_path,
                 }
                 .run()?;
+                crate::ptx::relative_file_lines(&ptx_path, &self.krate.workspace_root)?;
                 let h = cache::file_hash(&ptx_path).unwrap_or_default();
                 cache::write_stamp(&link_stamp, &LinkStamp { key: link_key, ptx_hash: h.clone() })?;
                 h
             }
         };
         reporter.report(Event::StepDone);
-        let module = Module { name: &self.krate.lib_name, source: self.krate.lib_src.as_deref(), kernels: &rust.kernels };
+        let module = Module {
+            name: &self.krate.lib_name,
+            source: self.krate.lib_src.as_deref(),
+            kernels: &rust.kernels,
+            root: &self.krate.workspace_root,
+        };
         let artifacts = self.with_cubin(arch, &module, &ptx_path, &ptx_hash, link_fresh, work, reporter)?;
         Ok(JobOut { artifacts, inputs: Vec::new() })
     }
@@ -729,7 +735,7 @@ impl CrateJob<'_> {
             }
         };
         reporter.report(Event::StepDone);
-        let module = Module { name: &src.module, source: Some(&src.path), kernels: &stamp.kernels };
+        let module = Module { name: &src.module, source: Some(&src.path), kernels: &stamp.kernels, root: &self.krate.dir };
         let artifacts = self.with_cubin(arch, &module, &ptx_path, &stamp.ptx_hash, was_fresh, work, reporter)?;
         Ok(JobOut { artifacts, inputs: stamp.inputs.into_iter().map(|(p, _)| p).collect() })
     }
@@ -784,7 +790,7 @@ impl CrateJob<'_> {
                     verb: "Assembling",
                     message: format!("{} ({}) for {arch} (ptxas {})", self.krate.name, module.name, ptxas_tool.version),
                 });
-                let r = ptxas::assemble(ptxas_tool, ptx_path, arch, &cubin, &self.krate.name, &self.krate.dir)?;
+                let r = ptxas::assemble(ptxas_tool, ptx_path, arch, &cubin, &self.krate.name, module.root)?;
                 cache::write_stamp(
                     &stamp_path,
                     &PtxasStamp { key, cubin_hash: cache::file_hash(&cubin).unwrap_or_default(), resources: r.clone() },
@@ -813,6 +819,9 @@ struct Module<'a> {
     name: &'a str,
     source: Option<&'a Path>,
     kernels: &'a [String],
+    /// What relative `.file` paths in the PTX are relative to (see `rust::rustflags` and
+    /// `cuda::relative_file_lines`).
+    root: &'a Path,
 }
 
 /// Runs `f(0..n)` on up to `jobs` threads; results in index order. Inside a build script that
