@@ -165,12 +165,18 @@ fn setup_cuda(version: &str, force: bool, reporter: &dyn Reporter, report: &mut 
         verb: "Installing",
         message: format!("NVIDIA CUDA compiler {version} (nvcc, ptxas, nvvm/libdevice, headers, CCCL) from PyPI"),
     });
-    // Removed on every exit but the rename below, so an interrupted pip leaves no half install.
+    // Removed on every exit but the rename below, so an interrupted pip leaves no half install;
+    // what a killed setup left (`.tmp-<pid>-*` of a process that is gone) goes first.
+    ptx_build::cache::remove_stale(&base);
     let tmp = tempfile::Builder::new()
-        .prefix(&format!(".tmp-{version}-"))
+        .prefix(&format!(".tmp-{}-{version}-", std::process::id()))
         .tempdir_in(&base)
         .map_err(|e| Error::io("create a folder in", &base, e))?;
+    // pip unpacks into TMPDIR (hundreds of MB): inside our folder, so a kill leaves nothing in /tmp.
+    let pip_tmp = tmp.path().join(".pip-tmp");
+    fs::create_dir_all(&pip_tmp).map_err(|e| Error::io("create", &pip_tmp, e))?;
     let mut cmd = Command::new(&python);
+    cmd.env("TMPDIR", &pip_tmp);
     cmd.args(["-m", "pip", "install", "--no-deps", "--disable-pip-version-check", "--no-input", "--no-warn-script-location", "--target"])
         .arg(tmp.path());
     for w in WHEELS {
@@ -192,6 +198,7 @@ fn setup_cuda(version: &str, force: bool, reporter: &dyn Reporter, report: &mut 
     if dest.exists() {
         fs::remove_dir_all(&dest).map_err(|e| Error::io("remove the old install", &dest, e))?;
     }
+    let _ = fs::remove_dir_all(&pip_tmp);
     let tmp_path = tmp.keep();
     fs::rename(&tmp_path, &dest).map_err(|e| Error::io("move into place", &dest, e))?;
     let root = dest.join(rel);

@@ -199,6 +199,22 @@ impl Builder {
         self
     }
 
+    /// `shared-cache`: the shared step cache folder (relative to the host crate), or `None` to
+    /// use none.
+    pub fn shared_cache(mut self, dir: Option<impl Into<PathBuf>>) -> Self {
+        self.options.shared_cache = Some(match dir {
+            Some(d) => crate::options::SharedCacheSetting::Dir(d.into()),
+            None => crate::options::SharedCacheSetting::Off,
+        });
+        self
+    }
+
+    /// `launcher`: run nvcc and ptxas through this program (`"sccache"`).
+    pub fn launcher(mut self, program: impl Into<String>) -> Self {
+        self.options.launcher = Some(program.into());
+        self
+    }
+
     /// The kernel options set so far (paths as given, relative to the host crate); a value a
     /// setter could not parse is its error, as [`Builder::build`] would report it.
     pub fn kernel_options(&self) -> Result<Options> {

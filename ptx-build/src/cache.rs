@@ -55,6 +55,11 @@ pub fn file_hash(path: &Path) -> Option<String> {
     Some(hex(&xxh3_128(&content).to_be_bytes()))
 }
 
+/// The hash of some bytes, as [`file_hash`] spells it.
+pub fn bytes_hash(bytes: &[u8]) -> String {
+    hex(&xxh3_128(bytes).to_be_bytes())
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
         let _ = write!(s, "{b:02x}");

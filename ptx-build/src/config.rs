@@ -45,6 +45,10 @@ pub struct PtxConfig {
     pub ftz: bool,
     pub ptx_isa: Option<PtxIsa>,
     pub cuda: CudaConfig,
+    /// The shared step cache folder; `None`: off.
+    pub shared_cache: Option<PathBuf>,
+    /// The program nvcc and ptxas run through (`sccache`).
+    pub launcher: Option<String>,
 }
 
 impl PtxConfig {
@@ -66,6 +70,8 @@ impl PtxConfig {
                 std: o.cuda_std().as_str().to_string(),
                 gdb: o.cuda_gdb(),
             },
+            shared_cache: o.shared_cache().dir(),
+            launcher: Some(o.launcher()).filter(|l| !l.trim().is_empty()),
         }
     }
 }

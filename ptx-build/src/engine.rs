@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -21,6 +21,7 @@ use crate::options::{Options, PtxIsa, Source};
 use crate::ptxas::{self, Resources};
 use crate::report::{Artifact, ArtifactKind, Event, KernelInfo, Reporter};
 use crate::rust::{Frontend, RustKernels};
+use crate::shared_cache::SharedCache;
 use crate::toolchain::{Cuda, Libdevice, Llvm, Rust};
 
 /// What to build and how: what `cargo ptx build` and [`Builder`](crate::Builder) hand the engine.
@@ -148,8 +149,16 @@ impl BuildOptions {
                 ptx_isa,
                 libdevice_hash: &libdevice_hash,
                 hashes: Mutex::new(HashMap::new()),
+                shared: krate.config.shared_cache.as_ref().map(SharedCache::new),
+                stored: AtomicBool::new(false),
             };
-            output.crates.push(job.run(reporter)?);
+            let out = job.run(reporter)?;
+            if job.stored.load(Ordering::Relaxed) {
+                if let Some(shared) = &job.shared {
+                    shared.evict();
+                }
+            }
+            output.crates.push(out);
         }
         let archs: Vec<String> = {
             let mut all: Vec<Arch> = output.crates.iter().flat_map(|c| c.archs.iter().copied()).collect();
@@ -343,6 +352,10 @@ struct CrateJob<'a> {
     libdevice_hash: &'a str,
     /// Content hashes of headers, computed once per build (several archs read them).
     hashes: Mutex<HashMap<PathBuf, Option<String>>>,
+    /// The shared step cache, unless off.
+    shared: Option<SharedCache>,
+    /// Whether this crate's build stored anything there (then it may need an eviction).
+    stored: AtomicBool,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -607,6 +620,20 @@ impl CrateJob<'_> {
         Ok(())
     }
 
+    fn shared_fetch(&self, key: &str, outputs: &[(&str, &Path)], accept: impl FnOnce(&serde_json::Value) -> bool) -> Option<serde_json::Value> {
+        self.shared.as_ref()?.fetch(key, outputs, accept)
+    }
+
+    /// Stores a step's outputs in the shared cache. A cache that cannot be written (a full disk,
+    /// a read-only CI cache) costs the next checkout a rebuild, never this build.
+    fn shared_store(&self, key: &str, files: &[(&str, &Path)], meta: &impl Serialize) {
+        if let Some(shared) = &self.shared {
+            if shared.store(key, files, meta).is_ok() {
+                self.stored.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
     /// `file:line` of a kernel's definition, as far as the sources tell.
     fn definition(&self, artifact: &Artifact, kernel: &str) -> String {
         let sigs = match &artifact.source {
@@ -654,6 +681,11 @@ impl CrateJob<'_> {
         let link_fresh = fresh_hash.is_some();
         let ptx_hash = match fresh_hash {
             Some(h) => h,
+            None if self.shared_fetch(&link_key, &[("ptx", &ptx_path)], |_| true).is_some() => {
+                let h = cache::file_hash(&ptx_path).unwrap_or_default();
+                cache::write_stamp(&link_stamp, &LinkStamp { key: link_key, ptx_hash: h.clone() })?;
+                h
+            }
             None => {
                 reporter.report(Event::Status { verb: "Linking", message: format!("{} for {arch}", self.krate.name) });
                 ArchLink {
@@ -671,6 +703,7 @@ impl CrateJob<'_> {
                 }
                 .run()?;
                 crate::ptx::relative_file_lines(&ptx_path, &self.krate.workspace_root)?;
+                self.shared_store(&link_key, &[("ptx", &ptx_path)], &());
                 let h = cache::file_hash(&ptx_path).unwrap_or_default();
                 cache::write_stamp(&link_stamp, &LinkStamp { key: link_key, ptx_hash: h.clone() })?;
                 h
@@ -718,7 +751,36 @@ impl CrateJob<'_> {
                 && cache::file_hash(&ptx_path).as_deref() == Some(s.ptx_hash.as_str())
         });
         let was_fresh = fresh.is_some();
-        let stamp = match fresh {
+        // The shared cache's key cannot hold this checkout's paths: flags and the source are
+        // named relative to the package, the source by its content too; the entry records the
+        // other files nvcc read, checked before it is used.
+        let shared_key = self.shared.as_ref().and_then(|_| {
+            let mut k = Key::new("cuda-shared-v1");
+            k.str(&nvcc.tool.version).str(&nvcc.host_key()).str(&relative(&src.path, &self.krate.dir).to_string_lossy());
+            k.str(&self.hash_of(&src.path)?);
+            for f in compile.flags() {
+                k.str(&relative_flag(&f.to_string_lossy(), &self.krate.dir));
+            }
+            Some(k.finish())
+        });
+        let shared_hit = match (&fresh, &shared_key) {
+            (None, Some(sk)) => self
+                .shared_fetch(sk, &[("ptx", &ptx_path)], |meta| {
+                    serde_json::from_value::<SharedCuda>(meta.clone()).is_ok_and(|m| {
+                        m.inputs.iter().all(|(p, h)| self.hash_of(&self.krate.dir.join(p)).as_deref() == Some(h.as_str()))
+                    })
+                })
+                .and_then(|meta| serde_json::from_value::<SharedCuda>(meta).ok())
+                .map(|m| {
+                    let inputs = m.inputs.into_iter().map(|(p, h)| (self.krate.dir.join(p), h)).collect();
+                    CudaStamp { key: key.clone(), inputs, ptx_hash: cache::file_hash(&ptx_path).unwrap_or_default(), kernels: m.kernels }
+                }),
+            _ => None,
+        };
+        if let Some(stamp) = &shared_hit {
+            cache::write_stamp(&stamp_path, stamp)?;
+        }
+        let stamp = match fresh.or(shared_hit) {
             Some(s) => s,
             None => {
                 reporter.report(Event::Status {
@@ -731,6 +793,10 @@ impl CrateJob<'_> {
                 let kernels = crate::ptx::Module::parse(&text).entries.into_iter().map(|e| e.name).collect();
                 let stamp = CudaStamp { key, inputs, ptx_hash: cache::file_hash(&ptx_path).unwrap_or_default(), kernels };
                 cache::write_stamp(&stamp_path, &stamp)?;
+                if let Some(sk) = &shared_key {
+                    let inputs = stamp.inputs.iter().map(|(p, h)| (relative(p, &self.krate.dir), h.clone())).collect();
+                    self.shared_store(sk, &[("ptx", &ptx_path)], &SharedCuda { inputs, kernels: stamp.kernels.clone() });
+                }
                 stamp
             }
         };
@@ -783,14 +849,27 @@ impl CrateJob<'_> {
         let stamp = cache::read_stamp::<PtxasStamp>(&stamp_path)
             .filter(|s| s.key == key && cache::file_hash(&cubin).as_deref() == Some(s.cubin_hash.as_str()));
         let fresh = stamp.is_some();
-        let resources = match stamp {
-            Some(s) => s.resources,
+        let shared_hit = match stamp {
+            Some(_) => None,
+            None => self
+                .shared_fetch(&key, &[("cubin", &cubin)], |m| serde_json::from_value::<Vec<Resources>>(m.clone()).is_ok())
+                .and_then(|m| serde_json::from_value::<Vec<Resources>>(m).ok()),
+        };
+        if let Some(r) = &shared_hit {
+            cache::write_stamp(
+                &stamp_path,
+                &PtxasStamp { key: key.clone(), cubin_hash: cache::file_hash(&cubin).unwrap_or_default(), resources: r.clone() },
+            )?;
+        }
+        let resources = match stamp.map(|s| s.resources).or(shared_hit) {
+            Some(r) => r,
             None => {
                 reporter.report(Event::Status {
                     verb: "Assembling",
                     message: format!("{} ({}) for {arch} (ptxas {})", self.krate.name, module.name, ptxas_tool.version),
                 });
                 let r = ptxas::assemble(ptxas_tool, ptx_path, arch, &cubin, &self.krate.name, module.root)?;
+                self.shared_store(&key, &[("cubin", &cubin)], &r);
                 cache::write_stamp(
                     &stamp_path,
                     &PtxasStamp { key, cubin_hash: cache::file_hash(&cubin).unwrap_or_default(), resources: r.clone() },
@@ -801,6 +880,24 @@ impl CrateJob<'_> {
         artifacts.push(artifact(ArtifactKind::Cubin, cubin, resources.iter().map(KernelInfo::from).collect(), fresh));
         Ok(artifacts)
     }
+}
+
+/// What the shared cache records of an nvcc step: the files nvcc read (relative to the package
+/// where they lie below it) with their hashes, and the kernels.
+#[derive(Serialize, Deserialize)]
+struct SharedCuda {
+    inputs: Vec<(PathBuf, String)>,
+    kernels: Vec<String>,
+}
+
+/// A flag with the package folder's path made relative (`-I/abs/pkg/include` -> `-Iinclude`),
+/// for keys that hold across checkouts.
+fn relative_flag(flag: &str, dir: &Path) -> String {
+    let mut prefix = dir.to_string_lossy().into_owned();
+    if !prefix.ends_with('/') {
+        prefix.push('/');
+    }
+    flag.replace(&prefix, "")
 }
 
 /// Why a kernel may not have this name, if it may not.

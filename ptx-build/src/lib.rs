@@ -35,7 +35,8 @@ pub mod arch;
 mod bitcode;
 mod builder;
 mod c_lex;
-mod cache;
+#[doc(hidden)]
+pub mod cache;
 mod cargo_json;
 mod codegen;
 #[doc(hidden)]
@@ -57,6 +58,7 @@ mod ptx;
 mod ptxas;
 mod report;
 mod rust;
+pub mod shared_cache;
 #[doc(hidden)]
 pub mod signature;
 pub mod toolchain;

@@ -139,12 +139,69 @@ options! {
     /// pipeline and the artifact folder.
     #[cfg_attr(feature = "clap", arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", help_heading = "CUDA C++ options"))]
     cuda_gdb: bool = false;
+
+    /// The shared step cache: a folder, or `off` [default: `steps/` in the cargo-ptx cache
+    /// folder]. Link, llc, ptxas and nvcc outputs land there keyed by content, tool versions and
+    /// flags, so another checkout or target dir on the machine starts no tool for them.
+    #[serde(deserialize_with = "from_str_de", default)]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "DIR|off", value_parser = parse_shared_cache, help_heading = "Cache options"))]
+    shared_cache: SharedCacheSetting = SharedCacheSetting::Default;
+
+    /// A compiler launcher for nvcc and ptxas, e.g. `sccache` [default: none].
+    #[cfg_attr(feature = "clap", arg(long, value_name = "PROGRAM", help_heading = "Cache options"))]
+    launcher: String = String::new();
+}
+
+/// Where the shared step cache lives.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum SharedCacheSetting {
+    /// `steps/` in the cargo-ptx cache folder (`CARGO_PTX_HOME`, `XDG_CACHE_HOME/cargo-ptx`,
+    /// `~/.cache/cargo-ptx`).
+    #[default]
+    Default,
+    /// No shared cache: steps are cached in the target dir only.
+    Off,
+    /// This folder.
+    Dir(PathBuf),
+}
+
+impl SharedCacheSetting {
+    /// The folder, or `None` when off or when no cache folder can be found.
+    pub fn dir(&self) -> Option<PathBuf> {
+        match self {
+            SharedCacheSetting::Default => crate::toolchain::home().map(|h| h.join("steps")),
+            SharedCacheSetting::Off => None,
+            SharedCacheSetting::Dir(d) => Some(d.clone()),
+        }
+    }
+}
+
+impl FromStr for SharedCacheSetting {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim() {
+            "" => Err("expected a folder or `off`".into()),
+            "off" | "false" | "none" => Ok(SharedCacheSetting::Off),
+            dir => Ok(SharedCacheSetting::Dir(PathBuf::from(dir))),
+        }
+    }
+}
+
+#[cfg(feature = "clap")]
+fn parse_shared_cache(s: &str) -> std::result::Result<SharedCacheSetting, String> {
+    s.parse()
 }
 
 /// The environment variables that set options, with the key each sets. Read by both front
 /// ends, below their own flags or methods and above the metadata.
-pub const ENV_VARS: &[(&str, &str)] =
-    &[("CARGO_PTX_ARCH", "archs"), ("CARGO_PTX_PROFILE", "profile"), ("CARGO_PTX_TOOLCHAIN", "toolchain")];
+pub const ENV_VARS: &[(&str, &str)] = &[
+    ("CARGO_PTX_ARCH", "archs"),
+    ("CARGO_PTX_PROFILE", "profile"),
+    ("CARGO_PTX_TOOLCHAIN", "toolchain"),
+    ("CARGO_PTX_CACHE_DIR", "shared_cache"),
+    ("CARGO_PTX_LAUNCHER", "launcher"),
+];
 
 impl Options {
     /// The `CARGO_PTX_*` layer: a bad value is an error that names the variable.
@@ -159,6 +216,8 @@ impl Options {
             let parsed = match *key {
                 "archs" => Options { archs: Some(parse_arch_list(&value).map_err(|m| source.error(key, m))?), ..Options::default() },
                 "profile" => Options { profile: Some(value.parse().map_err(|m| source.error(key, m))?), ..Options::default() },
+                "shared_cache" => Options { shared_cache: Some(value.parse().map_err(|m| source.error(key, m))?), ..Options::default() },
+                "launcher" => Options { launcher: Some(value), ..Options::default() },
                 _ => Options { toolchain: Some(value), ..Options::default() },
             };
             o = o.or(parsed);
@@ -217,6 +276,11 @@ impl Options {
     /// folder); a folder that does not exist is an error (nvcc would accept it silently and then
     /// miss the headers).
     pub fn resolve_paths(mut self, base: &Path, source: &Source) -> Result<Options> {
+        if let Some(SharedCacheSetting::Dir(d)) = &mut self.shared_cache {
+            if d.is_relative() {
+                *d = base.join(&*d);
+            }
+        }
         if let Some(inc) = &mut self.cuda_include {
             for p in inc.iter_mut() {
                 let written = p.clone();

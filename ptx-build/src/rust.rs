@@ -162,7 +162,12 @@ impl Frontend<'_> {
                 output: format!("  cargo built no bitcode for the lib target `{}`", self.krate.lib_name),
             }
         })?;
-        let deps: Vec<PathBuf> = units.iter().rev().map(|u| u.bitcode.clone()).filter(|b| *b != kernel_bc).collect();
+        // Sorted: cargo reports units in the order they finish, and a link in another order
+        // writes the same module with its metadata numbered differently (a different hash, so
+        // no shared-cache hit for an identical build).
+        let mut deps: Vec<PathBuf> = units.iter().map(|u| u.bitcode.clone()).filter(|b| *b != kernel_bc).collect();
+        deps.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
+        deps.dedup();
 
         cache::create_dir_all(&self.work_dir)?;
         let module = self.work_dir.join(format!("{}.bc", self.krate.lib_name));
