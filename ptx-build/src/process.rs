@@ -20,6 +20,18 @@ pub fn command(program: impl AsRef<OsStr>) -> Command {
     cmd
 }
 
+/// A command for a compiler, through `launcher` (`sccache`) when one is set: `sccache nvcc ..`.
+pub fn compiler(program: &std::path::Path, launcher: Option<&std::path::Path>) -> Command {
+    match launcher {
+        Some(l) => {
+            let mut cmd = command(l);
+            cmd.arg(program);
+            cmd
+        }
+        None => command(program),
+    }
+}
+
 /// Runs `cmd` to completion and returns its output, whatever its exit status.
 pub fn output(tool: &str, cmd: &mut Command) -> Result<Output> {
     cmd.output().map_err(|source| spawn_error(tool, cmd, source))

@@ -401,6 +401,11 @@ impl Cuda {
     }
 }
 
+/// A tool `cargo ptx setup --with NAME` installed: `<cargo-ptx home>/tools/NAME/bin/NAME`.
+pub fn installed_tool(name: &str) -> Option<PathBuf> {
+    Some(home()?.join("tools").join(name).join("bin").join(name)).filter(|p| p.is_file())
+}
+
 /// The first executable file named `name` in `PATH`, as a shell would find it.
 ///
 /// Written here rather than with the `which` crate: a PATH walk is a few lines, and every
