@@ -413,6 +413,10 @@ mod tests {
             ("nvcc_flags", r#"nvcc-flags = ["--use_fast_math"]"#, &["--nvcc-flag", "--use_fast_math"], |b| b.nvcc_flag("--use_fast_math")),
             ("cuda_std", r#"cuda-std = "c++20""#, &["--cuda-std", "c++20"], |b| b.cuda_std("c++20")),
             ("cuda_gdb", "cuda-gdb = true", &["--cuda-gdb"], |b| b.cuda_gdb(true)),
+            ("shared_cache", r#"shared-cache = "/var/cache/ptx""#, &["--shared-cache", "/var/cache/ptx"], |b| {
+                b.shared_cache(Some("/var/cache/ptx"))
+            }),
+            ("launcher", r#"launcher = "sccache""#, &["--launcher", "sccache"], |b| b.launcher("sccache")),
         ];
         let covered: Vec<&str> = table.iter().map(|r| r.0).collect();
         assert_eq!(covered, Options::KEYS, "every declared option has a row, in declaration order");

