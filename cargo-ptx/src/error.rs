@@ -31,6 +31,22 @@ pub enum Error {
     #[error("setup failed: {message}\n  help: {help}")]
     Setup { message: String, help: String },
 
+    /// An NVIDIA tool a command runs is not installed (`nvdisasm`, `compute-sanitizer`).
+    #[error("{message}\n  help: {help}")]
+    MissingTool { tool: &'static str, message: String, help: String },
+
+    /// `cargo ptx inspect --kernel NAME` names no kernel of the build.
+    #[error("no kernel named `{name}` in {place}{suggestion}\n  help: {help}", suggestion = match suggestion { Some(s) => format!("; did you mean `{s}`?"), None => String::new() })]
+    UnknownKernel { name: String, place: String, suggestion: Option<String>, help: String },
+
+    /// `cargo ptx inspect` could not show what was asked.
+    #[error("{message}\n  help: {help}")]
+    Inspect { message: String, help: String },
+
+    /// `cargo ptx sanitize` could not run (no driver, a cargo build that failed, ...).
+    #[error("{message}\n  help: {help}")]
+    Sanitize { message: String, help: String },
+
     /// A file-system operation failed.
     #[error("could not {action} {path}: {source}", path = path.display())]
     Io {

@@ -6,6 +6,9 @@
 //!   headers), all four pinned to one release: pip resolves the unpinned ones to the newest
 //!   release, and a newer nvvm writes PTX that the older ptxas rejects.
 //!
+//! - NVIDIA's tools that read kernels and watch them run: `nvdisasm` (for `cargo ptx inspect
+//!   --sass`) and `compute-sanitizer` (for `cargo ptx sanitize`), each from its own wheel.
+//!
 //! The wheels go to `<cargo-ptx home>/cuda/<version>/`, where discovery finds them. The install
 //! is locked against a second setup, written to a temporary folder and renamed into place, so
 //! discovery never sees half an install.
@@ -27,6 +30,22 @@ pub const CUDA_RELEASES: &[(&str, &str)] = &[("13.0", "13.0.88"), ("13.1", "13.1
 pub const DEFAULT_CUDA: &str = "13.0";
 
 const WHEELS: &[&str] = &["nvidia-cuda-nvcc", "nvidia-nvvm", "nvidia-cuda-crt", "nvidia-cuda-runtime"];
+
+/// The `nvidia-cuda-sanitizer-api` wheel (compute-sanitizer and its libraries) of each release.
+/// Its patch levels differ from the compiler's: this is the wheel of the same CUDA release, so
+/// it runs on every driver that release's kernels need.
+fn sanitizer_version(cuda: &str) -> &'static str {
+    match cuda {
+        "13.0.88" => "13.0.85",
+        "13.1.80" => "13.1.75",
+        _ => "13.2.87",
+    }
+}
+
+/// `nvidia-cuda-nvdisasm`: PyPI has it from CUDA 13.2 on only. A disassembler only reads
+/// cubins, and a newer one reads the older releases' sm_75..sm_120 cubins (checked: 13.2.86 on
+/// ptxas 13.0.88's sm_90 cubins, line tables included), so 13.0 and 13.1 get 13.2's.
+const NVDISASM_VERSION: &str = "13.2.86";
 
 /// CCCL (libcu++, CUB, Thrust; `<nv/target>`, which `cuda_fp16.h` includes) is versioned on
 /// its own: the release that shipped with each CUDA release.
@@ -163,7 +182,9 @@ fn setup_cuda(version: &str, force: bool, reporter: &dyn Reporter, report: &mut 
     })?;
     reporter.report(Event::Status {
         verb: "Installing",
-        message: format!("NVIDIA CUDA compiler {version} (nvcc, ptxas, nvvm/libdevice, headers, CCCL) from PyPI"),
+        message: format!(
+            "NVIDIA CUDA compiler {version} (nvcc, ptxas, nvvm/libdevice, headers, CCCL, nvdisasm, compute-sanitizer) from PyPI"
+        ),
     });
     // Removed on every exit but the rename below, so an interrupted pip leaves no half install.
     let tmp = tempfile::Builder::new()
@@ -177,6 +198,8 @@ fn setup_cuda(version: &str, force: bool, reporter: &dyn Reporter, report: &mut 
         cmd.arg(format!("{w}=={version}"));
     }
     cmd.arg(format!("nvidia-cuda-cccl=={}", cccl_version(version)));
+    cmd.arg(format!("nvidia-cuda-sanitizer-api=={}", sanitizer_version(version)));
+    cmd.arg(format!("nvidia-cuda-nvdisasm=={}", NVDISASM_VERSION));
     let out = process::output("pip", &mut cmd)?;
     if !out.status.success() {
         return Err(Error::Setup {
@@ -206,8 +229,12 @@ fn cuda_root(install: &Path) -> Option<PathBuf> {
     fs::read_dir(&nvidia).ok()?.filter_map(|e| e.ok()).map(|e| e.path()).find(|p| p.join("bin").join("ptxas").is_file())
 }
 
+/// Whether an install has everything this version of setup installs; an older install without
+/// nvdisasm or compute-sanitizer is installed again (pip's cache makes that quick).
 fn works(root: &Path) -> bool {
-    Command::new(root.join("bin").join("ptxas")).arg("--version").output().is_ok_and(|o| o.status.success())
+    root.join("bin").join("nvdisasm").is_file()
+        && root.join("bin").join("compute-sanitizer").is_file()
+        && Command::new(root.join("bin").join("ptxas")).arg("--version").output().is_ok_and(|o| o.status.success())
         && root.join("nvvm/libdevice/libdevice.10.bc").is_file()
         && root.join("include/nv/target").is_file()
 }
