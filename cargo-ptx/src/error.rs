@@ -43,6 +43,11 @@ pub enum Error {
     #[error("{message}\n  help: {help}")]
     Inspect { message: String, help: String },
 
+    /// `cargo ptx sanitize` on a machine without the CUDA driver: one line, since it is the
+    /// whole story.
+    #[error("no CUDA driver here (libcuda.so.1 not found): compute-sanitizer runs programs on a GPU; run `cargo ptx sanitize` on a machine with an NVIDIA GPU and its driver")]
+    NoDriver,
+
     /// `cargo ptx sanitize` could not run (no driver, a cargo build that failed, ...).
     #[error("{message}\n  help: {help}")]
     Sanitize { message: String, help: String },

@@ -52,7 +52,8 @@ pub fn render(out: &BuildOutput, opts: &InspectOptions) -> Result<String> {
         let archs: Vec<&str> = with_kernel.iter().map(|a| a.arch.as_str()).collect();
         return Err(Error::Inspect {
             message: format!("no cubin of kernel `{name}` to disassemble: the build made PTX only (archs: {})", dedup(archs).join(", ")),
-            help: "name a real GPU arch (`--arch sm_90`; `compute_XX` is PTX only) and make sure ptxas is found (`cargo ptx doctor`)".into(),
+            help: "name a real GPU arch (`--arch sm_90`; `compute_XX` is PTX only) and make sure ptxas is found (`cargo ptx doctor`)"
+                .into(),
         });
     }
     // Highest arch first; without --arch only that one is shown.
@@ -183,9 +184,10 @@ impl Sources {
     /// is readable here).
     fn annotation(&mut self, path: &str, line: u32) -> String {
         let shown = display_path(path);
-        let lines = self.files.entry(PathBuf::from(path)).or_insert_with(|| {
-            std::fs::read_to_string(path).ok().map(|t| t.lines().map(|l| l.trim().to_string()).collect())
-        });
+        let lines = self
+            .files
+            .entry(PathBuf::from(path))
+            .or_insert_with(|| std::fs::read_to_string(path).ok().map(|t| t.lines().map(|l| l.trim().to_string()).collect()));
         match lines.as_ref().and_then(|l| l.get(line.checked_sub(1)? as usize)) {
             Some(text) if !text.is_empty() => format!("// {shown}:{line}  {text}"),
             _ => format!("// {shown}:{line}"),
@@ -218,8 +220,8 @@ fn ptx_listing(ptx: &str, name: &str, sources: &mut Sources) -> Option<String> {
         .filter_map(|l| {
             let rest = l.trim().strip_prefix(".file")?.trim_start();
             let (n, path) = rest.split_once(char::is_whitespace)?;
-            let path = path.trim().split('"').nth(1)?;
-            Some((n.parse().ok()?, path.to_string()))
+            let path = path.trim().strip_prefix('"')?.rsplit_once('"')?.0;
+            Some((n.parse().ok()?, unescape(path)))
         })
         .collect();
     let lines: Vec<&str> = ptx.lines().collect();
@@ -264,6 +266,29 @@ fn ptx_listing(ptx: &str, name: &str, sources: &mut Sources) -> Option<String> {
     opened.then_some(out)
 }
 
+/// A path as PTX and nvdisasm quote it: bytes outside ASCII (and `"`, `\\`) as C escapes, `\303\261` for `ñ`.
+fn unescape(quoted: &str) -> String {
+    let b = quoted.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 1 < b.len() {
+            let octal: Vec<u8> = b[i + 1..].iter().take(3).take_while(|c| (b'0'..=b'7').contains(c)).copied().collect();
+            if !octal.is_empty() {
+                out.push(octal.iter().fold(0u32, |v, d| v * 8 + (d - b'0') as u32) as u8);
+                i += 1 + octal.len();
+                continue;
+            }
+            out.push(b[i + 1]);
+            i += 2;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// `name` of `.visible .entry name(` / `.entry name (`, whatever the indentation.
 fn entry_name(line: &str) -> Option<&str> {
     let code = line.split("//").next()?.trim();
@@ -297,7 +322,7 @@ fn sass_listing(sass: &str, name: &str, sources: &mut Sources) -> Option<String>
         if let Some(rest) = t.strip_prefix("//## File \"") {
             let (path, tail) = rest.split_once("\", line ")?;
             let line: u32 = tail.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()?;
-            let _ = writeln!(out, "\t{}", sources.annotation(path, line));
+            let _ = writeln!(out, "\t{}", sources.annotation(&unescape(path), line));
             continue;
         }
         out.push_str(&demangle_words(l));
@@ -409,6 +434,12 @@ mod tests {
         assert!(text.contains("`(square(float))"), "{text}");
         assert!(!text.contains("other") && !text.contains("nv.shared"), "{text}");
         assert!(sass_listing(sass, "missing", &mut Sources::default()).is_none());
+    }
+
+    #[test]
+    fn quoted_paths_are_unescaped() {
+        assert_eq!(unescape(r"/tmp/kernels \303\261/a.cu"), "/tmp/kernels ñ/a.cu");
+        assert_eq!(unescape(r#"a\"b\\c"#), r#"a"b\c"#);
     }
 
     #[test]

@@ -247,7 +247,8 @@ impl SanitizeReporter for Printer {
         let mut text = format!("{head}{}{} {}", style(format!("[{}]", f.tool.name())).bold(), style(":").bold(), style(&f.message).bold());
         if let (Some(file), Some(line)) = (&f.file, f.line) {
             text.push_str(&format!("\n  {} {file}:{line}", style("-->").blue().bold()));
-            let source = std::fs::read_to_string(file).ok().and_then(|t| t.lines().nth(line.saturating_sub(1) as usize).map(str::to_string));
+            let source =
+                std::fs::read_to_string(file).ok().and_then(|t| t.lines().nth(line.saturating_sub(1) as usize).map(str::to_string));
             if let Some(src) = source.filter(|s| !s.trim().is_empty()) {
                 text.push_str(&format!("\n   {} {}", style("|").blue().bold(), src.trim_end()));
             }

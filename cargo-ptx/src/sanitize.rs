@@ -135,16 +135,14 @@ fn plan(cargo_args: &[String]) -> Result<Plan> {
 fn usage(what: &str) -> Error {
     Error::Sanitize {
         message: format!("{what}: sanitize runs the programs of `test`, `bench`, `run` or `build`"),
-        help: "for example `cargo ptx sanitize -- test --release`, or `cargo ptx sanitize -- run --release --example bench -- ARGS`"
-            .into(),
+        help: "for example `cargo ptx sanitize -- test --release`, or `cargo ptx sanitize -- run --release --example bench -- ARGS`".into(),
     }
 }
 
 /// Whether libcuda can be found where the dynamic loader looks: compute-sanitizer needs the
 /// driver, and without one every program would fail in ways that hide the reason.
 pub fn driver_present() -> bool {
-    let mut dirs: Vec<PathBuf> =
-        std::env::var_os("LD_LIBRARY_PATH").map(|v| std::env::split_paths(&v).collect()).unwrap_or_default();
+    let mut dirs: Vec<PathBuf> = std::env::var_os("LD_LIBRARY_PATH").map(|v| std::env::split_paths(&v).collect()).unwrap_or_default();
     dirs.extend(
         ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/cuda/compat", "/usr/lib/wsl/lib"]
             .iter()
@@ -155,7 +153,9 @@ pub fn driver_present() -> bool {
     }
     // The loader's cache covers the rest (`/etc/ld.so.conf.d`).
     let ldconfig = toolchain::on_path("ldconfig").or_else(|| Some(PathBuf::from("/sbin/ldconfig")).filter(|p| p.is_file()));
-    ldconfig.and_then(|l| process::probe(Command::new(l).arg("-p")).ok()).is_some_and(|o| process::stdout_text(&o).contains("libcuda.so.1 "))
+    ldconfig
+        .and_then(|l| process::probe(Command::new(l).arg("-p")).ok())
+        .is_some_and(|o| process::stdout_text(&o).contains("libcuda.so.1 "))
 }
 
 /// Builds, runs and parses; events go to `reporter` as the programs finish.
@@ -163,10 +163,7 @@ pub fn sanitize(opts: &SanitizeOptions, reporter: &dyn SanitizeReporter) -> Resu
     let plan = plan(&opts.cargo_args)?;
     let sanitizer = CudaTool::ComputeSanitizer.find()?;
     if !driver_present() {
-        return Err(Error::Sanitize {
-            message: "no CUDA driver: compute-sanitizer runs programs on a GPU, and libcuda.so.1 was not found on this machine".into(),
-            help: "run `cargo ptx sanitize` on a machine with an NVIDIA GPU and its driver".into(),
-        });
+        return Err(Error::NoDriver);
     }
     let programs = build(&plan, reporter)?;
     if programs.is_empty() {
@@ -188,7 +185,8 @@ pub fn sanitize(opts: &SanitizeOptions, reporter: &dyn SanitizeReporter) -> Resu
             // The program's own output goes to stderr: stdout is for `--message-format json`.
             .stdout(Stdio::from(std::io::stderr()))
             .stderr(Stdio::inherit());
-        let status = process::spawn("compute-sanitizer", &mut cmd).and_then(|mut child| process::wait("compute-sanitizer", &cmd, &mut child))?;
+        let status =
+            process::spawn("compute-sanitizer", &mut cmd).and_then(|mut child| process::wait("compute-sanitizer", &cmd, &mut child))?;
         let text = std::fs::read_to_string(&log).unwrap_or_default();
         let findings = parse(&text, opts.tool, program);
         for f in &findings {
@@ -215,7 +213,10 @@ pub trait SanitizeReporter: ptx_build::Reporter {
 }
 
 fn display(p: &Path) -> String {
-    std::env::current_dir().ok().and_then(|c| p.strip_prefix(c).ok().map(|r| r.display().to_string())).unwrap_or_else(|| p.display().to_string())
+    std::env::current_dir()
+        .ok()
+        .and_then(|c| p.strip_prefix(c).ok().map(|r| r.display().to_string()))
+        .unwrap_or_else(|| p.display().to_string())
 }
 
 /// Runs the cargo build and returns the executables its JSON messages name.
@@ -274,8 +275,16 @@ pub fn parse(log: &str, tool: Tool, program: &Path) -> Vec<Finding> {
                 Some((l, m)) if l == "Error" || l == "Warning" => (l.to_lowercase(), m.to_string()),
                 _ => ("error".to_string(), text.to_string()),
             };
-            let mut f =
-                Finding { tool, level, message, function: None, file: None, line: None, details: Vec::new(), program: program.to_path_buf() };
+            let mut f = Finding {
+                tool,
+                level,
+                message,
+                function: None,
+                file: None,
+                line: None,
+                details: Vec::new(),
+                program: program.to_path_buf(),
+            };
             // Racecheck puts the first access on the heading line itself.
             locate(&mut f, text);
             findings.push(f);
@@ -343,7 +352,10 @@ mod tests {
         assert_eq!((p.build_args, p.tests), (s(&["build", "--example", "bench"]), false));
         assert_eq!(plan(&s(&["bench"])).unwrap().program_args, s(&["--bench"]));
         let e = plan(&s(&["check"])).unwrap_err().to_string();
-        assert!(e.contains("`check` is not a cargo command that runs programs") && e.contains("cargo ptx sanitize -- test --release"), "{e}");
+        assert!(
+            e.contains("`check` is not a cargo command that runs programs") && e.contains("cargo ptx sanitize -- test --release"),
+            "{e}"
+        );
         let e = plan(&s(&["test", "--message-format", "short"])).unwrap_err().to_string();
         assert!(e.contains("--message-format is set by sanitize itself"), "{e}");
         assert!(plan(&[]).unwrap_err().to_string().contains("no cargo command given"));
@@ -382,7 +394,10 @@ mod tests {
         let f = parse(log, Tool::Memcheck, Path::new("/t/demo"));
         assert_eq!(f.len(), 3, "{f:#?}");
         assert_eq!(f[0].message, "Invalid __global__ write of size 4 bytes");
-        assert_eq!((f[0].function.as_deref(), f[0].file.as_deref(), f[0].line), (Some("oob_write"), Some("/src/demo/cuda/bad.cu"), Some(9)));
+        assert_eq!(
+            (f[0].function.as_deref(), f[0].file.as_deref(), f[0].line),
+            (Some("oob_write"), Some("/src/demo/cuda/bad.cu"), Some(9))
+        );
         assert!(f[0].details.iter().any(|d| d == "by thread (100,0,0) in block (0,0,0)"), "{:?}", f[0].details);
         assert!(!f[0].details.iter().any(|d| d.contains("Host Frame")), "{:?}", f[0].details);
         assert_eq!((f[1].level.as_str(), f[1].file.as_deref(), f[1].line), ("error", Some("/src/demo/kernels/src/lib.rs"), Some(31)));
