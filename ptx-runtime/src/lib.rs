@@ -13,8 +13,7 @@ use std::sync::{Arc, Mutex};
 
 pub use cudarc;
 use cudarc::driver::{
-    sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaView, CudaViewMut, DriverError, LaunchArgs, LaunchConfig,
-    PushKernelArg,
+    sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaView, CudaViewMut, DriverError, LaunchArgs, LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
 /// `half::f16` and `half::bf16`: the host types of CUDA's `__half` and `__nv_bfloat16` parameters.
@@ -273,7 +272,8 @@ impl LaunchPlan {
     /// dimension holds (2^31 - 1); such sizes need a grid-stride loop and [`Self::resident_grid`].
     pub fn for_elements(&self, n: usize) -> Result<LaunchConfig, DriverError> {
         let blocks = n.div_ceil(self.block_size as usize).max(1);
-        let blocks = u32::try_from(blocks).ok().filter(|b| *b <= i32::MAX as u32).ok_or(DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE))?;
+        let blocks =
+            u32::try_from(blocks).ok().filter(|b| *b <= i32::MAX as u32).ok_or(DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE))?;
         Ok(self.config(blocks))
     }
 
