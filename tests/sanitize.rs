@@ -84,3 +84,10 @@ fn a_cargo_command_that_runs_nothing_is_refused() {
     assert_eq!(code, Some(2));
     assert!(err.contains("<CARGO ARGS>"), "the cargo command is required: {err}");
 }
+
+#[test]
+fn a_missing_exe_is_named() {
+    let (code, _, err) = run(&["--exe", "/nonexistent/demo", "--", "oob"], |_| {});
+    assert_eq!(code, Some(2));
+    assert!(err.contains("--exe /nonexistent/demo: no such program"), "{err}");
+}

@@ -141,9 +141,13 @@ struct SanitizeArgs {
     /// `human` (findings at source lines) or `json` (one object per finding, then a summary).
     #[arg(long, value_enum, default_value_t = MessageFormat::Human, value_name = "FMT")]
     message_format: MessageFormat,
+    /// Run this program as it is instead of building with cargo (repeatable); what follows `--`
+    /// is then its arguments. For binaries built elsewhere, e.g. carried to a GPU machine.
+    #[arg(long = "exe", value_name = "PATH")]
+    exes: Vec<PathBuf>,
     /// The cargo command that builds and names the programs, and its arguments: `test --release`,
     /// `run --example bench`, `build --bins` (after `--`).
-    #[arg(last = true, required = true, value_name = "CARGO ARGS")]
+    #[arg(last = true, required_unless_present = "exes", value_name = "CARGO ARGS")]
     cargo: Vec<String>,
 }
 
@@ -320,7 +324,7 @@ fn sanitize_cmd(a: SanitizeArgs) -> ExitCode {
         SanitizeTool::Synccheck => sanitize::Tool::Synccheck,
         SanitizeTool::Initcheck => sanitize::Tool::Initcheck,
     };
-    let opts = sanitize::SanitizeOptions { tool, cargo_args: a.cargo };
+    let opts = sanitize::SanitizeOptions { tool, cargo_args: a.cargo, exes: a.exes };
     match sanitize::sanitize(&opts, &printer) {
         Ok(report) => printer.finish_sanitize(&report),
         Err(e) => {

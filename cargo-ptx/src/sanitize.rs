@@ -41,6 +41,8 @@ pub struct SanitizeOptions {
     /// `test --release -- --ignored`: a cargo subcommand and its arguments; after `--`, the
     /// programs' own arguments.
     pub cargo_args: Vec<String>,
+    /// Programs to run as they are (no cargo build); `cargo_args` are then their arguments.
+    pub exes: Vec<PathBuf>,
 }
 
 /// One report of compute-sanitizer.
@@ -160,12 +162,22 @@ pub fn driver_present() -> bool {
 
 /// Builds, runs and parses; events go to `reporter` as the programs finish.
 pub fn sanitize(opts: &SanitizeOptions, reporter: &dyn SanitizeReporter) -> Result<SanitizeReport> {
-    let plan = plan(&opts.cargo_args)?;
+    let plan = if opts.exes.is_empty() {
+        plan(&opts.cargo_args)?
+    } else {
+        if let Some(missing) = opts.exes.iter().find(|p| !p.is_file()) {
+            return Err(Error::Sanitize {
+                message: format!("--exe {}: no such program", missing.display()),
+                help: "give the path of an executable, or leave --exe out and name a cargo command after `--`".into(),
+            });
+        }
+        Plan { build_args: Vec::new(), program_args: opts.cargo_args.clone(), tests: false }
+    };
     let sanitizer = CudaTool::ComputeSanitizer.find()?;
     if !driver_present() {
         return Err(Error::NoDriver);
     }
-    let programs = build(&plan, reporter)?;
+    let programs = if opts.exes.is_empty() { build(&plan, reporter)? } else { opts.exes.clone() };
     if programs.is_empty() {
         return Err(Error::Sanitize {
             message: format!("`cargo {}` built no program to run", plan.build_args.join(" ")),
