@@ -13,9 +13,22 @@ fn run(args: &[&str], env: impl FnOnce(&mut std::process::Command)) -> (Option<i
     (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
-/// A file that stands in for compute-sanitizer: these runs stop before starting it.
-fn fake_sanitizer() -> tempfile::NamedTempFile {
-    tempfile::NamedTempFile::new().unwrap()
+/// A folder laid out as a toolkit's compute-sanitizer (the executable and its launcher): these
+/// runs stop before starting it.
+struct FakeSanitizer(tempfile::TempDir);
+
+impl FakeSanitizer {
+    fn path(&self) -> std::path::PathBuf {
+        self.0.path().join("compute-sanitizer")
+    }
+}
+
+fn fake_sanitizer() -> FakeSanitizer {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["compute-sanitizer", "TreeLauncherSubreaper"] {
+        std::fs::write(dir.path().join(f), "").unwrap();
+    }
+    FakeSanitizer(dir)
 }
 
 #[test]
@@ -53,12 +66,25 @@ fn a_missing_sanitizer_names_the_fix() {
     });
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("compute-sanitizer not found: `cargo ptx sanitize` runs programs under it"), "{err}");
-    assert!(err.contains("help: run `cargo ptx setup`") && err.contains("set COMPUTE_SANITIZER"), "{err}");
+    assert!(err.contains("help: install the CUDA toolkit's compute-sanitizer") && err.contains("set COMPUTE_SANITIZER"), "{err}");
 
     let (_, _, err) = run(&["--", "test"], |c| {
         c.env("COMPUTE_SANITIZER", "/nonexistent/compute-sanitizer");
     });
     assert!(err.contains("COMPUTE_SANITIZER=/nonexistent/compute-sanitizer is not a file"), "{err}");
+}
+
+/// NVIDIA's sanitizer wheel has compute-sanitizer without the launcher it starts programs with.
+#[test]
+fn a_sanitizer_without_its_launcher_is_refused_with_the_reason() {
+    let fake = fake_sanitizer();
+    std::fs::remove_file(fake.0.path().join("TreeLauncherSubreaper")).unwrap();
+    let (code, _, err) = run(&["--", "test"], |c| {
+        c.env("COMPUTE_SANITIZER", fake.path());
+    });
+    assert_eq!(code, Some(2));
+    assert!(err.contains("cannot start programs: TreeLauncherSubreaper is not beside it"), "{err}");
+    assert!(err.contains("nvidia-cuda-sanitizer-api wheel ships without it") && err.contains("cuda-sanitizer-13-0"), "{err}");
 }
 
 #[test]

@@ -6,8 +6,14 @@
 //!   headers), all four pinned to one release: pip resolves the unpinned ones to the newest
 //!   release, and a newer nvvm writes PTX that the older ptxas rejects.
 //!
-//! - NVIDIA's tools that read kernels and watch them run: `nvdisasm` (for `cargo ptx inspect
-//!   --sass`) and `compute-sanitizer` (for `cargo ptx sanitize`), each from its own wheel.
+//! - `nvdisasm` (for `cargo ptx inspect --sass`), from its own wheel.
+//!
+//! Not compute-sanitizer: NVIDIA's `nvidia-cuda-sanitizer-api` wheel (checked: 13.0.85 and
+//! 13.2.87) holds the `compute-sanitizer` executable and the Sanitizer API libraries, but not the
+//! `TreeLauncherSubreaper` it starts every program through, and it keeps the injection libraries
+//! in `lib/` where the launcher does not look: run from the wheel, every program ends with
+//! "Target application terminated before first instrumented API call". `cargo ptx sanitize`
+//! uses a CUDA toolkit's compute-sanitizer instead and says so when there is none.
 //!
 //! The wheels go to `<cargo-ptx home>/cuda/<version>/`, where discovery finds them. The install
 //! is locked against a second setup, written to a temporary folder and renamed into place, so
@@ -30,17 +36,6 @@ pub const CUDA_RELEASES: &[(&str, &str)] = &[("13.0", "13.0.88"), ("13.1", "13.1
 pub const DEFAULT_CUDA: &str = "13.0";
 
 const WHEELS: &[&str] = &["nvidia-cuda-nvcc", "nvidia-nvvm", "nvidia-cuda-crt", "nvidia-cuda-runtime"];
-
-/// The `nvidia-cuda-sanitizer-api` wheel (compute-sanitizer and its libraries) of each release.
-/// Its patch levels differ from the compiler's: this is the wheel of the same CUDA release, so
-/// it runs on every driver that release's kernels need.
-fn sanitizer_version(cuda: &str) -> &'static str {
-    match cuda {
-        "13.0.88" => "13.0.85",
-        "13.1.80" => "13.1.75",
-        _ => "13.2.87",
-    }
-}
 
 /// `nvidia-cuda-nvdisasm`: PyPI has it from CUDA 13.2 on only. A disassembler only reads
 /// cubins, and a newer one reads the older releases' sm_75..sm_120 cubins (checked: 13.2.86 on
@@ -183,7 +178,7 @@ fn setup_cuda(version: &str, force: bool, reporter: &dyn Reporter, report: &mut 
     reporter.report(Event::Status {
         verb: "Installing",
         message: format!(
-            "NVIDIA CUDA compiler {version} (nvcc, ptxas, nvvm/libdevice, headers, CCCL, nvdisasm, compute-sanitizer) from PyPI"
+            "NVIDIA CUDA compiler {version} (nvcc, ptxas, nvvm/libdevice, headers, CCCL, nvdisasm) from PyPI"
         ),
     });
     // Removed on every exit but the rename below, so an interrupted pip leaves no half install.
@@ -198,7 +193,6 @@ fn setup_cuda(version: &str, force: bool, reporter: &dyn Reporter, report: &mut 
         cmd.arg(format!("{w}=={version}"));
     }
     cmd.arg(format!("nvidia-cuda-cccl=={}", cccl_version(version)));
-    cmd.arg(format!("nvidia-cuda-sanitizer-api=={}", sanitizer_version(version)));
     cmd.arg(format!("nvidia-cuda-nvdisasm=={}", NVDISASM_VERSION));
     let out = process::output("pip", &mut cmd)?;
     if !out.status.success() {
@@ -230,10 +224,9 @@ fn cuda_root(install: &Path) -> Option<PathBuf> {
 }
 
 /// Whether an install has everything this version of setup installs; an older install without
-/// nvdisasm or compute-sanitizer is installed again (pip's cache makes that quick).
+/// nvdisasm is installed again (pip's cache makes that quick).
 fn works(root: &Path) -> bool {
     root.join("bin").join("nvdisasm").is_file()
-        && root.join("bin").join("compute-sanitizer").is_file()
         && Command::new(root.join("bin").join("ptxas")).arg("--version").output().is_ok_and(|o| o.status.success())
         && root.join("nvvm/libdevice/libdevice.10.bc").is_file()
         && root.join("include/nv/target").is_file()

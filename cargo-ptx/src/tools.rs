@@ -1,5 +1,6 @@
-//! NVIDIA's tools that only the command line uses: `nvdisasm` (`cargo ptx inspect --sass`) and
-//! `compute-sanitizer` (`cargo ptx sanitize`). Found here rather than in the engine's
+//! NVIDIA's tools that only the command line uses: `nvdisasm` (`cargo ptx inspect --sass`, from
+//! `cargo ptx setup` or a toolkit) and `compute-sanitizer` (`cargo ptx sanitize`, from a CUDA
+//! toolkit: see `setup` for why not from a wheel). Found here rather than in the engine's
 //! `toolchain`: build scripts never need them.
 
 use std::path::{Path, PathBuf};
@@ -47,9 +48,48 @@ impl CudaTool {
         }
     }
 
+    /// What else must be beside the executable for it to work: compute-sanitizer starts every
+    /// program through `TreeLauncherSubreaper` in its own folder (seen with strace: it execs
+    /// `<dir>/TreeLauncherSubreaper`), which NVIDIA's sanitizer wheel lacks.
+    fn companion(self) -> Option<&'static str> {
+        match self {
+            CudaTool::Nvdisasm => None,
+            CudaTool::ComputeSanitizer => Some("TreeLauncherSubreaper"),
+        }
+    }
+
     /// Looks in order: the tool's variable, `CUDA_PATH`/`CUDA_HOME`/`CUDA_ROOT`, the install
     /// that holds the ptxas builds use, `cargo ptx setup`'s install, `PATH`, `/usr/local/cuda`.
     pub fn find(self) -> Result<PathBuf> {
+        let found = self.locate()?;
+        if let Some(companion) = self.companion() {
+            let dir = found.parent().unwrap_or(Path::new("."));
+            if !dir.join(companion).is_file() {
+                return Err(Error::MissingTool {
+                    tool: self.name(),
+                    message: format!(
+                        "{} cannot start programs: {companion} is not beside it in {} (NVIDIA's nvidia-cuda-sanitizer-api wheel ships without it)",
+                        found.display(),
+                        dir.display()
+                    ),
+                    help: self.install_help(),
+                });
+            }
+        }
+        Ok(found)
+    }
+
+    fn install_help(self) -> String {
+        match self {
+            CudaTool::Nvdisasm => format!("run `cargo ptx setup` (it installs NVIDIA's nvdisasm wheel), or set {} to the executable", self.env_var()),
+            CudaTool::ComputeSanitizer => format!(
+                "install the CUDA toolkit's compute-sanitizer (`cuda-sanitizer-13-0` in NVIDIA's apt/dnf repositories, or the toolkit installer) and put it on PATH, set CUDA_PATH to the toolkit, or set {} to the executable",
+                self.env_var()
+            ),
+        }
+    }
+
+    fn locate(self) -> Result<PathBuf> {
         if let Some(p) = std::env::var_os(self.env_var()).filter(|v| !v.is_empty()).map(PathBuf::from) {
             return if p.is_file() {
                 Ok(p)
@@ -84,14 +124,6 @@ impl CudaTool {
         if let Some(p) = self.relative_paths().iter().map(|rel| default.join(rel)).find(|p| p.is_file()) {
             return Ok(p);
         }
-        Err(Error::MissingTool {
-            tool: self.name(),
-            message: format!("{} not found: {}", self.name(), self.purpose()),
-            help: format!(
-                "run `cargo ptx setup` (it installs NVIDIA's {} wheel), or set {} to the executable",
-                self.name(),
-                self.env_var()
-            ),
-        })
+        Err(Error::MissingTool { tool: self.name(), message: format!("{} not found: {}", self.name(), self.purpose()), help: self.install_help() })
     }
 }

@@ -290,14 +290,14 @@ impl LaunchPlan {
 
 /// Picks the block size: every multiple of the warp size up to `max_block`, scored by resident
 /// threads per SM (`blocks_at(size) * size`, the driver's occupancy calculation). Of the sizes with
-/// the highest score, the smallest one of at least 128 threads wins, else the largest.
+/// the highest score, the smallest one of at least 256 threads wins, else the largest.
 ///
-/// Why not the largest, as `cuOccupancyMaxPotentialBlockSize` picks: at equal occupancy smaller
-/// blocks spread a grid more evenly over the SMs and let one finish and its successor start
-/// without waiting for a whole 1024-thread block (on saxpy 1024 ran 14% slower than 256 on an
-/// H200; BENCHMARKS.md). Below 128 threads (four warps, one per scheduler of an SM) the blocks-
-/// per-SM limit starts to bind and scheduling costs grow, so 128 is the floor while a larger
-/// size reaches the same occupancy.
+/// Why not the largest, as `cuOccupancyMaxPotentialBlockSize` picks, nor the smallest: at equal
+/// occupancy, measured on an H100 (BENCHMARKS.md, 2^26 floats), saxpy took 320.8 / 293.4 / 301.9
+/// / 315.4 us with 128 / 256 / 512 / 1024 threads a block, and an `expf` kernel 319.0 / 228.2 /
+/// 245.4 / 268.1 us: below 256 the SM's block scheduler becomes the limit (16 short blocks per
+/// SM for 128), above it a block holds its slots until its slowest warp ends. 256 is where both
+/// costs are least, so it is the floor while a larger size reaches the same occupancy.
 ///
 /// Returns `(block_size, blocks_per_sm)`; `None` when no size fits on an SM at all (too much
 /// shared memory per block).
@@ -318,7 +318,7 @@ pub fn choose_block_size<E>(
     }
     let Some(best) = scored.iter().map(|s| s.2).max() else { return Ok(None) };
     let top: Vec<&(u32, u32, u32)> = scored.iter().filter(|s| s.2 == best).collect();
-    let pick = top.iter().find(|s| s.0 >= 128).or(top.last()).map(|s| (s.0, s.1));
+    let pick = top.iter().find(|s| s.0 >= 256).or(top.last()).map(|s| (s.0, s.1));
     Ok(pick)
 }
 
@@ -479,11 +479,13 @@ mod tests {
     }
 
     #[test]
-    fn block_size_is_the_smallest_of_at_least_128_at_full_occupancy() {
-        // A light kernel is fully resident at 64..=1024: 128, not the driver's 1024 (ties).
-        assert_eq!(choose_block_size(1024, 32, sm(16, 0)), Ok(Some((128, 16))));
+    fn block_size_is_the_smallest_of_at_least_256_at_full_occupancy() {
+        // A light kernel is fully resident at 64..=1024: 256, not the driver's 1024 (ties).
+        assert_eq!(choose_block_size(1024, 32, sm(16, 0)), Ok(Some((256, 8))));
         // 64 registers: 1024 threads per SM at most, every size that divides it ties.
-        assert_eq!(choose_block_size(1024, 32, sm(64, 0)), Ok(Some((128, 8))));
+        assert_eq!(choose_block_size(1024, 32, sm(64, 0)), Ok(Some((256, 4))));
+        // 168 registers: only 384 threads per SM fit (12 warps), reached by 96, 128, 192 and 384.
+        assert_eq!(choose_block_size(384, 32, sm(168, 0)), Ok(Some((384, 1))));
         // 48 KiB of shared memory per block: 4 blocks per SM, so only 512 threads per block fill it.
         assert_eq!(choose_block_size(1024, 32, sm(16, 48 * 1024)), Ok(Some((512, 4))));
         // The function's own limit caps the sizes tried.
