@@ -267,7 +267,7 @@ fn ptx_listing(ptx: &str, name: &str, sources: &mut Sources) -> Option<String> {
 }
 
 /// A path as PTX and nvdisasm quote it: bytes outside ASCII (and `"`, `\\`) as C escapes, `\303\261` for `ñ`.
-fn unescape(quoted: &str) -> String {
+pub(crate) fn unescape(quoted: &str) -> String {
     let b = quoted.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;

@@ -239,6 +239,7 @@ impl SanitizeReporter for Printer {
                 "file": f.file,
                 "line": f.line,
                 "details": f.details,
+                "count": f.count,
                 "program": f.program,
             }));
             return;
@@ -246,7 +247,11 @@ impl SanitizeReporter for Printer {
         let head = if f.level == "warning" { style("warning").yellow().bold() } else { style("error").red().bold() };
         let mut text = format!("{head}{}{} {}", style(format!("[{}]", f.tool.name())).bold(), style(":").bold(), style(&f.message).bold());
         if let (Some(file), Some(line)) = (&f.file, f.line) {
-            text.push_str(&format!("\n  {} {file}:{line}", style("-->").blue().bold()));
+            let shown = std::env::current_dir()
+                .ok()
+                .and_then(|cwd| std::path::Path::new(file).strip_prefix(cwd).ok().map(|p| p.display().to_string()))
+                .unwrap_or_else(|| file.clone());
+            text.push_str(&format!("\n  {} {shown}:{line}", style("-->").blue().bold()));
             let source =
                 std::fs::read_to_string(file).ok().and_then(|t| t.lines().nth(line.saturating_sub(1) as usize).map(str::to_string));
             if let Some(src) = source.filter(|s| !s.trim().is_empty()) {
@@ -258,6 +263,9 @@ impl SanitizeReporter for Printer {
         }
         for d in &f.details {
             text.push_str(&format!("\n   {} {d}", style("=").blue().bold()));
+        }
+        if f.count > 1 {
+            text.push_str(&format!("\n   {} {} threads made this same report; the first is shown", style("=").blue().bold(), f.count));
         }
         self.eprint(&text);
     }

@@ -58,8 +58,11 @@ pub struct Finding {
     /// The source file and line of the access, when the image has line tables.
     pub file: Option<String>,
     pub line: Option<u32>,
-    /// The rest: thread and block, address, the other access of a race.
+    /// The rest: thread and block, address, the other access of a race (of the first report,
+    /// when several threads made the same one).
     pub details: Vec<String>,
+    /// How many threads reported this same access (memcheck reports each one).
+    pub count: usize,
     /// The program it came from.
     pub program: PathBuf,
 }
@@ -200,7 +203,8 @@ pub fn sanitize(opts: &SanitizeOptions, reporter: &dyn SanitizeReporter) -> Resu
         let status =
             process::spawn("compute-sanitizer", &mut cmd).and_then(|mut child| process::wait("compute-sanitizer", &cmd, &mut child))?;
         let text = std::fs::read_to_string(&log).unwrap_or_default();
-        let findings = parse(&text, opts.tool, program);
+        let mut findings = group(parse(&text, opts.tool, program));
+        resolve_paths(&mut findings, &source_paths(program));
         for f in &findings {
             reporter.finding(f);
         }
@@ -295,6 +299,7 @@ pub fn parse(log: &str, tool: Tool, program: &Path) -> Vec<Finding> {
                 file: None,
                 line: None,
                 details: Vec::new(),
+                count: 1,
                 program: program.to_path_buf(),
             };
             // Racecheck puts the first access on the heading line itself.
@@ -313,6 +318,63 @@ pub fn parse(log: &str, tool: Tool, program: &Path) -> Vec<Finding> {
         f.details.push(crate::inspect::demangle_words(text));
     }
     findings
+}
+
+/// One finding per distinct (message, function, file, line), counting the threads that made it:
+/// an out-of-bounds store in a kernel is reported once per thread.
+pub fn group(findings: Vec<Finding>) -> Vec<Finding> {
+    let mut out: Vec<Finding> = Vec::new();
+    for f in findings {
+        match out.iter_mut().find(|g| g.message == f.message && g.function == f.function && g.file == f.file && g.line == f.line) {
+            Some(g) => g.count += f.count,
+            None => out.push(f),
+        }
+    }
+    out
+}
+
+/// Source paths in the line tables of the kernels embedded in `program`: every generated module
+/// embeds its PTX, whose `.file N "/abs/path"` lines name them. compute-sanitizer prints only a
+/// file's name (`lib.rs:11`); these give it back its folder.
+pub fn source_paths(program: &Path) -> Vec<String> {
+    let Ok(bytes) = std::fs::read(program) else { return Vec::new() };
+    let mut out: Vec<String> = Vec::new();
+    let needle = b".file\t";
+    let mut i = 0;
+    while let Some(pos) = bytes[i..].windows(needle.len()).position(|w| w == needle) {
+        let start = i + pos + needle.len();
+        i = start;
+        let rest = &bytes[start..bytes.len().min(start + 4096)];
+        let Some(q) = rest.iter().position(|&b| b == b'"') else { continue };
+        if !rest[..q].iter().all(|b| b.is_ascii_digit() || b.is_ascii_whitespace()) {
+            continue;
+        }
+        let Some(end) = rest[q + 1..].iter().position(|&b| b == b'"' || b == b'\n') else { continue };
+        let path = crate::inspect::unescape(&String::from_utf8_lossy(&rest[q + 1..q + 1 + end]));
+        if !out.contains(&path) {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// Gives a bare file name (`lib.rs`) the folder it has in the line tables: the one path of that
+/// name, or of several, the one whose text defines the function (when the sources are here).
+pub fn resolve_paths(findings: &mut [Finding], paths: &[String]) {
+    for f in findings {
+        let Some(name) = f.file.as_deref().filter(|n| !n.contains('/')) else { continue };
+        let same: Vec<&String> = paths.iter().filter(|p| Path::new(p.as_str()).file_name().is_some_and(|n| n == name)).collect();
+        let defines =
+            |p: &&String| f.function.as_deref().is_some_and(|func| std::fs::read_to_string(p.as_str()).is_ok_and(|t| t.contains(func)));
+        let chosen = match same.as_slice() {
+            [one] => Some((*one).clone()),
+            [] => None,
+            many => many.iter().copied().find(|p| defines(p)).cloned(),
+        };
+        if let Some(path) = chosen {
+            f.file = Some(path);
+        }
+    }
 }
 
 fn is_summary(text: &str) -> bool {
@@ -417,6 +479,50 @@ mod tests {
         assert!(f[1].details[0].contains("lib.rs:33 [124 hazards]"));
         assert_eq!((f[2].file.as_deref(), f[2].line), (None, None));
         assert!(parse("========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n", Tool::Memcheck, Path::new("p")).is_empty());
+    }
+
+    /// Seen on an H100 (driver 580, compute-sanitizer 2025.3 of CUDA 13.0) with
+    /// tests/fixtures/sanitize-demo: one report per thread, file names without folders.
+    #[test]
+    fn per_thread_reports_are_grouped_and_file_names_get_their_folder() {
+        let log = "\
+========= COMPUTE-SANITIZER
+========= Invalid __global__ write of size 4 bytes
+=========     at oob_write_rs+0x110 in lib.rs:11
+=========     by thread (232,0,0) in block (3,0,0)
+=========     Access to 0x2a9a000fa0 is out of bounds
+=========     and is 1 bytes after the nearest allocation at 0x2a9a000000 of size 4,000 bytes
+========= 
+========= Invalid __global__ write of size 4 bytes
+=========     at oob_write_rs+0x110 in lib.rs:11
+=========     by thread (233,0,0) in block (3,0,0)
+=========     Access to 0x2a9a000fa4 is out of bounds
+=========     and is 5 bytes after the nearest allocation at 0x2a9a000000 of size 4,000 bytes
+========= 
+========= ERROR SUMMARY: 2 errors
+";
+        let mut f = group(parse(log, Tool::Memcheck, Path::new("p")));
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!((f[0].count, f[0].line), (2, Some(11)));
+        assert!(f[0].details.contains(&"by thread (232,0,0) in block (3,0,0)".to_string()));
+
+        // The embedded PTX's line table, as an executable holds it.
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("kernels ñ").join("src");
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::write(src.join("lib.rs"), "pub unsafe fn oob_write_rs() {}\n").unwrap();
+        let exe = dir.path().join("demo");
+        let escaped = src.join("lib.rs").display().to_string().replace('ñ', "\\303\\261");
+        let body = format!("\x7fELF\0junk\t.file\t1 \"/other/src/lib.rs\"\n\t.file\t2 \"{escaped}\"\n\t.file\t3 \"/x/cuda/bugs.cu\"\n");
+        std::fs::write(&exe, body).unwrap();
+        let paths = source_paths(&exe);
+        assert_eq!(paths.len(), 3, "{paths:?}");
+        assert_eq!(paths[1], src.join("lib.rs").display().to_string());
+        resolve_paths(&mut f, &paths);
+        assert_eq!(f[0].file.as_deref(), Some(paths[1].as_str()), "of two lib.rs, the one defining the kernel");
+        let mut cu = vec![Finding { file: Some("bugs.cu".into()), function: Some("race_cu".into()), ..f[0].clone() }];
+        resolve_paths(&mut cu, &paths);
+        assert_eq!(cu[0].file.as_deref(), Some("/x/cuda/bugs.cu"), "the one file of that name");
     }
 
     #[test]

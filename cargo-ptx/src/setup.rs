@@ -177,9 +177,7 @@ fn setup_cuda(version: &str, force: bool, reporter: &dyn Reporter, report: &mut 
     })?;
     reporter.report(Event::Status {
         verb: "Installing",
-        message: format!(
-            "NVIDIA CUDA compiler {version} (nvcc, ptxas, nvvm/libdevice, headers, CCCL, nvdisasm) from PyPI"
-        ),
+        message: format!("NVIDIA CUDA compiler {version} (nvcc, ptxas, nvvm/libdevice, headers, CCCL, nvdisasm) from PyPI"),
     });
     // Removed on every exit but the rename below, so an interrupted pip leaves no half install.
     let tmp = tempfile::Builder::new()

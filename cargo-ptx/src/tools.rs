@@ -61,7 +61,10 @@ impl CudaTool {
     /// Looks in order: the tool's variable, `CUDA_PATH`/`CUDA_HOME`/`CUDA_ROOT`, the install
     /// that holds the ptxas builds use, `cargo ptx setup`'s install, `PATH`, `/usr/local/cuda`.
     pub fn find(self) -> Result<PathBuf> {
+        // A toolkit's `bin/compute-sanitizer` is a link into `compute-sanitizer/`, where the
+        // launcher lives: look beside the real file.
         let found = self.locate()?;
+        let found = std::fs::canonicalize(&found).unwrap_or(found);
         if let Some(companion) = self.companion() {
             let dir = found.parent().unwrap_or(Path::new("."));
             if !dir.join(companion).is_file() {
@@ -124,6 +127,10 @@ impl CudaTool {
         if let Some(p) = self.relative_paths().iter().map(|rel| default.join(rel)).find(|p| p.is_file()) {
             return Ok(p);
         }
-        Err(Error::MissingTool { tool: self.name(), message: format!("{} not found: {}", self.name(), self.purpose()), help: self.install_help() })
+        Err(Error::MissingTool {
+            tool: self.name(),
+            message: format!("{} not found: {}", self.name(), self.purpose()),
+            help: self.install_help(),
+        })
     }
 }

@@ -473,7 +473,7 @@ mod tests {
         move |size| {
             let by_threads = 2048 / size;
             let by_regs = 65536 / (regs * size.next_multiple_of(32));
-            let by_smem = if smem_per_block == 0 { u32::MAX } else { (228 * 1024) / smem_per_block };
+            let by_smem = (228 * 1024u32).checked_div(smem_per_block).unwrap_or(u32::MAX);
             Ok(by_threads.min(32).min(by_regs).min(by_smem))
         }
     }
