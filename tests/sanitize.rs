@@ -117,3 +117,20 @@ fn a_missing_exe_is_named() {
     assert_eq!(code, Some(2));
     assert!(err.contains("--exe /nonexistent/demo: no such program"), "{err}");
 }
+
+/// A toolkit's bin/compute-sanitizer links into compute-sanitizer/, beside its launcher.
+#[test]
+fn a_linked_sanitizer_is_checked_where_it_really_is() {
+    let fake = fake_sanitizer();
+    let bin = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(fake.path(), bin.path().join("compute-sanitizer")).unwrap();
+    if cargo_ptx::sanitize::driver_present() {
+        eprintln!("skipped: this machine has a CUDA driver (the run would not stop before building)");
+        return;
+    }
+    let (_, _, err) = run(&["--", "test"], |c| {
+        c.env("COMPUTE_SANITIZER", bin.path().join("compute-sanitizer"));
+    });
+    assert!(err.contains("no CUDA driver here"), "got past the launcher check to the driver check: {err}");
+    assert!(!err.contains("TreeLauncherSubreaper"), "{err}");
+}
