@@ -504,6 +504,16 @@ mod tests {
         assert!(from_cli(&["--no-such-flag"]).unwrap_err().to_string().contains("unexpected argument '--no-such-flag'"));
     }
 
+    /// The programs' own arguments come after a second `--`, which must reach sanitize intact.
+    #[test]
+    fn sanitize_keeps_the_second_separator_for_the_programs() {
+        let argv = ["cargo-ptx", "sanitize", "--tool", "racecheck", "--", "test", "--release", "--", "--ignored"];
+        match Cli::try_parse_from(argv).unwrap().command {
+            Command::Sanitize(a) => assert_eq!(a.cargo, ["test", "--release", "--", "--ignored"]),
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+
     #[test]
     fn release_is_the_default_profile_and_the_flag_says_so() {
         assert_eq!(from_cli(&[]).unwrap().profile(), Profile::Release);
