@@ -50,6 +50,23 @@ fn doctor_names_the_fix_for_what_is_missing_and_fails_without_a_toolchain() {
 }
 
 #[test]
+fn doctor_reports_the_step_cache_a_broken_tool_variable_and_a_missing_launcher() {
+    let cache = tempfile::tempdir().unwrap();
+    let out = cargo_ptx()
+        .arg("doctor")
+        .env("CARGO_PTX_CACHE_DIR", cache.path())
+        .env("PTXAS", "/no/such/ptxas")
+        .env("CARGO_PTX_LAUNCHER", "no-such-launcher")
+        .output()
+        .unwrap();
+    let t = text(&out);
+    assert!(!out.status.success(), "a build would fail: exit non-zero\n{t}");
+    assert!(t.contains("step cache") && t.contains("shared step cache: 0 entries") && t.contains(&*cache.path().to_string_lossy()), "{t}");
+    assert!(t.contains("PTXAS") && t.contains("does not exist") && t.contains("or unset it"), "{t}");
+    assert!(t.contains("CARGO_PTX_LAUNCHER names `no-such-launcher`, which is not installed") && t.contains("cargo ptx setup --with sccache"), "{t}");
+}
+
+#[test]
 fn doctor_reports_a_mixed_cuda_install() {
     let ptxas = cuda().ptxas.unwrap().path;
     let home = tempfile::tempdir().unwrap();

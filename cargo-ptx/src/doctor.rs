@@ -192,6 +192,40 @@ pub fn report(toolchain: &str) -> Report {
             }
         }
     }
+    // A variable naming a tool that does not work stops every build (it is never skipped).
+    for r in &cuda.rejected {
+        ready = false;
+        checks.push(check(r.var, Status::Missing, None, Some(r.path.clone()), r.problem.clone(), Some(r.help.clone())));
+    }
+    let env_options = ptx_build::Options::from_env();
+    match env_options.as_ref().map(|o| o.shared_cache().dir()) {
+        Ok(Some(dir)) => {
+            let s = ptx_build::shared_cache::SharedCache::new(&dir).stats();
+            let detail = format!("shared step cache: {} entries, {:.1} MiB (set CARGO_PTX_CACHE_DIR to move it, `off` to disable)", s.entries, s.bytes as f64 / 1048576.0);
+            checks.push(check("step cache", Status::Ok, None, Some(dir), detail, None));
+        }
+        Ok(None) => checks.push(check("step cache", Status::Ok, None, None, "off (CARGO_PTX_CACHE_DIR=off)".into(), None)),
+        Err(e) => {
+            ready = false;
+            checks.push(check("step cache", Status::Missing, None, None, first_line(&e.to_string()), Some("fix or unset CARGO_PTX_CACHE_DIR".into())));
+        }
+    }
+    if let Some(launcher) = env_options.ok().and_then(|o| o.launcher).filter(|l| !l.trim().is_empty()) {
+        match ptx_build::toolchain::on_path(&launcher).or_else(|| ptx_build::toolchain::installed_tool(&launcher)) {
+            Some(p) => checks.push(check("launcher", Status::Ok, None, Some(p), format!("CARGO_PTX_LAUNCHER: nvcc and ptxas run through `{launcher}`"), None)),
+            None => {
+                ready = false;
+                checks.push(check(
+                    "launcher",
+                    Status::Missing,
+                    None,
+                    None,
+                    format!("CARGO_PTX_LAUNCHER names `{launcher}`, which is not installed"),
+                    Some("cargo ptx setup --with sccache   (or unset CARGO_PTX_LAUNCHER)".into()),
+                ));
+            }
+        }
+    }
     if let Some(mix) = &cuda.mixed {
         checks.push(check("CUDA release", Status::Warning, None, None, mix.clone(), Some("cargo ptx setup --force".into())));
     }

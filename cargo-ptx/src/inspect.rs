@@ -75,6 +75,7 @@ pub fn render(out: &BuildOutput, opts: &InspectOptions) -> Result<String> {
             a.path.display()
         );
         let _ = writeln!(text, "// resources: {}", describe_resources(info));
+        sources.roots = a.source.as_deref().and_then(Path::parent).map(|d| d.ancestors().map(Path::to_path_buf).collect()).unwrap_or_default();
         let body = match opts.listing {
             Listing::Ptx => {
                 let ptx = std::fs::read_to_string(&a.path).map_err(|e| Error::io("read", &a.path, e))?;
@@ -177,12 +178,22 @@ fn edit_distance(a: &str, b: &str) -> usize {
 #[derive(Default)]
 struct Sources {
     files: HashMap<PathBuf, Option<Vec<String>>>,
+    /// Folders a relative `.file` path may start from: the module's source file's folder and
+    /// its parents (the build names Rust sources relative to the workspace and .cu files
+    /// relative to the package, for reproducible artifacts).
+    roots: Vec<PathBuf>,
 }
 
 impl Sources {
     /// `// src/lib.rs:16  let i = ...` for a line the listing came from (the text when the file
     /// is readable here).
     fn annotation(&mut self, path: &str, line: u32) -> String {
+        let resolved = if Path::new(path).is_relative() {
+            self.roots.iter().map(|r| r.join(path)).find(|p| p.is_file()).map(|p| p.to_string_lossy().into_owned())
+        } else {
+            None
+        };
+        let path = resolved.as_deref().unwrap_or(path);
         let shown = display_path(path);
         let lines = self
             .files
