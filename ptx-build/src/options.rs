@@ -616,7 +616,7 @@ mod tests {
             "archs": ["sm_80", "sm_90a"], "profile": "debug", "toolchain": "nightly-2026-05-19", "features": ["fast"],
             "all-features": false, "no-default-features": true, "ftz": true, "ptx-isa": "7.8", "rust": false,
             "cuda-sources": ["k/*.cu"], "cuda-include": ["include"], "cuda-defines": {"TILE": 16, "FAST": true, "OFF": false},
-            "nvcc-flags": ["--use_fast_math"], "cuda-std": "c++20", "cuda-gdb": true
+            "nvcc-flags": ["--use_fast_math"], "cuda-std": "c++20", "cuda-gdb": true, "shared-cache": "off", "launcher": "sccache"
         }));
         let o = o.unwrap();
         assert!(w.is_empty(), "{w:?}");
@@ -626,6 +626,7 @@ mod tests {
         assert!(o.ftz() && !o.rust() && o.cuda_gdb() && o.no_default_features());
         assert_eq!(o.ptx_isa.unwrap().llvm_feature(), "ptx78");
         assert_eq!(o.cuda_std(), CudaStd::Cxx20);
+        assert_eq!((o.shared_cache().dir(), o.launcher().as_str()), (None, "sccache"));
         assert_eq!(
             o.cuda_defines(),
             vec![Define { name: "FAST".into(), value: None }, Define { name: "TILE".into(), value: Some("16".into()) }]
