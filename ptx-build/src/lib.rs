@@ -55,6 +55,7 @@ mod ptx;
 mod ptxas;
 mod report;
 mod rust;
+mod shared_ir;
 #[doc(hidden)]
 pub mod signature;
 pub mod toolchain;

@@ -13,6 +13,7 @@ use crate::cache;
 use crate::config::PtxIsa;
 use crate::error::{Error, Result};
 use crate::process;
+use crate::shared_ir;
 use crate::toolchain::{Libdevice, Llvm};
 
 /// One arch's link of a crate's module to PTX.
@@ -25,6 +26,10 @@ pub struct ArchLink<'a> {
     pub arch: Arch,
     pub ptx_isa: Option<PtxIsa>,
     pub ftz: bool,
+    /// FMA contraction (`llc -fp-contract=fast`), as nvcc's `-fmad=true`.
+    pub fmad: bool,
+    /// opt's `-unroll-threshold`; `None`: LLVM's own.
+    pub unroll_threshold: Option<u32>,
     pub profile: Profile,
     /// Scratch folder for this arch.
     pub work_dir: &'a Path,
@@ -80,11 +85,17 @@ impl ArchLink<'_> {
             return Err(process::failed("llvm-link", ctx(), &cmd, &out));
         }
 
+        let linked = self.place_shared_arrays(&linked)?;
+
         let optimized = self.work_dir.join("opt.bc");
         let mut cmd = process::command(self.llvm.tool("opt"));
         cmd.arg("-mtriple=nvptx64-nvidia-cuda")
             .args(self.codegen_flags())
-            .arg(format!("-passes={}", self.pipeline()))
+            .arg(format!("-passes={}", self.pipeline()));
+        if let Some(t) = self.unroll_threshold {
+            cmd.arg(format!("-unroll-threshold={t}"));
+        }
+        cmd
             // nvcc's default `-prec-sqrt=true`: libdevice's `sqrtf` is `sqrt.rn.f32`, not
             // `sqrt.approx.f32` (NVVMReflect answers 0 for a name it is not given).
             .arg("--nvvm-reflect-add=__CUDA_PREC_SQRT=1")
@@ -103,6 +114,8 @@ impl ArchLink<'_> {
                 Profile::Release => "-O3",
                 Profile::Debug => "-O0",
             })
+            // nvcc's `-fmad=true`: `a * b + c` becomes one `fma.rn` (rounded once).
+            .arg(if self.fmad { "-fp-contract=fast" } else { "-fp-contract=off" })
             .arg(&optimized)
             .arg("-o")
             .arg(&scratch);
@@ -113,8 +126,37 @@ impl ArchLink<'_> {
         cache::rename_into_place(&scratch, self.out)
     }
 
+    /// ptx-device's shared arrays into the shared state space (see [`shared_ir`]); returns the
+    /// module to optimise: `linked` itself when it has none.
+    fn place_shared_arrays(&self, linked: &Path) -> Result<std::path::PathBuf> {
+        let ctx = || format!(" for `{}` ({})", self.package, self.arch);
+        let out = process::checked("llvm-dis", ctx, process::command(self.llvm.tool("llvm-dis")).arg(linked).arg("-o").arg("-"))?;
+        let ir = String::from_utf8_lossy(&out.stdout);
+        let rewrite =
+            shared_ir::rewrite(&ir).map_err(|message| Error::SharedRewrite { package: self.package.to_string(), message })?;
+        if !rewrite.changed {
+            return Ok(linked.to_path_buf());
+        }
+        if let Some(big) = rewrite.arrays.iter().find(|a| a.bytes.is_some_and(|b| b > shared_ir::STATIC_LIMIT)) {
+            return Err(Error::SharedTooLarge {
+                package: self.package.to_string(),
+                location: big.location.clone(),
+                bytes: big.bytes.unwrap_or_default(),
+                limit: shared_ir::STATIC_LIMIT,
+                arch: self.arch.to_string(),
+            });
+        }
+        let text = self.work_dir.join("shared.ll");
+        cache::write_atomic(&text, rewrite.ir.as_bytes())?;
+        let placed = self.work_dir.join("shared.bc");
+        process::checked("llvm-as", ctx, process::command(self.llvm.tool("llvm-as")).arg(&text).arg("-o").arg(&placed))?;
+        Ok(placed)
+    }
+
     fn check_undefined(&self, module: &Path) -> Result<()> {
-        let undefined = undefined_symbols(self.llvm, module)?;
+        let mut undefined = undefined_symbols(self.llvm, module)?;
+        // CUDA's `extern __shared__`: sized by the launch, never defined by a module.
+        undefined.retain(|s| s != shared_ir::DYNAMIC);
         if undefined.is_empty() {
             return Ok(());
         }
