@@ -19,6 +19,8 @@
 pub const DYNAMIC: &str = "__ptx_device_dynamic_shared";
 /// `ptx_device::shared::shared_addr`'s helper, declared by ptx-device, defined here.
 pub const SHARED_ADDR: &str = "__ptx_device_shared_addr";
+/// `ptx_device::shared::global_addr`'s helper: the same for the global state space.
+pub const GLOBAL_ADDR: &str = "__ptx_device_global_addr";
 /// The section prefix `shared_array!` writes.
 const SECTION: &str = ".ptx.shared:";
 /// Static shared memory a block may declare on every arch from sm_70 to sm_120 (ptxas refuses
@@ -84,10 +86,12 @@ pub fn rewrite(ir: &str) -> Result<Rewrite, String> {
                 continue;
             }
         }
-        if line.starts_with("declare ") && line.contains(&format!("@{SHARED_ADDR}(")) {
+        if let Some((helper, space)) =
+            [(SHARED_ADDR, 3), (GLOBAL_ADDR, 1)].into_iter().find(|(h, _)| line.starts_with("declare ") && line.contains(&format!("@{h}(")))
+        {
             // alwaysinline: folds into its caller even at O0, so the cast pair cancels there.
             out_lines.push(format!(
-                "define internal i64 @{SHARED_ADDR}(ptr %p) alwaysinline {{\n  %s = addrspacecast ptr %p to ptr addrspace(3)\n  %i = ptrtoint ptr addrspace(3) %s to i64\n  ret i64 %i\n}}"
+                "define internal i64 @{helper}(ptr %p) alwaysinline {{\n  %s = addrspacecast ptr %p to ptr addrspace({space})\n  %i = ptrtoint ptr addrspace({space}) %s to i64\n  ret i64 %i\n}}"
             ));
             definition_lines.push(i);
             continue;
@@ -190,6 +194,7 @@ mod tests {
 @__ptx_device_dynamic_shared = external global [0 x i8]
 
 declare i64 @__ptx_device_shared_addr(ptr noundef) unnamed_addr #3
+declare i64 @__ptx_device_global_addr(ptr noundef) unnamed_addr #3
 
 define ptx_kernel void @k(ptr %out, i64 %t) {
   %a = getelementptr inbounds nuw float, ptr @_RNvNvCs4_4tour10rs_atomics12___PTX_SHARED, i64 %t
@@ -228,6 +233,7 @@ define ptx_kernel void @k(ptr %out, i64 %t) {
         assert!(ir.contains("load i32, ptr @_RNvNvCs4_4tour10rs_atomics12___PTX_SHARED.1, align 4"), "{ir}");
         assert!(ir.contains("define internal i64 @__ptx_device_shared_addr(ptr %p) alwaysinline {"), "{ir}");
         assert!(!ir.contains("declare i64 @__ptx_device_shared_addr"), "{ir}");
+        assert!(ir.contains("define internal i64 @__ptx_device_global_addr(ptr %p) alwaysinline {\n  %s = addrspacecast ptr %p to ptr addrspace(1)"), "{ir}");
     }
 
     #[test]

@@ -54,8 +54,8 @@ pub enum Form {
 
 /// One `atom` (returns the old value) or `red` (no result) in the state space and scope of
 /// `$form`. A shared address comes from [`shared_addr`](crate::shared::shared_addr), which the
-/// link stage folds to the array's symbol: no `cvta` in the PTX. A global one is converted in
-/// the template inside `{ }` (each inlined copy gets its own register).
+/// link stage folds to the array's symbol: no `cvta` in the PTX; a global one from
+/// [`global_addr`](crate::shared::global_addr).
 macro_rules! atom_asm {
     (atom $form:expr, $op:literal, $ptx:literal, $reg:ident, $address:expr, $value:expr) => {{
         let old;
@@ -64,8 +64,8 @@ macro_rules! atom_asm {
                 old = out($reg) old, a = in(reg64) $address, v = in($reg) $value, options(nostack, preserves_flags)),
             Form::Shared => asm!(concat!("atom.shared.", $op, ".", $ptx, " {old}, [{a}], {v};"),
                 old = out($reg) old, a = in(reg64) crate::shared::shared_addr($address), v = in($reg) $value, options(nostack, preserves_flags)),
-            Form::Global => asm!(concat!("{{ .reg .b64 g;\ncvta.to.global.u64 g, {a};\natom.global.", $op, ".", $ptx, " {old}, [g], {v}; }}"),
-                old = out($reg) old, a = in(reg64) $address, v = in($reg) $value, options(nostack, preserves_flags)),
+            Form::Global => asm!(concat!("atom.global.", $op, ".", $ptx, " {old}, [{a}], {v};"),
+                old = out($reg) old, a = in(reg64) crate::shared::global_addr($address), v = in($reg) $value, options(nostack, preserves_flags)),
             Form::Block => asm!(concat!("atom.relaxed.cta.", $op, ".", $ptx, " {old}, [{a}], {v};"),
                 old = out($reg) old, a = in(reg64) $address, v = in($reg) $value, options(nostack, preserves_flags)),
             Form::System => asm!(concat!("atom.relaxed.sys.", $op, ".", $ptx, " {old}, [{a}], {v};"),

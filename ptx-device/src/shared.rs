@@ -30,6 +30,10 @@ unsafe extern "C" {
     /// inlined: the shared-window address of a generic pointer into shared memory, with no
     /// `cvta` in the PTX when the pointer's origin is a shared array.
     fn __ptx_device_shared_addr(p: *const u8) -> u64;
+
+    /// The same for global memory (`addrspace(1)`): a kernel parameter's pointer is already
+    /// known global to LLVM, so no `cvta` is left either.
+    fn __ptx_device_global_addr(p: *const u8) -> u64;
 }
 
 /// The block's dynamic shared memory, as CUDA's `extern __shared__ T buf[];`: as many bytes as
@@ -52,6 +56,17 @@ pub fn dynamic_shared<T>() -> *mut T {
 #[inline(always)]
 pub unsafe fn shared_addr<T>(p: *const T) -> u64 {
     __ptx_device_shared_addr(p.cast())
+}
+
+/// The global-window address of `p` (what `cvta.to.global` computes), for inline PTX that names
+/// the `.global` state space (`ld.global.nc`, `cp.async`'s source, `atom.global`). For a kernel
+/// parameter's pointer it folds into the conversion LLVM already made.
+///
+/// # Safety
+/// `p` points into global memory: for any other pointer the result is meaningless.
+#[inline(always)]
+pub unsafe fn global_addr<T>(p: *const T) -> u64 {
+    __ptx_device_global_addr(p.cast())
 }
 
 /// A pointer that is known to point into this block's shared memory.

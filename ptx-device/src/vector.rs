@@ -15,7 +15,7 @@
 
 use core::arch::asm;
 
-use crate::shared::shared_addr;
+use crate::shared::{global_addr, shared_addr};
 
 mod sealed {
     pub trait Sealed {}
@@ -65,24 +65,24 @@ macro_rules! vec4 {
             #[inline(always)]
             unsafe fn ld_global(p: *const Self) -> Self {
                 let (x, y, z, w): ($t, $t, $t, $t);
-                asm!(concat!("{{ .reg .b64 g;\ncvta.to.global.u64 g, {p};\nld.global.v4.", $ptx, " {{{x}, {y}, {z}, {w}}}, [g]; }}"),
-                    p = in(reg64) p, x = out($reg) x, y = out($reg) y, z = out($reg) z, w = out($reg) w,
+                asm!(concat!("ld.global.v4.", $ptx, " {{{x}, {y}, {z}, {w}}}, [{p}];"),
+                    p = in(reg64) global_addr(p), x = out($reg) x, y = out($reg) y, z = out($reg) z, w = out($reg) w,
                     options(readonly, nostack, preserves_flags));
                 $name { x, y, z, w }
             }
             #[inline(always)]
             unsafe fn ld_global_nc(p: *const Self) -> Self {
                 let (x, y, z, w): ($t, $t, $t, $t);
-                asm!(concat!("{{ .reg .b64 g;\ncvta.to.global.u64 g, {p};\nld.global.nc.v4.", $ptx, " {{{x}, {y}, {z}, {w}}}, [g]; }}"),
-                    p = in(reg64) p, x = out($reg) x, y = out($reg) y, z = out($reg) z, w = out($reg) w,
+                asm!(concat!("ld.global.nc.v4.", $ptx, " {{{x}, {y}, {z}, {w}}}, [{p}];"),
+                    p = in(reg64) global_addr(p), x = out($reg) x, y = out($reg) y, z = out($reg) z, w = out($reg) w,
                     // The data must not change while the kernel runs: two loads may merge.
                     options(pure, readonly, nostack, preserves_flags));
                 $name { x, y, z, w }
             }
             #[inline(always)]
             unsafe fn st_global(p: *mut Self, v: Self) {
-                asm!(concat!("{{ .reg .b64 g;\ncvta.to.global.u64 g, {p};\nst.global.v4.", $ptx, " [g], {{{x}, {y}, {z}, {w}}}; }}"),
-                    p = in(reg64) p, x = in($reg) v.x, y = in($reg) v.y, z = in($reg) v.z, w = in($reg) v.w,
+                asm!(concat!("st.global.v4.", $ptx, " [{p}], {{{x}, {y}, {z}, {w}}};"),
+                    p = in(reg64) global_addr(p), x = in($reg) v.x, y = in($reg) v.y, z = in($reg) v.z, w = in($reg) v.w,
                     options(nostack, preserves_flags));
             }
             #[inline(always)]
@@ -129,21 +129,21 @@ macro_rules! vec2 {
             #[inline(always)]
             unsafe fn ld_global(p: *const Self) -> Self {
                 let (x, y): ($t, $t);
-                asm!(concat!("{{ .reg .b64 g;\ncvta.to.global.u64 g, {p};\nld.global.v2.", $ptx, " {{{x}, {y}}}, [g]; }}"),
-                    p = in(reg64) p, x = out($reg) x, y = out($reg) y, options(readonly, nostack, preserves_flags));
+                asm!(concat!("ld.global.v2.", $ptx, " {{{x}, {y}}}, [{p}];"),
+                    p = in(reg64) global_addr(p), x = out($reg) x, y = out($reg) y, options(readonly, nostack, preserves_flags));
                 $name { x, y }
             }
             #[inline(always)]
             unsafe fn ld_global_nc(p: *const Self) -> Self {
                 let (x, y): ($t, $t);
-                asm!(concat!("{{ .reg .b64 g;\ncvta.to.global.u64 g, {p};\nld.global.nc.v2.", $ptx, " {{{x}, {y}}}, [g]; }}"),
-                    p = in(reg64) p, x = out($reg) x, y = out($reg) y, options(pure, readonly, nostack, preserves_flags));
+                asm!(concat!("ld.global.nc.v2.", $ptx, " {{{x}, {y}}}, [{p}];"),
+                    p = in(reg64) global_addr(p), x = out($reg) x, y = out($reg) y, options(pure, readonly, nostack, preserves_flags));
                 $name { x, y }
             }
             #[inline(always)]
             unsafe fn st_global(p: *mut Self, v: Self) {
-                asm!(concat!("{{ .reg .b64 g;\ncvta.to.global.u64 g, {p};\nst.global.v2.", $ptx, " [g], {{{x}, {y}}}; }}"),
-                    p = in(reg64) p, x = in($reg) v.x, y = in($reg) v.y, options(nostack, preserves_flags));
+                asm!(concat!("st.global.v2.", $ptx, " [{p}], {{{x}, {y}}};"),
+                    p = in(reg64) global_addr(p), x = in($reg) v.x, y = in($reg) v.y, options(nostack, preserves_flags));
             }
             #[inline(always)]
             unsafe fn ld_shared(p: *const Self) -> Self {

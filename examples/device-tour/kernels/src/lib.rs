@@ -7,8 +7,10 @@
 #![no_std]
 
 mod ops;
+mod twins;
 
 pub use ops::{F32_OPS, F64_OPS, INT_OPS};
+pub use twins::*;
 use ptx_device::prelude::*;
 use ptx_device::{mem, time};
 
