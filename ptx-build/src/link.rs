@@ -85,7 +85,7 @@ impl ArchLink<'_> {
             return Err(process::failed("llvm-link", ctx(), &cmd, &out));
         }
 
-        let linked = self.place_shared_arrays(&linked)?;
+        let (linked, has_shared) = self.place_shared_arrays(&linked)?;
 
         let optimized = self.work_dir.join("opt.bc");
         let mut cmd = process::command(self.llvm.tool("opt"));
@@ -105,6 +105,7 @@ impl ArchLink<'_> {
             .arg(&optimized);
         process::checked("opt", ctx, &mut cmd)?;
 
+        let optimized = if has_shared { self.fold_shared_casts(&optimized)? } else { optimized };
         self.check_undefined(&optimized)?;
 
         let scratch = cache::scratch_path(self.out);
@@ -127,15 +128,15 @@ impl ArchLink<'_> {
     }
 
     /// ptx-device's shared arrays into the shared state space (see [`shared_ir`]); returns the
-    /// module to optimise: `linked` itself when it has none.
-    fn place_shared_arrays(&self, linked: &Path) -> Result<std::path::PathBuf> {
+    /// module to optimise (`linked` itself when it has none) and whether anything was moved.
+    fn place_shared_arrays(&self, linked: &Path) -> Result<(std::path::PathBuf, bool)> {
         let ctx = || format!(" for `{}` ({})", self.package, self.arch);
         let out = process::checked("llvm-dis", ctx, process::command(self.llvm.tool("llvm-dis")).arg(linked).arg("-o").arg("-"))?;
         let ir = String::from_utf8_lossy(&out.stdout);
         let rewrite =
             shared_ir::rewrite(&ir).map_err(|message| Error::SharedRewrite { package: self.package.to_string(), message })?;
         if !rewrite.changed {
-            return Ok(linked.to_path_buf());
+            return Ok((linked.to_path_buf(), false));
         }
         if let Some(big) = rewrite.arrays.iter().find(|a| a.bytes.is_some_and(|b| b > shared_ir::STATIC_LIMIT)) {
             return Err(Error::SharedTooLarge {
@@ -150,7 +151,22 @@ impl ArchLink<'_> {
         cache::write_atomic(&text, rewrite.ir.as_bytes())?;
         let placed = self.work_dir.join("shared.bc");
         process::checked("llvm-as", ctx, process::command(self.llvm.tool("llvm-as")).arg(&text).arg("-o").arg(&placed))?;
-        Ok(placed)
+        Ok((placed, true))
+    }
+
+    /// After `opt`, the constant shared-array offsets cast to generic and back
+    /// ([`shared_ir::fold_casts`]); returns the module for `llc`.
+    fn fold_shared_casts(&self, optimized: &Path) -> Result<std::path::PathBuf> {
+        let ctx = || format!(" for `{}` ({})", self.package, self.arch);
+        let out = process::checked("llvm-dis", ctx, process::command(self.llvm.tool("llvm-dis")).arg(optimized).arg("-o").arg("-"))?;
+        let Some(folded) = shared_ir::fold_casts(&String::from_utf8_lossy(&out.stdout)) else {
+            return Ok(optimized.to_path_buf());
+        };
+        let text = self.work_dir.join("folded.ll");
+        cache::write_atomic(&text, folded.as_bytes())?;
+        let bc = self.work_dir.join("folded.bc");
+        process::checked("llvm-as", ctx, process::command(self.llvm.tool("llvm-as")).arg(&text).arg("-o").arg(&bc))?;
+        Ok(bc)
     }
 
     fn check_undefined(&self, module: &Path) -> Result<()> {

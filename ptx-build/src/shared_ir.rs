@@ -116,6 +116,85 @@ pub fn rewrite(ir: &str) -> Result<Rewrite, String> {
     Ok(Rewrite { ir: join(out_lines), arrays, changed })
 }
 
+/// After `opt`: folds the constant expressions InferAddressSpaces leaves behind, a constant
+/// offset into a shared array cast to generic and back,
+/// `addrspacecast (ptr getelementptr F (T, ptr addrspacecast (ptr addrspace(3) @g to ptr), I) to ptr addrspace(3))`,
+/// into `getelementptr F (T, ptr addrspace(3) @g, I)`. Without this, `s.add(1)` handed to a
+/// `*_shared` atomic would cost a `cvta.shared` and a `cvta.to.shared` in the PTX. Returns `None`
+/// when there is nothing to fold.
+pub fn fold_casts(ir: &str) -> Option<String> {
+    const OPEN: &str = "addrspacecast (ptr getelementptr ";
+    if !ir.contains(OPEN) {
+        return None;
+    }
+    let mut out = String::with_capacity(ir.len());
+    let mut rest = ir;
+    let mut changed = false;
+    while let Some(at) = rest.find(OPEN) {
+        out.push_str(&rest[..at]);
+        let expr = &rest[at..];
+        match fold_one(expr) {
+            Some((folded, len)) => {
+                out.push_str(&folded);
+                rest = &expr[len..];
+                changed = true;
+            }
+            None => {
+                out.push_str(&expr[..OPEN.len()]);
+                rest = &expr[OPEN.len()..];
+            }
+        }
+    }
+    out.push_str(rest);
+    changed.then_some(out)
+}
+
+/// One `addrspacecast (ptr getelementptr ...) to ptr addrspace(N))` at the start of `expr`: the
+/// folded text and how many bytes of `expr` it replaces.
+fn fold_one(expr: &str) -> Option<(String, usize)> {
+    let end = matching_paren(expr, "addrspacecast ".len())?;
+    let inner = &expr["addrspacecast (".len()..end];
+    let (gep, target) = inner.rsplit_once(" to ")?;
+    let space = target.strip_prefix("ptr addrspace(")?.strip_suffix(')')?;
+    let gep = gep.strip_prefix("ptr getelementptr ")?;
+    let open = gep.find('(')?;
+    let flags = &gep[..open];
+    let close = matching_paren(gep, open)?;
+    if close + 1 != gep.len() {
+        return None;
+    }
+    let args = &gep[open + 1..close];
+    let (ty, after_ty) = args.split_once(", ")?;
+    let cast_prefix = format!("ptr addrspacecast (ptr addrspace({space}) ");
+    let base = after_ty.strip_prefix(&cast_prefix)?;
+    let (global, indices) = base.split_once(" to ptr), ")?;
+    if global.contains(' ') || !global.starts_with('@') {
+        return None;
+    }
+    Some((format!("getelementptr {flags}({ty}, ptr addrspace({space}) {global}, {indices})"), end + 1))
+}
+
+/// The index of the `)` matching the `(` at `open`.
+fn matching_paren(s: &str, open: usize) -> Option<usize> {
+    if s.as_bytes().get(open) != Some(&b'(') {
+        return None;
+    }
+    let mut depth = 0usize;
+    for (i, b) in s.bytes().enumerate().skip(open) {
+        match b {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 fn join(lines: Vec<String>) -> String {
     let mut s = lines.join("\n");
     s.push('\n');
@@ -250,6 +329,19 @@ define ptx_kernel void @k(ptr %out, i64 %t) {
         assert!(e.contains("shared array at src/lib.rs:3:9"), "{e}");
         let e = rewrite("@g = internal constant [4 x i8] undef, section \".ptx.shared:src/k.rs:1:1\"\n").unwrap_err();
         assert!(e.contains("src/k.rs:1:1"), "{e}");
+    }
+
+    #[test]
+    fn constant_offsets_cast_back_to_shared_are_folded() {
+        let ir = "  call void asm sideeffect \"red.shared.add.u32 [${0}], ${1};\", \"l,r\"(i64 ptrtoint (ptr addrspace(3) addrspacecast (ptr getelementptr inbounds nuw (i8, ptr addrspacecast (ptr addrspace(3) @g to ptr), i64 4) to ptr addrspace(3)) to i64), i32 2)\n";
+        let folded = fold_casts(ir).unwrap();
+        assert_eq!(
+            folded,
+            "  call void asm sideeffect \"red.shared.add.u32 [${0}], ${1};\", \"l,r\"(i64 ptrtoint (ptr addrspace(3) getelementptr inbounds nuw (i8, ptr addrspace(3) @g, i64 4) to i64), i32 2)\n"
+        );
+        // A cast of something else (a generic pointer, not a shared array) is left alone.
+        assert_eq!(fold_casts("addrspacecast (ptr getelementptr (i8, ptr @h, i64 4) to ptr addrspace(3))"), None);
+        assert_eq!(fold_casts("define void @f() {\n}\n"), None);
     }
 
     #[test]

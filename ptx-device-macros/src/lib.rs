@@ -10,7 +10,7 @@
 //! its own span with the fix, instead of surfacing as a garbled launch or a PTX mismatch.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{quote, quote_spanned, ToTokens};
+use quote::{quote, ToTokens};
 use syn::spanned::Spanned;
 
 /// Turns `pub unsafe fn name(..)` into a kernel: an exported (`#[no_mangle]`)
@@ -219,12 +219,13 @@ impl syn::parse::Parse for ArrayType {
 }
 
 fn expand_shared_array(input: TokenStream) -> TokenStream {
-    let span = input.span();
     let ArrayType { elem, len } = match syn::parse2(input) {
         Ok(a) => a,
         Err(e) => return syn::Error::new(e.span(), "expected `shared_array![T; N]`, as in `shared_array![f32; 256]`").to_compile_error(),
     };
-    quote_spanned! {span=>
+    // Spanned at the call site, so that `line!()`/`column!()` in `__shared_array!` (the section
+    // naming the array for the link stage's errors) give the `shared_array!` call itself.
+    quote! {
         ::ptx_device::__shared_array!([#elem; #len])
     }
 }

@@ -3,7 +3,7 @@
 //! algorithm as its CUDA twin, written with ptx-device (`rs_*` here, `cu_*` there).
 
 use ptx_device::prelude::*;
-use ptx_device::vector::{self, f32x4};
+use ptx_device::vector::{self, f32x2, f32x4, f64x2, u32x2};
 
 /// `y = a * x + y` on `f32x4`s, grid-stride (`n4`: the number of `f32x4`s; `x`, `y` 16-aligned).
 #[kernel]
@@ -122,5 +122,74 @@ pub unsafe fn rs_histogram(n: u32, words: *const u32, hist: *mut u32) {
             red_add(hist.add(b), count);
         }
         b += step;
+    }
+}
+
+/// Words per thread of [`rs_helpers`]: four width shuffles, a vector's four lanes through
+/// shared memory, the same through `cp.async`, then an unrolled sum and three two-lane vectors
+/// (written as one `u32x4`).
+pub const HELPER_OUTS: usize = 16;
+/// Words per block of [`rs_helpers`]'s atomics.
+pub const HELPER_ATOMICS: usize = 10;
+
+/// The helpers the twins do not use, each once (launch one block of 64 threads; `x` holds 256
+/// floats, `out` 64 x [`HELPER_OUTS`] words, `atomics` [`HELPER_ATOMICS`] zeroed words): shuffles
+/// in 8-lane segments, shared and scoped atomics, vector loads and stores in every state space,
+/// the 16-byte `cp.async` and `unroll`.
+#[kernel]
+pub unsafe fn rs_helpers(x: *const f32, out: *mut u32, atomics: *mut u32) {
+    let t = thread_idx().x;
+    let lane = lane_id();
+    let out = out.add(t as usize * HELPER_OUTS);
+    *out = shfl_width_sync(FULL_MASK, lane, 0, 8);
+    *out.add(1) = shfl_up_width_sync(FULL_MASK, lane, 1, 8);
+    *out.add(2) = shfl_down_width_sync(FULL_MASK, lane, 1, 8);
+    *out.add(3) = shfl_xor_width_sync(FULL_MASK, lane, 4, 8);
+
+    let counters = shared_array![u32; 8].cast::<u32>();
+    let vectors = shared_array![f32x4; 64].cast::<f32x4>();
+    let copies = shared_array![f32x4; 64].cast::<f32x4>();
+    if t < 8 {
+        *counters.add(t as usize) = 0;
+    }
+    sync_threads();
+    let x4 = x.cast::<f32x4>();
+    // Through registers: global -> shared -> global, and through cp.async.cg.
+    let v = vector::ld_global(x4.add(t as usize));
+    let w = vector::ld_global_nc(x4.add(t as usize));
+    vector::st_shared(vectors.add(t as usize), f32x4::new(v.x, v.y, w.z, w.w));
+    ptx_device::mem::cp_async_16(copies.add(t as usize), x4.add(63 - t as usize));
+    ptx_device::mem::cp_async_commit_group();
+    atomic_add_shared(counters, 1u32);
+    red_add_shared(counters.add(1), 2u32);
+    atomic_max_shared(counters.add(2), t);
+    atomic_cas_shared(counters.add(3), 0u32, t + 100);
+    atomic_exch_shared(counters.add(4), 9u32);
+    red_or_shared(counters.add(5), 1u32 << (t % 32));
+    ptx_device::mem::cp_async_wait_all();
+    sync_threads();
+    let back = vector::ld_shared(vectors.add(63 - t as usize));
+    let copied = *copies.add(t as usize);
+    let words = [back.x, back.y, back.z, back.w, copied.x, copied.y, copied.z, copied.w];
+    let mut sum = 0u32;
+    unroll::<10>(|i| sum += i as u32 * (t + 1));
+    unroll::<8>(|i| *out.add(4 + i) = words[i].to_bits());
+    // Two-lane vectors: f64x2 and u32x2 through shared memory, f32x2 from global.
+    let d = shared_array![f64x2; 64].cast::<f64x2>();
+    let u = shared_array![u32x2; 64].cast::<u32x2>();
+    vector::st_shared(d.add(t as usize), f64x2::new(t as f64, 0.5));
+    vector::st_shared(u.add(t as usize), u32x2::new(t, 1000));
+    sync_threads();
+    let (dv, uv) = (vector::ld_shared(d.add(63 - t as usize)), vector::ld_shared(u.add(63 - t as usize)));
+    let f2 = vector::ld_global_nc(x.cast::<f32x2>().add(t as usize));
+    let tail = ptx_device::vector::u32x4::new(sum, (dv.x + dv.y) as u32, uv.x + uv.y, (f2.x + f2.y) as u32);
+    vector::st_global(out.add(12).cast::<ptx_device::vector::u32x4>(), tail);
+
+    atomic_add_global(atomics, 1u32);
+    atomic_add_block(atomics.add(1), 1u32);
+    atomic_add_system(atomics.add(2), 1u32);
+    red_add(atomics.add(3), 1u32);
+    if t < 6 {
+        *atomics.add(4 + t as usize) = *counters.add(t as usize);
     }
 }
