@@ -141,8 +141,8 @@ impl Builder {
         self
     }
 
-    /// `fmad`: contract `a * b + c` into FMA, as nvcc's `-fmad` (Rust kernels: `llc
-    /// -fp-contract=fast`; CUDA C++: `nvcc -fmad=`). Default true.
+    /// `fmad`: contract `a * b + c` into FMA, as nvcc's `-fmad` (Rust kernels: LLVM `contract`
+    /// flags on the crate's own code, not libdevice's; CUDA C++: `nvcc -fmad=`). Default true.
     pub fn fmad(mut self, yes: bool) -> Self {
         self.options.fmad = Some(yes);
         self

@@ -43,7 +43,7 @@ pub struct PtxConfig {
     pub profile: Profile,
     pub features: Features,
     pub ftz: bool,
-    /// Contract `a * b + c` into FMA (llc `-fp-contract=fast`, nvcc `-fmad`).
+    /// Contract `a * b + c` into FMA (LLVM `contract` flags on the crate's code, nvcc `-fmad`).
     pub fmad: bool,
     /// opt's `-unroll-threshold`; `None`: LLVM's own.
     pub unroll_threshold: Option<u32>,

@@ -26,7 +26,7 @@ pub struct ArchLink<'a> {
     pub arch: Arch,
     pub ptx_isa: Option<PtxIsa>,
     pub ftz: bool,
-    /// FMA contraction (`llc -fp-contract=fast`), as nvcc's `-fmad=true`.
+    /// FMA contraction of the crate's code (`contract` flags), as nvcc's `-fmad=true`.
     pub fmad: bool,
     /// opt's `-unroll-threshold`; `None`: LLVM's own.
     pub unroll_threshold: Option<u32>,
@@ -70,9 +70,10 @@ impl ArchLink<'_> {
         let flags_ir = format!("!llvm.module.flags = !{{!0}}\n!0 = !{{i32 4, !\"nvvm-reflect-ftz\", i32 {}}}\n", u8::from(self.ftz));
         cache::write_atomic(&flags, flags_ir.as_bytes())?;
 
+        let (module, has_shared) = self.prepare_module()?;
         let linked = self.work_dir.join("linked.bc");
         let mut cmd = process::command(self.llvm.tool("llvm-link"));
-        cmd.arg(self.module).arg(&flags);
+        cmd.arg(&module).arg(&flags);
         if let Some(ld) = self.libdevice {
             cmd.arg("--only-needed").arg(&ld.path);
         }
@@ -84,8 +85,6 @@ impl ArchLink<'_> {
             }
             return Err(process::failed("llvm-link", ctx(), &cmd, &out));
         }
-
-        let (linked, has_shared) = self.place_shared_arrays(&linked)?;
 
         let optimized = self.work_dir.join("opt.bc");
         let mut cmd = process::command(self.llvm.tool("opt"));
@@ -115,8 +114,6 @@ impl ArchLink<'_> {
                 Profile::Release => "-O3",
                 Profile::Debug => "-O0",
             })
-            // nvcc's `-fmad=true`: `a * b + c` becomes one `fma.rn` (rounded once).
-            .arg(if self.fmad { "-fp-contract=fast" } else { "-fp-contract=off" })
             .arg(&optimized)
             .arg("-o")
             .arg(&scratch);
@@ -127,16 +124,27 @@ impl ArchLink<'_> {
         cache::rename_into_place(&scratch, self.out)
     }
 
-    /// ptx-device's shared arrays into the shared state space (see [`shared_ir`]); returns the
-    /// module to optimise (`linked` itself when it has none) and whether anything was moved.
-    fn place_shared_arrays(&self, linked: &Path) -> Result<(std::path::PathBuf, bool)> {
+    /// The crate's module as `opt` must see it, before libdevice joins it: ptx-device's shared
+    /// arrays in the shared state space ([`shared_ir::rewrite`]) and, with `fmad`, its float
+    /// multiplies and adds marked contractable ([`shared_ir::contract`]; libdevice is left as
+    /// nvcc leaves it). Returns the module to link (`self.module` itself when nothing changed)
+    /// and whether it has shared arrays.
+    fn prepare_module(&self) -> Result<(std::path::PathBuf, bool)> {
         let ctx = || format!(" for `{}` ({})", self.package, self.arch);
-        let out = process::checked("llvm-dis", ctx, process::command(self.llvm.tool("llvm-dis")).arg(linked).arg("-o").arg("-"))?;
+        let out =
+            process::checked("llvm-dis", ctx, process::command(self.llvm.tool("llvm-dis")).arg(self.module).arg("-o").arg("-"))?;
         let ir = String::from_utf8_lossy(&out.stdout);
-        let rewrite =
+        let mut rewrite =
             shared_ir::rewrite(&ir).map_err(|message| Error::SharedRewrite { package: self.package.to_string(), message })?;
+        let has_shared = rewrite.changed;
+        if self.fmad {
+            if let Some(contracted) = shared_ir::contract(&rewrite.ir) {
+                rewrite.ir = contracted;
+                rewrite.changed = true;
+            }
+        }
         if !rewrite.changed {
-            return Ok((linked.to_path_buf(), false));
+            return Ok((self.module.to_path_buf(), false));
         }
         if let Some(big) = rewrite.arrays.iter().find(|a| a.bytes.is_some_and(|b| b > shared_ir::STATIC_LIMIT)) {
             return Err(Error::SharedTooLarge {
@@ -147,11 +155,11 @@ impl ArchLink<'_> {
                 arch: self.arch.to_string(),
             });
         }
-        let text = self.work_dir.join("shared.ll");
+        let text = self.work_dir.join("prepared.ll");
         cache::write_atomic(&text, rewrite.ir.as_bytes())?;
-        let placed = self.work_dir.join("shared.bc");
-        process::checked("llvm-as", ctx, process::command(self.llvm.tool("llvm-as")).arg(&text).arg("-o").arg(&placed))?;
-        Ok((placed, true))
+        let prepared = self.work_dir.join("prepared.bc");
+        process::checked("llvm-as", ctx, process::command(self.llvm.tool("llvm-as")).arg(&text).arg("-o").arg(&prepared))?;
+        Ok((prepared, has_shared))
     }
 
     /// After `opt`, the constant shared-array offsets cast to generic and back

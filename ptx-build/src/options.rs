@@ -100,8 +100,9 @@ options! {
     #[cfg_attr(feature = "clap", arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", help_heading = "Kernel options"))]
     ftz: bool = false;
 
-    /// Contract `a * b + c` into one fused multiply-add, as nvcc's `-fmad` (Rust: `llc
-    /// -fp-contract=fast`; CUDA C++: `nvcc -fmad=true|false`) [default: true, nvcc's default:
+    /// Contract `a * b + c` into one fused multiply-add, as nvcc's `-fmad` (Rust: LLVM's
+    /// `contract` flag on the crate's float operations, libdevice left alone as nvcc leaves it;
+    /// CUDA C++: `nvcc -fmad=true|false`) [default: true, nvcc's default:
     /// the same source gives the same results and speed in both languages].
     #[cfg_attr(feature = "clap", arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", help_heading = "Kernel options"))]
     fmad: bool = true;

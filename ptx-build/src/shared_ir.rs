@@ -195,6 +195,32 @@ fn matching_paren(s: &str, open: usize) -> Option<usize> {
     None
 }
 
+/// nvcc's `-fmad=true` for the crate's own code: the `contract` flag on every `fmul`, `fadd` and
+/// `fsub`, so that LLVM fuses a multiply feeding an add into one `fma.rn` (and leaves the rest
+/// as `mul.rn`/`add.rn`, which ptxas does not fuse either). Run before libdevice is linked:
+/// nvcc does not contract inside libdevice, and neither must we, or `expf` and friends would
+/// differ from CUDA's in the last bit. Returns `None` when there is no such instruction.
+pub fn contract(ir: &str) -> Option<String> {
+    let mut changed = false;
+    let mut out = String::with_capacity(ir.len() + ir.len() / 16);
+    for line in ir.lines() {
+        let mut line = line.to_string();
+        for op in [" = fmul ", " = fadd ", " = fsub "] {
+            if let Some(at) = line.find(op) {
+                let after = &line[at + op.len()..];
+                // `fast` already includes `contract`.
+                if !after.starts_with("fast ") && !after.contains("contract ") {
+                    line.insert_str(at + op.len(), "contract ");
+                    changed = true;
+                }
+            }
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    changed.then_some(out)
+}
+
 fn join(lines: Vec<String>) -> String {
     let mut s = lines.join("\n");
     s.push('\n');
@@ -342,6 +368,16 @@ define ptx_kernel void @k(ptr %out, i64 %t) {
         // A cast of something else (a generic pointer, not a shared array) is left alone.
         assert_eq!(fold_casts("addrspacecast (ptr getelementptr (i8, ptr @h, i64 4) to ptr addrspace(3))"), None);
         assert_eq!(fold_casts("define void @f() {\n}\n"), None);
+    }
+
+    #[test]
+    fn fmad_marks_float_multiplies_and_adds_contractable() {
+        let ir = "  %a = fmul float %x, %y\n  %b = fadd float %a, %z\n  %c = fsub nnan double %b, %w\n  %d = fadd fast float %x, %y\n  %e = add i32 %i, 1\n";
+        assert_eq!(
+            contract(ir).unwrap(),
+            "  %a = fmul contract float %x, %y\n  %b = fadd contract float %a, %z\n  %c = fsub contract nnan double %b, %w\n  %d = fadd fast float %x, %y\n  %e = add i32 %i, 1\n"
+        );
+        assert_eq!(contract("  %e = add i32 %i, 1\n"), None);
     }
 
     #[test]
