@@ -151,7 +151,10 @@ impl Builder {
     /// `unroll-threshold`: opt's `-unroll-threshold` for Rust kernels (IR instructions a loop may
     /// grow to by unrolling; `2000` unrolls what `#pragma unroll` would). Default: LLVM's own.
     pub fn unroll_threshold(mut self, threshold: u32) -> Self {
-        self.options.unroll_threshold = Some(crate::options::UnrollThreshold(threshold));
+        match threshold.to_string().parse::<crate::options::UnrollThreshold>() {
+            Ok(t) => self.options.unroll_threshold = Some(t),
+            Err(m) => self.invalid.push(("unroll_threshold", m)),
+        }
         self
     }
 

@@ -223,8 +223,10 @@ impl Options {
                 "the list is empty: name at least one arch, e.g. [\"sm_80\"], or remove the key to build for this machine's GPUs".into(),
             ));
         }
-        if let Some(t) = self.unroll_threshold.filter(|t| t.0 > UnrollThreshold::MAX) {
-            return Err(source.error("unroll_threshold", format!("{}", t.to_string().parse::<UnrollThreshold>().unwrap_err())));
+        // Every front end parses through `FromStr`, which checks the range; this catches a
+        // value built in code (`Options { unroll_threshold: Some(..) }`).
+        if let Some(Err(m)) = self.unroll_threshold.map(|t| t.to_string().parse::<UnrollThreshold>()) {
+            return Err(source.error("unroll_threshold", m));
         }
         Ok(())
     }
