@@ -108,7 +108,7 @@ impl<T> SharedPtr<T> {
     /// `self + count` elements (`ptr.add`).
     ///
     /// # Safety
-    /// As [`pointer::add`]: the result stays inside the same shared array.
+    /// As `<*mut T>::add`: the result stays inside the same shared array.
     #[inline(always)]
     pub unsafe fn add(self, count: usize) -> Self {
         SharedPtr { ptr: self.ptr.add(count), _not_send: PhantomData }
