@@ -20,7 +20,7 @@ extern "C" __global__ void cu_saxpy4(unsigned n4, float a, const float *x, float
 #define BK 8
 #define TM 8
 #define TN 8
-extern "C" __global__ void __launch_bounds__(256) cu_sgemm(unsigned n, const float *A, const float *B, float *C) {
+extern "C" __global__ void cu_sgemm(unsigned n, const float *A, const float *B, float *C) {
   __shared__ __align__(16) float As[BK * BM];
   __shared__ __align__(16) float Bs[BK * BN];
   unsigned t = threadIdx.x, tx = t % 16, ty = t / 16;
