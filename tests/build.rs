@@ -267,7 +267,7 @@ fn human_output_lists_every_artifact_and_the_resource_table() {
 #[test]
 fn a_ptx_isa_llvm_cannot_write_is_refused() {
     let k = kernel("isa_kernels", "");
-    k.build(&["--ptx-isa", "9.9"]).assert_error(&["`PTX ISA 9.9` is not supported by LLVM", "choose one of:", "7.8"]);
+    k.build(&["--ptx-isa", "9.9"]).assert_error(&["PTX ISA 9.9 is not one LLVM", "set `ptx-isa` to one of:", "7.8"]);
     k.build(&["--ptx-isa", "seven"]).assert_usage_error(&["not a PTX ISA version"]);
 }
 

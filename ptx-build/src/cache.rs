@@ -55,6 +55,11 @@ pub fn file_hash(path: &Path) -> Option<String> {
     Some(hex(&xxh3_128(&content).to_be_bytes()))
 }
 
+/// The hash of some bytes, as [`file_hash`] spells it.
+pub fn bytes_hash(bytes: &[u8]) -> String {
+    hex(&xxh3_128(bytes).to_be_bytes())
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
         let _ = write!(s, "{b:02x}");
@@ -92,10 +97,60 @@ pub fn rename_into_place(from: &Path, to: &Path) -> Result<()> {
     fs::rename(from, to).map_err(|e| Error::io("move into place", to, e))
 }
 
-/// A temporary output path next to `path`, for tools that write files themselves.
+/// A temporary output path next to `path`, for tools that write files themselves; unique among
+/// the threads and processes writing there, and named so that [`remove_stale`] finds it.
 pub fn scratch_path(path: &Path) -> PathBuf {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    path.with_file_name(format!(".tmp-{}-{name}", std::process::id()))
+    unique_sibling(path)
+}
+
+/// A private folder for one step's intermediate files (`.tmp-<pid>-<n>` inside `parent`),
+/// removed when dropped. Steps never share intermediate names: two processes building the same
+/// package into one target dir each link in their own folder and publish by rename.
+pub struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    pub fn new(parent: &Path) -> Result<ScratchDir> {
+        let dir = unique_sibling(&parent.join("step"));
+        create_dir_all(&dir)?;
+        Ok(ScratchDir(dir))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Removes the `.tmp-<pid>-*` files and folders in `dir` that a process left behind when it was
+/// killed: those of a process that no longer runs (on Linux) or, elsewhere, older than a day.
+/// Entries of live processes, this one's included, are kept.
+pub fn remove_stale(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(".tmp-")).and_then(|r| r.split('-').next()).and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == std::process::id() || !is_stale(pid, &entry) {
+            continue;
+        }
+        let path = entry.path();
+        let _ = if entry.file_type().is_ok_and(|t| t.is_dir()) { fs::remove_dir_all(&path) } else { fs::remove_file(&path) };
+    }
+}
+
+fn is_stale(pid: u32, entry: &fs::DirEntry) -> bool {
+    if cfg!(target_os = "linux") {
+        return !Path::new("/proc").join(pid.to_string()).exists();
+    }
+    const DAY: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+    entry.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok()).is_some_and(|age| age > DAY)
 }
 
 /// A small JSON record of what a cached step produced and the key it was made under.
@@ -141,6 +196,37 @@ mod tests {
         let err = write_atomic(&target, b"data").unwrap_err().to_string();
         assert!(err.contains("taken"), "{err}");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1, "only the folder that was there");
+    }
+
+    #[test]
+    fn scratch_folders_are_private_and_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (ScratchDir::new(dir.path()).unwrap(), ScratchDir::new(dir.path()).unwrap());
+        assert_ne!(a.path(), b.path());
+        fs::write(a.path().join("linked.bc"), b"x").unwrap();
+        let kept = a.path().to_path_buf();
+        drop(a);
+        assert!(!kept.exists());
+    }
+
+    #[test]
+    fn leftovers_of_dead_processes_are_removed_and_live_ones_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        // pid 4194304 is above Linux's pid_max limit, so no process has it.
+        let dead = dir.path().join(".tmp-4194304-0-saxpy.ptx");
+        let dead_dir = dir.path().join(".tmp-4194304-1-step");
+        let live = scratch_path(&dir.path().join("saxpy.ptx"));
+        let other = dir.path().join("saxpy.ptx");
+        for f in [&dead, &live, &other] {
+            fs::write(f, b"x").unwrap();
+        }
+        fs::create_dir(&dead_dir).unwrap();
+        fs::write(dead_dir.join("opt.bc"), b"x").unwrap();
+        remove_stale(dir.path());
+        if cfg!(target_os = "linux") {
+            assert!(!dead.exists() && !dead_dir.exists(), "a dead process's files go");
+        }
+        assert!(live.exists() && other.exists(), "this process's scratch and real artifacts stay");
     }
 
     #[test]

@@ -49,6 +49,10 @@ pub struct PtxConfig {
     pub unroll_threshold: Option<u32>,
     pub ptx_isa: Option<PtxIsa>,
     pub cuda: CudaConfig,
+    /// The shared step cache folder; `None`: off.
+    pub shared_cache: Option<PathBuf>,
+    /// The program nvcc and ptxas run through (`sccache`).
+    pub launcher: Option<String>,
 }
 
 impl PtxConfig {
@@ -72,6 +76,8 @@ impl PtxConfig {
                 std: o.cuda_std().as_str().to_string(),
                 gdb: o.cuda_gdb(),
             },
+            shared_cache: o.shared_cache().dir(),
+            launcher: Some(o.launcher()).filter(|l| !l.trim().is_empty()),
         }
     }
 }
@@ -122,6 +128,18 @@ pub fn find_kernel_crates(
 ) -> Result<Vec<KernelCrate>> {
     let mut found: Vec<KernelCrate> = Vec::new();
     let mut searched = Vec::new();
+    for p in paths {
+        // A FIFO or device would block the first read of it forever.
+        if let Ok(meta) = std::fs::metadata(p) {
+            if !meta.is_file() && !meta.is_dir() {
+                return Err(Error::io(
+                    "build",
+                    p,
+                    std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file or folder (a FIFO, socket or device); pass a package folder, a Cargo.toml or a .cu file"),
+                ));
+            }
+        }
+    }
     let (cu_files, paths): (Vec<&PathBuf>, Vec<&PathBuf>) = paths.iter().partition(|p| p.extension().is_some_and(|e| e == "cu"));
     for f in cu_files {
         let k = CudaFiles::lone(f)?.into_crate(front)?;
@@ -154,7 +172,7 @@ pub fn find_kernel_crates(
     }
     let searched = searched.join(", ");
     if found.is_empty() {
-        return Err(Error::NoKernelCrate { searched });
+        return Err(Error::NoKernelCrate { searched, help: source.no_crate_help() });
     }
     if !packages.is_empty() {
         for name in packages {
@@ -204,13 +222,13 @@ fn kernel_crate(meta: &Metadata, pkg: &Package, front: &Options, source: &Source
     let mut warnings = Vec::new();
     let ws_options = match meta.metadata.get("ptx") {
         Some(ws) => {
-            let ws_manifest = meta.workspace_root.join("Cargo.toml");
-            Options::from_metadata(ws, &Source::Workspace(ws_manifest), &mut warnings)?.resolve_paths(&meta.workspace_root)
+            let source = Source::Workspace(meta.workspace_root.join("Cargo.toml"));
+            Options::from_metadata(ws, &source, &mut warnings)?.resolve_paths(&meta.workspace_root, &source)?
         }
         None => Options::default(),
     };
     let pkg_source = Source::Package(manifest_path.clone());
-    let pkg_options = Options::from_metadata(table, &pkg_source, &mut warnings)?.resolve_paths(&dir).or(ws_options);
+    let pkg_options = Options::from_metadata(table, &pkg_source, &mut warnings)?.resolve_paths(&dir, &pkg_source)?.or(ws_options);
     // A build script's option over the crate's own is legitimate, but two files disagreeing
     // is worth a line: say which one wins.
     if let Source::Builder(script) = source {
@@ -287,7 +305,7 @@ impl CudaFiles {
         };
         let lib_name = identifier(&self.name);
         // No Rust module to clash with: each module is named after its file.
-        let cuda_sources = name_modules(&self.dir, self.files.clone(), "");
+        let cuda_sources = name_modules(&self.dir, self.files.clone(), "")?;
         let manifest_path = self.files.first().cloned().unwrap_or_else(|| self.dir.join(&self.name));
         Ok(KernelCrate {
             name: self.name,
@@ -337,7 +355,7 @@ fn cuda_sources(dir: &Path, cfg: &CudaConfig, lib_name: &str, source: &Source, w
     }
     files.sort();
     files.dedup();
-    Ok(name_modules(dir, files, lib_name))
+    name_modules(dir, files, lib_name)
 }
 
 /// The files (and links, even dangling ones: reading them later names the file that cannot be
@@ -349,7 +367,10 @@ pub(crate) fn glob_files(dir: &Path, pattern: &str) -> std::result::Result<Vec<P
 
 /// Names each file's PTX module: its stem, with parent folders added where two stems (or the
 /// Rust crate's name) clash.
-fn name_modules(dir: &Path, files: Vec<PathBuf>, lib_name: &str) -> Vec<CudaSource> {
+///
+/// Two files whose whole paths map to one name (`a-b.cu` and `a_b.cu`, `Foo.cu` and `foo.cu`)
+/// are an error: their PTX and cubins would overwrite each other.
+fn name_modules(dir: &Path, files: Vec<PathBuf>, lib_name: &str) -> Result<Vec<CudaSource>> {
     let rel: Vec<Vec<String>> = files
         .iter()
         .map(|f| {
@@ -370,7 +391,15 @@ fn name_modules(dir: &Path, files: Vec<PathBuf>, lib_name: &str) -> Vec<CudaSour
             }
             take += 1;
         };
+        if let Some(other) = out.iter().find(|o: &&CudaSource| o.module == name) {
+            return Err(Error::ModuleClash {
+                module: name,
+                first: other.path.strip_prefix(dir).unwrap_or(&other.path).to_path_buf(),
+                second: f.strip_prefix(dir).unwrap_or(f).to_path_buf(),
+                dir: dir.to_path_buf(),
+            });
+        }
         out.push(CudaSource { path: f.clone(), module: name });
     }
-    out
+    Ok(out)
 }

@@ -94,7 +94,10 @@ pub struct CudaCompile<'a> {
     /// `-G`: device debug info, optimisations off.
     pub device_debug: bool,
     pub out: &'a Path,
-    pub dep_file: &'a Path,
+    /// The arch's work folder; nvcc's dep file goes to a private folder inside it.
+    pub work_dir: &'a Path,
+    /// Runs nvcc when set (`sccache`).
+    pub launcher: Option<&'a Path>,
 }
 
 impl CudaCompile<'_> {
@@ -112,7 +115,7 @@ impl CudaCompile<'_> {
         }
         for inc in &self.config.include {
             a.push("-I".into());
-            a.push(self.package_dir.join(inc).into());
+            a.push(self.in_package(&self.package_dir.join(inc)).into());
         }
         for (name, value) in &self.config.defines {
             a.push(match value {
@@ -124,25 +127,32 @@ impl CudaCompile<'_> {
         a
     }
 
+    /// `path` relative to the package when it lies below it. nvcc runs in the package folder
+    /// with such paths, so its command line (and a compiler launcher's cache key, which sccache
+    /// takes from the command line and the preprocessed source) is the same in every checkout.
+    fn in_package(&self, path: &Path) -> PathBuf {
+        path.strip_prefix(self.package_dir).map(Path::to_path_buf).unwrap_or_else(|_| path.to_path_buf())
+    }
+
     /// Compiles; returns the files nvcc read (the .cu and its headers), less the CUDA install's
     /// own headers (the nvcc version in the cache key covers them).
     pub fn run(&self) -> Result<Vec<PathBuf>> {
         if let Some(dir) = self.out.parent() {
             cache::create_dir_all(dir)?;
         }
-        if let Some(dir) = self.dep_file.parent() {
-            cache::create_dir_all(dir)?;
-        }
+        let scratch_dir = cache::ScratchDir::new(self.work_dir)?;
+        let dep_file = scratch_dir.path().join(format!("{}.d", self.source.module));
         let scratch = cache::scratch_path(self.out);
-        let mut cmd = process::command(&self.nvcc.tool.path);
+        let mut cmd = process::compiler(&self.nvcc.tool.path, self.launcher);
         cmd.args(self.flags())
             .args(self.nvcc.host_args())
             .arg("-MMD")
             .arg("-MF")
-            .arg(self.dep_file)
+            .arg(&dep_file)
             .arg("-o")
             .arg(&scratch)
-            .arg(&self.source.path);
+            .arg(self.in_package(&self.source.path))
+            .current_dir(self.package_dir);
         let out = process::output("nvcc", &mut cmd)?;
         let text = format!("{}{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
         if !out.status.success() {
@@ -163,8 +173,17 @@ impl CudaCompile<'_> {
                 diagnostics,
             });
         }
+        // Left absolute under `cuda-gdb`, where the debugger must find the sources.
+        if !self.device_debug {
+            crate::ptx::relative_file_lines(&scratch, self.package_dir)?;
+        }
         cache::rename_into_place(&scratch, self.out)?;
-        let deps = std::fs::read_to_string(self.dep_file).map(|d| depfile::parse(&d).prerequisites).unwrap_or_default();
+        let deps: Vec<PathBuf> = std::fs::read_to_string(&dep_file)
+            .map(|d| depfile::parse(&d).prerequisites)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|p| if p.is_relative() { self.package_dir.join(p) } else { p })
+            .collect();
         // The install's include folder is where nvcc found cuda_runtime.h (it includes it first).
         let cuda_include =
             deps.iter().find(|d| d.file_name().is_some_and(|n| n == "cuda_runtime.h")).and_then(|d| d.parent()).map(Path::to_path_buf);

@@ -23,11 +23,13 @@ pub struct DepFile {
 /// tool wrote half of yields what it has, and the caller's cache then misses at worst.
 pub fn parse(text: &str) -> DepFile {
     let mut out = DepFile::default();
+    // Each prerequisite once, in a set, so a file naming many thousands stays linear.
+    let (mut seen, mut seen_env) = (std::collections::HashSet::new(), std::collections::HashSet::new());
     for line in logical_lines(text) {
         if let Some(comment) = line.trim_start().strip_prefix('#') {
             if let Some(var) = comment.strip_prefix(" env-dep:") {
                 let name = var.split('=').next().unwrap_or(var).to_string();
-                if !out.env.contains(&name) {
+                if seen_env.insert(name.clone()) {
                     out.env.push(name);
                 }
             }
@@ -36,7 +38,7 @@ pub fn parse(text: &str) -> DepFile {
         let Some(colon) = rule_colon(&line) else { continue };
         out.targets.extend(words(&line[..colon]));
         for p in words(&line[colon + 1..]) {
-            if !out.prerequisites.contains(&p) {
+            if seen.insert(p.clone()) {
                 out.prerequisites.push(p);
             }
         }

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -21,6 +21,7 @@ use crate::options::{Options, PtxIsa, Source};
 use crate::ptxas::{self, Resources};
 use crate::report::{Artifact, ArtifactKind, Event, KernelInfo, Reporter};
 use crate::rust::{Frontend, RustKernels};
+use crate::shared_cache::SharedCache;
 use crate::toolchain::{Cuda, Libdevice, Llvm, Rust};
 
 /// What to build and how: what `cargo ptx build` and [`Builder`](crate::Builder) hand the engine.
@@ -97,6 +98,9 @@ impl BuildOptions {
             }
         }
         let cuda = Cuda::find();
+        if let Some(r) = cuda.rejected.first() {
+            return Err(r.to_error());
+        }
         if let Some(mix) = &cuda.mixed {
             reporter.report(Event::Diagnostic(&Diagnostic::warning(mix.clone())));
         }
@@ -145,8 +149,17 @@ impl BuildOptions {
                 ptx_isa,
                 libdevice_hash: &libdevice_hash,
                 hashes: Mutex::new(HashMap::new()),
+                shared: krate.config.shared_cache.as_ref().map(SharedCache::new),
+                launcher: find_launcher(krate)?,
+                stored: AtomicBool::new(false),
             };
-            output.crates.push(job.run(reporter)?);
+            let out = job.run(reporter)?;
+            if job.stored.load(Ordering::Relaxed) {
+                if let Some(shared) = &job.shared {
+                    shared.evict();
+                }
+            }
+            output.crates.push(out);
         }
         let archs: Vec<String> = {
             let mut all: Vec<Arch> = output.crates.iter().flat_map(|c| c.archs.iter().copied()).collect();
@@ -223,7 +236,11 @@ impl BuildOptions {
             match arch::native() {
                 Ok(native) => native.into_iter().map(ArchRequest::Arch).collect(),
                 Err(Error::NoNativeGpu { why }) => {
-                    return Err(Error::NoArch { package: krate.name.clone(), manifest: krate.manifest_path.clone(), why })
+                    return Err(Error::NoArch {
+                        package: krate.name.clone(),
+                        why,
+                        help: self.source.no_arch_help(&krate.manifest_path),
+                    })
                 }
                 Err(e) => return Err(e),
             }
@@ -256,7 +273,7 @@ impl BuildOptions {
         if archs.is_empty() {
             return Err(Error::NoArch {
                 package: krate.name.clone(),
-                manifest: krate.manifest_path.clone(),
+                help: self.source.no_arch_help(&krate.manifest_path),
                 why: "`all` matched no arch every tool supports".into(),
             });
         }
@@ -316,12 +333,11 @@ fn check_ptx_isa(isa: PtxIsa, llvm: &Llvm, rust: &Rust) -> Result<()> {
     }
     let list: Vec<String> =
         known.iter().filter_map(|f| f.strip_prefix("ptx")).map(|d| format!("{}.{}", &d[..d.len() - 1], &d[d.len() - 1..])).collect();
-    Err(Error::UnsupportedArch {
-        arch: format!("PTX ISA {isa}"),
-        tool: "LLVM",
-        version: rust.llvm_version.clone(),
+    Err(Error::UnsupportedPtxIsa {
+        isa: isa.to_string(),
+        llvm_version: rust.llvm_version.clone(),
         path: llvm.tool("llc"),
-        help: format!("choose one of: {}", list.join(", ")),
+        help: format!("set `ptx-isa` to one of: {}, or remove it to let LLVM choose", list.join(", ")),
     })
 }
 
@@ -337,6 +353,12 @@ struct CrateJob<'a> {
     libdevice_hash: &'a str,
     /// Content hashes of headers, computed once per build (several archs read them).
     hashes: Mutex<HashMap<PathBuf, Option<String>>>,
+    /// The shared step cache, unless off.
+    shared: Option<SharedCache>,
+    /// Whether this crate's build stored anything there (then it may need an eviction).
+    stored: AtomicBool,
+    /// The program nvcc and ptxas run through.
+    launcher: Option<PathBuf>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -379,7 +401,10 @@ struct JobOut {
 
 impl CrateJob<'_> {
     fn target_dir(&self) -> PathBuf {
-        self.opts.target_dir.clone().unwrap_or_else(|| self.krate.target_dir.clone())
+        // Absolute: the nested cargo runs in the kernel crate's folder, where a relative
+        // `--target-dir` would name another place.
+        let dir = self.opts.target_dir.clone().unwrap_or_else(|| self.krate.target_dir.clone());
+        std::path::absolute(&dir).unwrap_or(dir)
     }
 
     fn run(&self, reporter: &dyn Reporter) -> Result<CrateOutput> {
@@ -391,6 +416,12 @@ impl CrateJob<'_> {
         let manifest_key = Key::new("manifest").str(&self.krate.manifest_path.to_string_lossy()).finish();
         let work = out_dir.join(format!(".work-{}", &manifest_key[..12]));
         cache::create_dir_all(&work)?;
+        // What a killed build left: its scratch folders and half-written artifacts.
+        cache::remove_stale(&work);
+        for arch in &self.archs {
+            cache::remove_stale(&work.join(arch.to_string()));
+            cache::remove_stale(&out_dir.join(arch.to_string()));
+        }
         let cuda_jobs = if self.nvcc.is_some() { self.krate.cuda_sources.len() } else { 0 };
         let rust_steps = if self.rust.is_some() { 1 + self.archs.len() } else { 0 };
         reporter.report(Event::Plan { steps: rust_steps + self.archs.len() * cuda_jobs });
@@ -409,6 +440,10 @@ impl CrateJob<'_> {
                     color: self.opts.color,
                 };
                 let r = fe.compile(reporter)?;
+                self.check_rust_kernel_names(&r.kernels)?;
+                if !r.fresh {
+                    self.warn_unexported_kernels(reporter);
+                }
                 reporter.report(Event::StepDone);
                 Some(r)
             }
@@ -471,6 +506,7 @@ impl CrateJob<'_> {
         }
         artifacts.sort_by(|a, b| (&a.arch, &a.module, a.kind as u8).cmp(&(&b.arch, &b.module, b.kind as u8)));
         self.check_unique_kernels(&artifacts)?;
+        self.check_cuda_kernel_names(&artifacts)?;
 
         let fresh = rust.as_ref().is_none_or(|r| r.fresh) && artifacts.iter().all(|a| a.fresh);
         if fresh {
@@ -541,6 +577,66 @@ impl CrateJob<'_> {
         Ok(())
     }
 
+    /// A Rust kernel named like a libdevice function or an LLVM intrinsic is refused at its line:
+    /// the link would bind the crate's own calls of that function to the kernel (a kernel that
+    /// calls `math::sin` and is named `__nv_sinf` calls itself).
+    fn check_rust_kernel_names(&self, kernels: &[String]) -> Result<()> {
+        let sigs = || self.krate.lib_src.as_deref().and_then(|src| crate::signature::rust_kernels(src).ok()).unwrap_or_default();
+        let root = &self.krate.dir;
+        let at = |sig: Option<&crate::signature::KernelSig>| match sig {
+            Some(s) => format!("{}:{}", relative(&s.file, root).display(), s.line),
+            None => relative(self.krate.lib_src.as_deref().unwrap_or(&self.krate.manifest_path), root).display().to_string(),
+        };
+        for name in kernels {
+            if let Some(reason) = reserved_name(name) {
+                let sigs = sigs();
+                return Err(Error::ReservedKernelName {
+                    name: name.clone(),
+                    location: at(sigs.iter().find(|s| &s.name == name)),
+                    reason: reason.into(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Warns (when the front end ran) about `extern "ptx-kernel"` functions without
+    /// `#[no_mangle]`: rustc drops them or exports them under a mangled name, and either way the
+    /// host cannot launch them by name.
+    fn warn_unexported_kernels(&self, reporter: &dyn Reporter) {
+        let Some(src) = self.krate.lib_src.as_deref() else { return };
+        for (name, file, line) in crate::signature::unexported_rust_kernels(src).unwrap_or_default() {
+            let d = Diagnostic::warning(format!("`extern \"ptx-kernel\" fn {name}` has no `#[no_mangle]`, so it is not exported as kernel `{name}`"))
+                .at(&relative(&file, &self.krate.dir), Some(line), None)
+                .note("hosts load kernels by name: add `#[no_mangle]` to the function, or use `#[ptx_device::kernel]`");
+            reporter.report(Event::Diagnostic(&d));
+        }
+    }
+
+    /// The same rule for the kernels of .cu files, at their definition.
+    fn check_cuda_kernel_names(&self, artifacts: &[Artifact]) -> Result<()> {
+        for a in artifacts.iter().filter(|a| a.kind == ArtifactKind::Ptx && a.module != self.krate.lib_name) {
+            if let Some((k, reason)) = a.kernels.iter().find_map(|k| Some((k, reserved_name(&k.name)?))) {
+                return Err(Error::ReservedKernelName { name: k.name.clone(), location: self.definition(a, &k.name), reason: reason.into() });
+            }
+        }
+        Ok(())
+    }
+
+    fn shared_fetch(&self, key: &str, outputs: &[(&str, &Path)], accept: impl FnOnce(&serde_json::Value) -> bool) -> Option<serde_json::Value> {
+        self.shared.as_ref()?.fetch(key, outputs, accept)
+    }
+
+    /// Stores a step's outputs in the shared cache. A cache that cannot be written (a full disk,
+    /// a read-only CI cache) costs the next checkout a rebuild, never this build.
+    fn shared_store(&self, key: &str, files: &[(&str, &Path)], meta: &impl Serialize) {
+        if let Some(shared) = &self.shared {
+            if shared.store(key, files, meta).is_ok() {
+                self.stored.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
     /// `file:line` of a kernel's definition, as far as the sources tell.
     fn definition(&self, artifact: &Artifact, kernel: &str) -> String {
         let sigs = match &artifact.source {
@@ -590,6 +686,11 @@ impl CrateJob<'_> {
         let link_fresh = fresh_hash.is_some();
         let ptx_hash = match fresh_hash {
             Some(h) => h,
+            None if self.shared_fetch(&link_key, &[("ptx", &ptx_path)], |_| true).is_some() => {
+                let h = cache::file_hash(&ptx_path).unwrap_or_default();
+                cache::write_stamp(&link_stamp, &LinkStamp { key: link_key, ptx_hash: h.clone() })?;
+                h
+            }
             None => {
                 reporter.report(Event::Status { verb: "Linking", message: format!("{} for {arch}", self.krate.name) });
                 ArchLink {
@@ -608,13 +709,20 @@ impl CrateJob<'_> {
                     out: &ptx_path,
                 }
                 .run()?;
+                crate::ptx::relative_file_lines(&ptx_path, &self.krate.workspace_root)?;
+                self.shared_store(&link_key, &[("ptx", &ptx_path)], &());
                 let h = cache::file_hash(&ptx_path).unwrap_or_default();
                 cache::write_stamp(&link_stamp, &LinkStamp { key: link_key, ptx_hash: h.clone() })?;
                 h
             }
         };
         reporter.report(Event::StepDone);
-        let module = Module { name: &self.krate.lib_name, source: self.krate.lib_src.as_deref(), kernels: &rust.kernels };
+        let module = Module {
+            name: &self.krate.lib_name,
+            source: self.krate.lib_src.as_deref(),
+            kernels: &rust.kernels,
+            root: &self.krate.workspace_root,
+        };
         let artifacts = self.with_cubin(arch, &module, &ptx_path, &ptx_hash, link_fresh, work, reporter)?;
         Ok(JobOut { artifacts, inputs: Vec::new() })
     }
@@ -622,7 +730,6 @@ impl CrateJob<'_> {
     fn cuda_arch(&self, arch: Arch, src: &CudaSource, out_dir: &Path, work: &Path, reporter: &dyn Reporter) -> Result<JobOut> {
         let nvcc = self.nvcc.expect("cuda jobs only with nvcc");
         let ptx_path = out_dir.join(arch.to_string()).join(format!("{}.ptx", src.module));
-        let dep_file = work.join(format!("{}.d", src.module));
         let compile = CudaCompile {
             nvcc,
             source: src,
@@ -633,7 +740,8 @@ impl CrateJob<'_> {
             fmad: self.krate.config.fmad,
             device_debug: self.krate.config.cuda.gdb,
             out: &ptx_path,
-            dep_file: &dep_file,
+            work_dir: work,
+            launcher: self.launcher.as_deref(),
         };
         // Keyed by the flags, nvcc and its host compiler; the stamp adds the hash of every file
         // nvcc read last time (headers inside the CUDA install are covered by its version).
@@ -652,7 +760,36 @@ impl CrateJob<'_> {
                 && cache::file_hash(&ptx_path).as_deref() == Some(s.ptx_hash.as_str())
         });
         let was_fresh = fresh.is_some();
-        let stamp = match fresh {
+        // The shared cache's key cannot hold this checkout's paths: flags and the source are
+        // named relative to the package, the source by its content too; the entry records the
+        // other files nvcc read, checked before it is used.
+        let shared_key = self.shared.as_ref().and_then(|_| {
+            let mut k = Key::new("cuda-shared-v1");
+            k.str(&nvcc.tool.version).str(&nvcc.host_key()).str(&relative(&src.path, &self.krate.dir).to_string_lossy());
+            k.str(&self.hash_of(&src.path)?);
+            for f in compile.flags() {
+                k.str(&relative_flag(&f.to_string_lossy(), &self.krate.dir));
+            }
+            Some(k.finish())
+        });
+        let shared_hit = match (&fresh, &shared_key) {
+            (None, Some(sk)) => self
+                .shared_fetch(sk, &[("ptx", &ptx_path)], |meta| {
+                    serde_json::from_value::<SharedCuda>(meta.clone()).is_ok_and(|m| {
+                        m.inputs.iter().all(|(p, h)| self.hash_of(&self.krate.dir.join(p)).as_deref() == Some(h.as_str()))
+                    })
+                })
+                .and_then(|meta| serde_json::from_value::<SharedCuda>(meta).ok())
+                .map(|m| {
+                    let inputs = m.inputs.into_iter().map(|(p, h)| (self.krate.dir.join(p), h)).collect();
+                    CudaStamp { key: key.clone(), inputs, ptx_hash: cache::file_hash(&ptx_path).unwrap_or_default(), kernels: m.kernels }
+                }),
+            _ => None,
+        };
+        if let Some(stamp) = &shared_hit {
+            cache::write_stamp(&stamp_path, stamp)?;
+        }
+        let stamp = match fresh.or(shared_hit) {
             Some(s) => s,
             None => {
                 reporter.report(Event::Status {
@@ -665,11 +802,15 @@ impl CrateJob<'_> {
                 let kernels = crate::ptx::Module::parse(&text).entries.into_iter().map(|e| e.name).collect();
                 let stamp = CudaStamp { key, inputs, ptx_hash: cache::file_hash(&ptx_path).unwrap_or_default(), kernels };
                 cache::write_stamp(&stamp_path, &stamp)?;
+                if let Some(sk) = &shared_key {
+                    let inputs = stamp.inputs.iter().map(|(p, h)| (relative(p, &self.krate.dir), h.clone())).collect();
+                    self.shared_store(sk, &[("ptx", &ptx_path)], &SharedCuda { inputs, kernels: stamp.kernels.clone() });
+                }
                 stamp
             }
         };
         reporter.report(Event::StepDone);
-        let module = Module { name: &src.module, source: Some(&src.path), kernels: &stamp.kernels };
+        let module = Module { name: &src.module, source: Some(&src.path), kernels: &stamp.kernels, root: &self.krate.dir };
         let artifacts = self.with_cubin(arch, &module, &ptx_path, &stamp.ptx_hash, was_fresh, work, reporter)?;
         Ok(JobOut { artifacts, inputs: stamp.inputs.into_iter().map(|(p, _)| p).collect() })
     }
@@ -717,14 +858,27 @@ impl CrateJob<'_> {
         let stamp = cache::read_stamp::<PtxasStamp>(&stamp_path)
             .filter(|s| s.key == key && cache::file_hash(&cubin).as_deref() == Some(s.cubin_hash.as_str()));
         let fresh = stamp.is_some();
-        let resources = match stamp {
-            Some(s) => s.resources,
+        let shared_hit = match stamp {
+            Some(_) => None,
+            None => self
+                .shared_fetch(&key, &[("cubin", &cubin)], |m| serde_json::from_value::<Vec<Resources>>(m.clone()).is_ok())
+                .and_then(|m| serde_json::from_value::<Vec<Resources>>(m).ok()),
+        };
+        if let Some(r) = &shared_hit {
+            cache::write_stamp(
+                &stamp_path,
+                &PtxasStamp { key: key.clone(), cubin_hash: cache::file_hash(&cubin).unwrap_or_default(), resources: r.clone() },
+            )?;
+        }
+        let resources = match stamp.map(|s| s.resources).or(shared_hit) {
+            Some(r) => r,
             None => {
                 reporter.report(Event::Status {
                     verb: "Assembling",
                     message: format!("{} ({}) for {arch} (ptxas {})", self.krate.name, module.name, ptxas_tool.version),
                 });
-                let r = ptxas::assemble(ptxas_tool, ptx_path, arch, &cubin, &self.krate.name, &self.krate.dir)?;
+                let r = ptxas::assemble(ptxas_tool, self.launcher.as_deref(), ptx_path, arch, &cubin, &self.krate.name, module.root)?;
+                self.shared_store(&key, &[("cubin", &cubin)], &r);
                 cache::write_stamp(
                     &stamp_path,
                     &PtxasStamp { key, cubin_hash: cache::file_hash(&cubin).unwrap_or_default(), resources: r.clone() },
@@ -737,11 +891,59 @@ impl CrateJob<'_> {
     }
 }
 
+/// The `launcher` program of a crate, found on PATH (or as a path), or an error saying how to get it.
+fn find_launcher(krate: &KernelCrate) -> Result<Option<PathBuf>> {
+    let Some(name) = &krate.config.launcher else { return Ok(None) };
+    let as_path = Path::new(name);
+    let found = if as_path.components().count() > 1 {
+        Some(as_path.to_path_buf()).filter(|p| p.is_file())
+    } else {
+        crate::toolchain::on_path(name).or_else(|| crate::toolchain::installed_tool(name))
+    };
+    found.map(Some).ok_or_else(|| Error::ToolMissing {
+        what: format!("the launcher `{name}`"),
+        detail: format!(" (the `launcher` option of `{}`, or CARGO_PTX_LAUNCHER)", krate.name),
+        help: format!("install it (`cargo ptx setup --with sccache` installs sccache) or put it on PATH, or unset the option; `{name}` runs nvcc and ptxas"),
+    })
+}
+
+/// What the shared cache records of an nvcc step: the files nvcc read (relative to the package
+/// where they lie below it) with their hashes, and the kernels.
+#[derive(Serialize, Deserialize)]
+struct SharedCuda {
+    inputs: Vec<(PathBuf, String)>,
+    kernels: Vec<String>,
+}
+
+/// A flag with the package folder's path made relative (`-I/abs/pkg/include` -> `-Iinclude`),
+/// for keys that hold across checkouts.
+fn relative_flag(flag: &str, dir: &Path) -> String {
+    let mut prefix = dir.to_string_lossy().into_owned();
+    if !prefix.ends_with('/') {
+        prefix.push('/');
+    }
+    flag.replace(&prefix, "")
+}
+
+/// Why a kernel may not have this name, if it may not.
+fn reserved_name(name: &str) -> Option<&'static str> {
+    if name.starts_with("__nv_") {
+        Some("has the name of a libdevice function (`__nv_*`): linking libdevice would make calls of that function call the kernel instead")
+    } else if name.starts_with("llvm.") {
+        Some("has the name of an LLVM intrinsic (`llvm.*`), which LLVM reserves")
+    } else {
+        None
+    }
+}
+
 /// A PTX module of a crate: the Rust kernels, or one .cu file.
 struct Module<'a> {
     name: &'a str,
     source: Option<&'a Path>,
     kernels: &'a [String],
+    /// What relative `.file` paths in the PTX are relative to (see `rust::rustflags` and
+    /// `cuda::relative_file_lines`).
+    root: &'a Path,
 }
 
 /// Runs `f(0..n)` on up to `jobs` threads; results in index order. Inside a build script that

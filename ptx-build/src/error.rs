@@ -41,15 +41,28 @@ pub enum Error {
         help: String,
     },
 
+    /// A `ptx-isa` the toolchain's LLVM cannot write.
+    #[error("PTX ISA {isa} is not one LLVM {llvm_version} ({path}) can write\n  help: {help}")]
+    UnsupportedPtxIsa {
+        /// The version asked for.
+        isa: String,
+        /// The LLVM of the kernel crate's toolchain.
+        llvm_version: String,
+        /// Its llc.
+        path: PathBuf,
+        /// The versions it can write.
+        help: String,
+    },
+
     /// No arch on the command line, in the metadata, and no GPU to ask.
-    #[error("no GPU arch chosen for {package}, and no GPU was found to build for (`native`): {why}\n  help: pass `--arch sm_80` (a list works: `--arch sm_80,sm_90`), or add `archs = [\"sm_80\"]` to [package.metadata.ptx] in {manifest}")]
+    #[error("no GPU arch chosen for {package}, and no GPU was found to build for (`native`): {why}\n  help: {help}")]
     NoArch {
         /// The kernel crate.
         package: String,
-        /// Its Cargo.toml.
-        manifest: PathBuf,
         /// Why no GPU could be asked.
         why: String,
+        /// Where archs can be set, for the front end that started the build.
+        help: String,
     },
 
     /// `--arch native` where the driver reports no GPU.
@@ -60,10 +73,12 @@ pub enum Error {
     },
 
     /// No package with `[package.metadata.ptx]` where we looked.
-    #[error("no kernel crate found in {searched}\n  a kernel crate is a package whose Cargo.toml has a [package.metadata.ptx] table\n  help: add `[package.metadata.ptx]` to the kernel package's Cargo.toml, or pass its folder: `cargo ptx build path/to/kernels`")]
+    #[error("no kernel crate found in {searched}\n  a kernel crate is a package whose Cargo.toml has a [package.metadata.ptx] table\n  help: {help}")]
     NoKernelCrate {
         /// Where we looked.
         searched: String,
+        /// How to point the front end that started the build at one.
+        help: String,
     },
 
     /// `-p NAME` named no kernel crate.
@@ -283,6 +298,43 @@ pub enum Error {
         first: String,
         /// The second definition.
         second: String,
+    },
+
+    /// Two .cu files that map to one PTX module name.
+    #[error("{first} and {second} (in {dir}) both make the PTX module `{module}`: their PTX and cubins would overwrite each other\n  help: rename one of the files; module names are the file paths with letters lowercased and other characters as `_`")]
+    ModuleClash {
+        /// The module name.
+        module: String,
+        /// One file, relative to `dir`.
+        first: PathBuf,
+        /// The other file, relative to `dir`.
+        second: PathBuf,
+        /// The package folder.
+        dir: PathBuf,
+    },
+
+    /// A kernel whose name the link would resolve to something else.
+    #[error("{location}: kernel `{name}` {reason}\n  help: rename the kernel")]
+    ReservedKernelName {
+        /// The kernel's name.
+        name: String,
+        /// `file:line` of its definition, or the crate.
+        location: String,
+        /// Whose name it takes and what would happen.
+        reason: String,
+    },
+
+    /// A tool or file named by an environment variable that does not work.
+    #[error("{var}={path} {problem}\n  help: {help}")]
+    BadToolVariable {
+        /// The variable.
+        var: String,
+        /// Its value.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: String,
+        /// How to fix it.
+        help: String,
     },
 
     /// A build-script-only call outside a build script.

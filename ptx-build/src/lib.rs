@@ -35,7 +35,8 @@ pub mod arch;
 mod bitcode;
 mod builder;
 mod c_lex;
-mod cache;
+#[doc(hidden)]
+pub mod cache;
 mod cargo_json;
 mod codegen;
 #[doc(hidden)]
@@ -46,6 +47,8 @@ mod diag;
 mod engine;
 mod error;
 #[doc(hidden)]
+pub mod fuzzing;
+#[doc(hidden)]
 pub mod inline_ptx;
 mod link;
 pub mod options;
@@ -55,6 +58,7 @@ mod ptx;
 mod ptxas;
 mod report;
 mod rust;
+pub mod shared_cache;
 mod shared_ir;
 #[doc(hidden)]
 pub mod signature;

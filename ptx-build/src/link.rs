@@ -31,7 +31,7 @@ pub struct ArchLink<'a> {
     /// opt's `-unroll-threshold`; `None`: LLVM's own.
     pub unroll_threshold: Option<u32>,
     pub profile: Profile,
-    /// Scratch folder for this arch.
+    /// The arch's work folder; intermediates go to a private folder inside it.
     pub work_dir: &'a Path,
     /// The PTX file to write.
     pub out: &'a Path,
@@ -58,7 +58,8 @@ impl ArchLink<'_> {
     }
 
     pub fn run(&self) -> Result<()> {
-        cache::create_dir_all(self.work_dir)?;
+        let scratch_dir = cache::ScratchDir::new(self.work_dir)?;
+        let tmp = scratch_dir.path();
         if let Some(ld) = self.libdevice.filter(|l| !l.valid) {
             return Err(Error::CorruptLibdevice { path: ld.path.clone() });
         }
@@ -66,12 +67,12 @@ impl ArchLink<'_> {
         let ctx = || format!(" for `{}` ({arch})", self.package);
 
         // `__CUDA_FTZ` is read by NVVMReflect from this module flag (kind 4 = override).
-        let flags = self.work_dir.join("flags.ll");
+        let flags = tmp.join("flags.ll");
         let flags_ir = format!("!llvm.module.flags = !{{!0}}\n!0 = !{{i32 4, !\"nvvm-reflect-ftz\", i32 {}}}\n", u8::from(self.ftz));
         cache::write_atomic(&flags, flags_ir.as_bytes())?;
 
-        let (module, has_shared) = self.prepare_module()?;
-        let linked = self.work_dir.join("linked.bc");
+        let (module, has_shared) = self.prepare_module(tmp)?;
+        let linked = tmp.join("linked.bc");
         let mut cmd = process::command(self.llvm.tool("llvm-link"));
         cmd.arg(&module).arg(&flags);
         if let Some(ld) = self.libdevice {
@@ -86,7 +87,7 @@ impl ArchLink<'_> {
             return Err(process::failed("llvm-link", ctx(), &cmd, &out));
         }
 
-        let optimized = self.work_dir.join("opt.bc");
+        let optimized = tmp.join("opt.bc");
         let mut cmd = process::command(self.llvm.tool("opt"));
         cmd.arg("-mtriple=nvptx64-nvidia-cuda")
             .args(self.codegen_flags())
@@ -104,7 +105,7 @@ impl ArchLink<'_> {
             .arg(&optimized);
         process::checked("opt", ctx, &mut cmd)?;
 
-        let optimized = if has_shared { self.fold_shared_casts(&optimized)? } else { optimized };
+        let optimized = if has_shared { self.fold_shared_casts(tmp, &optimized)? } else { optimized };
         self.check_undefined(&optimized)?;
 
         let scratch = cache::scratch_path(self.out);
@@ -129,7 +130,7 @@ impl ArchLink<'_> {
     /// multiplies and adds marked contractable ([`shared_ir::contract`]; libdevice is left as
     /// nvcc leaves it). Returns the module to link (`self.module` itself when nothing changed)
     /// and whether it has shared arrays.
-    fn prepare_module(&self) -> Result<(std::path::PathBuf, bool)> {
+    fn prepare_module(&self, tmp: &Path) -> Result<(std::path::PathBuf, bool)> {
         let ctx = || format!(" for `{}` ({})", self.package, self.arch);
         let out =
             process::checked("llvm-dis", ctx, process::command(self.llvm.tool("llvm-dis")).arg(self.module).arg("-o").arg("-"))?;
@@ -155,24 +156,24 @@ impl ArchLink<'_> {
                 arch: self.arch.to_string(),
             });
         }
-        let text = self.work_dir.join("prepared.ll");
+        let text = tmp.join("prepared.ll");
         cache::write_atomic(&text, rewrite.ir.as_bytes())?;
-        let prepared = self.work_dir.join("prepared.bc");
+        let prepared = tmp.join("prepared.bc");
         process::checked("llvm-as", ctx, process::command(self.llvm.tool("llvm-as")).arg(&text).arg("-o").arg(&prepared))?;
         Ok((prepared, has_shared))
     }
 
     /// After `opt`, the constant shared-array offsets cast to generic and back
     /// ([`shared_ir::fold_casts`]); returns the module for `llc`.
-    fn fold_shared_casts(&self, optimized: &Path) -> Result<std::path::PathBuf> {
+    fn fold_shared_casts(&self, tmp: &Path, optimized: &Path) -> Result<std::path::PathBuf> {
         let ctx = || format!(" for `{}` ({})", self.package, self.arch);
         let out = process::checked("llvm-dis", ctx, process::command(self.llvm.tool("llvm-dis")).arg(optimized).arg("-o").arg("-"))?;
         let Some(folded) = shared_ir::fold_casts(&String::from_utf8_lossy(&out.stdout)) else {
             return Ok(optimized.to_path_buf());
         };
-        let text = self.work_dir.join("folded.ll");
+        let text = tmp.join("folded.ll");
         cache::write_atomic(&text, folded.as_bytes())?;
-        let bc = self.work_dir.join("folded.bc");
+        let bc = tmp.join("folded.bc");
         process::checked("llvm-as", ctx, process::command(self.llvm.tool("llvm-as")).arg(&text).arg("-o").arg(&bc))?;
         Ok(bc)
     }

@@ -152,12 +152,69 @@ options! {
     /// pipeline and the artifact folder.
     #[cfg_attr(feature = "clap", arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", help_heading = "CUDA C++ options"))]
     cuda_gdb: bool = false;
+
+    /// The shared step cache: a folder, or `off` [default: `steps/` in the cargo-ptx cache
+    /// folder]. Link, llc, ptxas and nvcc outputs land there keyed by content, tool versions and
+    /// flags, so another checkout or target dir on the machine starts no tool for them.
+    #[serde(deserialize_with = "from_str_de", default)]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "DIR|off", value_parser = parse_shared_cache, help_heading = "Cache options"))]
+    shared_cache: SharedCacheSetting = SharedCacheSetting::Default;
+
+    /// A compiler launcher for nvcc and ptxas, e.g. `sccache` [default: none].
+    #[cfg_attr(feature = "clap", arg(long, value_name = "PROGRAM", help_heading = "Cache options"))]
+    launcher: String = String::new();
+}
+
+/// Where the shared step cache lives.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum SharedCacheSetting {
+    /// `steps/` in the cargo-ptx cache folder (`CARGO_PTX_HOME`, `XDG_CACHE_HOME/cargo-ptx`,
+    /// `~/.cache/cargo-ptx`).
+    #[default]
+    Default,
+    /// No shared cache: steps are cached in the target dir only.
+    Off,
+    /// This folder.
+    Dir(PathBuf),
+}
+
+impl SharedCacheSetting {
+    /// The folder, or `None` when off or when no cache folder can be found.
+    pub fn dir(&self) -> Option<PathBuf> {
+        match self {
+            SharedCacheSetting::Default => crate::toolchain::home().map(|h| h.join("steps")),
+            SharedCacheSetting::Off => None,
+            SharedCacheSetting::Dir(d) => Some(d.clone()),
+        }
+    }
+}
+
+impl FromStr for SharedCacheSetting {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim() {
+            "" => Err("expected a folder or `off`".into()),
+            "off" | "false" | "none" => Ok(SharedCacheSetting::Off),
+            dir => Ok(SharedCacheSetting::Dir(PathBuf::from(dir))),
+        }
+    }
+}
+
+#[cfg(feature = "clap")]
+fn parse_shared_cache(s: &str) -> std::result::Result<SharedCacheSetting, String> {
+    s.parse()
 }
 
 /// The environment variables that set options, with the key each sets. Read by both front
 /// ends, below their own flags or methods and above the metadata.
-pub const ENV_VARS: &[(&str, &str)] =
-    &[("CARGO_PTX_ARCH", "archs"), ("CARGO_PTX_PROFILE", "profile"), ("CARGO_PTX_TOOLCHAIN", "toolchain")];
+pub const ENV_VARS: &[(&str, &str)] = &[
+    ("CARGO_PTX_ARCH", "archs"),
+    ("CARGO_PTX_PROFILE", "profile"),
+    ("CARGO_PTX_TOOLCHAIN", "toolchain"),
+    ("CARGO_PTX_CACHE_DIR", "shared_cache"),
+    ("CARGO_PTX_LAUNCHER", "launcher"),
+];
 
 impl Options {
     /// The `CARGO_PTX_*` layer: a bad value is an error that names the variable.
@@ -172,6 +229,8 @@ impl Options {
             let parsed = match *key {
                 "archs" => Options { archs: Some(parse_arch_list(&value).map_err(|m| source.error(key, m))?), ..Options::default() },
                 "profile" => Options { profile: Some(value.parse().map_err(|m| source.error(key, m))?), ..Options::default() },
+                "shared_cache" => Options { shared_cache: Some(value.parse().map_err(|m| source.error(key, m))?), ..Options::default() },
+                "launcher" => Options { launcher: Some(value), ..Options::default() },
                 _ => Options { toolchain: Some(value), ..Options::default() },
             };
             o = o.or(parsed);
@@ -231,16 +290,29 @@ impl Options {
         Ok(())
     }
 
-    /// Relative `cuda-include` folders made absolute against `base` (each front end's own folder).
-    pub fn resolve_paths(mut self, base: &Path) -> Options {
+    /// Relative `cuda-include` folders made absolute against `base` (each front end's own
+    /// folder); a folder that does not exist is an error (nvcc would accept it silently and then
+    /// miss the headers).
+    pub fn resolve_paths(mut self, base: &Path, source: &Source) -> Result<Options> {
+        if let Some(SharedCacheSetting::Dir(d)) = &mut self.shared_cache {
+            if d.is_relative() {
+                *d = base.join(&*d);
+            }
+        }
         if let Some(inc) = &mut self.cuda_include {
             for p in inc.iter_mut() {
+                let written = p.clone();
                 if p.is_relative() {
                     *p = base.join(&*p);
                 }
+                if !p.is_dir() {
+                    let what = if p.exists() { "is not a folder" } else { "does not exist" };
+                    let relative = if written.is_relative() { format!(" (relative paths start at {})", base.display()) } else { String::new() };
+                    return Err(source.error("cuda-include", format!("`{}` {what}{relative}", written.display())));
+                }
             }
         }
-        self
+        Ok(self)
     }
 }
 
@@ -273,6 +345,27 @@ impl fmt::Display for Source {
 }
 
 impl Source {
+    /// Where to set archs, said for the front end that started the build: flags on the command
+    /// line, Builder methods in a build script.
+    pub(crate) fn no_arch_help(&self, manifest: &Path) -> String {
+        let metadata = format!("add `archs = [\"sm_80\"]` to [package.metadata.ptx] in {}", manifest.display());
+        match self {
+            Source::Builder(script) => format!("call `.arch(\"sm_80\")` on the Builder in {}, or {metadata}", script.display()),
+            _ => format!("pass `--arch sm_80` (a list works: `--arch sm_80,sm_90`), or {metadata}"),
+        }
+    }
+
+    /// How to name a kernel crate, for the front end that started the build.
+    pub(crate) fn no_crate_help(&self) -> String {
+        let table = "add `[package.metadata.ptx]` to the kernel package's Cargo.toml";
+        match self {
+            Source::Builder(script) => {
+                format!("{table}, and give its folder to `.kernel_crate(\"path/to/kernels\")` on the Builder in {}", script.display())
+            }
+            _ => format!("{table}, or pass its folder: `cargo ptx build path/to/kernels`"),
+        }
+    }
+
     /// `invalid `key` in <source>: message`, the one shape every front end's bad value gets.
     pub(crate) fn error(&self, key: &str, message: String) -> Error {
         Error::Option { key: key.replace('_', "-"), source_name: self.to_string(), message }

@@ -11,8 +11,25 @@ use std::process::{Child, Command, ExitStatus, Output};
 use crate::error::{Error, Result};
 
 /// A new command for `program` (an argument vector: add arguments with `.arg`/`.args`).
+///
+/// Tools run without the user's `RUST_BACKTRACE`: a set backtrace makes rustc's and lld's own
+/// crash reports (a full disk, say) bury the one-line cause under frames of the tool.
 pub fn command(program: impl AsRef<OsStr>) -> Command {
-    Command::new(program)
+    let mut cmd = Command::new(program);
+    cmd.env_remove("RUST_BACKTRACE").env_remove("RUST_LIB_BACKTRACE");
+    cmd
+}
+
+/// A command for a compiler, through `launcher` (`sccache`) when one is set: `sccache nvcc ..`.
+pub fn compiler(program: &std::path::Path, launcher: Option<&std::path::Path>) -> Command {
+    match launcher {
+        Some(l) => {
+            let mut cmd = command(l);
+            cmd.arg(program);
+            cmd
+        }
+        None => command(program),
+    }
 }
 
 /// Runs `cmd` to completion and returns its output, whatever its exit status.

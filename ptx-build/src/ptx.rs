@@ -166,6 +166,59 @@ fn parse_file(rest: &str) -> Option<(u32, PathBuf)> {
 }
 
 /// The strings in double quotes. LLVM escapes non-ASCII bytes of paths as octal (`\303\261`).
+/// Rewrites the `.file` lines of a PTX file that name files below `root` to paths relative to
+/// it, so two checkouts at different paths build byte-identical PTX and cubins (nvcc has no
+/// `-fdebug-prefix-map`, and a per-crate `--remap-path-prefix` in RUSTFLAGS would make every
+/// kernel crate rebuild `core`). ptxas errors are resolved against `root` again.
+pub(crate) fn relative_file_lines(ptx: &std::path::Path, root: &std::path::Path) -> crate::Result<()> {
+    use crate::error::Error;
+    let text = std::fs::read_to_string(ptx).map_err(|e| Error::io("read", ptx, e))?;
+    let mut prefix = root.to_string_lossy().into_owned();
+    if !prefix.ends_with('/') {
+        prefix.push('/');
+    }
+    // LLVM writes non-ASCII bytes of paths as octal escapes (`\303\261`): match that spelling.
+    let escaped = escape_path(&prefix);
+    let mut changed = false;
+    let rewritten: String = text
+        .split_inclusive('\n')
+        .map(|line| {
+            let t = line.trim_start();
+            if let Some(rest) = t.strip_prefix(".file") {
+                if let Some(q) = rest.find('"') {
+                    if let Some(tail) = rest[q + 1..].strip_prefix(&escaped) {
+                        changed = true;
+                        let indent = &line[..line.len() - t.len()];
+                        return format!("{indent}.file{}\"{tail}", &rest[..q]);
+                    }
+                }
+            }
+            line.to_string()
+        })
+        .collect();
+    if changed {
+        crate::cache::write_atomic(ptx, rewritten.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// A path as LLVM spells it inside a PTX string: printable ASCII as is, `"` and `\\` escaped,
+/// every other byte as a three-digit octal escape. The inverse of [`quoted_strings`].
+pub(crate) fn escape_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        match b {
+            b'"' | b'\\' => {
+                out.push('\\');
+                out.push(b as char);
+            }
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\{b:03o}")),
+        }
+    }
+    out
+}
+
 fn quoted_strings(s: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut bytes = s.bytes().peekable();

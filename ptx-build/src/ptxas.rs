@@ -27,12 +27,21 @@ pub struct Resources {
 /// Assembles `ptx` into `cubin` for `arch`.
 ///
 /// `source_root` makes source paths in diagnostics relative where they lie below it.
-pub fn assemble(ptxas: &Tool, ptx_path: &Path, arch: Arch, cubin: &Path, package: &str, source_root: &Path) -> Result<Vec<Resources>> {
+/// `launcher` (`sccache`) runs ptxas when set.
+pub fn assemble(
+    ptxas: &Tool,
+    launcher: Option<&Path>,
+    ptx_path: &Path,
+    arch: Arch,
+    cubin: &Path,
+    package: &str,
+    source_root: &Path,
+) -> Result<Vec<Resources>> {
     let scratch = cache::scratch_path(cubin);
     if let Some(dir) = cubin.parent() {
         cache::create_dir_all(dir)?;
     }
-    let mut cmd = process::command(&ptxas.path);
+    let mut cmd = process::compiler(&ptxas.path, launcher);
     cmd.arg(format!("-arch={}", arch.sm_name())).arg("-v").arg("--generate-line-info").arg(ptx_path).arg("-o").arg(&scratch);
     let out = process::output("ptxas", &mut cmd)?;
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));

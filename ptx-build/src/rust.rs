@@ -114,6 +114,12 @@ impl Frontend<'_> {
             // `.loc`/`.file` line directives without DWARF sections, like nvcc's -lineinfo:
             // ptxas errors map back to the .rs line and the PTX target stays non-debug.
             "-Cdebuginfo=line-directives-only".into(),
+            // Reproducible PTX: the standard library and registry sources under fixed roots.
+            // The same for every kernel crate, so crates sharing a target dir share one `core`
+            // build; the crate's own paths are made relative in the linked PTX instead
+            // (`ptx::relative_file_lines`).
+            format!("--remap-path-prefix={}=/rust-sysroot/", with_separator(&self.rust.sysroot)),
+            format!("--remap-path-prefix={}=/cargo-home/", with_separator(&cargo_home())),
         ]
     }
 
@@ -156,7 +162,12 @@ impl Frontend<'_> {
                 output: format!("  cargo built no bitcode for the lib target `{}`", self.krate.lib_name),
             }
         })?;
-        let deps: Vec<PathBuf> = units.iter().rev().map(|u| u.bitcode.clone()).filter(|b| *b != kernel_bc).collect();
+        // Sorted: cargo reports units in the order they finish, and a link in another order
+        // writes the same module with its metadata numbered differently (a different hash, so
+        // no shared-cache hit for an identical build).
+        let mut deps: Vec<PathBuf> = units.iter().map(|u| u.bitcode.clone()).filter(|b| *b != kernel_bc).collect();
+        deps.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
+        deps.dedup();
 
         cache::create_dir_all(&self.work_dir)?;
         let module = self.work_dir.join(format!("{}.bc", self.krate.lib_name));
@@ -227,6 +238,12 @@ impl Frontend<'_> {
         if self.features.no_default_features {
             cmd.arg("--no-default-features");
         }
+        // For the kernel crate alone (RUSTFLAGS would rebuild `core` per crate): its sources
+        // named relative to the workspace in the PTX, as rustc's messages name them. The path
+        // in the flag also keeps two checkouts of one crate apart in a shared target dir: cargo
+        // fingerprints path packages by workspace-relative paths and mtimes, and without it
+        // hands the second checkout the first one's bitcode when its files are older.
+        cmd.arg("--").arg(format!("--remap-path-prefix={}=", with_separator(&self.krate.workspace_root)));
         cmd
     }
 
@@ -355,16 +372,30 @@ fn read_dep_info(path: &Path, sources: &mut BTreeSet<PathBuf>, env: &mut BTreeSe
     env.extend(deps.env);
 }
 
+/// `dir` with a trailing separator, so a remapped path does not start with one.
+fn with_separator(dir: &Path) -> String {
+    let mut s = dir.to_string_lossy().into_owned();
+    if !s.ends_with(std::path::MAIN_SEPARATOR) {
+        s.push(std::path::MAIN_SEPARATOR);
+    }
+    s
+}
+
 /// Sources that never change under a fixed toolchain and lock file: the sysroot and registries.
 fn excluded_roots(rust: &Rust) -> Vec<PathBuf> {
     let mut roots = vec![rust.sysroot.clone()];
-    let cargo_home =
-        std::env::var_os("CARGO_HOME").map(PathBuf::from).or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
-    if let Some(h) = cargo_home {
-        roots.push(h.join("registry"));
-        roots.push(h.join("git"));
-    }
+    let home = cargo_home();
+    roots.push(home.join("registry"));
+    roots.push(home.join("git"));
     roots
+}
+
+/// Where cargo keeps registry and git sources.
+fn cargo_home() -> PathBuf {
+    std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        .unwrap_or_else(|| PathBuf::from(".cargo"))
 }
 
 fn still_fresh(stamp: &Stamp) -> bool {

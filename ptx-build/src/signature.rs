@@ -125,6 +125,19 @@ pub fn rust_kernels(lib_rs: &Path) -> Result<Vec<KernelSig>> {
     Ok(out)
 }
 
+/// The kernels of one Rust file's text (no `mod x;` followed): the fuzzing entry point.
+pub(crate) fn rust_kernels_in_text(file: &Path, src: &str) -> Result<Vec<KernelSig>> {
+    let parsed = syn::parse_file(src).map_err(|e| Error::Signature {
+        file: file.to_path_buf(),
+        line: e.span().start().line as u32,
+        kernel: String::new(),
+        message: format!("cannot parse: {e}"),
+    })?;
+    let mut out = Vec::new();
+    kernels_in(&parsed.items, file, &mut out)?;
+    Ok(out)
+}
+
 /// Where `mod child;` of the module in `file` looks: beside `lib.rs`/`mod.rs`, else in a folder
 /// named after the file.
 fn module_dir(file: &Path, is_root: bool) -> PathBuf {
@@ -189,6 +202,35 @@ fn child_files(items: &[syn::Item], file: &Path, dir: &Path) -> Vec<(PathBuf, Pa
     out
 }
 
+/// `extern "ptx-kernel"` functions without `#[no_mangle]`, as (name, file, line): rustc exports
+/// them, if at all, under a mangled name no host would load.
+pub fn unexported_rust_kernels(lib_rs: &Path) -> Result<Vec<(String, PathBuf, u32)>> {
+    fn walk(items: &[syn::Item], file: &Path, out: &mut Vec<(String, PathBuf, u32)>) {
+        for item in items {
+            match item {
+                syn::Item::Fn(f) if is_ptx_kernel_abi(f) && !has_no_mangle(f) && !is_kernel_attribute(f) => {
+                    out.push((f.sig.ident.to_string(), file.to_path_buf(), f.sig.ident.span().start().line as u32));
+                }
+                syn::Item::Mod(syn::ItemMod { content: Some((_, inner)), .. }) => walk(inner, file, out),
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (file, parsed) in module_files(lib_rs)? {
+        walk(&parsed.items, &file, &mut out);
+    }
+    Ok(out)
+}
+
+fn is_ptx_kernel_abi(f: &syn::ItemFn) -> bool {
+    f.sig.abi.as_ref().and_then(|a| a.name.as_ref()).is_some_and(|n| n.value() == "ptx-kernel")
+}
+
+fn has_no_mangle(f: &syn::ItemFn) -> bool {
+    f.attrs.iter().any(|a| a.path().is_ident("no_mangle") || (a.path().is_ident("unsafe") && a.meta.to_token_stream().to_string().contains("no_mangle")))
+}
+
 fn kernels_in(items: &[syn::Item], file: &Path, out: &mut Vec<KernelSig>) -> Result<()> {
     for item in items {
         match item {
@@ -205,11 +247,7 @@ fn kernels_in(items: &[syn::Item], file: &Path, out: &mut Vec<KernelSig>) -> Res
 }
 
 fn kernel_of(f: &syn::ItemFn, file: &Path) -> Result<Option<KernelSig>> {
-    let is_ptx_kernel = f.sig.abi.as_ref().and_then(|a| a.name.as_ref()).is_some_and(|n| n.value() == "ptx-kernel");
-    let no_mangle = f.attrs.iter().any(|a| {
-        a.path().is_ident("no_mangle") || (a.path().is_ident("unsafe") && a.meta.to_token_stream().to_string().contains("no_mangle"))
-    });
-    if !(is_ptx_kernel && no_mangle || is_kernel_attribute(f)) {
+    if !(is_ptx_kernel_abi(f) && has_no_mangle(f) || is_kernel_attribute(f)) {
         return Ok(None);
     }
     let name = f.sig.ident.to_string();
@@ -320,7 +358,7 @@ pub fn cuda_kernels(cu: &Path) -> Result<Vec<KernelSig>> {
 /// The kernels of C++ source `src`. Linear in its length: files that stamp out hundreds of
 /// kernels with macros (candle's) are common, and each token is looked at a bounded number of
 /// times (the declaration's prefix is summarised as the scan passes, never rescanned).
-fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> {
+pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> {
     let toks = c_tokens(src);
     let ident = |i: usize| match toks.get(i) {
         Some((CTok::Ident(s), _)) => Some(*s),

@@ -256,6 +256,49 @@ pub struct Cuda {
     pub components: BTreeMap<String, String>,
     /// Set when the pieces come from different releases (e.g. nvvm 13.5 with ptxas 13.0).
     pub mixed: Option<String>,
+    /// Tools named by `PTXAS`, `NVCC` or `LIBDEVICE` that do not work.
+    pub rejected: Vec<Rejected>,
+}
+
+/// A `PTXAS`, `NVCC` or `LIBDEVICE` value that names nothing usable.
+#[derive(Clone, Debug)]
+pub struct Rejected {
+    /// The variable.
+    pub var: &'static str,
+    /// Its value.
+    pub path: PathBuf,
+    /// What is wrong (`does not exist`, `failed: ...`).
+    pub problem: String,
+    /// How to fix it.
+    pub help: String,
+}
+
+impl Rejected {
+    /// The error a build that needs the tool stops with.
+    pub fn to_error(&self) -> Error {
+        Error::BadToolVariable { var: self.var.into(), path: self.path.clone(), problem: self.problem.clone(), help: self.help.clone() }
+    }
+}
+
+/// The version of a tool a variable names, or what is wrong with it.
+fn explicit_tool(path: &Path) -> std::result::Result<String, String> {
+    let meta = fs::metadata(path).map_err(|e| if e.kind() == std::io::ErrorKind::NotFound { "does not exist".to_string() } else { e.to_string() })?;
+    if !meta.is_file() {
+        return Err(if meta.is_dir() { "is a folder, not a program".into() } else { "is not a regular file".into() });
+    }
+    // The usual case answers from the per-binary cache; only a failing tool is run again, to
+    // say why.
+    if let Some(v) = tool_version(path) {
+        return Ok(v);
+    }
+    let out = process::probe(process::command(path).arg("--version")).map_err(|e| format!("could not be started: {e}"))?;
+    let printed = process::combined(&out);
+    if !out.status.success() {
+        let detail = if printed.trim().is_empty() { String::new() } else { format!(":\n{}", printed.trim_end()) };
+        return Err(format!("failed: `{} --version` exited with {}{detail}", path.display(), out.status));
+    }
+    parse_tool_version(&String::from_utf8_lossy(&out.stdout))
+        .ok_or_else(|| format!("is not an NVIDIA CUDA tool: `{} --version` printed no `release X.Y, VX.Y.Z` line", path.display()))
 }
 
 struct Root {
@@ -269,21 +312,46 @@ impl Cuda {
         let roots = candidate_roots();
         let var_file = |var: &str| std::env::var_os(var).filter(|v| !v.is_empty()).map(PathBuf::from);
 
-        let locate = |var: &str, rel: &str| -> Option<(PathBuf, String)> {
-            if let Some(p) = var_file(var) {
-                return Some((p, var.to_string()));
+        let in_roots = |rel: &str| roots.iter().map(|r| (r.dir.join(rel), r.source.clone())).find(|(p, _)| p.is_file());
+        let mut rejected = Vec::new();
+        // A variable is the user's explicit choice: when it names something that does not work,
+        // that is an error to report, never a reason to fall back to another install.
+        let mut tool = |var: &'static str, rel: &str| -> Option<Tool> {
+            match var_file(var) {
+                Some(path) => match explicit_tool(&path) {
+                    Ok(version) => Some(Tool { path, version, source: var.into() }),
+                    Err(problem) => {
+                        let help = format!("point {var} at a working {} (e.g. <CUDA>/{rel}), or unset it to use `cargo ptx setup`'s", rel.trim_start_matches("bin/"));
+                        rejected.push(Rejected { var, path, problem, help });
+                        None
+                    }
+                },
+                None => in_roots(rel).and_then(|(p, s)| tool_version(&p).map(|v| Tool { path: p, version: v, source: s })),
             }
-            roots.iter().map(|r| (r.dir.join(rel), r.source.clone())).find(|(p, _)| p.is_file())
         };
-
-        let ptxas = locate("PTXAS", "bin/ptxas").and_then(|(p, s)| tool_version(&p).map(|v| Tool { path: p, version: v, source: s }));
-        let nvcc = locate("NVCC", "bin/nvcc").and_then(|(p, s)| tool_version(&p).map(|v| Tool { path: p, version: v, source: s }));
-        let libdevice = locate("LIBDEVICE", "nvvm/libdevice/libdevice.10.bc").map(|(path, source)| {
+        let ptxas = tool("PTXAS", "bin/ptxas");
+        let nvcc = tool("NVCC", "bin/nvcc");
+        let libdevice = match var_file("LIBDEVICE") {
+            Some(path) if !path.is_file() => {
+                let (problem, help) = if path.is_dir() {
+                    ("is a folder, not a file".to_string(), format!("LIBDEVICE names the file itself: {}", path.join("libdevice.10.bc").display()))
+                } else if path.exists() {
+                    ("is not a regular file".to_string(), "point LIBDEVICE at <CUDA>/nvvm/libdevice/libdevice.10.bc".to_string())
+                } else {
+                    ("does not exist".to_string(), "point LIBDEVICE at <CUDA>/nvvm/libdevice/libdevice.10.bc, or unset it".to_string())
+                };
+                rejected.push(Rejected { var: "LIBDEVICE", path, problem, help });
+                None
+            }
+            Some(path) => Some(("LIBDEVICE".to_string(), path)),
+            None => in_roots("nvvm/libdevice/libdevice.10.bc").map(|(p, s)| (s, p)),
+        }
+        .map(|(source, path)| {
             let valid = is_bitcode(&path);
             Libdevice { path, source, valid }
         });
 
-        let mut cuda = Cuda { ptxas, nvcc, libdevice, ..Cuda::default() };
+        let mut cuda = Cuda { ptxas, nvcc, libdevice, rejected, ..Cuda::default() };
         let root_of = |t: &Path| t.parent().and_then(Path::parent).map(Path::to_path_buf);
         if let Some(root) = cuda.ptxas.as_ref().and_then(|t| root_of(&t.path)).or_else(|| cuda.nvcc.as_ref().and_then(|t| root_of(&t.path)))
         {
@@ -331,6 +399,11 @@ impl Cuda {
             .collect();
         Some(Supported { names })
     }
+}
+
+/// A tool `cargo ptx setup --with NAME` installed: `<cargo-ptx home>/tools/NAME/bin/NAME`.
+pub fn installed_tool(name: &str) -> Option<PathBuf> {
+    Some(home()?.join("tools").join(name).join("bin").join(name)).filter(|p| p.is_file())
 }
 
 /// The first executable file named `name` in `PATH`, as a shell would find it.
@@ -469,6 +542,10 @@ fn component_versions(root: &Path) -> BTreeMap<String, String> {
 /// LLVM bitcode starts with `BC 0xC0DE`, or with the wrapper magic `0x0B17C0DE`.
 fn is_bitcode(path: &Path) -> bool {
     use std::io::Read;
+    // Opening a FIFO would block until someone writes to it.
+    if !fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
     let mut magic = [0u8; 4];
     fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok()
         && (magic == *b"BC\xC0\xDE" || magic == [0xDE, 0xC0, 0x17, 0x0B])

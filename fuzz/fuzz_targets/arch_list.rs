@@ -1,0 +1,5 @@
+#![no_main]
+// The --arch / `archs` list parser.
+libfuzzer_sys::fuzz_target!(|text: &str| {
+    ptx_build::fuzzing::arch_list(text);
+});
