@@ -164,7 +164,9 @@ pub unsafe fn rs_helpers(x: *const f32, out: *mut u32, atomics: *mut u32) {
     red_add_shared(counters.add(1), 2u32);
     atomic_max_shared(counters.add(2), t);
     atomic_cas_shared(counters.add(3), 0u32, t + 100);
-    atomic_exch_shared(counters.add(4), 9u32);
+    // The typed form: a pointer known to be shared, offset and handed back as a generic one.
+    let typed = SharedPtr::new(counters).add(4);
+    atomic_exch_shared(typed.as_ptr(), 9u32);
     red_or_shared(counters.add(5), 1u32 << (t % 32));
     ptx_device::mem::cp_async_wait_all();
     sync_threads();
