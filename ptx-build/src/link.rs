@@ -89,9 +89,7 @@ impl ArchLink<'_> {
 
         let optimized = tmp.join("opt.bc");
         let mut cmd = process::command(self.llvm.tool("opt"));
-        cmd.arg("-mtriple=nvptx64-nvidia-cuda")
-            .args(self.codegen_flags())
-            .arg(format!("-passes={}", self.pipeline()));
+        cmd.arg("-mtriple=nvptx64-nvidia-cuda").args(self.codegen_flags()).arg(format!("-passes={}", self.pipeline()));
         if let Some(t) = self.unroll_threshold {
             cmd.arg(format!("-unroll-threshold={t}"));
         }
@@ -132,11 +130,9 @@ impl ArchLink<'_> {
     /// and whether it has shared arrays.
     fn prepare_module(&self, tmp: &Path) -> Result<(std::path::PathBuf, bool)> {
         let ctx = || format!(" for `{}` ({})", self.package, self.arch);
-        let out =
-            process::checked("llvm-dis", ctx, process::command(self.llvm.tool("llvm-dis")).arg(self.module).arg("-o").arg("-"))?;
+        let out = process::checked("llvm-dis", ctx, process::command(self.llvm.tool("llvm-dis")).arg(self.module).arg("-o").arg("-"))?;
         let ir = String::from_utf8_lossy(&out.stdout);
-        let mut rewrite =
-            shared_ir::rewrite(&ir).map_err(|message| Error::SharedRewrite { package: self.package.to_string(), message })?;
+        let mut rewrite = shared_ir::rewrite(&ir).map_err(|message| Error::SharedRewrite { package: self.package.to_string(), message })?;
         let has_shared = rewrite.changed;
         if self.fmad {
             if let Some(contracted) = shared_ir::contract(&rewrite.ir) {

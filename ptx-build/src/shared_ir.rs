@@ -327,7 +327,10 @@ define ptx_kernel void @k(ptr %out, i64 %t) {
         assert_eq!(r.arrays[1].bytes, Some(65536));
         assert_eq!(r.arrays[1].location, "src/lib.rs:9:5");
         let ir = &r.ir;
-        assert!(ir.contains("@_RNvNvCs4_4tour10rs_atomics12___PTX_SHARED = internal addrspace(3) global [16 x i8] undef, align 4\n"), "{ir}");
+        assert!(
+            ir.contains("@_RNvNvCs4_4tour10rs_atomics12___PTX_SHARED = internal addrspace(3) global [16 x i8] undef, align 4\n"),
+            "{ir}"
+        );
         assert!(ir.contains("internal unnamed_addr addrspace(3) global [65536 x i8] undef, align 16"), "{ir}");
         assert!(!ir.contains("section"), "{ir}");
         assert!(ir.contains("@__ptx_device_dynamic_shared = external addrspace(3) global [0 x i8], align 16"), "{ir}");
@@ -338,7 +341,12 @@ define ptx_kernel void @k(ptr %out, i64 %t) {
         assert!(ir.contains("load i32, ptr @_RNvNvCs4_4tour10rs_atomics12___PTX_SHARED.1, align 4"), "{ir}");
         assert!(ir.contains("define internal i64 @__ptx_device_shared_addr(ptr %p) alwaysinline {"), "{ir}");
         assert!(!ir.contains("declare i64 @__ptx_device_shared_addr"), "{ir}");
-        assert!(ir.contains("define internal i64 @__ptx_device_global_addr(ptr %p) alwaysinline {\n  %s = addrspacecast ptr %p to ptr addrspace(1)"), "{ir}");
+        assert!(
+            ir.contains(
+                "define internal i64 @__ptx_device_global_addr(ptr %p) alwaysinline {\n  %s = addrspacecast ptr %p to ptr addrspace(1)"
+            ),
+            "{ir}"
+        );
     }
 
     #[test]
