@@ -127,19 +127,27 @@ fn a_shared_array_over_48_kib_is_an_error_at_its_line() {
 }
 
 #[test]
-fn fmad_contracts_by_default_and_false_keeps_multiply_and_add_apart() {
+fn fmad_and_unroll_threshold_change_the_code() {
     cuda();
     let k = KernelCrate::new(
         "fmad_kernels",
         "archs = [\"sm_80\"]",
-        "#![no_std]\n#![feature(abi_ptx, stdarch_nvptx)]\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn k(x: *mut f32, a: f32, b: f32) { *x = *x * a + b; }\n#[panic_handler]\nfn panic(_: &core::panic::PanicInfo) -> ! {\n    unsafe { core::arch::nvptx::trap() }\n}\n",
+        "#![no_std]\n#![feature(abi_ptx, stdarch_nvptx)]\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn k(x: *mut f32, a: f32, b: f32) { *x = *x * a + b; }\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn l(out: *mut f32, a: f32) {\n    let mut x = a;\n    for i in 0..128 {\n        x = x * a + 1.0;\n        *out.add(i) = x;\n    }\n}\n#[panic_handler]\nfn panic(_: &core::panic::PanicInfo) -> ! {\n    unsafe { core::arch::nvptx::trap() }\n}\n",
     );
-    k.build(&["--release"]).assert_ok();
-    let ptx = std::fs::read_to_string(k.artifact("release", "sm_80", "ptx")).unwrap();
-    assert!(ptx.contains("fma.rn.f32"), "{ptx}");
-    k.build(&["--release", "--fmad=false"]).assert_ok();
-    let ptx = std::fs::read_to_string(k.artifact("release", "sm_80", "ptx")).unwrap();
-    assert!(!ptx.contains("fma.rn.f32") && ptx.contains("mul.rn.f32"), "{ptx}");
+    let ptx = |args: &[&str]| {
+        k.build(args).assert_ok();
+        std::fs::read_to_string(k.artifact("release", "sm_80", "ptx")).unwrap()
+    };
+    let body = |ptx: &str, name: &str| entry(ptx, name).to_string();
+    let default = ptx(&["--release"]);
+    assert!(body(&default, "k").contains("fma.rn.f32"), "{default}");
+    // LLVM's own budget leaves the 128-step loop rolled (partly unrolled, with a branch back).
+    assert!(body(&default, "l").contains("bra"), "{default}");
+    let no_fmad = ptx(&["--release", "--fmad=false"]);
+    assert!(!body(&no_fmad, "k").contains("fma.rn.f32") && body(&no_fmad, "k").contains("mul.rn.f32"), "{no_fmad}");
+    let unrolled = ptx(&["--release", "--unroll-threshold", "5000"]);
+    let l = body(&unrolled, "l");
+    assert!(!l.contains("bra") && l.matches("fma.rn.f32").count() == 128, "{l}");
 }
 
 #[test]
