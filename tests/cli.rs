@@ -16,7 +16,8 @@ fn doctor_reports_every_component_and_is_ready_after_setup() {
     let out = cargo_ptx().arg("doctor").output().unwrap();
     let t = text(&out);
     assert!(out.status.success(), "{t}");
-    for component in ["toolchain `nightly`", "rust-src", "llvm-tools", "ptxas", "nvcc", "libdevice", "GPU"] {
+    for component in ["toolchain `nightly`", "rust-src", "llvm-tools", "ptxas", "nvcc", "libdevice", "nvdisasm", "compute-sanitizer", "GPU"]
+    {
         assert!(t.contains(component), "doctor lists {component}:\n{t}");
     }
     assert!(t.contains("13.0.88"), "versions are read from the tools:\n{t}");

@@ -10,7 +10,7 @@ use ptx_build::{toolchain, BuildOptions};
 
 use crate::output::{Format, Printer};
 use crate::scaffold::{self, Dependencies, KernelLanguage, NewProject, Vcs};
-use crate::{doctor, setup};
+use crate::{doctor, inspect, sanitize, setup};
 
 /// Build GPU kernels written in Rust and CUDA C++ into PTX and cubins.
 #[derive(Parser, Debug)]
@@ -30,6 +30,10 @@ enum Command {
     Doctor(DoctorArgs),
     /// Install what is missing: the nightly's rust-src and llvm-tools, NVIDIA's ptxas/nvcc/libdevice.
     Setup(SetupArgs),
+    /// One kernel's PTX or SASS with its source lines interleaved, and its resource usage (no GPU needed).
+    Inspect(Box<InspectArgs>),
+    /// Run a cargo command's programs under NVIDIA's compute-sanitizer; findings at the kernel's source line.
+    Sanitize(SanitizeArgs),
     /// Create a GPU project (host crate, kernels, tests) in a new folder.
     New(NewArgs),
     /// Create a GPU project in an existing empty folder.
@@ -125,6 +129,52 @@ struct BuildArgs {
 }
 
 #[derive(Args, Debug)]
+struct InspectArgs {
+    #[command(flatten)]
+    select: Select,
+    /// The kernel, by its PTX name (`saxpy`, or the `extern "C"` name of a CUDA C++ kernel).
+    #[arg(long, value_name = "NAME")]
+    kernel: String,
+    /// Print the PTX (the default).
+    #[arg(long, conflicts_with = "sass")]
+    ptx: bool,
+    /// Print the SASS of the cubin (nvdisasm), instead of the PTX.
+    #[arg(long)]
+    sass: bool,
+    #[command(flatten)]
+    options: Options,
+    /// Folder for artifacts [default: the workspace's target dir].
+    #[arg(long, value_name = "DIR")]
+    target_dir: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct SanitizeArgs {
+    /// The compute-sanitizer tool.
+    #[arg(long, value_enum, default_value_t = SanitizeTool::Memcheck, value_name = "TOOL")]
+    tool: SanitizeTool,
+    /// `human` (findings at source lines) or `json` (one object per finding, then a summary).
+    #[arg(long, value_enum, default_value_t = MessageFormat::Human, value_name = "FMT")]
+    message_format: MessageFormat,
+    /// Run this program as it is instead of building with cargo (repeatable); what follows `--`
+    /// is then its arguments. For binaries built elsewhere, e.g. carried to a GPU machine.
+    #[arg(long = "exe", value_name = "PATH")]
+    exes: Vec<PathBuf>,
+    /// The cargo command that builds and names the programs, and its arguments: `test --release`,
+    /// `run --example bench`, `build --bins` (after `--`).
+    #[arg(last = true, required_unless_present = "exes", value_name = "CARGO ARGS")]
+    cargo: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum SanitizeTool {
+    Memcheck,
+    Racecheck,
+    Synccheck,
+    Initcheck,
+}
+
+#[derive(Args, Debug)]
 struct CheckArgs {
     #[command(flatten)]
     select: Select,
@@ -205,6 +255,8 @@ pub fn main(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
     match cli.command {
         Command::Build(a) => build(*a),
         Command::Check(a) => check(a),
+        Command::Inspect(a) => inspect_cmd(*a),
+        Command::Sanitize(a) => sanitize_cmd(a),
         Command::Doctor(a) => doctor(a),
         Command::Setup(a) => setup_cmd(a),
         Command::Cache(a) => cache_cmd(a),
@@ -244,6 +296,68 @@ fn build_options(a: &BuildArgs, color: bool) -> ptx_build::Result<BuildOptions> 
         color,
         cuda_files: Vec::new(),
     })
+}
+
+fn inspect_cmd(a: InspectArgs) -> ExitCode {
+    // Build progress goes to stderr; the listing alone to stdout, so it can be piped.
+    let printer = Printer::new(Format::Human, true, false);
+    let archs_requested = a.options.archs.as_ref().is_some_and(|v| !v.is_empty());
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let Select { paths, manifest_path, packages } = a.select;
+    let options = match a.options.resolve_paths(&cwd, &Source::CommandLine) {
+        Ok(o) => o,
+        Err(e) => {
+            printer.error(&e);
+            return ExitCode::FAILURE;
+        }
+    };
+    let build = BuildOptions {
+        manifest_path,
+        paths,
+        packages,
+        options,
+        source: Source::CommandLine,
+        target_dir: a.target_dir,
+        jobs: None,
+        color: printer.colors(),
+        cuda_files: Vec::new(),
+    };
+    let opts = inspect::InspectOptions {
+        build,
+        kernel: a.kernel,
+        listing: if a.sass { inspect::Listing::Sass } else { inspect::Listing::Ptx },
+        archs_requested,
+    };
+    match inspect::inspect(&opts, &printer) {
+        Ok(text) => {
+            use std::io::Write;
+            let _ = std::io::stdout().lock().write_all(text.as_bytes());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            printer.error(&e);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn sanitize_cmd(a: SanitizeArgs) -> ExitCode {
+    let format = format_of(a.message_format);
+    let printer = Printer::new(format, false, false);
+    let tool = match a.tool {
+        SanitizeTool::Memcheck => sanitize::Tool::Memcheck,
+        SanitizeTool::Racecheck => sanitize::Tool::Racecheck,
+        SanitizeTool::Synccheck => sanitize::Tool::Synccheck,
+        SanitizeTool::Initcheck => sanitize::Tool::Initcheck,
+    };
+    let opts = sanitize::SanitizeOptions { tool, cargo_args: a.cargo, exes: a.exes };
+    match sanitize::sanitize(&opts, &printer) {
+        Ok(report) => printer.finish_sanitize(&report),
+        Err(e) => {
+            printer.error(&e);
+            ExitCode::from(2)
+        }
+    }
 }
 
 fn check(a: CheckArgs) -> ExitCode {
@@ -415,6 +529,10 @@ mod tests {
             ("nvcc_flags", r#"nvcc-flags = ["--use_fast_math"]"#, &["--nvcc-flag", "--use_fast_math"], |b| b.nvcc_flag("--use_fast_math")),
             ("cuda_std", r#"cuda-std = "c++20""#, &["--cuda-std", "c++20"], |b| b.cuda_std("c++20")),
             ("cuda_gdb", "cuda-gdb = true", &["--cuda-gdb"], |b| b.cuda_gdb(true)),
+            ("shared_cache", r#"shared-cache = "/var/cache/ptx""#, &["--shared-cache", "/var/cache/ptx"], |b| {
+                b.shared_cache(Some("/var/cache/ptx"))
+            }),
+            ("launcher", r#"launcher = "sccache""#, &["--launcher", "sccache"], |b| b.launcher("sccache")),
         ];
         let covered: Vec<&str> = table.iter().map(|r| r.0).collect();
         assert_eq!(covered, Options::KEYS, "every declared option has a row, in declaration order");
@@ -458,6 +576,16 @@ mod tests {
         // A wrong type exists only in metadata; the typed front ends cannot express it.
         assert!(from_toml(r#"archs = "sm_80""#).unwrap_err().to_string().contains("expected a list such as [\"sm_80\", \"sm_90\"]"));
         assert!(from_cli(&["--no-such-flag"]).unwrap_err().to_string().contains("unexpected argument '--no-such-flag'"));
+    }
+
+    /// The programs' own arguments come after a second `--`, which must reach sanitize intact.
+    #[test]
+    fn sanitize_keeps_the_second_separator_for_the_programs() {
+        let argv = ["cargo-ptx", "sanitize", "--tool", "racecheck", "--", "test", "--release", "--", "--ignored"];
+        match Cli::try_parse_from(argv).unwrap().command {
+            Command::Sanitize(a) => assert_eq!(a.cargo, ["test", "--release", "--", "--ignored"]),
+            other => panic!("parsed as {other:?}"),
+        }
     }
 
     #[test]

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use ptx_build::toolchain::{Cuda, Rust};
 
+use crate::tools::CudaTool;
+
 /// How one component stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -175,6 +177,20 @@ pub fn report(toolchain: &str) -> Report {
             "not found: kernels that call __nv_* math functions fail to link".into(),
             cuda_fix.clone(),
         )),
+    }
+    // Tools of two commands only; a build never needs them, so missing ones are warnings.
+    for (tool, what) in [
+        (CudaTool::Nvdisasm, "SASS for `cargo ptx inspect --sass`"),
+        (CudaTool::ComputeSanitizer, "runs programs for `cargo ptx sanitize`"),
+    ] {
+        match tool.find() {
+            Ok(path) => checks.push(check(tool.name(), Status::Ok, None, Some(path), what.into(), None)),
+            Err(e) => {
+                let text = e.to_string();
+                let (message, help) = text.split_once("\n  help: ").unwrap_or((&text, ""));
+                checks.push(check(tool.name(), Status::Warning, None, None, message.to_string(), Some(help.to_string())))
+            }
+        }
     }
     if let Some(mix) = &cuda.mixed {
         checks.push(check("CUDA release", Status::Warning, None, None, mix.clone(), Some("cargo ptx setup --force".into())));

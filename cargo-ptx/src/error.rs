@@ -31,6 +31,27 @@ pub enum Error {
     #[error("setup failed: {message}\n  help: {help}")]
     Setup { message: String, help: String },
 
+    /// An NVIDIA tool a command runs is not installed (`nvdisasm`, `compute-sanitizer`).
+    #[error("{message}\n  help: {help}")]
+    MissingTool { tool: &'static str, message: String, help: String },
+
+    /// `cargo ptx inspect --kernel NAME` names no kernel of the build.
+    #[error("no kernel named `{name}` in {place}{suggestion}\n  help: {help}", suggestion = match suggestion { Some(s) => format!("; did you mean `{s}`?"), None => String::new() })]
+    UnknownKernel { name: String, place: String, suggestion: Option<String>, help: String },
+
+    /// `cargo ptx inspect` could not show what was asked.
+    #[error("{message}\n  help: {help}")]
+    Inspect { message: String, help: String },
+
+    /// `cargo ptx sanitize` on a machine without the CUDA driver: one line, since it is the
+    /// whole story.
+    #[error("no CUDA driver here (libcuda.so.1 not found): compute-sanitizer runs programs on a GPU; run `cargo ptx sanitize` on a machine with an NVIDIA GPU and its driver")]
+    NoDriver,
+
+    /// `cargo ptx sanitize` could not run (no driver, a cargo build that failed, ...).
+    #[error("{message}\n  help: {help}")]
+    Sanitize { message: String, help: String },
+
     /// A file-system operation failed.
     #[error("could not {action} {path}: {source}", path = path.display())]
     Io {

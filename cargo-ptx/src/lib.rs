@@ -2,13 +2,17 @@
 //!
 //! The engine compiles; this crate parses arguments, prints, and holds what only the command
 //! line runs: [`scaffold`] (`new`/`init` and its templates), [`setup`] (installs the toolchain)
-//! and [`doctor`] (the report of every tool).
+//! [`doctor`] (the report of every tool), [`inspect`] (a kernel's PTX or SASS with its source
+//! lines) and [`sanitize`] (programs run under compute-sanitizer, findings mapped to source).
 
 pub mod cli;
 pub mod doctor;
 pub mod error;
+pub mod inspect;
 mod output;
+pub mod sanitize;
 pub mod scaffold;
 pub mod setup;
+mod tools;
 
 pub use error::{Error, Result};

@@ -11,6 +11,8 @@ use ptx_build::{Artifact, ArtifactKind, Event, Reporter};
 use ptx_build::{BuildOutput, Diagnostic, Level};
 use serde_json::json;
 
+use crate::sanitize::{Finding, ProgramRun, SanitizeReport, SanitizeReporter};
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     Human,
@@ -179,6 +181,93 @@ impl Printer {
         } else {
             ExitCode::FAILURE
         }
+    }
+}
+
+impl Printer {
+    /// The last line of `cargo ptx sanitize`: a summary, and the exit code (1 when anything
+    /// was found or a program failed).
+    pub fn finish_sanitize(&self, report: &SanitizeReport) -> ExitCode {
+        let failed: Vec<&ProgramRun> = report.programs.iter().filter(|p| p.exit_code != Some(0)).collect();
+        let clean = report.clean();
+        if self.format == Format::Json {
+            self.json(json!({
+                "reason": "sanitize-finished",
+                "success": clean,
+                "findings": report.findings.len(),
+                "programs": report.programs,
+            }));
+        } else if clean {
+            self.status("Finished", &format!("{} program(s) sanitized: nothing found", report.programs.len()));
+        } else {
+            let mut text = format!(
+                "{}{} {} finding(s) in {} program(s)",
+                style("error").red().bold(),
+                style(":").bold(),
+                report.findings.len(),
+                report.programs.len()
+            );
+            for p in failed {
+                let code = p.exit_code.map(|c| c.to_string()).unwrap_or_else(|| "a signal".into());
+                text.push_str(&format!("; {} exited with {code}", p.program.display()));
+            }
+            self.eprint(&text);
+        }
+        if clean {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        }
+    }
+}
+
+impl SanitizeReporter for Printer {
+    fn status(&self, verb: &'static str, message: &str) {
+        if self.format == Format::Human {
+            Printer::status(self, verb, message);
+        }
+    }
+
+    fn finding(&self, f: &Finding) {
+        if self.format == Format::Json {
+            self.json(json!({
+                "reason": "sanitizer-finding",
+                "tool": f.tool,
+                "level": f.level,
+                "message": f.message,
+                "function": f.function,
+                "file": f.file,
+                "line": f.line,
+                "details": f.details,
+                "count": f.count,
+                "program": f.program,
+            }));
+            return;
+        }
+        let head = if f.level == "warning" { style("warning").yellow().bold() } else { style("error").red().bold() };
+        let mut text = format!("{head}{}{} {}", style(format!("[{}]", f.tool.name())).bold(), style(":").bold(), style(&f.message).bold());
+        if let (Some(file), Some(line)) = (&f.file, f.line) {
+            let shown = std::env::current_dir()
+                .ok()
+                .and_then(|cwd| std::path::Path::new(file).strip_prefix(cwd).ok().map(|p| p.display().to_string()))
+                .unwrap_or_else(|| file.clone());
+            text.push_str(&format!("\n  {} {shown}:{line}", style("-->").blue().bold()));
+            let source =
+                std::fs::read_to_string(file).ok().and_then(|t| t.lines().nth(line.saturating_sub(1) as usize).map(str::to_string));
+            if let Some(src) = source.filter(|s| !s.trim().is_empty()) {
+                text.push_str(&format!("\n   {} {}", style("|").blue().bold(), src.trim_end()));
+            }
+        }
+        if let Some(func) = &f.function {
+            text.push_str(&format!("\n   {} in `{func}`", style("=").blue().bold()));
+        }
+        for d in &f.details {
+            text.push_str(&format!("\n   {} {d}", style("=").blue().bold()));
+        }
+        if f.count > 1 {
+            text.push_str(&format!("\n   {} {} threads made this same report; the first is shown", style("=").blue().bold(), f.count));
+        }
+        self.eprint(&text);
     }
 }
 

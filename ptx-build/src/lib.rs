@@ -60,6 +60,7 @@ mod report;
 mod rust;
 pub mod shared_cache;
 mod shared_ir;
+mod sysroot;
 #[doc(hidden)]
 pub mod signature;
 pub mod toolchain;

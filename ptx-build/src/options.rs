@@ -671,7 +671,8 @@ mod tests {
             "archs": ["sm_80", "sm_90a"], "profile": "debug", "toolchain": "nightly-2026-05-19", "features": ["fast"],
             "all-features": false, "no-default-features": true, "ftz": true, "fmad": false, "unroll-threshold": 2000, "ptx-isa": "7.8", "rust": false,
             "cuda-sources": ["k/*.cu"], "cuda-include": ["include"], "cuda-defines": {"TILE": 16, "FAST": true, "OFF": false},
-            "nvcc-flags": ["--use_fast_math"], "cuda-std": "c++20", "cuda-gdb": true
+            "nvcc-flags": ["--use_fast_math"], "cuda-std": "c++20", "cuda-gdb": true,
+            "shared-cache": "/var/cache/ptx", "launcher": "sccache"
         }));
         let o = o.unwrap();
         assert!(w.is_empty(), "{w:?}");

@@ -23,6 +23,7 @@ use crate::diag::{Diagnostic, Level};
 use crate::error::{Error, Result};
 use crate::process;
 use crate::report::{Event, Reporter};
+use crate::sysroot;
 use crate::toolchain::{Llvm, Rust};
 
 pub const TARGET: &str = "nvptx64-nvidia-cuda";
@@ -78,6 +79,9 @@ pub struct Frontend<'a> {
     /// Where the linked module and the fingerprint go.
     pub work_dir: PathBuf,
     pub color: bool,
+    /// The shared cache folder, where `core` is built once (`None`: `-Zbuild-std` in the
+    /// nested cargo's target dir).
+    pub shared_cache: Option<&'a Path>,
 }
 
 /// The Rust kernels of a crate as one bitcode module, ready for per-arch linking.
@@ -105,7 +109,24 @@ struct Stamp {
 }
 
 impl Frontend<'_> {
+    /// The flags of every crate of the build, `--sysroot` included when `core` is shared.
     fn rustflags(&self) -> Vec<String> {
+        let mut flags = self.base_rustflags();
+        if let Some(dir) = self.sysroot_dir() {
+            flags.push("--sysroot".into());
+            flags.push(dir.to_string_lossy().into_owned());
+        }
+        flags
+    }
+
+    /// The shared sysroot's folder, when `core` is shared.
+    fn sysroot_dir(&self) -> Option<PathBuf> {
+        let root = self.shared_cache?;
+        Some(sysroot::dir_for(self.rust, self.profile, self.cpu, &self.base_rustflags(), root))
+    }
+
+    /// The flags `core` is built with too.
+    fn base_rustflags(&self) -> Vec<String> {
         vec![
             "--emit=llvm-bc".into(),
             // One codegen unit: one .bc per crate.
@@ -152,6 +173,10 @@ impl Frontend<'_> {
             verb: "Compiling",
             message: format!("{} (Rust, {}, {})", self.krate.name, self.rust.toolchain, TARGET),
         });
+        let shared_core = match self.shared_cache {
+            Some(root) => Some(sysroot::ensure(self.rust, self.profile, self.cpu, &self.base_rustflags(), root, reporter)?),
+            None => None,
+        };
         let (units, host_dep_infos) = self.run_cargo(reporter)?;
         let kernel_bc = units.iter().rev().find(|u| u.crate_name == self.krate.lib_name).map(|u| u.bitcode.clone()).ok_or_else(|| {
             Error::ToolFailed {
@@ -166,6 +191,9 @@ impl Frontend<'_> {
         // writes the same module with its metadata numbered differently (a different hash, so
         // no shared-cache hit for an identical build).
         let mut deps: Vec<PathBuf> = units.iter().map(|u| u.bitcode.clone()).filter(|b| *b != kernel_bc).collect();
+        if let Some(core) = &shared_core {
+            deps.extend(core.bitcode.iter().cloned());
+        }
         deps.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
         deps.dedup();
 
@@ -218,8 +246,11 @@ impl Frontend<'_> {
             .env("CARGO_ENCODED_RUSTFLAGS", self.rustflags().join("\x1f"))
             .env("CARGO_TERM_PROGRESS_WHEN", "never")
             .env("CARGO_TERM_COLOR", if self.color { "always" } else { "never" });
-        cmd.arg("rustc")
-            .args(["--lib", "--crate-type", "rlib", "--target", TARGET, "-Zbuild-std=core"])
+        cmd.arg("rustc").args(["--lib", "--crate-type", "rlib", "--target", TARGET]);
+        if self.shared_cache.is_none() {
+            cmd.arg("-Zbuild-std=core");
+        }
+        cmd
             .arg("--manifest-path")
             .arg(&self.krate.manifest_path)
             .args(["-p", &self.krate.name])

@@ -190,7 +190,7 @@ impl SharedCache {
 
     /// Removes every entry.
     pub fn clear(&self) -> Result<()> {
-        for dir in [self.entries_dir(), self.root.join("tmp")] {
+        for dir in [self.entries_dir(), self.root.join("tmp"), self.root.join("sysroot")] {
             match fs::remove_dir_all(&dir) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

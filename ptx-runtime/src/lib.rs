@@ -7,12 +7,13 @@
 
 #![warn(missing_docs)]
 
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 pub use cudarc;
 use cudarc::driver::{
-    sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaView, CudaViewMut, DriverError, LaunchArgs, PushKernelArg,
+    sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaView, CudaViewMut, DriverError, LaunchArgs, LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
 /// `half::f16` and `half::bf16`: the host types of CUDA's `__half` and `__nv_bfloat16` parameters.
@@ -248,6 +249,130 @@ impl fmt::Display for Image {
     }
 }
 
+/// A launch configuration derived from the driver's occupancy calculator for one kernel, as
+/// loaded on one device, with a given dynamic shared memory per block.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LaunchPlan {
+    /// Threads per block: the size that keeps the most threads resident per SM (see
+    /// [`choose_block_size`] for how ties are broken).
+    pub block_size: u32,
+    /// Blocks of that size resident on one SM at once.
+    pub blocks_per_sm: u32,
+    /// The device's SM count.
+    pub sm_count: u32,
+    /// Resident threads per SM / the SM's maximum, from 0 to 1.
+    pub occupancy: f32,
+    /// Dynamic shared memory per block that the plan was made for, in bytes.
+    pub dynamic_shared_bytes: u32,
+}
+
+impl LaunchPlan {
+    /// One thread per element: `ceil(n / block_size)` blocks (at least one) of `block_size`
+    /// threads. Fails with `CUDA_ERROR_INVALID_VALUE` when that is more blocks than a grid's x
+    /// dimension holds (2^31 - 1); such sizes need a grid-stride loop and [`Self::resident_grid`].
+    pub fn for_elements(&self, n: usize) -> Result<LaunchConfig, DriverError> {
+        let blocks = n.div_ceil(self.block_size as usize).max(1);
+        let blocks =
+            u32::try_from(blocks).ok().filter(|b| *b <= i32::MAX as u32).ok_or(DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE))?;
+        Ok(self.config(blocks))
+    }
+
+    /// Exactly as many blocks as are resident on the whole device at once: the grid for a kernel
+    /// with a grid-stride loop.
+    pub fn resident_grid(&self) -> LaunchConfig {
+        self.config((self.blocks_per_sm * self.sm_count).max(1))
+    }
+
+    fn config(&self, blocks: u32) -> LaunchConfig {
+        LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (self.block_size, 1, 1), shared_mem_bytes: self.dynamic_shared_bytes }
+    }
+}
+
+/// Picks the block size: every multiple of the warp size up to `max_block`, scored by resident
+/// threads per SM (`blocks_at(size) * size`, the driver's occupancy calculation). Of the sizes with
+/// the highest score, the smallest one of at least 256 threads wins, else the largest.
+///
+/// Why not the largest, as `cuOccupancyMaxPotentialBlockSize` picks, nor the smallest: at equal
+/// occupancy, measured on an H100 (BENCHMARKS.md, 2^26 floats), saxpy took 320.8 / 293.4 / 301.9
+/// / 315.4 us with 128 / 256 / 512 / 1024 threads a block, and an `expf` kernel 319.0 / 228.2 /
+/// 245.4 / 268.1 us: below 256 the SM's block scheduler becomes the limit (16 short blocks per
+/// SM for 128), above it a block holds its slots until its slowest warp ends. 256 is where both
+/// costs are least, so it is the floor while a larger size reaches the same occupancy.
+///
+/// Returns `(block_size, blocks_per_sm)`; `None` when no size fits on an SM at all (too much
+/// shared memory per block).
+pub fn choose_block_size<E>(
+    max_block: u32,
+    warp_size: u32,
+    mut blocks_at: impl FnMut(u32) -> Result<u32, E>,
+) -> Result<Option<(u32, u32)>, E> {
+    let warp = warp_size.max(1);
+    let mut scored = Vec::new();
+    let mut size = warp;
+    while size <= max_block {
+        let blocks = blocks_at(size)?;
+        if blocks > 0 {
+            scored.push((size, blocks, size * blocks));
+        }
+        size += warp;
+    }
+    let Some(best) = scored.iter().map(|s| s.2).max() else { return Ok(None) };
+    let top: Vec<&(u32, u32, u32)> = scored.iter().filter(|s| s.2 == best).collect();
+    let pick = top.iter().find(|s| s.0 >= 256).or(top.last()).map(|s| (s.0, s.1));
+    Ok(pick)
+}
+
+/// The [`LaunchPlan`] of `function` on `ctx`'s device with `dynamic_shared_bytes` per block,
+/// asked of the driver (a few dozen occupancy queries: cache it, as [`PlanCache`] does).
+pub fn launch_plan(ctx: &Arc<CudaContext>, function: &CudaFunction, dynamic_shared_bytes: u32) -> Result<LaunchPlan, DriverError> {
+    use sys::CUdevice_attribute::*;
+    use sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK;
+    // The function's limit already accounts for its registers; it also binds the context, which
+    // the occupancy queries below need.
+    let max_block = function.get_attribute(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?.max(0) as u32;
+    let warp = ctx.attribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE)?.max(1) as u32;
+    let sm_count = ctx.attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?.max(1) as u32;
+    let max_threads_sm = ctx.attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?.max(1) as u32;
+    let smem = dynamic_shared_bytes as usize;
+    let chosen = choose_block_size(max_block, warp, |size| function.occupancy_max_active_blocks_per_multiprocessor(size, smem, None))?;
+    // No block size fits: the shared memory per block is more than an SM has.
+    let (block_size, blocks_per_sm) = chosen.ok_or(DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE))?;
+    Ok(LaunchPlan {
+        block_size,
+        blocks_per_sm,
+        sm_count,
+        occupancy: (block_size * blocks_per_sm) as f32 / max_threads_sm as f32,
+        dynamic_shared_bytes,
+    })
+}
+
+/// [`LaunchPlan`]s of a module's kernels, computed on first use and kept per (kernel, dynamic
+/// shared memory). Clones share the cache. The generated `Kernels` holds one.
+#[derive(Clone, Debug)]
+pub struct PlanCache {
+    ctx: Arc<CudaContext>,
+    plans: Arc<Mutex<HashMap<(usize, u32), LaunchPlan>>>,
+}
+
+impl PlanCache {
+    /// An empty cache for kernels loaded on `ctx`.
+    pub fn new(ctx: &Arc<CudaContext>) -> Self {
+        PlanCache { ctx: ctx.clone(), plans: Arc::default() }
+    }
+
+    /// The plan of kernel number `index` (any stable number per kernel), `function`.
+    pub fn plan(&self, index: usize, function: &CudaFunction, dynamic_shared_bytes: u32) -> Result<LaunchPlan, DriverError> {
+        let key = (index, dynamic_shared_bytes);
+        if let Some(p) = self.plans.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return Ok(*p);
+        }
+        // Computed outside the lock: two threads may both ask the driver once; both get the same answer.
+        let plan = launch_plan(&self.ctx, function, dynamic_shared_bytes)?;
+        self.plans.lock().unwrap_or_else(|e| e.into_inner()).insert(key, plan);
+        Ok(plan)
+    }
+}
+
 /// Device memory a kernel reads (`*const T` / `const T*`): `CudaSlice<T>` or `CudaView<T>`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not device memory of `{T}` that the kernel can read",
@@ -341,6 +466,45 @@ mod tests {
     #[test]
     fn ptx_only_skips_cubins() {
         assert_eq!(names(candidates(IMAGES, 86, Policy::PtxOnly)), ["sm_80 PTX"]);
+    }
+
+    /// An H100-like SM: 2048 threads, 32 blocks, 64K registers; `regs` registers per thread.
+    fn sm(regs: u32, smem_per_block: u32) -> impl FnMut(u32) -> Result<u32, ()> {
+        move |size| {
+            let by_threads = 2048 / size;
+            let by_regs = 65536 / (regs * size.next_multiple_of(32));
+            let by_smem = (228 * 1024u32).checked_div(smem_per_block).unwrap_or(u32::MAX);
+            Ok(by_threads.min(32).min(by_regs).min(by_smem))
+        }
+    }
+
+    #[test]
+    fn block_size_is_the_smallest_of_at_least_256_at_full_occupancy() {
+        // A light kernel is fully resident at 64..=1024: 256, not the driver's 1024 (ties).
+        assert_eq!(choose_block_size(1024, 32, sm(16, 0)), Ok(Some((256, 8))));
+        // 64 registers: 1024 threads per SM at most, every size that divides it ties.
+        assert_eq!(choose_block_size(1024, 32, sm(64, 0)), Ok(Some((256, 4))));
+        // 168 registers: only 384 threads per SM fit (12 warps), reached by 96, 128, 192 and 384.
+        assert_eq!(choose_block_size(384, 32, sm(168, 0)), Ok(Some((384, 1))));
+        // 48 KiB of shared memory per block: 4 blocks per SM, so only 512 threads per block fill it.
+        assert_eq!(choose_block_size(1024, 32, sm(16, 48 * 1024)), Ok(Some((512, 4))));
+        // The function's own limit caps the sizes tried.
+        assert_eq!(choose_block_size(96, 32, sm(16, 48 * 1024)), Ok(Some((96, 4))));
+        // Nothing fits.
+        assert_eq!(choose_block_size(1024, 32, |_| Ok::<u32, ()>(0)), Ok(None));
+        // A driver error stops the search.
+        assert_eq!(choose_block_size(1024, 32, |_| Err::<u32, &str>("no context")), Err("no context"));
+    }
+
+    #[test]
+    fn a_plan_covers_every_element_and_refuses_too_many_blocks() {
+        let plan = LaunchPlan { block_size: 256, blocks_per_sm: 8, sm_count: 132, occupancy: 1.0, dynamic_shared_bytes: 512 };
+        let c = plan.for_elements(1000).unwrap();
+        assert_eq!((c.grid_dim, c.block_dim, c.shared_mem_bytes), ((4, 1, 1), (256, 1, 1), 512));
+        assert_eq!(plan.for_elements(0).unwrap().grid_dim, (1, 1, 1));
+        assert_eq!(plan.for_elements(256 * i32::MAX as usize).unwrap().grid_dim.0, i32::MAX as u32);
+        assert_eq!(plan.for_elements(256 * i32::MAX as usize + 1).unwrap_err().0, sys::CUresult::CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(plan.resident_grid().grid_dim, (1056, 1, 1));
     }
 
     #[test]

@@ -179,5 +179,9 @@ pub fn hide_cuda(cmd: &mut Command, empty_home: &Path) {
     for v in ["PTXAS", "NVCC", "LIBDEVICE", "CUDA_PATH", "CUDA_HOME", "CUDA_ROOT"] {
         cmd.env_remove(v);
     }
+    // The shared step cache (and its `core`) stays where it was: hiding CUDA is not about it.
+    if let Some(steps) = ptx_build::toolchain::home().map(|h| h.join("steps")) {
+        cmd.env("CARGO_PTX_CACHE_DIR", steps);
+    }
     cmd.env("CARGO_PTX_HOME", empty_home);
 }

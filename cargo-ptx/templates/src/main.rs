@@ -5,7 +5,7 @@ use std::error::Error;
 use std::time::Instant;
 
 use ptx_runtime::cudarc::driver::CudaStream;
-use {{crate}}::{input, kernels::Kernels, launch_config, ulps_apart};
+use {{crate}}::{input, kernels::Kernels, ulps_apart};
 
 const N: usize = 1 << 24;
 
@@ -24,17 +24,20 @@ fn main() -> Result<(), Box<dyn Error>> {
     let y0: Vec<f32> = (0..N).map(|i| (i % 7) as f32).collect();
     stream.memcpy_htod(&y0, &mut dy)?;
     // Timed once: saxpy updates y in place.
-    let ms = time(&stream, 1, || unsafe { k.saxpy(&stream, launch_config(N), N as u32, 2.0, &dx, &mut dy) })?;
+    let cfg = k.saxpy_config(N)?;
+    let ms = time(&stream, 1, || unsafe { k.saxpy(&stream, cfg, N as u32, 2.0, &dx, &mut dy) })?;
     let want: Vec<f32> = x.iter().zip(&y0).map(|(x, y)| {{crate}}::saxpy(2.0, *x, *y)).collect();
     failed |= report("saxpy", &stream.clone_dtoh(&dy)?, &want, 0, ms, 3);
 
-    let ms = time(&stream, 20, || unsafe { k.softplus(&stream, launch_config(N), N as u32, &dx, &mut dy) })?;
+    let cfg = k.softplus_config(N)?;
+    let ms = time(&stream, 20, || unsafe { k.softplus(&stream, cfg, N as u32, &dx, &mut dy) })?;
     let want: Vec<f32> = x.iter().map(|x| {{crate}}::softplus(*x)).collect();
     failed |= report("softplus", &stream.clone_dtoh(&dy)?, &want, 4, ms, 2);
 {{/rust}}
 {{#cuda}}
 
-    let ms = time(&stream, 20, || unsafe { k.sigmoid(&stream, launch_config(N), N as u32, &dx, &mut dy) })?;
+    let cfg = k.sigmoid_config(N)?;
+    let ms = time(&stream, 20, || unsafe { k.sigmoid(&stream, cfg, N as u32, &dx, &mut dy) })?;
     let want: Vec<f32> = x.iter().map(|x| {{crate}}::sigmoid(*x)).collect();
     failed |= report("sigmoid", &stream.clone_dtoh(&dy)?, &want, 4, ms, 2);
 {{/cuda}}

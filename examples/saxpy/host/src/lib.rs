@@ -17,8 +17,3 @@ pub fn saxpy_cpu(a: f32, x: &[f32], y: &mut [f32]) {
 pub fn max_exp_error(x: &[f32], y: &[f32]) -> f32 {
     x.iter().zip(y).map(|(x, y)| ((x.exp() - y) / x.exp().max(f32::MIN_POSITIVE)).abs()).fold(0.0, f32::max)
 }
-
-/// One launch configuration for `n` elements, 256 threads a block.
-pub fn config(n: usize) -> ptx_runtime::cudarc::driver::LaunchConfig {
-    ptx_runtime::cudarc::driver::LaunchConfig { grid_dim: (n.div_ceil(256) as u32, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 }
-}

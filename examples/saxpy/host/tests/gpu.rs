@@ -2,7 +2,7 @@
 //! Without a CUDA driver each test says so in one line and passes.
 
 use ptx_runtime::{Image, ImageKind, LoadError, Policy, Variant};
-use saxpy::{config, kernels, max_exp_error, saxpy_cpu};
+use saxpy::{kernels, max_exp_error, saxpy_cpu};
 
 fn ctx() -> Option<std::sync::Arc<ptx_runtime::cudarc::driver::CudaContext>> {
     ptx_runtime::context_or_skip()
@@ -15,7 +15,7 @@ fn check_results(k: &kernels::Kernels, ctx: &std::sync::Arc<ptx_runtime::cudarc:
         let y: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
         let dx = stream.clone_htod(&x).unwrap();
         let mut dy = stream.clone_htod(&y).unwrap();
-        unsafe { k.saxpy(&stream, config(n), n as u32, 1.5, &dx, &mut dy) }.unwrap();
+        unsafe { k.saxpy(&stream, k.saxpy_config(n).unwrap(), n as u32, 1.5, &dx, &mut dy) }.unwrap();
         let mut want = y.clone();
         saxpy_cpu(1.5, &x, &mut want);
         assert_eq!(stream.clone_dtoh(&dy).unwrap(), want, "saxpy, n = {n}");
@@ -24,7 +24,7 @@ fn check_results(k: &kernels::Kernels, ctx: &std::sync::Arc<ptx_runtime::cudarc:
         let mut de = stream.alloc_zeros::<f32>(n).unwrap();
         let view = dx.slice(..);
         let mut out = de.slice_mut(..);
-        unsafe { k.exp_kernel(&stream, config(n), n as u32, &view, &mut out) }.unwrap();
+        unsafe { k.exp_kernel(&stream, k.exp_kernel_config(n).unwrap(), n as u32, &view, &mut out) }.unwrap();
         let e = stream.clone_dtoh(&de).unwrap();
         assert!(max_exp_error(&x, &e) <= 1e-6, "exp, n = {n}: {}", max_exp_error(&x, &e));
     }
@@ -70,4 +70,35 @@ fn the_generated_module_lists_kernels_and_images() {
     assert_eq!(archs, ["sm_80 PTX", "sm_80 cubin", "sm_90 PTX", "sm_90 cubin"]);
     assert!(kernels::saxpy_kernels::PTX_SM_90.contains(".entry saxpy"));
     assert_eq!(&kernels::saxpy_kernels::CUBIN_SM_80[..4], b"\x7fELF");
+}
+
+/// The occupancy plan reaches the driver's own best occupancy (`cuOccupancyMaxPotentialBlockSize`),
+/// covers every element, is cached, and follows the dynamic shared memory asked for.
+#[test]
+fn occupancy_configs_reach_the_drivers_best_occupancy() {
+    let Some(ctx) = ctx() else { return };
+    let k = kernels::Kernels::load(&ctx).unwrap();
+    let module = ptx_runtime::load(&ctx, kernels::saxpy_kernels::IMAGES, Policy::Best).unwrap();
+    extern "C" fn no_shared(_: std::ffi::c_int) -> usize {
+        0
+    }
+    for name in ["saxpy", "exp_kernel"] {
+        let plan = if name == "saxpy" { k.saxpy_plan(0) } else { k.exp_kernel_plan(0) }.unwrap();
+        let f = module.function(name).unwrap();
+        let (_, driver_block) = f.occupancy_max_potential_block_size(no_shared, 0, 0, None).unwrap();
+        let driver_blocks = f.occupancy_max_active_blocks_per_multiprocessor(driver_block, 0, None).unwrap();
+        eprintln!("{name}: plan {plan:?}; driver's choice {driver_block} threads x {driver_blocks} blocks/SM");
+        assert_eq!(plan.block_size * plan.blocks_per_sm, driver_block * driver_blocks, "{name}: same resident threads per SM");
+        assert!(plan.block_size >= 256 && plan.block_size % 32 == 0, "{plan:?}");
+        let cfg = plan.for_elements(100_003).unwrap();
+        assert!(cfg.grid_dim.0 as usize * cfg.block_dim.0 as usize >= 100_003);
+    }
+    assert_eq!(k.saxpy_plan(0).unwrap(), k.saxpy_plan(0).unwrap());
+    // 40 KiB of dynamic shared memory per block (under the 48 KiB that needs no opt-in): at most
+    // five blocks fit in an H100 SM's 228 KiB.
+    let big = k.saxpy_plan(40 * 1024).unwrap();
+    assert!(big.blocks_per_sm <= 5 && big.dynamic_shared_bytes == 40 * 1024, "{big:?}");
+    assert_eq!(k.saxpy_config_with_shared(1000, 40 * 1024).unwrap().shared_mem_bytes, 40 * 1024);
+    // More than any SM has: refused, not a config that fails at launch.
+    assert!(k.saxpy_plan(16 * 1024 * 1024).is_err());
 }

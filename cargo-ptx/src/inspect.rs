@@ -1,0 +1,458 @@
+//! `cargo ptx inspect --kernel NAME`: one kernel's PTX or SASS with the source lines it came
+//! from, and its resource usage. No GPU is needed: the build writes the PTX and the cubin, and
+//! `nvdisasm` reads the cubin's line table (`.loc` in PTX, `.debug_line` in the cubin; both come
+//! from the line info every build emits: Rust debug line tables, nvcc `-lineinfo`).
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use ptx_build::{process, Artifact, ArtifactKind, BuildOptions, BuildOutput, KernelInfo, Reporter};
+
+use crate::error::{Error, Result};
+use crate::tools::CudaTool;
+
+/// Which listing to print.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Listing {
+    Ptx,
+    Sass,
+}
+
+/// What to inspect.
+#[derive(Clone, Debug)]
+pub struct InspectOptions {
+    pub build: BuildOptions,
+    pub kernel: String,
+    pub listing: Listing,
+    /// Archs named with `--arch`: each is printed; none means the highest arch the build made.
+    pub archs_requested: bool,
+}
+
+/// Builds (or finds fresh) the kernels and returns the listing of `opts.kernel`.
+pub fn inspect(opts: &InspectOptions, reporter: &dyn Reporter) -> Result<String> {
+    let out = opts.build.run(reporter)?;
+    render(&out, opts)
+}
+
+/// The listing for a finished build.
+pub fn render(out: &BuildOutput, opts: &InspectOptions) -> Result<String> {
+    let name = opts.kernel.as_str();
+    let wanted = match opts.listing {
+        Listing::Ptx => ArtifactKind::Ptx,
+        Listing::Sass => ArtifactKind::Cubin,
+    };
+    let all: Vec<&Artifact> = out.crates.iter().flat_map(|c| c.artifacts.iter()).collect();
+    let with_kernel: Vec<&Artifact> = all.iter().copied().filter(|a| a.kernels.iter().any(|k| k.name == name)).collect();
+    if with_kernel.is_empty() {
+        return Err(unknown_kernel(name, out));
+    }
+    let mut chosen: Vec<&Artifact> = with_kernel.iter().copied().filter(|a| a.kind == wanted).collect();
+    if chosen.is_empty() {
+        let archs: Vec<&str> = with_kernel.iter().map(|a| a.arch.as_str()).collect();
+        return Err(Error::Inspect {
+            message: format!("no cubin of kernel `{name}` to disassemble: the build made PTX only (archs: {})", dedup(archs).join(", ")),
+            help: "name a real GPU arch (`--arch sm_90`; `compute_XX` is PTX only) and make sure ptxas is found (`cargo ptx doctor`)"
+                .into(),
+        });
+    }
+    // Highest arch first; without --arch only that one is shown.
+    chosen.sort_by_key(|a| std::cmp::Reverse(arch_key(&a.arch)));
+    if !opts.archs_requested {
+        chosen.truncate(1);
+    }
+    let mut text = String::new();
+    let mut sources = Sources::default();
+    for a in chosen {
+        let resources = with_kernel.iter().find(|c| c.kind == ArtifactKind::Cubin && c.arch == a.arch && c.module == a.module);
+        let info = resources.and_then(|c| c.kernels.iter().find(|k| k.name == name));
+        let _ = writeln!(
+            text,
+            "// kernel `{name}`, {} {} of module `{}` ({})",
+            a.arch,
+            if wanted == ArtifactKind::Ptx { "PTX" } else { "SASS" },
+            a.module,
+            a.path.display()
+        );
+        let _ = writeln!(text, "// resources: {}", describe_resources(info));
+        let body = match opts.listing {
+            Listing::Ptx => {
+                let ptx = std::fs::read_to_string(&a.path).map_err(|e| Error::io("read", &a.path, e))?;
+                ptx_listing(&ptx, name, &mut sources).ok_or_else(|| Error::Inspect {
+                    message: format!("`.entry {name}` not found in {}", a.path.display()),
+                    help: "rebuild (`cargo ptx build`): the file does not match the build's kernel list".into(),
+                })?
+            }
+            Listing::Sass => {
+                let nvdisasm = CudaTool::Nvdisasm.find()?;
+                let mut cmd = process::command(&nvdisasm);
+                cmd.args(["--print-line-info", "--print-code"]).arg(&a.path);
+                let out = process::checked("nvdisasm", || format!(" for `{name}` ({})", a.arch), &mut cmd)?;
+                let sass = process::stdout_text(&out);
+                sass_listing(&sass, name, &mut sources).ok_or_else(|| Error::Inspect {
+                    message: format!("nvdisasm printed no code section for `{name}` from {}", a.path.display()),
+                    help: format!("run `{} --print-code {}` to see what it holds", nvdisasm.display(), a.path.display()),
+                })?
+            }
+        };
+        text.push_str(&body);
+        text.push('\n');
+    }
+    Ok(text)
+}
+
+fn dedup(mut v: Vec<&str>) -> Vec<&str> {
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// `sm_90a` > `sm_90` > `compute_90` > `sm_89`.
+fn arch_key(arch: &str) -> (u32, u8) {
+    let digits: String = arch.chars().filter(|c| c.is_ascii_digit()).collect();
+    let suffix = arch.chars().last().filter(|c| c.is_ascii_alphabetic()).is_some() as u8 + arch.starts_with("sm_") as u8;
+    (digits.parse().unwrap_or(0), suffix)
+}
+
+fn describe_resources(info: Option<&KernelInfo>) -> String {
+    match info {
+        Some(KernelInfo {
+            registers: Some(r),
+            spill_stores: Some(ss),
+            spill_loads: Some(sl),
+            shared_bytes: Some(sh),
+            stack_bytes: Some(st),
+            ..
+        }) => format!("{r} registers, {ss} B spill stores, {sl} B spill loads, {sh} B static shared memory, {st} B stack (ptxas)"),
+        _ => "unknown: no cubin for this arch (ptxas not found, or a compute_XX arch)".into(),
+    }
+}
+
+fn unknown_kernel(name: &str, out: &BuildOutput) -> Error {
+    let mut names: Vec<&str> =
+        out.crates.iter().flat_map(|c| c.artifacts.iter()).flat_map(|a| a.kernels.iter().map(|k| k.name.as_str())).collect();
+    names.sort();
+    names.dedup();
+    let packages: Vec<&str> = out.crates.iter().map(|c| c.name.as_str()).collect();
+    let place = match packages.as_slice() {
+        [] => "the build (it found no kernel crate)".to_string(),
+        [one] => format!("`{one}`"),
+        many => format!("{} packages ({})", many.len(), many.join(", ")),
+    };
+    let suggestion = closest(name, &names).map(str::to_string);
+    let help = if names.is_empty() {
+        "point inspect at a kernel crate (`cargo ptx inspect PATH --kernel NAME`)".to_string()
+    } else {
+        format!("the kernels are: {}", names.join(", "))
+    };
+    Error::UnknownKernel { name: name.to_string(), place, suggestion, help }
+}
+
+/// The name within a third of its length in edits (at least 1), or one that contains it.
+fn closest<'a>(name: &str, names: &[&'a str]) -> Option<&'a str> {
+    let best = names.iter().map(|n| (edit_distance(name, n), *n)).min()?;
+    let limit = (name.chars().count() / 3).max(1);
+    if best.0 <= limit {
+        return Some(best.1);
+    }
+    names.iter().copied().find(|n| n.contains(name) || name.contains(n))
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for j in 0..b.len() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + (ca != b[j]) as usize).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// Source files read once each, for the interleaved lines.
+#[derive(Default)]
+struct Sources {
+    files: HashMap<PathBuf, Option<Vec<String>>>,
+}
+
+impl Sources {
+    /// `// src/lib.rs:16  let i = ...` for a line the listing came from (the text when the file
+    /// is readable here).
+    fn annotation(&mut self, path: &str, line: u32) -> String {
+        let shown = display_path(path);
+        let lines = self
+            .files
+            .entry(PathBuf::from(path))
+            .or_insert_with(|| std::fs::read_to_string(path).ok().map(|t| t.lines().map(|l| l.trim().to_string()).collect()));
+        match lines.as_ref().and_then(|l| l.get(line.checked_sub(1)? as usize)) {
+            Some(text) if !text.is_empty() => format!("// {shown}:{line}  {text}"),
+            _ => format!("// {shown}:{line}"),
+        }
+    }
+}
+
+/// Relative to the current folder when below it; the Rust standard library's sources shortened
+/// to `core/...`.
+fn display_path(path: &str) -> String {
+    let p = Path::new(path);
+    if let Some(rel) = std::env::current_dir().ok().and_then(|cwd| p.strip_prefix(cwd).ok().map(Path::to_path_buf)) {
+        return rel.display().to_string();
+    }
+    if let Some(i) = path.find("/lib/rustlib/src/rust/library/") {
+        let rest = &path[i + "/lib/rustlib/src/rust/library/".len()..];
+        // `core/src/../../stdarch/crates/core_arch/...` reads better without the `..`.
+        return match rest.find("/../../") {
+            Some(j) => rest[j + "/../../".len()..].to_string(),
+            None => rest.to_string(),
+        };
+    }
+    path.to_string()
+}
+
+/// The `.entry name` function of `ptx`, its `.loc` lines replaced by the source lines they name.
+fn ptx_listing(ptx: &str, name: &str, sources: &mut Sources) -> Option<String> {
+    let files: HashMap<u32, String> = ptx
+        .lines()
+        .filter_map(|l| {
+            let rest = l.trim().strip_prefix(".file")?.trim_start();
+            let (n, path) = rest.split_once(char::is_whitespace)?;
+            let path = path.trim().strip_prefix('"')?.rsplit_once('"')?.0;
+            Some((n.parse().ok()?, unescape(path)))
+        })
+        .collect();
+    let lines: Vec<&str> = ptx.lines().collect();
+    let start = lines.iter().position(|l| entry_name(l) == Some(name))?;
+    let mut out = String::new();
+    let mut depth = 0i32;
+    let mut opened = false;
+    let mut last = None;
+    for l in &lines[start..] {
+        let code = l.split("//").next().unwrap_or_default();
+        let trimmed = l.trim_start();
+        if let Some(loc) = trimmed.strip_prefix(".loc") {
+            let mut it = loc.split_whitespace();
+            let (f, line) = (it.next().and_then(|v| v.parse::<u32>().ok()), it.next().and_then(|v| v.parse::<u32>().ok()));
+            if let (Some(f), Some(line)) = (f, line) {
+                // Line 0 is the compiler's "no line"; repeats of the last line add nothing.
+                if line != 0 && last != Some((f, line)) {
+                    if let Some(path) = files.get(&f) {
+                        let _ = writeln!(out, "\t{}", sources.annotation(path, line));
+                    }
+                    last = Some((f, line));
+                }
+            }
+            continue;
+        }
+        out.push_str(l);
+        out.push('\n');
+        for c in code.chars() {
+            match c {
+                '{' => {
+                    depth += 1;
+                    opened = true;
+                }
+                '}' => depth -= 1,
+                _ => {}
+            }
+        }
+        if opened && depth <= 0 {
+            return Some(out);
+        }
+    }
+    opened.then_some(out)
+}
+
+/// A path as PTX and nvdisasm quote it: bytes outside ASCII (and `"`, `\\`) as C escapes, `\303\261` for `ñ`.
+pub(crate) fn unescape(quoted: &str) -> String {
+    let b = quoted.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 1 < b.len() {
+            let octal: Vec<u8> = b[i + 1..].iter().take(3).take_while(|c| (b'0'..=b'7').contains(c)).copied().collect();
+            if !octal.is_empty() {
+                out.push(octal.iter().fold(0u32, |v, d| v * 8 + (d - b'0') as u32) as u8);
+                i += 1 + octal.len();
+                continue;
+            }
+            out.push(b[i + 1]);
+            i += 2;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `name` of `.visible .entry name(` / `.entry name (`, whatever the indentation.
+fn entry_name(line: &str) -> Option<&str> {
+    let code = line.split("//").next()?.trim();
+    let rest = code.split(".entry").nth(1)?;
+    if !code.starts_with(".entry") && !code.starts_with(".visible") && !code.starts_with(".weak") {
+        return None;
+    }
+    let name = rest.trim_start().split(|c: char| c == '(' || c.is_whitespace()).next()?;
+    (!name.is_empty()).then_some(name)
+}
+
+/// The code section of `name` from `nvdisasm --print-line-info --print-code`, its
+/// `//## File "...", line N` comments turned into source lines and mangled names of callees
+/// demangled.
+fn sass_listing(sass: &str, name: &str, sources: &mut Sources) -> Option<String> {
+    let header = format!(".text.{name} ");
+    let mut out = String::new();
+    let mut inside = false;
+    for l in sass.lines() {
+        if l.starts_with("//---------------------") {
+            if inside {
+                break;
+            }
+            inside = l.contains(&header) || l.trim_end().ends_with(&format!(".text.{name}"));
+            continue;
+        }
+        if !inside {
+            continue;
+        }
+        let t = l.trim_start();
+        if let Some(rest) = t.strip_prefix("//## File \"") {
+            let (path, tail) = rest.split_once("\", line ")?;
+            let line: u32 = tail.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()?;
+            let _ = writeln!(out, "\t{}", sources.annotation(&unescape(path), line));
+            continue;
+        }
+        out.push_str(&demangle_words(l));
+        out.push('\n');
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// Rust (`_ZN...E`, `_R...`) and C++ (`_Z...`) symbols in a line, demangled: SASS names the
+/// device functions it calls by their mangled names.
+pub(crate) fn demangle_words(line: &str) -> String {
+    if !line.contains("_Z") && !line.contains("_R") {
+        return line.to_string();
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        if word.starts_with("_Z") || word.starts_with("_R") {
+            if let Ok(d) = rustc_demangle::try_demangle(word) {
+                let _ = write!(out, "{d:#}");
+            } else if let Some(d) = cpp_demangle::Symbol::new(word.as_bytes()).ok().and_then(|s| s.demangle().ok()) {
+                out.push_str(&d);
+            } else {
+                out.push_str(word);
+            }
+        } else {
+            out.push_str(word);
+        }
+        word.clear();
+    };
+    for c in line.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '$' || c == '.' {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PTX: &str = r#"
+.version 7.8
+.target sm_90
+	// .globl	first
+.visible .entry first(
+	.param .u32 first_param_0
+)
+{
+	.loc	1 3 0
+	ret;
+}
+	// .globl	second
+.visible .entry second(
+	.param .u64 second_param_0
+)
+{
+	.reg .b32 	%r<3>;
+	.loc	1 7 5                           // src/lib.rs:7:5
+	mov.u32 	%r1, %tid.x;
+	.loc	1 7 5
+	.loc	1 0 5
+	{ // inline asm
+	add.u32 %r2, %r1, 1;
+	}
+	.loc	1 9 1
+	ret;
+}
+	.file	1 "/nonexistent/src/lib.rs"
+"#;
+
+    #[test]
+    fn ptx_listing_is_one_entry_with_its_source_lines() {
+        let text = ptx_listing(PTX, "second", &mut Sources::default()).unwrap();
+        assert!(text.starts_with(".visible .entry second("), "{text}");
+        assert!(!text.contains("first"), "{text}");
+        assert!(text.contains("// /nonexistent/src/lib.rs:7\n\tmov.u32"), "{text}");
+        assert_eq!(text.matches("lib.rs:7").count(), 1, "a repeated line is shown once: {text}");
+        assert!(!text.contains("lib.rs:0") && !text.contains(".loc"), "{text}");
+        assert!(text.contains("add.u32") && text.trim_end().ends_with('}') && text.contains("lib.rs:9"), "{text}");
+        assert!(ptx_listing(PTX, "third", &mut Sources::default()).is_none());
+    }
+
+    #[test]
+    fn source_text_is_interleaved_when_the_file_is_here() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("k.cu");
+        std::fs::write(&file, "int a;\n  y[i] = a * x[i];\n").unwrap();
+        let ptx = format!(".visible .entry k()\n{{\n\t.loc 1 2 3\n\tret;\n}}\n\t.file 1 \"{}\"\n", file.display());
+        let text = ptx_listing(&ptx, "k", &mut Sources::default()).unwrap();
+        assert!(text.contains("k.cu:2  y[i] = a * x[i];"), "{text}");
+    }
+
+    #[test]
+    fn sass_section_of_one_kernel_with_lines_and_demangled_calls() {
+        let sass = "\t.target sm_90\n//--------------------- .text.other   --------\n  /*0000*/ EXIT ;\n\
+//--------------------- .text.k   --------------------------\n\t.section .text.k\nk:\n\
+\t//## File \"/nonexistent/a.rs\", line 12\n        /*0000*/ CALL.REL.NOINC `(_ZN7kernels6helper17h0123456789abcdefE) ;\n\
+        /*0010*/ CALL.REL.NOINC `(_Z6squaref) ;\n\
+//--------------------- .nv.shared   ----\n";
+        let text = sass_listing(sass, "k", &mut Sources::default()).unwrap();
+        assert!(text.contains("// /nonexistent/a.rs:12"), "{text}");
+        assert!(text.contains("`(kernels::helper)"), "{text}");
+        assert!(text.contains("`(square(float))"), "{text}");
+        assert!(!text.contains("other") && !text.contains("nv.shared"), "{text}");
+        assert!(sass_listing(sass, "missing", &mut Sources::default()).is_none());
+    }
+
+    #[test]
+    fn quoted_paths_are_unescaped() {
+        assert_eq!(unescape(r"/tmp/kernels \303\261/a.cu"), "/tmp/kernels ñ/a.cu");
+        assert_eq!(unescape(r#"a\"b\\c"#), r#"a"b\c"#);
+    }
+
+    #[test]
+    fn suggestions_are_close_names() {
+        assert_eq!(closest("saxpi", &["saxpy", "exp_kernel", "empty"]), Some("saxpy"));
+        assert_eq!(closest("exp", &["saxpy", "exp_kernel", "empty"]), Some("exp_kernel"));
+        assert_eq!(closest("reduce", &["saxpy", "exp_kernel"]), None);
+    }
+
+    #[test]
+    fn highest_arch_first() {
+        let mut v = ["sm_80", "compute_90", "sm_90", "sm_90a", "sm_89"];
+        v.sort_by_key(|a| std::cmp::Reverse(arch_key(a)));
+        assert_eq!(v, ["sm_90a", "sm_90", "compute_90", "sm_89", "sm_80"]);
+    }
+}

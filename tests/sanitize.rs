@@ -1,0 +1,136 @@
+//! `cargo ptx sanitize` where it cannot run: each reason in one message. (Findings on a GPU:
+//! tests/fixtures/sanitize-demo and BENCHMARKS.md.)
+
+mod common;
+
+use common::{cargo_ptx, hide_cuda};
+
+fn run(args: &[&str], env: impl FnOnce(&mut std::process::Command)) -> (Option<i32>, String, String) {
+    let mut cmd = cargo_ptx();
+    cmd.arg("sanitize").args(args);
+    env(&mut cmd);
+    let out = cmd.output().unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// A folder laid out as a toolkit's compute-sanitizer (the executable and its launcher): these
+/// runs stop before starting it.
+struct FakeSanitizer(tempfile::TempDir);
+
+impl FakeSanitizer {
+    fn path(&self) -> std::path::PathBuf {
+        self.0.path().join("compute-sanitizer")
+    }
+}
+
+fn fake_sanitizer() -> FakeSanitizer {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["compute-sanitizer", "TreeLauncherSubreaper"] {
+        std::fs::write(dir.path().join(f), "").unwrap();
+    }
+    FakeSanitizer(dir)
+}
+
+#[test]
+fn without_a_driver_it_says_so_in_one_line_before_building() {
+    if cargo_ptx::sanitize::driver_present() {
+        eprintln!("skipped: this machine has a CUDA driver");
+        return;
+    }
+    let fake = fake_sanitizer();
+    let (code, out, err) = run(&["--", "test", "-p", "no-such-package"], |c| {
+        c.env("COMPUTE_SANITIZER", fake.path());
+    });
+    assert_eq!(code, Some(2), "{err}");
+    assert!(out.is_empty());
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(err.starts_with("error: no CUDA driver here (libcuda.so.1 not found)"), "{err}");
+    assert!(err.contains("on a machine with an NVIDIA GPU and its driver"), "{err}");
+    assert!(!err.contains("no-such-package"), "nothing was built: {err}");
+
+    let (code, out, _) = run(&["--message-format", "json", "--", "test"], |c| {
+        c.env("COMPUTE_SANITIZER", fake.path());
+    });
+    assert_eq!(code, Some(2));
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["reason"], "ptx-diagnostic");
+    assert!(v["message"].as_str().unwrap().starts_with("no CUDA driver here"), "{v}");
+}
+
+#[test]
+fn a_missing_sanitizer_names_the_fix() {
+    let empty = tempfile::tempdir().unwrap();
+    let (code, _, err) = run(&["--", "test"], |c| {
+        hide_cuda(c, empty.path());
+        c.env_remove("COMPUTE_SANITIZER").env("PATH", "/usr/bin:/bin");
+    });
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("compute-sanitizer not found: `cargo ptx sanitize` runs programs under it"), "{err}");
+    assert!(err.contains("help: install the CUDA toolkit's compute-sanitizer") && err.contains("set COMPUTE_SANITIZER"), "{err}");
+
+    let (_, _, err) = run(&["--", "test"], |c| {
+        c.env("COMPUTE_SANITIZER", "/nonexistent/compute-sanitizer");
+    });
+    assert!(err.contains("COMPUTE_SANITIZER=/nonexistent/compute-sanitizer is not a file"), "{err}");
+}
+
+/// NVIDIA's sanitizer wheel has compute-sanitizer without the launcher it starts programs with.
+#[test]
+fn a_sanitizer_without_its_launcher_is_refused_with_the_reason() {
+    let fake = fake_sanitizer();
+    std::fs::remove_file(fake.0.path().join("TreeLauncherSubreaper")).unwrap();
+    let (code, _, err) = run(&["--", "test"], |c| {
+        c.env("COMPUTE_SANITIZER", fake.path());
+    });
+    assert_eq!(code, Some(2));
+    assert!(err.contains("cannot start programs: TreeLauncherSubreaper is not beside it"), "{err}");
+    assert!(err.contains("nvidia-cuda-sanitizer-api wheel ships without it") && err.contains("cuda-sanitizer-13-0"), "{err}");
+}
+
+#[test]
+fn an_unknown_tool_lists_the_tools() {
+    let (code, _, err) = run(&["--tool", "leakcheck", "--", "test"], |_| {});
+    assert_eq!(code, Some(2));
+    assert!(err.contains("invalid value 'leakcheck' for '--tool <TOOL>'"), "{err}");
+    assert!(err.contains("[possible values: memcheck, racecheck, synccheck, initcheck]"), "{err}");
+}
+
+#[test]
+fn a_cargo_command_that_runs_nothing_is_refused() {
+    let fake = fake_sanitizer();
+    let (code, _, err) = run(&["--", "check"], |c| {
+        c.env("COMPUTE_SANITIZER", fake.path());
+    });
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("`check` is not a cargo command that runs programs: sanitize runs the programs of `test`, `bench`, `run` or `build`"),
+        "{err}"
+    );
+    let (code, _, err) = run(&[], |_| {});
+    assert_eq!(code, Some(2));
+    assert!(err.contains("<CARGO ARGS>"), "the cargo command is required: {err}");
+}
+
+#[test]
+fn a_missing_exe_is_named() {
+    let (code, _, err) = run(&["--exe", "/nonexistent/demo", "--", "oob"], |_| {});
+    assert_eq!(code, Some(2));
+    assert!(err.contains("--exe /nonexistent/demo: no such program"), "{err}");
+}
+
+/// A toolkit's bin/compute-sanitizer links into compute-sanitizer/, beside its launcher.
+#[test]
+fn a_linked_sanitizer_is_checked_where_it_really_is() {
+    let fake = fake_sanitizer();
+    let bin = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(fake.path(), bin.path().join("compute-sanitizer")).unwrap();
+    if cargo_ptx::sanitize::driver_present() {
+        eprintln!("skipped: this machine has a CUDA driver (the run would not stop before building)");
+        return;
+    }
+    let (_, _, err) = run(&["--", "test"], |c| {
+        c.env("COMPUTE_SANITIZER", bin.path().join("compute-sanitizer"));
+    });
+    assert!(err.contains("no CUDA driver here"), "got past the launcher check to the driver check: {err}");
+    assert!(!err.contains("TreeLauncherSubreaper"), "{err}");
+}
