@@ -45,11 +45,34 @@ fn every_helper_builds_for_sm_80_and_sm_90_without_a_warning() {
             "atom.min.s64",
             "%clock64",
             "%globaltimer",
-            ".shared .align 4 .b8 __ptx_shared_device_tour_kernels_",
+            "___PTX_SHARED[",
             ".extern .shared .align 16 .b8 __ptx_device_dynamic_shared[]",
+            // The helpers of issue 12, each compiled and accepted by ptxas for both archs.
+            "cp.async.cg.shared.global",
+            "ld.global.nc.v4.f32",
+            "ld.global.nc.v2.f32",
+            "ld.global.v4.f32",
+            "st.global.v4.u32",
+            "st.shared.v4.f32",
+            "ld.shared.v4.f32",
+            "st.shared.v2.f64",
+            "ld.shared.v2.u32",
+            "atom.shared.add.u32",
+            "red.shared.add.u32",
+            "red.shared.or.b32",
+            "atom.shared.max.u32",
+            "atom.shared.cas.b32",
+            "atom.shared.exch.b32",
+            "atom.global.add.u32",
+            "atom.relaxed.cta.add.u32",
+            "atom.relaxed.sys.add.u32",
+            "red.add.u32",
         ] {
             assert!(ptx.contains(needle), "{arch}: no `{needle}` in the PTX");
         }
+        // A shuffle in 8-lane segments packs (32 - 8) << 8 | 31 into its `c` operand.
+        assert!(entry(&ptx, "rs_helpers").contains(", 6175, -1;"), "{arch}: no width-8 shuffle");
+        shared_memory_twins_use_the_shared_state_space(arch, &ptx);
     }
     let cubin = run
         .of("ptx-artifact")
@@ -58,7 +81,83 @@ fn every_helper_builds_for_sm_80_and_sm_90_without_a_warning() {
         .unwrap()
         .clone();
     let names: Vec<&str> = cubin["kernels"].as_array().unwrap().iter().map(|k| k["name"].as_str().unwrap()).collect();
-    assert_eq!(names.len(), 11, "{names:?}");
+    assert_eq!(names.len(), 16, "{names:?}");
+}
+
+/// The body of `.entry name` in a PTX text.
+fn entry<'a>(ptx: &'a str, name: &str) -> &'a str {
+    let start = ptx.find(&format!(".entry {name}(")).unwrap_or_else(|| panic!("no kernel {name}"));
+    let end = ptx[start..].find("\n}\n").map_or(ptx.len(), |e| start + e);
+    &ptx[start..end]
+}
+
+/// Issue 12's CI check: the Rust twins that use shared memory reach it through the shared state
+/// space (`ld.shared`/`st.shared`, `red.shared`/`atom.shared`), with no `cvta` between generic and
+/// shared addresses for their arrays, and FMA contraction (fmad, on by default) in SGEMM.
+fn shared_memory_twins_use_the_shared_state_space(arch: &str, ptx: &str) {
+    for kernel in ["rs_sgemm", "rs_transpose", "rs_histogram", "rs_helpers", "rs_reduce_shared"] {
+        let body = entry(ptx, kernel);
+        assert!(body.contains("ld.shared.") && body.contains("st.shared."), "{arch} {kernel}: no ld.shared/st.shared:\n{body}");
+        assert!(!body.contains("cvta.shared") && !body.contains("cvta.to.shared"), "{arch} {kernel}: a cvta round trip:\n{body}");
+        assert!(!body.contains("ld.u32") && !body.contains("ld.f32") && !body.contains("ld.b32\t"), "{arch} {kernel}: a generic load");
+    }
+    assert!(entry(ptx, "rs_histogram").contains("red.shared.add.u32"), "{arch}: the histogram's shared atomics");
+    let sgemm = entry(ptx, "rs_sgemm");
+    assert_eq!(sgemm.matches("fma.rn.f32").count(), 512, "{arch}: 8 x 8 x 8 unrolled FMAs in SGEMM");
+    assert_eq!(sgemm.matches("ld.shared.v4").count(), 32, "{arch}: 16-byte shared loads in SGEMM");
+    assert!(!sgemm.contains("cvta.global"), "{arch}: a global pointer went back to generic for the asm");
+}
+
+#[test]
+fn a_shared_array_over_48_kib_is_an_error_at_its_line() {
+    cuda();
+    let k = KernelCrate::new(
+        "big_shared_kernels",
+        "archs = [\"sm_90\"]",
+        "#![no_std]\nuse ptx_device::prelude::*;\n\n#[kernel]\npub unsafe fn k(out: *mut f32) {\n    let s = shared_array![f32; 16384].cast::<f32>();\n    *s.add(thread_idx().x as usize) = 1.0;\n    sync_threads();\n    *out = *s.add(3);\n}\n",
+    );
+    let device = root().join("ptx-device");
+    let manifest = std::fs::read_to_string(k.dir.join("Cargo.toml")).unwrap();
+    k.write("Cargo.toml", &manifest.replace("[package.metadata.ptx]", &format!("[dependencies]\nptx-device = {{ path = {:?} }}\n\n[package.metadata.ptx]", device.display().to_string())));
+    let run = k.build(&["--release"]);
+    run.assert_error(&[
+        "src/lib.rs:6:13: this `shared_array!` of kernel crate `big_shared_kernels` takes 65536 bytes of shared memory, more than the 49152 bytes",
+        "dynamic_shared",
+    ]);
+}
+
+#[test]
+fn fmad_and_unroll_threshold_change_the_code() {
+    cuda();
+    let k = KernelCrate::new(
+        "fmad_kernels",
+        "archs = [\"sm_80\"]",
+        "#![no_std]\n#![feature(abi_ptx, stdarch_nvptx)]\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn k(x: *mut f32, a: f32, b: f32) { *x = *x * a + b; }\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn l(out: *mut f32, a: f32) {\n    let mut x = a;\n    for i in 0..128 {\n        x = x * a + 1.0;\n        *out.add(i) = x;\n    }\n}\n#[panic_handler]\nfn panic(_: &core::panic::PanicInfo) -> ! {\n    unsafe { core::arch::nvptx::trap() }\n}\n",
+    );
+    let ptx = |args: &[&str]| {
+        k.build(args).assert_ok();
+        std::fs::read_to_string(k.artifact("release", "sm_80", "ptx")).unwrap()
+    };
+    let body = |ptx: &str, name: &str| entry(ptx, name).to_string();
+    let default = ptx(&["--release"]);
+    assert!(body(&default, "k").contains("fma.rn.f32"), "{default}");
+    // LLVM's own budget leaves the 128-step loop rolled (partly unrolled, with a branch back).
+    assert!(body(&default, "l").contains("bra"), "{default}");
+    let no_fmad = ptx(&["--release", "--fmad=false"]);
+    assert!(!body(&no_fmad, "k").contains("fma.rn.f32") && body(&no_fmad, "k").contains("mul.rn.f32"), "{no_fmad}");
+    let unrolled = ptx(&["--release", "--unroll-threshold", "5000"]);
+    let l = body(&unrolled, "l");
+    assert!(!l.contains("bra") && l.matches("fma.rn.f32").count() == 128, "{l}");
+}
+
+#[test]
+fn bad_fmad_and_unroll_threshold_values_are_refused() {
+    let k = KernelCrate::new("badopt_kernels", "archs = [\"sm_80\"]", "#![no_std]\n");
+    k.build(&["--unroll-threshold", "lots"]).assert_usage_error(&["`lots` is not an unroll threshold", "e.g. `2000`"]);
+    k.build(&["--fmad=sometimes"]).assert_usage_error(&["--fmad", "sometimes"]);
+    let manifest = std::fs::read_to_string(k.dir.join("Cargo.toml")).unwrap();
+    k.write("Cargo.toml", &manifest.replace("archs = [\"sm_80\"]", "archs = [\"sm_80\"]\nunroll-threshold = -3"));
+    k.build(&[]).assert_error(&["invalid `unroll-threshold` in [package.metadata.ptx]", "`-3` is not an unroll threshold"]);
 }
 
 #[test]

@@ -517,6 +517,8 @@ mod tests {
             ("all_features", "all-features = true", &["--all-features"], |b| b.all_features(true)),
             ("no_default_features", "no-default-features = true", &["--no-default-features"], |b| b.no_default_features(true)),
             ("ftz", "ftz = true", &["--ftz"], |b| b.ftz(true)),
+            ("fmad", "fmad = false", &["--fmad=false"], |b| b.fmad(false)),
+            ("unroll_threshold", "unroll-threshold = 2000", &["--unroll-threshold", "2000"], |b| b.unroll_threshold(2000)),
             ("ptx_isa", r#"ptx-isa = "7.8""#, &["--ptx-isa", "7.8"], |b| b.ptx_isa("7.8")),
             ("rust", "rust = false", &["--rust=false"], |b| b.rust(false)),
             ("cuda_sources", r#"cuda-sources = ["kernels/*.cu"]"#, &["--cuda-sources", "kernels/*.cu"], |b| b.cuda_sources("kernels/*.cu")),
@@ -554,6 +556,12 @@ mod tests {
             (r#"ptx-isa = "seven""#, &["--ptx-isa", "seven"], |b| b.ptx_isa("seven"), "`seven` is not a PTX ISA version"),
             (r#"cuda-std = "c++98""#, &["--cuda-std", "c++98"], |b| b.cuda_std("c++98"), "`c++98` is not a standard nvcc knows"),
             ("cuda-defines = { 1X = 1 }", &["-D", "1X=1"], |b| b.cuda_define("1X", Some("1")), "`1X` is not a valid macro name"),
+            (
+                "unroll-threshold = 1000000",
+                &["--unroll-threshold", "1000000"],
+                |b| b.unroll_threshold(1_000_000),
+                "`1000000` is not an unroll threshold: write a whole number of IR instructions from 0 (no unrolling) to 100000",
+            ),
         ];
         for (toml, cli, builder, expected) in cases {
             let meta = from_toml(toml).unwrap_err().to_string();

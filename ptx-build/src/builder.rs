@@ -141,6 +141,23 @@ impl Builder {
         self
     }
 
+    /// `fmad`: contract `a * b + c` into FMA, as nvcc's `-fmad` (Rust kernels: LLVM `contract`
+    /// flags on the crate's own code, not libdevice's; CUDA C++: `nvcc -fmad=`). Default true.
+    pub fn fmad(mut self, yes: bool) -> Self {
+        self.options.fmad = Some(yes);
+        self
+    }
+
+    /// `unroll-threshold`: opt's `-unroll-threshold` for Rust kernels (IR instructions a loop may
+    /// grow to by unrolling; `2000` unrolls what `#pragma unroll` would). Default: LLVM's own.
+    pub fn unroll_threshold(mut self, threshold: u32) -> Self {
+        match threshold.to_string().parse::<crate::options::UnrollThreshold>() {
+            Ok(t) => self.options.unroll_threshold = Some(t),
+            Err(m) => self.invalid.push(("unroll_threshold", m)),
+        }
+        self
+    }
+
     /// `ptx-isa`: pin the PTX ISA version of Rust kernels (`"7.8"`).
     pub fn ptx_isa(mut self, version: impl AsRef<str>) -> Self {
         match version.as_ref().parse::<PtxIsa>() {

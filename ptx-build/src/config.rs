@@ -43,6 +43,10 @@ pub struct PtxConfig {
     pub profile: Profile,
     pub features: Features,
     pub ftz: bool,
+    /// Contract `a * b + c` into FMA (LLVM `contract` flags on the crate's code, nvcc `-fmad`).
+    pub fmad: bool,
+    /// opt's `-unroll-threshold`; `None`: LLVM's own.
+    pub unroll_threshold: Option<u32>,
     pub ptx_isa: Option<PtxIsa>,
     pub cuda: CudaConfig,
     /// The shared step cache folder; `None`: off.
@@ -61,6 +65,8 @@ impl PtxConfig {
             profile: o.profile(),
             features: Features { features: o.features(), all_features: o.all_features(), no_default_features: o.no_default_features() },
             ftz: o.ftz(),
+            fmad: o.fmad(),
+            unroll_threshold: o.unroll_threshold.map(|t| t.0),
             ptx_isa: o.ptx_isa,
             cuda: CudaConfig {
                 sources: o.cuda_sources.clone(),

@@ -89,6 +89,8 @@ pub struct CudaCompile<'a> {
     pub package_dir: &'a Path,
     pub arch: Arch,
     pub ftz: bool,
+    /// nvcc's `-fmad` (its default is true: only `false` is passed).
+    pub fmad: bool,
     /// `-G`: device debug info, optimisations off.
     pub device_debug: bool,
     pub out: &'a Path,
@@ -107,6 +109,9 @@ impl CudaCompile<'_> {
         a.push(format!("-std={}", self.config.std).into());
         if self.ftz {
             a.push("-ftz=true".into());
+        }
+        if !self.fmad {
+            a.push("-fmad=false".into());
         }
         for inc in &self.config.include {
             a.push("-I".into());

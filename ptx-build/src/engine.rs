@@ -670,10 +670,12 @@ impl CrateJob<'_> {
 
         // Link: keyed by the module, libdevice, LLVM, arch and flags.
         let link_key = {
-            let mut k = Key::new("link-v2");
+            // v3: shared arrays moved to addrspace(3); fmad and unroll-threshold in the key.
+            let mut k = Key::new("link-v3");
             k.str(&rust.module_hash).str(&rust.kernels.join(",")).str(self.libdevice_hash).str(&toolchain.version);
             k.str(&arch.to_string()).str(&self.ptx_isa.map(|i| i.to_string()).unwrap_or_default());
             k.str(&format!("{:?}{}", profile, self.krate.config.ftz));
+            k.str(&format!("fmad={} unroll={:?}", self.krate.config.fmad, self.krate.config.unroll_threshold));
             k.finish()
         };
         let link_stamp = work.join("link.json");
@@ -701,6 +703,8 @@ impl CrateJob<'_> {
                     arch,
                     ptx_isa: self.ptx_isa,
                     ftz: self.krate.config.ftz,
+                    fmad: self.krate.config.fmad,
+                    unroll_threshold: self.krate.config.unroll_threshold,
                     profile,
                     work_dir: work,
                     out: &ptx_path,
@@ -734,6 +738,7 @@ impl CrateJob<'_> {
             package_dir: &self.krate.dir,
             arch,
             ftz: self.krate.config.ftz,
+            fmad: self.krate.config.fmad,
             device_debug: self.krate.config.cuda.gdb,
             out: &ptx_path,
             work_dir: work,

@@ -196,6 +196,30 @@ pub enum Error {
         arch: String,
     },
 
+    /// A `shared_array!` larger than the static shared memory a block may declare.
+    #[error("{location}: this `shared_array!` of kernel crate `{package}` takes {bytes} bytes of shared memory, more than the {limit} bytes of static shared memory a block may declare ({arch})\n  help: shrink the array, or take the buffer from `ptx_device::shared::dynamic_shared()` and launch with `shared_mem_bytes` set (above 48 KiB the host must also raise the kernel's `MaxDynamicSharedMemorySize` attribute)")]
+    SharedTooLarge {
+        /// The kernel crate.
+        package: String,
+        /// `file:line:col` of the `shared_array!` call.
+        location: String,
+        /// The array's size.
+        bytes: u64,
+        /// The static shared memory limit.
+        limit: u64,
+        /// The arch being linked.
+        arch: String,
+    },
+
+    /// The link stage met IR it does not know how to move into shared memory.
+    #[error("kernel crate `{package}`: cannot place a shared array in shared memory: {message}\n  help: this is a bug in cargo-ptx or a rustc it does not know yet; please report it with the line above")]
+    SharedRewrite {
+        /// The kernel crate.
+        package: String,
+        /// What was not understood.
+        message: String,
+    },
+
     /// libdevice is not LLVM bitcode.
     #[error("libdevice at {path} is not LLVM bitcode (corrupt or truncated file)\n  help: reinstall it with `cargo ptx setup --force`, or point LIBDEVICE at a good libdevice.10.bc")]
     CorruptLibdevice {

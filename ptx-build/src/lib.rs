@@ -59,6 +59,7 @@ mod ptxas;
 mod report;
 mod rust;
 pub mod shared_cache;
+mod shared_ir;
 mod sysroot;
 #[doc(hidden)]
 pub mod signature;

@@ -13,6 +13,7 @@ use crate::cache;
 use crate::config::PtxIsa;
 use crate::error::{Error, Result};
 use crate::process;
+use crate::shared_ir;
 use crate::toolchain::{Libdevice, Llvm};
 
 /// One arch's link of a crate's module to PTX.
@@ -25,6 +26,10 @@ pub struct ArchLink<'a> {
     pub arch: Arch,
     pub ptx_isa: Option<PtxIsa>,
     pub ftz: bool,
+    /// FMA contraction of the crate's code (`contract` flags), as nvcc's `-fmad=true`.
+    pub fmad: bool,
+    /// opt's `-unroll-threshold`; `None`: LLVM's own.
+    pub unroll_threshold: Option<u32>,
     pub profile: Profile,
     /// The arch's work folder; intermediates go to a private folder inside it.
     pub work_dir: &'a Path,
@@ -66,9 +71,10 @@ impl ArchLink<'_> {
         let flags_ir = format!("!llvm.module.flags = !{{!0}}\n!0 = !{{i32 4, !\"nvvm-reflect-ftz\", i32 {}}}\n", u8::from(self.ftz));
         cache::write_atomic(&flags, flags_ir.as_bytes())?;
 
+        let (module, has_shared) = self.prepare_module(tmp)?;
         let linked = tmp.join("linked.bc");
         let mut cmd = process::command(self.llvm.tool("llvm-link"));
-        cmd.arg(self.module).arg(&flags);
+        cmd.arg(&module).arg(&flags);
         if let Some(ld) = self.libdevice {
             cmd.arg("--only-needed").arg(&ld.path);
         }
@@ -83,9 +89,11 @@ impl ArchLink<'_> {
 
         let optimized = tmp.join("opt.bc");
         let mut cmd = process::command(self.llvm.tool("opt"));
-        cmd.arg("-mtriple=nvptx64-nvidia-cuda")
-            .args(self.codegen_flags())
-            .arg(format!("-passes={}", self.pipeline()))
+        cmd.arg("-mtriple=nvptx64-nvidia-cuda").args(self.codegen_flags()).arg(format!("-passes={}", self.pipeline()));
+        if let Some(t) = self.unroll_threshold {
+            cmd.arg(format!("-unroll-threshold={t}"));
+        }
+        cmd
             // nvcc's default `-prec-sqrt=true`: libdevice's `sqrtf` is `sqrt.rn.f32`, not
             // `sqrt.approx.f32` (NVVMReflect answers 0 for a name it is not given).
             .arg("--nvvm-reflect-add=__CUDA_PREC_SQRT=1")
@@ -95,6 +103,7 @@ impl ArchLink<'_> {
             .arg(&optimized);
         process::checked("opt", ctx, &mut cmd)?;
 
+        let optimized = if has_shared { self.fold_shared_casts(tmp, &optimized)? } else { optimized };
         self.check_undefined(&optimized)?;
 
         let scratch = cache::scratch_path(self.out);
@@ -114,8 +123,61 @@ impl ArchLink<'_> {
         cache::rename_into_place(&scratch, self.out)
     }
 
+    /// The crate's module as `opt` must see it, before libdevice joins it: ptx-device's shared
+    /// arrays in the shared state space ([`shared_ir::rewrite`]) and, with `fmad`, its float
+    /// multiplies and adds marked contractable ([`shared_ir::contract`]; libdevice is left as
+    /// nvcc leaves it). Returns the module to link (`self.module` itself when nothing changed)
+    /// and whether it has shared arrays.
+    fn prepare_module(&self, tmp: &Path) -> Result<(std::path::PathBuf, bool)> {
+        let ctx = || format!(" for `{}` ({})", self.package, self.arch);
+        let out = process::checked("llvm-dis", ctx, process::command(self.llvm.tool("llvm-dis")).arg(self.module).arg("-o").arg("-"))?;
+        let ir = String::from_utf8_lossy(&out.stdout);
+        let mut rewrite = shared_ir::rewrite(&ir).map_err(|message| Error::SharedRewrite { package: self.package.to_string(), message })?;
+        let has_shared = rewrite.changed;
+        if self.fmad {
+            if let Some(contracted) = shared_ir::contract(&rewrite.ir) {
+                rewrite.ir = contracted;
+                rewrite.changed = true;
+            }
+        }
+        if !rewrite.changed {
+            return Ok((self.module.to_path_buf(), false));
+        }
+        if let Some(big) = rewrite.arrays.iter().find(|a| a.bytes.is_some_and(|b| b > shared_ir::STATIC_LIMIT)) {
+            return Err(Error::SharedTooLarge {
+                package: self.package.to_string(),
+                location: big.location.clone(),
+                bytes: big.bytes.unwrap_or_default(),
+                limit: shared_ir::STATIC_LIMIT,
+                arch: self.arch.to_string(),
+            });
+        }
+        let text = tmp.join("prepared.ll");
+        cache::write_atomic(&text, rewrite.ir.as_bytes())?;
+        let prepared = tmp.join("prepared.bc");
+        process::checked("llvm-as", ctx, process::command(self.llvm.tool("llvm-as")).arg(&text).arg("-o").arg(&prepared))?;
+        Ok((prepared, has_shared))
+    }
+
+    /// After `opt`, the constant shared-array offsets cast to generic and back
+    /// ([`shared_ir::fold_casts`]); returns the module for `llc`.
+    fn fold_shared_casts(&self, tmp: &Path, optimized: &Path) -> Result<std::path::PathBuf> {
+        let ctx = || format!(" for `{}` ({})", self.package, self.arch);
+        let out = process::checked("llvm-dis", ctx, process::command(self.llvm.tool("llvm-dis")).arg(optimized).arg("-o").arg("-"))?;
+        let Some(folded) = shared_ir::fold_casts(&String::from_utf8_lossy(&out.stdout)) else {
+            return Ok(optimized.to_path_buf());
+        };
+        let text = tmp.join("folded.ll");
+        cache::write_atomic(&text, folded.as_bytes())?;
+        let bc = tmp.join("folded.bc");
+        process::checked("llvm-as", ctx, process::command(self.llvm.tool("llvm-as")).arg(&text).arg("-o").arg(&bc))?;
+        Ok(bc)
+    }
+
     fn check_undefined(&self, module: &Path) -> Result<()> {
-        let undefined = undefined_symbols(self.llvm, module)?;
+        let mut undefined = undefined_symbols(self.llvm, module)?;
+        // CUDA's `extern __shared__`: sized by the launch, never defined by a module.
+        undefined.retain(|s| s != shared_ir::DYNAMIC);
         if undefined.is_empty() {
             return Ok(());
         }

@@ -100,6 +100,19 @@ options! {
     #[cfg_attr(feature = "clap", arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", help_heading = "Kernel options"))]
     ftz: bool = false;
 
+    /// Contract `a * b + c` into one fused multiply-add, as nvcc's `-fmad` (Rust: LLVM's
+    /// `contract` flag on the crate's float operations, libdevice left alone as nvcc leaves it;
+    /// CUDA C++: `nvcc -fmad=true|false`) [default: true, nvcc's default:
+    /// the same source gives the same results and speed in both languages].
+    #[cfg_attr(feature = "clap", arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", help_heading = "Kernel options"))]
+    fmad: bool = true;
+
+    /// Loop-unrolling budget of `opt` for Rust kernels (`-unroll-threshold`, in IR
+    /// instructions), e.g. `2000` to unroll what `#pragma unroll` would [default: LLVM's own].
+    #[serde(deserialize_with = "from_str_de", default)]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "N", value_parser = parse_unroll_threshold, help_heading = "Kernel options"))]
+    unroll_threshold: UnrollThreshold = UnrollThreshold::default();
+
     /// Pin the PTX ISA version of Rust kernels, e.g. `7.8` [default: the lowest the arch allows].
     #[serde(deserialize_with = "from_str_de", default)]
     #[cfg_attr(feature = "clap", arg(long, value_name = "X.Y", value_parser = parse_ptx_isa, help_heading = "Kernel options"))]
@@ -269,6 +282,11 @@ impl Options {
                 "the list is empty: name at least one arch, e.g. [\"sm_80\"], or remove the key to build for this machine's GPUs".into(),
             ));
         }
+        // Every front end parses through `FromStr`, which checks the range; this catches a
+        // value built in code (`Options { unroll_threshold: Some(..) }`).
+        if let Some(Err(m)) = self.unroll_threshold.map(|t| t.to_string().parse::<UnrollThreshold>()) {
+            return Err(source.error("unroll_threshold", m));
+        }
         Ok(())
     }
 
@@ -425,6 +443,35 @@ impl FromStr for PtxIsa {
     }
 }
 
+/// `opt`'s `-unroll-threshold`: how large (in IR instructions) a loop body may grow by unrolling.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct UnrollThreshold(pub u32);
+
+impl UnrollThreshold {
+    /// Beyond this, unrolling only bloats the PTX (and ptxas's time): a typo rather than a choice.
+    pub const MAX: u32 = 100_000;
+}
+
+impl fmt::Display for UnrollThreshold {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl FromStr for UnrollThreshold {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim().parse::<u32>() {
+            Ok(n) if n <= Self::MAX => Ok(UnrollThreshold(n)),
+            _ => Err(format!(
+                "`{s}` is not an unroll threshold: write a whole number of IR instructions from 0 (no unrolling) to {}, e.g. `2000`",
+                Self::MAX
+            )),
+        }
+    }
+}
+
 /// A C++ standard nvcc accepts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum CudaStd {
@@ -523,6 +570,11 @@ fn parse_ptx_isa(s: &str) -> std::result::Result<PtxIsa, String> {
 }
 
 #[cfg(feature = "clap")]
+fn parse_unroll_threshold(s: &str) -> std::result::Result<UnrollThreshold, String> {
+    s.parse()
+}
+
+#[cfg(feature = "clap")]
 fn parse_cuda_std(s: &str) -> std::result::Result<CudaStd, String> {
     s.parse()
 }
@@ -558,6 +610,9 @@ fn from_str_de<'de, D: Deserializer<'de>, T: FromStr<Err = String>>(d: D) -> std
             self.visit_str(&n.to_string())
         }
         fn visit_u64<E: de::Error>(self, n: u64) -> std::result::Result<T, E> {
+            self.visit_str(&n.to_string())
+        }
+        fn visit_i64<E: de::Error>(self, n: i64) -> std::result::Result<T, E> {
             self.visit_str(&n.to_string())
         }
     }
@@ -614,7 +669,7 @@ mod tests {
     fn reads_every_key() {
         let (o, w) = parse(serde_json::json!({
             "archs": ["sm_80", "sm_90a"], "profile": "debug", "toolchain": "nightly-2026-05-19", "features": ["fast"],
-            "all-features": false, "no-default-features": true, "ftz": true, "ptx-isa": "7.8", "rust": false,
+            "all-features": false, "no-default-features": true, "ftz": true, "fmad": false, "unroll-threshold": 2000, "ptx-isa": "7.8", "rust": false,
             "cuda-sources": ["k/*.cu"], "cuda-include": ["include"], "cuda-defines": {"TILE": 16, "FAST": true, "OFF": false},
             "nvcc-flags": ["--use_fast_math"], "cuda-std": "c++20", "cuda-gdb": true, "shared-cache": "off", "launcher": "sccache"
         }));
@@ -625,6 +680,8 @@ mod tests {
         assert_eq!(o.toolchain(), "nightly-2026-05-19");
         assert!(o.ftz() && !o.rust() && o.cuda_gdb() && o.no_default_features());
         assert_eq!(o.ptx_isa.unwrap().llvm_feature(), "ptx78");
+        assert!(!o.fmad());
+        assert_eq!(o.unroll_threshold(), UnrollThreshold(2000));
         assert_eq!(o.cuda_std(), CudaStd::Cxx20);
         assert_eq!((o.shared_cache().dir(), o.launcher().as_str()), (None, "sccache"));
         assert_eq!(
@@ -649,6 +706,13 @@ mod tests {
         assert!(msg(serde_json::json!({"cuda-std": "c++98"})).contains("not a standard nvcc knows"));
         assert!(msg(serde_json::json!({"cuda-defines": {"1X": 1}})).contains("not a valid macro name"));
         assert!(msg(serde_json::json!({"profile": "fast"})).contains("invalid `profile`"));
+        let m = msg(serde_json::json!({"fmad": "fast"}));
+        assert!(m.starts_with("invalid `fmad` in [package.metadata.ptx] of /k/Cargo.toml: "), "{m}");
+        let m = msg(serde_json::json!({"unroll-threshold": "lots"}));
+        assert!(m.starts_with("invalid `unroll-threshold` in [package.metadata.ptx] of /k/Cargo.toml: `lots` is not an unroll threshold"), "{m}");
+        assert!(m.contains("e.g. `2000`"), "{m}");
+        assert!(msg(serde_json::json!({"unroll-threshold": 1_000_000})).contains("from 0 (no unrolling) to 100000"));
+        assert!(msg(serde_json::json!({"unroll-threshold": -1})).contains("not an unroll threshold"));
     }
 
     #[test]

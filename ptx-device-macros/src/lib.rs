@@ -10,7 +10,7 @@
 //! its own span with the fix, instead of surfacing as a garbled launch or a PTX mismatch.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{quote, quote_spanned, ToTokens};
+use quote::{quote, ToTokens};
 use syn::spanned::Spanned;
 
 /// Turns `pub unsafe fn name(..)` into a kernel: an exported (`#[no_mangle]`)
@@ -33,10 +33,14 @@ pub fn kernel(attr: proc_macro::TokenStream, item: proc_macro::TokenStream) -> p
 /// A fixed-size array in the block's shared memory (`.shared`): `shared_array![f32; 256]` is
 /// CUDA's `__shared__ float a[256]`, one array per block, shared by its threads.
 ///
-/// Evaluates to a `*mut [T; N]` (a generic address, valid for the whole kernel). Each use site
-/// is its own array: calling a function that uses it from two places of one kernel still names
-/// one array, as in CUDA. The contents start undefined. `T` must be a type of known size, `N` a
-/// constant expression.
+/// Evaluates to a `*mut [T; N]`, valid for the whole kernel: a generic pointer, but `cargo ptx`
+/// places the array in the shared state space (LLVM `addrspace(3)`), so accesses through it
+/// compile to `ld.shared`/`st.shared` as CUDA's do (see `ptx_device::shared`). Each use site is
+/// its own array: calling a function that uses it from two places of one kernel still names one
+/// array, as in CUDA. The contents start undefined. `T` must be a type of known size, `N` a
+/// constant expression; neither may name a generic parameter of the enclosing function (the
+/// array is a `static`). An array over the 48 KiB of static shared memory a block may have is a
+/// build error at this line; larger buffers are `dynamic_shared`.
 #[proc_macro]
 pub fn shared_array(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
     expand_shared_array(input.into()).into()
@@ -215,26 +219,15 @@ impl syn::parse::Parse for ArrayType {
 }
 
 fn expand_shared_array(input: TokenStream) -> TokenStream {
-    let span = input.span();
     let ArrayType { elem, len } = match syn::parse2(input) {
         Ok(a) => a,
         Err(e) => return syn::Error::new(e.span(), "expected `shared_array![T; N]`, as in `shared_array![f32; 256]`").to_compile_error(),
     };
-    let symbol = shared_symbol();
-    quote_spanned! {span=>
-        ::ptx_device::__shared_array!(#symbol, [#elem; #len])
+    // Spanned at the call site, so that `line!()`/`column!()` in `__shared_array!` (the section
+    // naming the array for the link stage's errors) give the `shared_array!` call itself.
+    quote! {
+        ::ptx_device::__shared_array!([#elem; #len])
     }
-}
-
-/// A PTX name no other `shared_array!` of the program has: the crate's name (every crate of a
-/// kernel program is linked into one PTX module) and a counter over this compilation's
-/// expansions (the macro server lives for the whole rustc run).
-fn shared_symbol() -> String {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let krate = std::env::var("CARGO_CRATE_NAME").unwrap_or_default();
-    let krate: String = krate.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
-    format!("__ptx_shared_{krate}_{}", NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
 #[cfg(test)]
@@ -361,12 +354,12 @@ mod tests {
     }
 
     #[test]
-    fn shared_arrays_get_distinct_ptx_names() {
+    fn shared_arrays_expand_to_a_marked_static() {
+        // Each expansion is its own `static` item (declared in its own block), so two call
+        // sites are two arrays; the static's section, which names the call site, is written by
+        // `__shared_array!` so that `line!()` sees the outermost macro call.
         let a = expand_shared_array("f32; 256".parse().unwrap()).to_string();
-        let b = expand_shared_array("f32; 256".parse().unwrap()).to_string();
-        assert!(a.starts_with(":: ptx_device :: __shared_array ! (\"__ptx_shared_"), "{a}");
-        assert!(a.contains("[f32 ; 256]"), "{a}");
-        assert_ne!(a, b);
+        assert_eq!(a, ":: ptx_device :: __shared_array ! ([f32 ; 256])");
         let e = expand_shared_array("f32, 256".parse().unwrap()).to_string();
         assert!(e.contains("expected `shared_array![T; N]`"), "{e}");
     }

@@ -8,9 +8,11 @@
 //! | `__global__ void f(..)` | [`#[kernel]`](macro@kernel) `pub unsafe fn f(..)` |
 //! | `threadIdx`, `blockIdx`, `blockDim`, `gridDim`, `warpSize` | [`index`]: [`thread_idx()`](index::thread_idx)`.x`, .., [`global_index()`](index::global_index), [`lane_id()`](index::lane_id) |
 //! | `__syncthreads`, `__syncwarp`, `__threadfence*` | [`sync`] |
-//! | `__shared__ T a[N]`, `extern __shared__ T a[]` | [`shared_array!`], [`shared::dynamic_shared`] |
-//! | `__shfl*_sync`, `__all_sync`, `__ballot_sync`, `__activemask`, `__match*_sync` | [`warp`] |
-//! | `atomicAdd`, `atomicCAS`, .. | [`atomic`] |
+//! | `__shared__ T a[N]`, `extern __shared__ T a[]` | [`shared_array!`], [`shared::dynamic_shared`] (in the shared state space: `ld.shared`/`st.shared`) |
+//! | `__shfl*_sync(.., width)`, `__all_sync`, `__ballot_sync`, `__activemask`, `__match*_sync` | [`warp`] |
+//! | `atomicAdd`, `atomicAdd_block`, `atomicAdd_system`, `atomicCAS`, .. (and shared/`red` forms) | [`atomic`] |
+//! | `float4`, `uint4`, `double2`, .., 16-byte loads and stores | [`vector`] |
+//! | `#pragma unroll` | [`unroll::unroll`] |
 //! | `clock()`, `clock64()`, `%globaltimer` | [`time`] |
 //! | `expf`, `__expf`, `rsqrt`, .. (libdevice) | [`math`] (safe), [`libdevice`] (all 349, raw) |
 //! | `__umulhi`, `__byte_perm`, `__ldg`, inline PTX carry chains, `cp.async` | [`int`], [`mem`] |
@@ -72,6 +74,8 @@ gpu_or_doc! {
     pub mod shared;
     pub mod sync;
     pub mod time;
+    pub mod unroll;
+    pub mod vector;
     pub mod warp;
 
     pub use ptx_device_macros::{kernel, shared_array};
@@ -80,8 +84,10 @@ gpu_or_doc! {
     pub mod prelude {
         pub use crate::atomic::*;
         pub use crate::index::*;
-        pub use crate::shared::dynamic_shared;
+        pub use crate::shared::{dynamic_shared, SharedPtr};
         pub use crate::sync::*;
+        pub use crate::unroll::unroll;
+        pub use crate::vector::{f32x2, f32x4, f64x2, i32x4, u32x2, u32x4, u64x2};
         pub use crate::warp::*;
         pub use crate::{kernel, math, shared_array};
     }

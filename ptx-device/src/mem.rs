@@ -1,10 +1,11 @@
 //! Loads the compiler cannot write on its own: `ld.global.nc` (CUDA's `__ldg`) and the
 //! asynchronous global-to-shared copy `cp.async` (sm_80+, what `cuda::memcpy_async` uses).
 //!
-//! Both take generic addresses, as every Rust pointer is, and convert them in the template
-//! (`cvta.to.global`, `cvta.to.shared`) into temporary registers declared inside `{ }`: the
-//! braces give every inlined copy of the asm its own registers, where an unscoped `.reg` would
-//! be declared twice and rejected by ptxas.
+//! Both take generic addresses, as every Rust pointer is, and hand the asm state-space
+//! addresses from [`global_addr`](crate::shared::global_addr) and
+//! [`shared_addr`](crate::shared::shared_addr): conversions the link stage defines as LLVM
+//! address-space casts, which fold into what LLVM already knows (a kernel parameter is global, a
+//! shared array is shared), so the PTX has no `cvta` pair around the instruction.
 
 use core::arch::asm;
 
@@ -27,8 +28,8 @@ macro_rules! nc_loads {
                 // PTX has no 8-bit registers: a byte loads into a 16-bit one (`$wide`).
                 let v: nc_loads!(@reg $t $(, $wide)?);
                 asm!(
-                    concat!("{{ .reg .b64 g;\ncvta.to.global.u64 g, {a};\nld.global.nc.", $ptx, " {v}, [g]; }}"),
-                    v = out($reg) v, a = in(reg64) address,
+                    concat!("ld.global.nc.", $ptx, " {v}, [{a}];"),
+                    v = out($reg) v, a = in(reg64) crate::shared::global_addr(address),
                     // `readonly`: reads memory, writes none; `pure`: two loads of the same
                     // address may be merged, as the data must not change during the kernel.
                     options(pure, readonly, nostack, preserves_flags),
@@ -76,9 +77,29 @@ pub unsafe fn ld_global_nc<T: NcLoad>(address: *const T) -> T {
 #[inline(always)]
 pub unsafe fn cp_async<T>(dst: *mut T, src: *const T) {
     const { assert!(matches!(core::mem::size_of::<T>(), 4 | 8 | 16), "cp.async copies 4, 8 or 16 bytes") };
+    // The shared address comes from `shared_addr` (folded to the array's symbol by the link
+    // stage: no `cvta` round trip), the global one from `global_addr`.
     asm!(
-        "{{ .reg .b64 s, g;\ncvta.to.shared.u64 s, {dst};\ncvta.to.global.u64 g, {src};\ncp.async.ca.shared.global [s], [g], {n}; }}",
-        dst = in(reg64) dst, src = in(reg64) src, n = const core::mem::size_of::<T>(),
+        "cp.async.ca.shared.global [{dst}], [{src}], {n};",
+        dst = in(reg64) crate::shared::shared_addr(dst), src = in(reg64) crate::shared::global_addr(src), n = const core::mem::size_of::<T>(),
+        options(nostack, preserves_flags),
+    );
+}
+
+/// The 16-byte form of [`cp_async`] that bypasses L1 (`cp.async.cg.shared.global [dst], [src],
+/// 16`; sm_80+): what CUDA's pipelined tile loads use for a `float4`/`uint4` a thread. `T` is 16
+/// bytes, e.g. [`f32x4`](crate::vector::f32x4).
+///
+/// # Safety
+/// As [`cp_async`]: `dst` in shared and `src` in global memory, both 16-aligned, untouched
+/// until the wait.
+#[cfg(any(target_feature = "sm_80", doc))]
+#[inline(always)]
+pub unsafe fn cp_async_16<T>(dst: *mut T, src: *const T) {
+    const { assert!(core::mem::size_of::<T>() == 16, "cp.async.cg copies 16 bytes: use a 16-byte type such as f32x4") };
+    asm!(
+        "cp.async.cg.shared.global [{dst}], [{src}], 16;",
+        dst = in(reg64) crate::shared::shared_addr(dst), src = in(reg64) crate::shared::global_addr(src),
         options(nostack, preserves_flags),
     );
 }

@@ -50,15 +50,17 @@ pub enum Mode {
     Xor,
 }
 
-/// One `shfl.sync.b32` of the whole warp. `c` packs the segment width (32: the whole warp) with
-/// the clamp lane: 31 for idx/down/xor, 0 for up, as CUDA's `__shfl*_sync` pass it.
+/// One `shfl.sync.b32` in segments of `width` lanes. `c` packs the segment mask
+/// (`(32 - width) << 8`; 0 for the whole warp) with the clamp lane: 31 for idx/down/xor, 0 for up,
+/// exactly as CUDA's `__shfl*_sync(.., width)` compute it.
 #[inline(always)]
-unsafe fn shfl32(mode: Mode, mask: u32, v: u32, b: u32) -> u32 {
+unsafe fn shfl32(mode: Mode, mask: u32, v: u32, b: u32, width: u32) -> u32 {
+    let seg = (32u32.wrapping_sub(width) & 0x1f) << 8;
     (match mode {
-        Mode::Idx => shfl_idx(mask, v as i32, b, 0x1f),
-        Mode::Up => shfl_up(mask, v as i32, b, 0),
-        Mode::Down => shfl_down(mask, v as i32, b, 0x1f),
-        Mode::Xor => shfl_bfly(mask, v as i32, b, 0x1f),
+        Mode::Idx => shfl_idx(mask, v as i32, b, seg | 0x1f),
+        Mode::Up => shfl_up(mask, v as i32, b, seg),
+        Mode::Down => shfl_down(mask, v as i32, b, seg | 0x1f),
+        Mode::Xor => shfl_bfly(mask, v as i32, b, seg | 0x1f),
     }) as u32
 }
 
@@ -70,7 +72,7 @@ mod sealed {
 /// two halves, as CUDA does for `double` and `long long`.
 pub trait Shuffle: Copy + sealed::Sealed {
     #[doc(hidden)]
-    unsafe fn shuffle(self, mode: Mode, mask: u32, b: u32) -> Self;
+    unsafe fn shuffle(self, mode: Mode, mask: u32, b: u32, width: u32) -> Self;
 }
 
 macro_rules! shuffle_32 {
@@ -78,8 +80,8 @@ macro_rules! shuffle_32 {
         impl sealed::Sealed for $t {}
         impl Shuffle for $t {
             #[inline(always)]
-            unsafe fn shuffle(self, mode: Mode, mask: u32, b: u32) -> Self {
-                $from(shfl32(mode, mask, $to(self), b))
+            unsafe fn shuffle(self, mode: Mode, mask: u32, b: u32, width: u32) -> Self {
+                $from(shfl32(mode, mask, $to(self), b, width))
             }
         }
     )*};
@@ -90,10 +92,10 @@ macro_rules! shuffle_64 {
         impl sealed::Sealed for $t {}
         impl Shuffle for $t {
             #[inline(always)]
-            unsafe fn shuffle(self, mode: Mode, mask: u32, b: u32) -> Self {
+            unsafe fn shuffle(self, mode: Mode, mask: u32, b: u32, width: u32) -> Self {
                 let bits: u64 = $to(self);
-                let lo = shfl32(mode, mask, bits as u32, b) as u64;
-                let hi = shfl32(mode, mask, (bits >> 32) as u32, b) as u64;
+                let lo = shfl32(mode, mask, bits as u32, b, width) as u64;
+                let hi = shfl32(mode, mask, (bits >> 32) as u32, b, width) as u64;
                 $from(hi << 32 | lo)
             }
         }
@@ -112,27 +114,39 @@ shuffle_64! {
 }
 
 macro_rules! shuffles {
-    ($($(#[$doc:meta])* $name:ident($b:ident) = $mode:ident;)*) => {$(
+    ($($(#[$doc:meta])* $name:ident, $width_name:ident($b:ident) = $mode:ident;)*) => {$(
         $(#[$doc])*
         ///
         /// # Safety
         /// The calling lane must be in `mask`, and every lane of `mask` must make this call.
         #[inline(always)]
         pub unsafe fn $name<T: Shuffle>(mask: u32, value: T, $b: u32) -> T {
-            value.shuffle(Mode::$mode, mask, $b)
+            value.shuffle(Mode::$mode, mask, $b, 32)
+        }
+
+        #[doc = concat!("[`", stringify!($name), "`] within segments of `width` lanes (CUDA's `width` argument): ")]
+        /// the warp acts as `32 / width` independent groups, lane numbers counted from each
+        /// group's first lane.
+        ///
+        /// # Safety
+        /// As the whole-warp form; `width` is a power of two from 1 to 32 (else the lanes read are
+        /// unspecified, as in CUDA).
+        #[inline(always)]
+        pub unsafe fn $width_name<T: Shuffle>(mask: u32, value: T, $b: u32, width: u32) -> T {
+            value.shuffle(Mode::$mode, mask, $b, width)
         }
     )*};
 }
 
 shuffles! {
     /// `value` of lane `src_lane` (`__shfl_sync`).
-    shfl_sync(src_lane) = Idx;
+    shfl_sync, shfl_width_sync(src_lane) = Idx;
     /// `value` of lane `lane_id - delta`; lanes below `delta` keep their own (`__shfl_up_sync`).
-    shfl_up_sync(delta) = Up;
+    shfl_up_sync, shfl_up_width_sync(delta) = Up;
     /// `value` of lane `lane_id + delta`; lanes past 31 keep their own (`__shfl_down_sync`).
-    shfl_down_sync(delta) = Down;
+    shfl_down_sync, shfl_down_width_sync(delta) = Down;
     /// `value` of lane `lane_id ^ lane_mask`, the butterfly of a reduction (`__shfl_xor_sync`).
-    shfl_xor_sync(lane_mask) = Xor;
+    shfl_xor_sync, shfl_xor_width_sync(lane_mask) = Xor;
 }
 
 /// Whether `pred` holds on every lane of `mask` (`__all_sync`).

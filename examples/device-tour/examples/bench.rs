@@ -1,7 +1,9 @@
 //! `cargo run --release -p device-tour --example device-bench`: a shared-memory reduction, a
-//! warp-shuffle reduction and a row softmax written with ptx-device, each against the nvcc
-//! build of the same CUDA C++, and the device's copy bandwidth (device-to-device memcpy) as
-//! the ceiling of the memory-bound ones. Medians over many runs, Rust and CUDA alternating
+//! warp-shuffle reduction, a row softmax, and issue 12's twins (float4 saxpy, padded-tile
+//! transpose, 256-bin shared-atomic histogram, register-blocked SGEMM) written with ptx-device,
+//! each against the nvcc build of the same CUDA C++, with the device's copy bandwidth
+//! (device-to-device memcpy) as the ceiling of the memory-bound ones and the FP32 peak as
+//! SGEMM's. Medians over many runs, Rust and CUDA alternating
 //! (each first in half of the rounds).
 
 use std::sync::Arc;
@@ -104,6 +106,55 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         unsafe { k.cu_softmax(&s, softmax_cfg, rows as u32, &dx, &mut dz) }.unwrap()
     });
     report("softmax (expf)", 2.0 * bytes, r, c);
+
+    // Issue 12's twins: shared memory, shared atomics, vector loads, unrolling.
+    let (mut dy2, mut dz2) = (s.clone_htod(&x)?, s.clone_htod(&x)?);
+    let saxpy_cfg = LaunchConfig { grid_dim: (sms * 8, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+    let n4 = (n / 4) as u32;
+    let (r, c) = both(&mut || unsafe { k.rs_saxpy4(&s, saxpy_cfg, n4, 1.5, &dx, &mut dy2) }.unwrap(), &mut || {
+        unsafe { k.cu_saxpy4(&s, saxpy_cfg, n4, 1.5, &dx, &mut dz2) }.unwrap()
+    });
+    report("saxpy (float4)", 3.0 * bytes, r, c);
+    let side = 8192usize; // 8192^2 floats = the same 256 MiB
+    let tcfg = LaunchConfig { grid_dim: ((side / 32) as u32, (side / 32) as u32, 1), block_dim: (32, 8, 1), shared_mem_bytes: 0 };
+    let (r, c) = both(&mut || unsafe { k.rs_transpose(&s, tcfg, side as u32, &dx, &mut dy) }.unwrap(), &mut || {
+        unsafe { k.cu_transpose(&s, tcfg, side as u32, &dx, &mut dz) }.unwrap()
+    });
+    report("transpose 8192^2", 2.0 * bytes, r, c);
+    let words: Vec<u32> = Words(7).map(|r| r as u32).take(n).collect();
+    let dw = s.clone_htod(&words)?;
+    let (mut hr, mut hc) = (s.alloc_zeros::<u32>(256)?, s.alloc_zeros::<u32>(256)?);
+    let hcfg = LaunchConfig { grid_dim: (sms * 4, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+    let (r, c) = both(&mut || unsafe { k.rs_histogram(&s, hcfg, n as u32, &dw, &mut hr) }.unwrap(), &mut || {
+        unsafe { k.cu_histogram(&s, hcfg, n as u32, &dw, &mut hc) }.unwrap()
+    });
+    report("histogram 256", bytes, r, c);
+
+    // SGEMM against the FP32 peak: SMs x 128 FP32 lanes x 2 flops x the maximum clock.
+    let clock_khz = ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as f64;
+    let peak = sms as f64 * 128.0 * 2.0 * clock_khz * 1e3;
+    let m = 4096usize;
+    let (a, b) = (s.clone_htod(&x[..m * m])?, s.clone_htod(&x[m * m..2 * m * m])?);
+    let (mut cr, mut cc) = (s.alloc_zeros::<f32>(m * m)?, s.alloc_zeros::<f32>(m * m)?);
+    let gcfg = LaunchConfig { grid_dim: ((m / 128) as u32, (m / 128) as u32, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+    let (r, c) = both(&mut || unsafe { k.rs_sgemm(&s, gcfg, m as u32, &a, &b, &mut cr) }.unwrap(), &mut || {
+        unsafe { k.cu_sgemm(&s, gcfg, m as u32, &a, &b, &mut cc) }.unwrap()
+    });
+    let (r, c) = (median(r), median(c));
+    let flops = 2.0 * (m as f64).powi(3);
+    let (rt, ct) = (flops / r / 1e9, flops / c / 1e9);
+    println!(
+        "{:<16} {:>10.1} {:>10.1} {:>10.3} {:>8.1}T {:>8.1}T {:>7.1}% {:>7.1}%   (TFLOP/s; % of FP32 peak {:.1} TFLOP/s)",
+        "sgemm 4096^3",
+        r * 1e3,
+        c * 1e3,
+        r / c,
+        rt,
+        ct,
+        100.0 * rt * 1e12 / peak,
+        100.0 * ct * 1e12 / peak,
+        peak / 1e12
+    );
     println!();
     println!("medians of {} runs each; GB/s = bytes read (+ written) / time; %cp = of the copy bandwidth", 4 * RUNS);
     Ok(())

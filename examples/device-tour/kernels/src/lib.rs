@@ -2,13 +2,17 @@
 //! kernel in `cuda/` doing the same (`rs_*` here, `cu_*` there), so that the tests compare
 //! the two builds bit for bit and the benchmark times them side by side.
 //!
-//! `ops` holds the per-element integer and IEEE operations; this file the warp, atomic,
-//! index, timing and memory kernels, and the three benchmarked ones.
+//! `ops` holds the per-element integer and IEEE operations; `twins` the kernels where shared
+//! memory, shared atomics, vector loads and unrolling decide the speed (saxpy on `f32x4`,
+//! SGEMM, transpose, histogram) and one that runs every newer helper; this file the warp,
+//! atomic, index, timing and memory kernels, and the reductions and softmax.
 #![no_std]
 
 mod ops;
+mod twins;
 
 pub use ops::{F32_OPS, F64_OPS, INT_OPS};
+pub use twins::*;
 use ptx_device::prelude::*;
 use ptx_device::{mem, time};
 
