@@ -95,6 +95,15 @@ fn a_second_checkout_in_a_fresh_target_dir_starts_no_compiler() {
     let cache = tempfile::tempdir().unwrap();
     let (first, second) = (checkout("cached_kernels"), checkout("cached_kernels"));
     let (t1, t2) = (common::shared_target(), tempfile::tempdir().unwrap());
+    // The machine's first kernel build publishes `core` to the cache; the checkouts after it
+    // build against that (their crates' hashes differ from a `-Zbuild-std` build's).
+    let warmup = KernelCrate::new(
+        "warmup_kernels",
+        "archs = [\"sm_80\"]",
+        &format!("#![no_std]\n#![feature(abi_ptx, stdarch_nvptx)]\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn other(x: *mut u32) {{ *x = 7; }}\n{PANIC}"),
+    );
+    tools.build(&warmup, &t1, cache.path());
+    tools.starts();
 
     tools.build(&first, &t1, cache.path());
     let mut started = tools.starts();

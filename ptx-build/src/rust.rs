@@ -109,10 +109,17 @@ struct Stamp {
 }
 
 impl Frontend<'_> {
-    /// The flags of every crate of the build, `--sysroot` included when `core` is shared.
+    /// The flags that key the front end: with the shared cache on, `--sysroot` and the shared
+    /// sysroot's folder, whether this build finds it published or builds `core` itself (both
+    /// give the same bitcode; the key does not change when the sysroot appears).
     fn rustflags(&self) -> Vec<String> {
+        self.cargo_rustflags(true)
+    }
+
+    /// The flags the nested cargo gets: `--sysroot` when the shared sysroot is used.
+    fn cargo_rustflags(&self, use_sysroot: bool) -> Vec<String> {
         let mut flags = self.base_rustflags();
-        if let Some(dir) = self.sysroot_dir() {
+        if let Some(dir) = self.sysroot_dir().filter(|_| use_sysroot) {
             flags.push("--sysroot".into());
             flags.push(dir.to_string_lossy().into_owned());
         }
@@ -173,11 +180,16 @@ impl Frontend<'_> {
             verb: "Compiling",
             message: format!("{} (Rust, {}, {})", self.krate.name, self.rust.toolchain, TARGET),
         });
-        let shared_core = match self.shared_cache {
-            Some(root) => Some(sysroot::ensure(self.rust, self.profile, self.cpu, &self.base_rustflags(), root, reporter)?),
-            None => None,
-        };
-        let (units, host_dep_infos) = self.run_cargo(reporter)?;
+        let sysroot_dir = self.sysroot_dir();
+        let shared_core = sysroot_dir.as_deref().and_then(sysroot::existing);
+        let (units, host_dep_infos) = self.run_cargo(reporter, shared_core.is_some())?;
+        if let (Some(dir), None, Some(root)) = (&sysroot_dir, &shared_core, self.shared_cache) {
+            if !has_profile_settings(&self.krate.workspace_root) {
+                let built: Vec<(String, PathBuf)> = units.iter().map(|u| (u.crate_name.clone(), u.bitcode.clone())).collect();
+                // Not publishing only costs the next kernel build its own `core`.
+                let _ = sysroot::publish(dir, &built, root);
+            }
+        }
         let kernel_bc = units.iter().rev().find(|u| u.crate_name == self.krate.lib_name).map(|u| u.bitcode.clone()).ok_or_else(|| {
             Error::ToolFailed {
                 tool: "cargo".into(),
@@ -233,7 +245,7 @@ impl Frontend<'_> {
         Ok(output)
     }
 
-    fn command(&self) -> Command {
+    fn command(&self, use_sysroot: bool) -> Command {
         let mut cmd = process::command(&self.rust.cargo);
         for (var, _) in std::env::vars_os() {
             let name = var.to_string_lossy();
@@ -243,11 +255,11 @@ impl Frontend<'_> {
         }
         cmd.env("RUSTC", &self.rust.rustc)
             .env("RUSTUP_TOOLCHAIN", &self.rust.toolchain)
-            .env("CARGO_ENCODED_RUSTFLAGS", self.rustflags().join("\x1f"))
+            .env("CARGO_ENCODED_RUSTFLAGS", self.cargo_rustflags(use_sysroot).join("\x1f"))
             .env("CARGO_TERM_PROGRESS_WHEN", "never")
             .env("CARGO_TERM_COLOR", if self.color { "always" } else { "never" });
         cmd.arg("rustc").args(["--lib", "--crate-type", "rlib", "--target", TARGET]);
-        if self.shared_cache.is_none() {
+        if !use_sysroot {
             cmd.arg("-Zbuild-std=core");
         }
         cmd
@@ -280,8 +292,8 @@ impl Frontend<'_> {
 
     /// The crates compiled to bitcode, and the dep-info files of proc-macros the kernels use
     /// (built for the host: their sources are inputs of the kernels too).
-    fn run_cargo(&self, reporter: &dyn Reporter) -> Result<(Vec<Unit>, Vec<PathBuf>)> {
-        let mut cmd = self.command();
+    fn run_cargo(&self, reporter: &dyn Reporter, use_sysroot: bool) -> Result<(Vec<Unit>, Vec<PathBuf>)> {
+        let mut cmd = self.command(use_sysroot);
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).stdin(Stdio::null());
         let mut child = process::spawn("cargo", &mut cmd)?;
         let stdout = child.stdout.take().expect("stdout is piped");
@@ -401,6 +413,13 @@ fn read_dep_info(path: &Path, sources: &mut BTreeSet<PathBuf>, env: &mut BTreeSe
     let deps = depfile::parse(&text);
     sources.extend(deps.prerequisites);
     env.extend(deps.env);
+}
+
+/// Whether the workspace's manifest sets `[profile.*]` (which `-Zbuild-std` applies to `core`).
+fn has_profile_settings(workspace_root: &Path) -> bool {
+    std::fs::read_to_string(workspace_root.join("Cargo.toml"))
+        .map(|t| t.lines().any(|l| l.trim_start().starts_with("[profile")))
+        .unwrap_or(true)
 }
 
 /// `dir` with a trailing separator, so a remapped path does not start with one.
