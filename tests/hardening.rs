@@ -337,3 +337,30 @@ fn two_build_scripts_building_one_kernel_crate_at_once_agree() {
         assert!(generated[0].contains("\"saxpy\"") && generated[0].contains("\"k\""), "round {round}: both kernels typed:\n{}", generated[0]);
     }
 }
+
+/// `extern "gpu-kernel"` (the ABI of rustc's std::offload) builds like `extern "ptx-kernel"`: the
+/// kernel is found, listed and its inline PTX checked.
+#[test]
+fn gpu_kernel_abi_kernels_are_built_listed_and_checked() {
+    cuda();
+    let k = KernelCrate::new(
+        "gpu_abi_kernels",
+        "archs = [\"sm_80\"]",
+        &format!("#![no_std]\n#![feature(abi_gpu_kernel, stdarch_nvptx)]\n#[no_mangle]\npub unsafe extern \"gpu-kernel\" fn offload(y: *mut f32) {{ *y *= 2.0; }}\n{PANIC}"),
+    );
+    let run = k.build(&["--release"]);
+    run.assert_ok();
+    let ptx = run.of("ptx-artifact").into_iter().find(|a| a["kind"] == "ptx").unwrap().clone();
+    assert_eq!(ptx["kernels"][0]["name"], "offload", "{ptx}");
+    // The inline-PTX checker treats it as a kernel (inlined nowhere): a `.reg` outside braces is
+    // fine there and warned about in a helper that can be inlined twice.
+    let asm = "core::arch::asm!(\".reg .u32 t; mov.u32 t, 1;\");";
+    k.write(
+        "src/lib.rs",
+        &format!("#![no_std]\n#![feature(abi_gpu_kernel, stdarch_nvptx, asm_experimental_arch)]\npub unsafe fn helper() {{ {asm} }}\n#[no_mangle]\npub unsafe extern \"gpu-kernel\" fn offload(y: *mut u32) {{\n    {asm}\n    *y = 1;\n}}\n{PANIC}"),
+    );
+    let out = cargo_ptx().arg("check").arg(&k.dir).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("in an asm! of `helper`"), "the helper is warned about:\n{text}");
+    assert!(!text.contains("of `offload`"), "the gpu-kernel is a kernel:\n{text}");
+}

@@ -224,7 +224,13 @@ pub fn unexported_rust_kernels(lib_rs: &Path) -> Result<Vec<(String, PathBuf, u3
 }
 
 fn is_ptx_kernel_abi(f: &syn::ItemFn) -> bool {
-    f.sig.abi.as_ref().and_then(|a| a.name.as_ref()).is_some_and(|n| n.value() == "ptx-kernel")
+    f.sig.abi.as_ref().and_then(|a| a.name.as_ref()).is_some_and(|n| is_kernel_abi(&n.value()))
+}
+
+/// `extern "ptx-kernel"`, or `extern "gpu-kernel"` (feature `abi_gpu_kernel`, the ABI rustc's
+/// std::offload uses; on nvptx64 it emits the same `.visible .entry`).
+pub fn is_kernel_abi(abi: &str) -> bool {
+    abi == "ptx-kernel" || abi == "gpu-kernel"
 }
 
 fn has_no_mangle(f: &syn::ItemFn) -> bool {
@@ -631,6 +637,17 @@ mod tests {
             std::fs::write(p, text).unwrap();
         }
         d
+    }
+
+    #[test]
+    fn gpu_kernel_abi_functions_are_kernels_too() {
+        let src = "#![feature(abi_gpu_kernel)]\n#[no_mangle]\npub unsafe extern \"gpu-kernel\" fn offload(n: u32, y: *mut f32) {}\nextern \"gpu-kernel\" fn hidden() {}\n";
+        let k = rust_kernels_in_text(Path::new("lib.rs"), src).unwrap();
+        assert_eq!(k.iter().map(|k| (k.name.as_str(), k.line)).collect::<Vec<_>>(), [("offload", 3)]);
+        assert_eq!(k[0].params[1].ty, ParamType::Pointer { mutable: true, elem: "f32".into() });
+        let d = crate_with(&[("src/lib.rs", src)]);
+        let unexported = unexported_rust_kernels(&d.path().join("src/lib.rs")).unwrap();
+        assert_eq!(unexported.iter().map(|u| u.0.as_str()).collect::<Vec<_>>(), ["hidden"]);
     }
 
     #[test]
