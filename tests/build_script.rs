@@ -136,11 +136,24 @@ fn cuda_files_of_the_host_get_typed_methods_and_header_edits_rerun() {
 }
 
 #[test]
-fn a_cpp_kernel_without_extern_c_is_refused_with_the_fix() {
-    let p = cuda_host("host_mangled", &[("cuda/k.cu", "\n__global__ void fill(float *x) { x[0] = 1.0f; }\n")], "");
+fn kernels_that_cannot_be_typed_are_embedded_with_a_warning_and_an_untyped_launcher() {
+    // A C++ kernel (mangled name), one with a `void *` parameter, and a typed one beside them:
+    // the build succeeds, the typed method stays, and the others launch through cudarc's builder.
+    let uses = "#[allow(dead_code)]\nunsafe fn launchers(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream, cfg: ptx_runtime::cudarc::driver::LaunchConfig, x: &mut ptx_runtime::cudarc::driver::CudaSlice<f32>) -> bool {\n    unsafe { k.scale(s, cfg, 2.0f32, x).unwrap() };\n    k.launch_builder(s, \"_Z4fillPf\").is_some() && k.launch_builder(s, \"raw\").is_some() && k.function(\"scale\").is_some()\n}\n";
+    let p = cuda_host(
+        "host_untyped",
+        &[(
+            "cuda/k.cu",
+            "\n__global__ void fill(float *x) { x[0] = 1.0f; }\nextern \"C\" __global__ void raw(const void *__restrict__ src, float *dst) { dst[0] = *(const float *)src; }\nextern \"C\" __global__ void scale(float a, float *x) { x[0] *= a; }\n",
+        )],
+        uses,
+    );
     let (ok, log) = cargo_build(p.path());
-    assert!(!ok, "{log}");
-    assert!(log.contains("cuda/k.cu:2: kernel `fill`") && log.contains("declare it `extern \"C\" __global__"), "{log}");
+    assert!(ok, "{log}");
+    assert!(log.contains("k.cu:2: kernel `fill` has no typed launch method") && log.contains("mangled"), "{log}");
+    assert!(log.contains("k.cu:3: kernel `raw` has no typed launch method") && log.contains("`void *` has no element type"), "{log}");
+    assert!(log.contains("1 of 3 kernels of `k` have typed launch methods"), "one summary line:\n{log}");
+    assert_eq!(log.matches("kernel `raw` has no typed").count(), 1, "warned once:\n{log}");
 }
 
 #[test]

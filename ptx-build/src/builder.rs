@@ -346,8 +346,25 @@ impl Builder {
         }))
     }
 
-    /// One PTX module's unit: its signatures checked against its PTX, its images copied to `OUT_DIR`.
+    /// One PTX module's unit: its signatures checked against its PTX, its images copied to
+    /// `OUT_DIR`. Kernels that cannot be typed (C++ mangled names, untypeable parameters, and
+    /// PTX entries the source does not show, such as kernels stamped out by macros) are
+    /// embedded without a typed method, with a warning.
     fn unit(&self, name: &str, sigs: Vec<signature::KernelSig>, artifacts: &[&Artifact], out_dir: &Path) -> Result<Unit> {
+        let (sigs, untypeable): (Vec<_>, Vec<_>) = sigs.into_iter().partition(|s| s.untyped.is_none() && !s.mangled);
+        for s in &untypeable {
+            let why = match &s.untyped {
+                Some(reason) => reason.clone(),
+                None => "a C++ kernel's PTX name is mangled (`_Z...`); declare it `extern \"C\"` for a typed method".into(),
+            };
+            println!(
+                "cargo:warning={}:{}: kernel `{}` has no typed launch method ({why}); it is embedded: launch it with `kernels.launch_builder(&stream, NAME)`",
+                s.file.display(),
+                s.line,
+                s.name
+            );
+        }
+        let mut untyped: Vec<String> = Vec::new();
         let mut images = Vec::new();
         let mut struct_layouts: Vec<StructLayout> = Vec::new();
         for a in artifacts {
@@ -360,6 +377,9 @@ impl Builder {
             let mut ptx_isa = None;
             if a.kind == ArtifactKind::Ptx {
                 let module = ptx::Module::parse(&String::from_utf8_lossy(&bytes));
+                if untyped.is_empty() {
+                    untyped = module.entries.iter().map(|e| e.name.clone()).filter(|n| !sigs.iter().any(|s| &s.name == n)).collect();
+                }
                 for sig in &sigs {
                     signature::check(sig, module.entry(&sig.name))?;
                     if struct_layouts.iter().any(|l| l.kernel == sig.name) {
@@ -378,23 +398,21 @@ impl Builder {
             cache::write_atomic(&out_dir.join(&rel), &bytes)?;
             images.push(EmbeddedImage { arch: a.arch.parse()?, kind: a.kind, file: rel, ptx_isa });
         }
-        Ok(Unit { name: name.to_string(), kernels: sigs, images, struct_layouts })
+        if !untyped.is_empty() {
+            let total = sigs.len() + untyped.len();
+            println!(
+                "cargo:warning=ptx-build: {} of {total} kernels of `{name}` have typed launch methods; the other {} are embedded and listed in KERNEL_NAMES: launch them with `kernels.launch_builder(&stream, NAME)`",
+                sigs.len(),
+                untyped.len()
+            );
+        }
+        Ok(Unit { name: name.to_string(), kernels: sigs, images, struct_layouts, untyped })
     }
 }
 
-/// The `__global__` kernels of a .cu file; C++ (mangled) names are refused: a typed method
-/// needs the name the PTX has.
+/// The `__global__` kernels of a .cu file.
 fn c_kernels(cu: &Path) -> Result<Vec<signature::KernelSig>> {
-    let sigs = signature::cuda_kernels(cu)?;
-    if let Some(k) = sigs.iter().find(|k| k.mangled) {
-        return Err(Error::Signature {
-            file: k.file.clone(),
-            line: k.line,
-            kernel: k.name.clone(),
-            message: "a C++ kernel's PTX name is mangled (`_Z...`), so no typed launch method can find it\n  help: declare it `extern \"C\" __global__ void ...` (for a template, add an `extern \"C\"` wrapper kernel per type you launch)".into(),
-        });
-    }
-    Ok(sigs)
+    signature::cuda_kernels(cu)
 }
 
 fn env_path(var: &'static str) -> Result<PathBuf> {

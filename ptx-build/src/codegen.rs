@@ -33,6 +33,10 @@ pub struct Unit {
     pub images: Vec<EmbeddedImage>,
     /// What the PTX says of by-value struct parameters, asserted against the host types.
     pub struct_layouts: Vec<StructLayout>,
+    /// PTX entries with no typed method (parameters that cannot be typed, C++ mangled names,
+    /// kernels stamped out by macros): loaded all the same, reached through
+    /// `Kernels::function(name)` and `Kernels::launch_builder(stream, name)`.
+    pub untyped: Vec<String>,
 }
 
 /// A by-value struct parameter as the PTX lays it out (`.param .align A .b8 name[SIZE]`).
@@ -92,7 +96,15 @@ pub fn generate(units: &[Unit]) -> Result<String> {
             })
         })
     });
-    let all_names: Vec<&String> = units.iter().flat_map(|u| u.kernels.iter().map(|k| &k.name)).collect();
+    let all_names: Vec<&String> = units.iter().flat_map(|u| u.kernels.iter().map(|k| &k.name).chain(&u.untyped)).collect();
+    let untyped_loads = units.iter().flat_map(|u| {
+        let m = format_ident!("{}_module", u.name);
+        u.untyped.iter().map(move |name| quote! { (#name, #m.function(#name)?) })
+    });
+    let typed_arms = units.iter().flat_map(|u| u.kernels.iter()).map(|k| {
+        let (f, name) = (ident(&k.name), &k.name);
+        quote! { #name => Some(&self.#f), }
+    });
 
     let file = quote! {
         #[allow(unused_imports)]
@@ -115,6 +127,8 @@ pub fn generate(units: &[Unit]) -> Result<String> {
         pub struct Kernels {
             #(#unit_fields,)*
             #(#fields,)*
+            /// Kernels without a typed method, by PTX name.
+            _untyped: Vec<(&'static str, CudaFunction)>,
             /// Occupancy-derived launch plans, per kernel and dynamic shared memory size.
             _plans: PlanCache,
         }
@@ -134,7 +148,24 @@ pub fn generate(units: &[Unit]) -> Result<String> {
 
             pub fn load_with(ctx: &Arc<CudaContext>, policy: Policy) -> Result<Self, LoadError> {
                 #(#loads)*
-                Ok(Kernels { #(#resolves,)* #(#unit_names,)* _plans: PlanCache::new(ctx) })
+                let _untyped = vec![#(#untyped_loads),*];
+                Ok(Kernels { #(#resolves,)* #(#unit_names,)* _untyped, _plans: PlanCache::new(ctx) })
+            }
+
+            /// Any loaded kernel by its PTX name (see [`KERNEL_NAMES`]), typed or not.
+            pub fn function(&self, name: &str) -> Option<&CudaFunction> {
+                #[allow(clippy::match_single_binding)]
+                match name {
+                    #(#typed_arms)*
+                    _ => self._untyped.iter().find(|(n, _)| *n == name).map(|(_, f)| f),
+                }
+            }
+
+            /// cudarc's launch builder for any loaded kernel by PTX name: the way to launch
+            /// kernels that have no typed method. Push the arguments in the kernel's order with
+            /// `.arg(..)`, then `unsafe { .launch(cfg) }`.
+            pub fn launch_builder<'a>(&'a self, stream: &'a CudaStream, name: &str) -> Option<::ptx_runtime::cudarc::driver::LaunchArgs<'a>> {
+                self.function(name).map(|f| stream.launch_builder(f))
             }
 
             /// The image each PTX module was loaded from (`sm_90 cubin`, `sm_80 PTX`).
@@ -157,8 +188,19 @@ pub fn generate(units: &[Unit]) -> Result<String> {
 /// Methods generated next to each kernel's launch method.
 const HELPER_SUFFIXES: &[&str] = &["_config", "_config_with_shared", "_plan"];
 
+/// Methods of `Kernels` itself: a typed kernel of one of these names would collide with it.
+const RESERVED_METHODS: &[&str] = &["load", "load_ptx_only", "load_with", "images", "function", "launch_builder"];
+
 fn check_unique(units: &[Unit]) -> Result<()> {
     let all: Vec<&KernelSig> = units.iter().flat_map(|u| u.kernels.iter()).collect();
+    if let Some(k) = all.iter().find(|k| RESERVED_METHODS.contains(&k.name.as_str())) {
+        return Err(Error::Signature {
+            file: k.file.clone(),
+            line: k.line,
+            kernel: k.name.clone(),
+            message: format!("`{}` is a method of the generated `Kernels` ({}); rename the kernel", k.name, RESERVED_METHODS.join(", ")),
+        });
+    }
     // `saxpy_config` is a method of kernel `saxpy`: a kernel of that name would collide with it.
     for a in &all {
         for b in &all {
@@ -316,6 +358,7 @@ mod tests {
             file: "src/lib.rs".into(),
             line: 7,
             mangled: false,
+            untyped: None,
         };
         vec![Unit {
             name: "saxpy_kernels".into(),
@@ -341,6 +384,7 @@ mod tests {
                 EmbeddedImage { arch: Arch::sm(80), kind: ArtifactKind::Cubin, file: "ptx-build/k/sm_80.cubin".into(), ptx_isa: None },
             ],
             struct_layouts: vec![StructLayout { kernel: "type".into(), param: 0, size: 8, align: 4 }],
+            untyped: vec!["_Z6gatherPPKfPf".into()],
         }]
     }
 

@@ -113,6 +113,9 @@ pub struct KernelSig {
     pub line: u32,
     /// A C++ kernel without `extern "C"`: its PTX name is mangled (`_Z4fillPfi`).
     pub mangled: bool,
+    /// Why its parameters cannot be typed (`parameter 0: `void *` has no element type`), for
+    /// a C/C++ kernel that is embedded without a typed method; `params` is then empty.
+    pub untyped: Option<String>,
 }
 
 /// Every `extern "ptx-kernel"` function exported with `#[no_mangle]`, and every function marked
@@ -274,7 +277,7 @@ fn kernel_of(f: &syn::ItemFn, file: &Path) -> Result<Option<KernelSig>> {
         })?;
         params.push(Param { name: pname, ty });
     }
-    Ok(Some(KernelSig { name, params, file: file.to_path_buf(), line, mangled: false }))
+    Ok(Some(KernelSig { name, params, file: file.to_path_buf(), line, mangled: false, untyped: None }))
 }
 
 /// `#[kernel]` or `#[ptx_device::kernel]` (ptx-device's attribute, which exports the function
@@ -448,16 +451,25 @@ pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> 
                     k += 1;
                 }
                 let params: Vec<Vec<CTok>> = params.into_iter().filter(|p| !p.is_empty() && *p != [CTok::Ident("void")]).collect();
-                let mut sig =
-                    KernelSig { name: name.clone(), params: Vec::new(), file: file.to_path_buf(), line, mangled: !extern_c || templated };
+                let mut sig = KernelSig {
+                    name: name.clone(),
+                    params: Vec::new(),
+                    file: file.to_path_buf(),
+                    line,
+                    mangled: !extern_c || templated,
+                    untyped: None,
+                };
+                // A parameter that cannot be typed leaves the kernel untyped, not the build
+                // refused: it is embedded and launched through cudarc's builder.
                 for (n, p) in params.iter().enumerate() {
-                    let (pname, ty) = c_param(p, n).map_err(|message| Error::Signature {
-                        file: file.to_path_buf(),
-                        line,
-                        kernel: name.clone(),
-                        message,
-                    })?;
-                    sig.params.push(Param { name: pname, ty });
+                    match c_param(p, n) {
+                        Ok((pname, ty)) => sig.params.push(Param { name: pname, ty }),
+                        Err(message) => {
+                            sig.params.clear();
+                            sig.untyped = Some(message);
+                            break;
+                        }
+                    }
                 }
                 if seen_names.insert(name) {
                     out.push(sig);
@@ -760,13 +772,18 @@ template <typename T> __global__ void tmpl(T *x) {}
     }
 
     #[test]
-    fn c_parameters_without_a_launch_type_name_the_kernel() {
-        let e = cuda_kernels_in(Path::new("cuda/k.cu"), "extern \"C\" __global__ void k(\n float **pp) {}\n").unwrap_err().to_string();
-        assert!(e.contains("cuda/k.cu:1: kernel `k`") && e.contains("pointers to pointers"), "{e}");
-        let e = cuda_kernels_in(Path::new("k.cu"), "extern \"C\" __global__ void k(void *p) {}").unwrap_err().to_string();
-        assert!(e.contains("`void *` has no element type"), "{e}");
-        let e = cuda_kernels_in(Path::new("k.cu"), "extern \"C\" __global__ void k(long double x) {}").unwrap_err().to_string();
-        assert!(e.contains("`long double` has no Rust equivalent"), "{e}");
+    fn c_parameters_without_a_launch_type_leave_the_kernel_untyped_with_the_reason() {
+        let untyped = |src: &str| {
+            let k = cuda_kernels_in(Path::new("cuda/k.cu"), src).unwrap();
+            assert!(k[0].params.is_empty());
+            k[0].untyped.clone().expect("untyped")
+        };
+        assert!(untyped("extern \"C\" __global__ void k(\n float **pp) {}\n").contains("pointers to pointers"));
+        assert!(untyped("extern \"C\" __global__ void k(void *p) {}").contains("`void *` has no element type"));
+        assert!(untyped("extern \"C\" __global__ void k(int n, long double x) {}").contains("`long double` has no Rust equivalent"));
+        // The other kernels of the file keep their types.
+        let k = cuda_kernels_in(Path::new("k.cu"), "extern \"C\" __global__ void a(void *p) {}\nextern \"C\" __global__ void b(float *x) {}").unwrap();
+        assert_eq!((k[0].untyped.is_some(), k[1].untyped.is_none(), k[1].params.len()), (true, true, 1));
     }
 
     #[test]
@@ -776,6 +793,7 @@ template <typename T> __global__ void tmpl(T *x) {}
             params: vec![Param { name: "n".into(), ty: ParamType::Scalar(Scalar::U64) }],
             file: "src/lib.rs".into(),
             line: 3,
+            untyped: None,
             mangled: false,
         };
         let m = ptx::Module::parse(".visible .entry k(\n.param .u32 k_param_0\n)\n{\nret;\n}\n");
