@@ -177,3 +177,27 @@ fn a_struct_by_value_must_have_the_kernels_layout_on_the_host() {
         "{log}"
     );
 }
+
+#[test]
+fn rust_kernels_stamped_out_by_macro_rules_are_embedded_and_launchable_by_name() {
+    common::cuda();
+    // candle's style, in Rust: one macro, several kernels. The source reader sees no `fn` for
+    // them; the PTX has them, so they are embedded and listed, with one summary warning.
+    let kernel = "#![no_std]\n#![feature(abi_ptx)]\nmacro_rules! unary {\n    ($name:ident, $op:expr) => {\n        #[no_mangle]\n        pub unsafe extern \"ptx-kernel\" fn $name(x: *mut f32) { *x = $op(*x); }\n    };\n}\nunary!(neg_f32, |v: f32| -v);\nunary!(twice_f32, |v: f32| v * 2.0);\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn typed(x: *mut f32) { *x = 0.0; }\n#[panic_handler]\nfn p(_: &core::panic::PanicInfo) -> ! { loop {} }\n";
+    let p = project("host_stamped", kernel);
+    write(
+        p.path().join("host/src/lib.rs"),
+        "pub mod kernels {\n    ptx_runtime::include_kernels!();\n}\n#[allow(dead_code)]\nfn names() -> bool {\n    kernels::KERNEL_NAMES.contains(&\"neg_f32\") && kernels::KERNEL_NAMES.contains(&\"twice_f32\")\n}\n#[allow(dead_code)]\nfn launch(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream) -> bool {\n    k.launch_builder(s, \"neg_f32\").is_some()\n}\n",
+    );
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok, "{log}");
+    assert!(log.contains("1 of 3 kernels of `host_stamped_kernels` have typed launch methods"), "{log}");
+    let generated = std::fs::read_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join("host-target/debug/build"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("host_stamped-"))
+        .filter_map(|e| std::fs::read_to_string(e.path().join("out/kernels.rs")).ok())
+        .next()
+        .expect("the generated module");
+    assert!(generated.contains("\"neg_f32\"") && generated.contains("\"twice_f32\"") && generated.contains("pub unsafe fn typed("), "{generated}");
+}
