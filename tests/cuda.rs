@@ -177,6 +177,19 @@ fn rust_and_cuda_kernels_of_one_crate_land_in_one_artifact_set() {
     k.write("cuda/twin.cu", "\n\nextern \"C\" __global__ void scale_add(int n) {}\n");
     let run = k.build(&["--arch", "sm_80"]);
     run.assert_error(&["kernel `scale_add` is defined twice", "src/lib.rs:11", "cuda/twin.cu:3"]);
+
+    // The same C++ helper kernel (a mangled name, no method) in two .cu files is fine: each
+    // file is its own loaded module.
+    std::fs::remove_file(k.dir.join("cuda/twin.cu")).unwrap();
+    let helper = "__global__ void permute_kernel(float *out, const float *in, int n) { int i = threadIdx.x; if (i < n) out[i] = in[n - 1 - i]; }\n";
+    k.write("cuda/attention.cu", helper);
+    k.write("cuda/layernorm.cu", helper);
+    let run = k.build(&["--arch", "sm_80"]);
+    run.assert_ok();
+    for module in ["attention", "layernorm"] {
+        let ptx = std::fs::read_to_string(k.module_artifact("release", "sm_80", module, "ptx")).unwrap();
+        assert!(ptx.contains(".entry _Z14permute_kernelPfPKfi"), "{module}: {ptx}");
+    }
 }
 
 #[test]

@@ -566,7 +566,9 @@ impl CrateJob<'_> {
         let ptx: Vec<&Artifact> = artifacts.iter().filter(|a| a.kind == ArtifactKind::Ptx && a.arch == first).collect();
         for (i, a) in ptx.iter().enumerate() {
             for b in &ptx[i + 1..] {
-                if let Some(k) = a.kernels.iter().find(|k| b.kernels.iter().any(|o| o.name == k.name)) {
+                // C++ (mangled) kernels get no method, so two .cu modules may each define the same
+                // helper kernel (llm.c does): they are loaded as separate modules.
+                if let Some(k) = a.kernels.iter().find(|k| !k.name.starts_with("_Z") && b.kernels.iter().any(|o| o.name == k.name)) {
                     return Err(Error::DuplicateKernel {
                         name: k.name.clone(),
                         first: self.definition(a, &k.name),
