@@ -201,3 +201,20 @@ fn rust_kernels_stamped_out_by_macro_rules_are_embedded_and_launchable_by_name()
         .expect("the generated module");
     assert!(generated.contains("\"neg_f32\"") && generated.contains("\"twice_f32\"") && generated.contains("pub unsafe fn typed("), "{generated}");
 }
+
+#[test]
+fn cuda_vendor_types_get_ptx_runtime_host_types() {
+    common::cuda();
+    let uses = "#[allow(dead_code)]\nunsafe fn call(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream, cfg: ptx_runtime::cudarc::driver::LaunchConfig,\n    h: &ptx_runtime::cudarc::driver::CudaSlice<ptx_runtime::cuda_types::Half2>, o: &mut ptx_runtime::cudarc::driver::CudaSlice<f32>) {\n    use ptx_runtime::cuda_types::{Fp8E4M3, Half2};\n    unsafe { k.fp8_scale(s, cfg, Fp8E4M3(0x38), Half2::default(), h, o).unwrap() };\n}\n";
+    let p = cuda_host(
+        "host_vendor",
+        &[(
+            "cuda/fp8.cu",
+            "#include <cuda_fp8.h>\n#include <cuda_fp16.h>\nextern \"C\" __global__ void fp8_scale(__nv_fp8_e4m3 s, __half2 bias, const __half2 *in, float *out) {\n    out[0] = float(s) * (__low2float(in[0]) + __low2float(bias));\n}\n",
+        )],
+        uses,
+    );
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok, "fp8 and half2 parameters have host types and pass the layout checks:\n{log}");
+    assert!(!log.contains("has no typed launch method"), "{log}");
+}

@@ -516,6 +516,10 @@ fn c_scalar(words: &[&str]) -> Option<ParamType> {
         (false, ["uint64_t"]) => scalar(Scalar::U64),
         (false, ["__half"]) | (false, ["half"]) => by_value("::ptx_runtime::half::f16"),
         (false, ["__nv_bfloat16"]) | (false, ["nv_bfloat16"]) => by_value("::ptx_runtime::half::bf16"),
+        (false, ["__half2"]) | (false, ["half2"]) => by_value("::ptx_runtime::cuda_types::Half2"),
+        (false, ["__nv_bfloat162"]) | (false, ["nv_bfloat162"]) => by_value("::ptx_runtime::cuda_types::Bf16x2"),
+        (false, ["__nv_fp8_e4m3"]) => by_value("::ptx_runtime::cuda_types::Fp8E4M3"),
+        (false, ["__nv_fp8_e5m2"]) => by_value("::ptx_runtime::cuda_types::Fp8E5M2"),
         _ => None,
     }
 }
@@ -710,6 +714,33 @@ mod tests {
                 && e.contains("parameter `xs`")
                 && e.contains("a kernel cannot take a reference"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn cuda_vendor_types_map_to_ptx_runtime_host_types() {
+        let src = "extern \"C\" __global__ void v(__nv_fp8_e4m3 a, __nv_fp8_e5m2 b, __half2 h, __nv_bfloat162 g, const __half2 *hs, __nv_fp8_e4m3 *out) {}";
+        let k = cuda_kernels_in(Path::new("k.cu"), src).unwrap();
+        assert_eq!(k[0].untyped, None);
+        let tys: Vec<String> = k[0]
+            .params
+            .iter()
+            .map(|p| match &p.ty {
+                ParamType::ByValue { ty } => ty.clone(),
+                ParamType::Pointer { mutable, elem } => format!("{}{elem}", if *mutable { "*mut " } else { "*const " }),
+                ParamType::Scalar(s) => s.rust_name().into(),
+            })
+            .collect();
+        assert_eq!(
+            tys,
+            [
+                "::ptx_runtime::cuda_types::Fp8E4M3",
+                "::ptx_runtime::cuda_types::Fp8E5M2",
+                "::ptx_runtime::cuda_types::Half2",
+                "::ptx_runtime::cuda_types::Bf16x2",
+                "*const ::ptx_runtime::cuda_types::Half2",
+                "*mut ::ptx_runtime::cuda_types::Fp8E4M3"
+            ]
         );
     }
 

@@ -19,6 +19,68 @@ use cudarc::nvrtc::Ptx;
 /// `half::f16` and `half::bf16`: the host types of CUDA's `__half` and `__nv_bfloat16` parameters.
 pub use half;
 
+/// Host twins of CUDA's vendor types that have no Rust primitive, for kernel parameters by value
+/// and behind pointers: the same size and alignment as in the PTX (the generated module asserts
+/// it at compile time), holding the raw bits.
+pub mod cuda_types {
+    use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
+    use half::{bf16, f16};
+
+    /// `__nv_fp8_e4m3`: an 8-bit float (4 exponent and 3 mantissa bits), as its byte.
+    #[repr(transparent)]
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    pub struct Fp8E4M3(pub u8);
+
+    /// `__nv_fp8_e5m2`: an 8-bit float (5 exponent and 2 mantissa bits), as its byte.
+    #[repr(transparent)]
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+    pub struct Fp8E5M2(pub u8);
+
+    /// `__half2`: two `f16`, aligned to 4 bytes as CUDA's type is.
+    #[repr(C, align(4))]
+    #[derive(Clone, Copy, Debug, Default, PartialEq)]
+    pub struct Half2 {
+        /// `.x`
+        pub x: f16,
+        /// `.y`
+        pub y: f16,
+    }
+
+    /// `__nv_bfloat162`: two `bf16`, aligned to 4 bytes as CUDA's type is.
+    #[repr(C, align(4))]
+    #[derive(Clone, Copy, Debug, Default, PartialEq)]
+    pub struct Bf16x2 {
+        /// `.x`
+        pub x: bf16,
+        /// `.y`
+        pub y: bf16,
+    }
+
+    // SAFETY: plain bits with CUDA's layout (size and alignment asserted above each kernel's
+    // use by the generated module); all-zero bits are a valid value (+0.0).
+    unsafe impl DeviceRepr for Fp8E4M3 {}
+    unsafe impl DeviceRepr for Fp8E5M2 {}
+    unsafe impl DeviceRepr for Half2 {}
+    unsafe impl DeviceRepr for Bf16x2 {}
+    unsafe impl ValidAsZeroBits for Fp8E4M3 {}
+    unsafe impl ValidAsZeroBits for Fp8E5M2 {}
+    unsafe impl ValidAsZeroBits for Half2 {}
+    unsafe impl ValidAsZeroBits for Bf16x2 {}
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn layouts_are_cudas() {
+            assert_eq!((std::mem::size_of::<Fp8E4M3>(), std::mem::align_of::<Fp8E4M3>()), (1, 1));
+            assert_eq!((std::mem::size_of::<Fp8E5M2>(), std::mem::align_of::<Fp8E5M2>()), (1, 1));
+            assert_eq!((std::mem::size_of::<Half2>(), std::mem::align_of::<Half2>()), (4, 4));
+            assert_eq!((std::mem::size_of::<Bf16x2>(), std::mem::align_of::<Bf16x2>()), (4, 4));
+        }
+    }
+}
+
 /// Arch-specific (`sm_90a`) and family (`sm_100f`) variants, as `ptx-build` names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Variant {
