@@ -239,7 +239,8 @@ struct SetupArgs {
     /// Only the CUDA part.
     #[arg(long)]
     no_rust: bool,
-    /// Extra tools to install, pinned: `sccache` (a compiler launcher for nvcc and ptxas).
+    /// Extra tools to install, pinned: `sccache` (a compiler launcher for nvcc and ptxas),
+    /// `cublas` (cuBLAS's headers, in the CUDA install's include folder for every nvcc run).
     #[arg(long, value_name = "TOOL", value_delimiter = ',')]
     with: Vec<String>,
 }

