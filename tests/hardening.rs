@@ -364,3 +364,15 @@ fn gpu_kernel_abi_kernels_are_built_listed_and_checked() {
     assert!(text.contains("in an asm! of `helper`"), "the helper is warned about:\n{text}");
     assert!(!text.contains("of `offload`"), "the gpu-kernel is a kernel:\n{text}");
 }
+
+/// An nvcc error that every arch hits is reported once, naming the archs, at the file's line.
+#[test]
+fn an_error_every_arch_hits_is_reported_once_with_its_archs() {
+    let k = cuda_crate("once_cuda", &[("cuda/bad.cu", "extern \"C\" __global__ void k(float *x) {\n    x[0] = undefined_name;\n}\n")]);
+    let run = k.build(&["--arch", "sm_80,sm_90"]);
+    run.assert_error(&["nvcc could not compile cuda/bad.cu for sm_80, sm_90"]);
+    let errors: Vec<_> = run.errors().into_iter().filter(|d| d["message"].as_str().unwrap().contains("undefined_name")).collect();
+    assert_eq!(errors.len(), 1, "once, not once per arch:\n{}", run.stdout);
+    assert_eq!((errors[0]["file"].as_str(), errors[0]["line"].as_u64()), (Some("cuda/bad.cu"), Some(2)));
+    assert!(errors[0]["notes"].as_array().unwrap().iter().any(|n| n == "for sm_80, sm_90"), "{}", errors[0]);
+}

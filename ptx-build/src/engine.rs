@@ -471,7 +471,10 @@ impl CrateJob<'_> {
         });
         let mut artifacts = Vec::new();
         let mut inputs: BTreeSet<PathBuf> = BTreeSet::new();
-        let mut first_error = None;
+        let mut first_error: Option<Error> = None;
+        // A source error every arch hits is one error: each diagnostic is reported once, with
+        // the archs it applies to when there are several.
+        let mut diagnostics: Vec<(Diagnostic, Vec<String>)> = Vec::new();
         for r in results {
             match r {
                 Ok(out) => {
@@ -479,14 +482,35 @@ impl CrateJob<'_> {
                     inputs.extend(out.inputs);
                 }
                 Err(e) => {
-                    if let Error::Ptxas { diagnostics, .. } | Error::Nvcc { diagnostics, .. } = &e {
-                        for d in diagnostics {
-                            reporter.report(Event::Diagnostic(d));
+                    if let Error::Ptxas { diagnostics: ds, arch, .. } | Error::Nvcc { diagnostics: ds, arch, .. } = &e {
+                        for d in ds {
+                            match diagnostics.iter_mut().find(|(seen, _)| seen == d) {
+                                Some((_, archs)) => archs.push(arch.clone()),
+                                None => diagnostics.push((d.clone(), vec![arch.clone()])),
+                            }
                         }
                     }
-                    first_error.get_or_insert(e);
+                    // The same file failing for several archs: one error naming them all.
+                    match (&mut first_error, e) {
+                        (Some(Error::Nvcc { file, arch, .. }), Error::Nvcc { file: f2, arch: a2, .. }) if *file == f2 => {
+                            arch.push_str(", ");
+                            arch.push_str(&a2);
+                        }
+                        (Some(Error::Ptxas { package, arch, .. }), Error::Ptxas { package: p2, arch: a2, .. }) if *package == p2 => {
+                            arch.push_str(", ");
+                            arch.push_str(&a2);
+                        }
+                        (None, e) => first_error = Some(e),
+                        _ => {}
+                    }
                 }
             }
+        }
+        for (mut d, archs) in diagnostics {
+            if archs.len() > 1 {
+                d.notes.push(format!("for {}", archs.join(", ")));
+            }
+            reporter.report(Event::Diagnostic(&d));
         }
         if let Some(e) = first_error {
             return Err(e);
