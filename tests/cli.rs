@@ -148,6 +148,16 @@ fn a_lone_file_with_cublas_and_an_include_folder_builds_after_setup_with_cublas(
 }
 
 #[test]
+fn setup_in_a_project_installs_the_cuda_libraries_its_kernel_crates_list() {
+    cuda();
+    let k = common::KernelCrate::new("needs_cublas", "archs = [\"sm_80\"]\nrust = false\ncuda-libraries = [\"cublas\"]", "");
+    let out = cargo_ptx().current_dir(&k.dir).args(["setup", "--no-rust"]).output().unwrap();
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(t.contains("cublas 13.0.2.14 headers"), "setup read `cuda-libraries`:\n{t}");
+}
+
+#[test]
 fn a_failed_setup_leaves_no_half_install() {
     let home = tempfile::tempdir().unwrap();
     let bin = tempfile::tempdir().unwrap();

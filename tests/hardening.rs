@@ -376,3 +376,28 @@ fn an_error_every_arch_hits_is_reported_once_with_its_archs() {
     assert_eq!((errors[0]["file"].as_str(), errors[0]["line"].as_u64()), (Some("cuda/bad.cu"), Some(2)));
     assert!(errors[0]["notes"].as_array().unwrap().iter().any(|n| n == "for sm_80, sm_90"), "{}", errors[0]);
 }
+
+/// `cuda-libraries` names what the .cu files need: an unknown name is refused where it is
+/// written, and a listed library whose headers are missing stops the build before nvcc with the
+/// setup command.
+#[test]
+fn cuda_libraries_are_checked_before_nvcc_runs() {
+    let k = KernelCrate::new("libs_cuda", "archs = [\"sm_80\"]\nrust = false\ncuda-libraries = [\"cublass\"]", "");
+    k.write("cuda/k.cu", SAXPY_CU);
+    k.build(&[]).assert_error(&["invalid `cuda-libraries` in [package.metadata.ptx] of", "`cublass` is not a CUDA library setup can install (known: cublas)"]);
+
+    let k = KernelCrate::new("libs2_cuda", "archs = [\"sm_80\"]\nrust = false\ncuda-libraries = [\"cublas\"]", "");
+    k.write("cuda/k.cu", SAXPY_CU);
+    let nvcc = cuda().nvcc.expect("nvcc").path;
+    // An nvcc of an install without cuBLAS's headers: a copy of the install's bin and an empty include.
+    let fake = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(fake.path().join("bin")).unwrap();
+    std::fs::create_dir_all(fake.path().join("include")).unwrap();
+    std::os::unix::fs::symlink(&nvcc, fake.path().join("bin/nvcc")).unwrap();
+    k.build_with(&[], |c| {
+        c.env("NVCC", fake.path().join("bin/nvcc"));
+    })
+    .assert_error(&["cublas's headers (cublas_v2.h in", "`cuda-libraries` of `libs2_cuda`", "cargo ptx setup --with cublas"]);
+    // With them (setup --with cublas, as CI runs it), the build goes on.
+    k.build(&[]).assert_ok();
+}

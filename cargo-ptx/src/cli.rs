@@ -530,6 +530,7 @@ mod tests {
             ("nvcc_flags", r#"nvcc-flags = ["--use_fast_math"]"#, &["--nvcc-flag", "--use_fast_math"], |b| b.nvcc_flag("--use_fast_math")),
             ("cuda_std", r#"cuda-std = "c++20""#, &["--cuda-std", "c++20"], |b| b.cuda_std("c++20")),
             ("cuda_gdb", "cuda-gdb = true", &["--cuda-gdb"], |b| b.cuda_gdb(true)),
+            ("cuda_libraries", r#"cuda-libraries = ["cublas"]"#, &["--cuda-library", "cublas"], |b| b.cuda_library("cublas")),
             ("shared_cache", r#"shared-cache = "/var/cache/ptx""#, &["--shared-cache", "/var/cache/ptx"], |b| {
                 b.shared_cache(Some("/var/cache/ptx"))
             }),

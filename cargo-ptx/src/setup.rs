@@ -113,11 +113,18 @@ pub fn setup(opts: &SetupOptions, reporter: &dyn Reporter) -> Result<SetupReport
     if !opts.no_rust {
         setup_rust(&opts.toolchain, reporter, &mut report)?;
     }
+    // What the kernel crates of the project here list in `cuda-libraries` is installed too.
+    let mut with = opts.with.clone();
+    for lib in project_libraries() {
+        if !with.contains(&lib) {
+            with.push(lib);
+        }
+    }
     // Unknown names first, before anything is installed.
     let known = || EXTRAS.iter().map(|e| e.0).chain(LIBRARIES.iter().map(|l| l.0)).collect::<Vec<_>>().join(", ");
     let mut extras = Vec::new();
     let mut libraries = Vec::new();
-    for name in &opts.with {
+    for name in &with {
         if let Some(e) = EXTRAS.iter().find(|(n, _, _)| n == name) {
             extras.push(e);
         } else if let Some(l) = LIBRARIES.iter().find(|(n, _, _)| n == name) {
@@ -144,6 +151,17 @@ pub fn setup(opts: &SetupOptions, reporter: &dyn Reporter) -> Result<SetupReport
         setup_headers(name, package, pinned, &root, opts.force, reporter, &mut report)?;
     }
     Ok(report)
+}
+
+/// The `cuda-libraries` of the kernel crates of the workspace in the current folder (none
+/// outside a project).
+fn project_libraries() -> Vec<String> {
+    let options = ptx_build::Options::default();
+    let crates = ptx_build::config::find_kernel_crates(None, &[], &[], &options, &ptx_build::options::Source::CommandLine).unwrap_or_default();
+    let mut libs: Vec<String> = crates.into_iter().flat_map(|k| k.config.cuda.libraries).collect();
+    libs.sort();
+    libs.dedup();
+    libs
 }
 
 /// Puts the headers of a CUDA library's wheel (`nvidia/cu13/include/*` in it) into the CUDA
@@ -414,5 +432,17 @@ mod tests {
         assert_eq!(pinned_version("13.0.88").unwrap(), "13.0.88");
         let e = pinned_version("11.8").unwrap_err().to_string();
         assert!(e.contains("CUDA `11.8` is not a release setup knows") && e.contains("13.0, 13.1, 13.2"), "{e}");
+    }
+
+    #[test]
+    fn every_library_a_crate_can_list_is_one_setup_installs_for_every_release() {
+        let names: Vec<&str> = LIBRARIES.iter().map(|l| l.0).collect();
+        let known: Vec<&str> = toolchain::CUDA_LIBRARIES.iter().map(|l| l.0).collect();
+        assert_eq!(names, known);
+        for (name, _, versions) in LIBRARIES {
+            for (_, cuda) in CUDA_RELEASES {
+                assert!(versions.iter().any(|(c, _)| c == cuda), "{name} has a version for CUDA {cuda}");
+            }
+        }
     }
 }

@@ -216,6 +216,13 @@ impl Builder {
         self
     }
 
+    /// `cuda-libraries`: a CUDA library whose headers the .cu files include (`"cublas"`);
+    /// repeatable.
+    pub fn cuda_library(mut self, name: impl Into<String>) -> Self {
+        push(&mut self.options.cuda_libraries, name.into());
+        self
+    }
+
     /// `shared-cache`: the shared step cache folder (relative to the host crate), or `None` to
     /// use none.
     pub fn shared_cache(mut self, dir: Option<impl Into<PathBuf>>) -> Self {

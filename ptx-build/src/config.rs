@@ -75,6 +75,7 @@ impl PtxConfig {
                 flags: o.nvcc_flags(),
                 std: o.cuda_std().as_str().to_string(),
                 gdb: o.cuda_gdb(),
+                libraries: o.cuda_libraries(),
             },
             shared_cache: o.shared_cache().dir(),
             launcher: Some(o.launcher()).filter(|l| !l.trim().is_empty()),
@@ -102,6 +103,8 @@ pub struct CudaConfig {
     pub std: String,
     /// nvcc `-G` instead of `-lineinfo`.
     pub gdb: bool,
+    /// CUDA libraries whose headers must be in the CUDA install (`cublas`).
+    pub libraries: Vec<String>,
 }
 
 /// One .cu file of a kernel crate.

@@ -422,6 +422,7 @@ impl CrateJob<'_> {
             cache::remove_stale(&work.join(arch.to_string()));
             cache::remove_stale(&out_dir.join(arch.to_string()));
         }
+        self.check_cuda_libraries()?;
         let cuda_jobs = if self.nvcc.is_some() { self.krate.cuda_sources.len() } else { 0 };
         let rust_steps = if self.rust.is_some() { 1 + self.archs.len() } else { 0 };
         reporter.report(Event::Plan { steps: rust_steps + self.archs.len() * cuda_jobs });
@@ -638,6 +639,24 @@ impl CrateJob<'_> {
                 .note("hosts load kernels by name: add `#[no_mangle]` to the function, or use `#[ptx_device::kernel]`");
             reporter.report(Event::Diagnostic(&d));
         }
+    }
+
+    /// The CUDA libraries the crate lists (`cuda-libraries`) must have their headers in the
+    /// CUDA install nvcc comes from, or nvcc would fail on the `#include` once per file and arch.
+    fn check_cuda_libraries(&self) -> Result<()> {
+        let Some(nvcc) = self.nvcc.filter(|_| !self.krate.cuda_sources.is_empty()) else { return Ok(()) };
+        let Some(include) = nvcc.tool.path.parent().and_then(Path::parent).map(|r| r.join("include")) else { return Ok(()) };
+        for lib in &self.krate.config.cuda.libraries {
+            let header = crate::toolchain::CUDA_LIBRARIES.iter().find(|(n, _)| n == lib).map(|(_, h)| *h).unwrap_or("");
+            if !include.join(header).is_file() {
+                return Err(Error::ToolMissing {
+                    what: format!("{lib}'s headers ({header} in {})", include.display()),
+                    detail: format!(" (`cuda-libraries` of `{}`)", self.krate.name),
+                    help: format!("run `cargo ptx setup` in the project (it installs what `cuda-libraries` lists), or `cargo ptx setup --with {lib}`"),
+                });
+            }
+        }
+        Ok(())
     }
 
     /// The same rule for the kernels of .cu files, at their definition.

@@ -153,6 +153,11 @@ options! {
     #[cfg_attr(feature = "clap", arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true, default_missing_value = "true", help_heading = "CUDA C++ options"))]
     cuda_gdb: bool = false;
 
+    /// CUDA libraries whose headers the .cu files include (`["cublas"]`): `cargo ptx setup`
+    /// installs them, and a build without them stops before nvcc, naming the setup command.
+    #[cfg_attr(feature = "clap", arg(long = "cuda-library", value_name = "NAME", value_delimiter = ',', help_heading = "CUDA C++ options"))]
+    cuda_libraries: Vec<String> = Vec::new();
+
     /// The shared step cache: a folder, or `off` [default: `steps/` in the cargo-ptx cache
     /// folder]. Link, llc, ptxas and nvcc outputs land there keyed by content, tool versions and
     /// flags, so another checkout or target dir on the machine starts no tool for them.
@@ -276,6 +281,10 @@ impl Options {
 
     /// Value checks no type can express.
     pub fn check(&self, source: &Source) -> Result<()> {
+        if let Some(unknown) = self.cuda_libraries.iter().flatten().find(|l| !crate::toolchain::CUDA_LIBRARIES.iter().any(|(n, _)| n == l)) {
+            let known: Vec<&str> = crate::toolchain::CUDA_LIBRARIES.iter().map(|(n, _)| *n).collect();
+            return Err(source.error("cuda-libraries", format!("`{unknown}` is not a CUDA library setup can install (known: {})", known.join(", "))));
+        }
         if self.archs.as_ref().is_some_and(Vec::is_empty) {
             return Err(source.error(
                 "archs",
@@ -671,7 +680,8 @@ mod tests {
             "archs": ["sm_80", "sm_90a"], "profile": "debug", "toolchain": "nightly-2026-05-19", "features": ["fast"],
             "all-features": false, "no-default-features": true, "ftz": true, "fmad": false, "unroll-threshold": 2000, "ptx-isa": "7.8", "rust": false,
             "cuda-sources": ["k/*.cu"], "cuda-include": ["include"], "cuda-defines": {"TILE": 16, "FAST": true, "OFF": false},
-            "nvcc-flags": ["--use_fast_math"], "cuda-std": "c++20", "cuda-gdb": true, "shared-cache": "off", "launcher": "sccache"
+            "nvcc-flags": ["--use_fast_math"], "cuda-std": "c++20", "cuda-gdb": true, "shared-cache": "off", "launcher": "sccache",
+            "cuda-libraries": ["cublas"]
         }));
         let o = o.unwrap();
         assert!(w.is_empty(), "{w:?}");

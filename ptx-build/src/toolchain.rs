@@ -401,6 +401,10 @@ impl Cuda {
     }
 }
 
+/// CUDA libraries `cargo ptx setup --with NAME` can put into the CUDA install (name, a header
+/// that shows they are there), and `cuda-libraries` can name.
+pub const CUDA_LIBRARIES: &[(&str, &str)] = &[("cublas", "cublas_v2.h")];
+
 /// A tool `cargo ptx setup --with NAME` installed: `<cargo-ptx home>/tools/NAME/bin/NAME`.
 pub fn installed_tool(name: &str) -> Option<PathBuf> {
     Some(home()?.join("tools").join(name).join("bin").join(name)).filter(|p| p.is_file())
