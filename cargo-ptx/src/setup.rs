@@ -174,10 +174,7 @@ fn setup_headers(name: &str, package: &str, pinned: &str, root: &Path, force: bo
         report.actions.push(format!("{name} {pinned} headers already in {}", root.join("include").display()));
         return Ok(());
     }
-    let python = ["python3", "python"].iter().find_map(|p| toolchain::on_path(p)).ok_or_else(|| Error::Setup {
-        message: format!("python3 not found: {name}'s headers come from NVIDIA's PyPI wheel"),
-        help: "install python3 with pip".into(),
-    })?;
+    let python = python(&format!("{name}'s headers come from NVIDIA's PyPI wheel"), "install python3 with pip")?;
     reporter.report(Event::Status { verb: "Installing", message: format!("{name} {pinned} headers from PyPI ({package})") });
     let tmp = tempfile::Builder::new()
         .prefix(&format!(".tmp-{}-{name}-", std::process::id()))
@@ -237,6 +234,14 @@ fn setup_headers(name: &str, package: &str, pinned: &str, root: &Path, force: bo
     Ok(())
 }
 
+/// python3 (or python) on PATH, for pip; `why` it is needed and `help` go into the error.
+fn python(why: &str, help: &str) -> Result<PathBuf> {
+    ["python3", "python"]
+        .iter()
+        .find_map(|p| toolchain::on_path(p))
+        .ok_or_else(|| Error::Setup { message: format!("python3 not found: {why}"), help: help.to_string() })
+}
+
 /// `<cargo-ptx home>/<name>`, created.
 fn install_dir(name: &str) -> Result<PathBuf> {
     let home = toolchain::home().ok_or_else(|| Error::Setup {
@@ -261,10 +266,10 @@ fn setup_extra(name: &str, package: &str, pinned: &str, force: bool, reporter: &
             return Ok(());
         }
     }
-    let python = ["python3", "python"].iter().find_map(|p| toolchain::on_path(p)).ok_or_else(|| Error::Setup {
-        message: format!("python3 not found: {name} is installed from its PyPI wheel with pip"),
-        help: format!("install python3 with pip, or install {name} yourself and put it on PATH"),
-    })?;
+    let python = python(
+        &format!("{name} is installed from its PyPI wheel with pip"),
+        &format!("install python3 with pip, or install {name} yourself and put it on PATH"),
+    )?;
     reporter.report(Event::Status { verb: "Installing", message: format!("{name} {pinned} from PyPI") });
     ptx_build::cache::remove_stale(&base);
     let tmp = tempfile::Builder::new()
@@ -356,10 +361,7 @@ fn setup_cuda(version: &str, force: bool, reporter: &dyn Reporter, report: &mut 
         }
     }
 
-    let python = ["python3", "python"].iter().find_map(|p| toolchain::on_path(p)).ok_or_else(|| Error::Setup {
-        message: "python3 not found: NVIDIA's compiler wheels are installed with pip".into(),
-        help: "install python3 with pip, or install a CUDA toolkit and set CUDA_PATH".into(),
-    })?;
+    let python = python("NVIDIA's compiler wheels are installed with pip", "install python3 with pip, or install a CUDA toolkit and set CUDA_PATH")?;
     reporter.report(Event::Status {
         verb: "Installing",
         message: format!("NVIDIA CUDA compiler {version} (nvcc, ptxas, nvvm/libdevice, headers, CCCL, nvdisasm) from PyPI"),
