@@ -199,7 +199,10 @@ fn rust_kernels_stamped_out_by_macro_rules_are_embedded_and_launchable_by_name()
         .filter_map(|e| std::fs::read_to_string(e.path().join("out/kernels.rs")).ok())
         .next()
         .expect("the generated module");
-    assert!(generated.contains("\"neg_f32\"") && generated.contains("\"twice_f32\"") && generated.contains("pub unsafe fn typed("), "{generated}");
+    assert!(
+        generated.contains("\"neg_f32\"") && generated.contains("\"twice_f32\"") && generated.contains("pub unsafe fn typed("),
+        "{generated}"
+    );
 }
 
 #[test]

@@ -63,7 +63,10 @@ fn doctor_reports_the_step_cache_a_broken_tool_variable_and_a_missing_launcher()
     assert!(!out.status.success(), "a build would fail: exit non-zero\n{t}");
     assert!(t.contains("step cache") && t.contains("shared step cache: 0 entries") && t.contains(&*cache.path().to_string_lossy()), "{t}");
     assert!(t.contains("PTXAS") && t.contains("does not exist") && t.contains("or unset it"), "{t}");
-    assert!(t.contains("CARGO_PTX_LAUNCHER names `no-such-launcher`, which is not installed") && t.contains("cargo ptx setup --with sccache"), "{t}");
+    assert!(
+        t.contains("CARGO_PTX_LAUNCHER names `no-such-launcher`, which is not installed") && t.contains("cargo ptx setup --with sccache"),
+        "{t}"
+    );
 }
 
 #[test]

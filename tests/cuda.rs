@@ -181,7 +181,8 @@ fn rust_and_cuda_kernels_of_one_crate_land_in_one_artifact_set() {
     // The same C++ helper kernel (a mangled name, no method) in two .cu files is fine: each
     // file is its own loaded module.
     std::fs::remove_file(k.dir.join("cuda/twin.cu")).unwrap();
-    let helper = "__global__ void permute_kernel(float *out, const float *in, int n) { int i = threadIdx.x; if (i < n) out[i] = in[n - 1 - i]; }\n";
+    let helper =
+        "__global__ void permute_kernel(float *out, const float *in, int n) { int i = threadIdx.x; if (i < n) out[i] = in[n - 1 - i]; }\n";
     k.write("cuda/attention.cu", helper);
     k.write("cuda/layernorm.cu", helper);
     let run = k.build(&["--arch", "sm_80"]);

@@ -118,7 +118,13 @@ fn a_shared_array_over_48_kib_is_an_error_at_its_line() {
     );
     let device = root().join("ptx-device");
     let manifest = std::fs::read_to_string(k.dir.join("Cargo.toml")).unwrap();
-    k.write("Cargo.toml", &manifest.replace("[package.metadata.ptx]", &format!("[dependencies]\nptx-device = {{ path = {:?} }}\n\n[package.metadata.ptx]", device.display().to_string())));
+    k.write(
+        "Cargo.toml",
+        &manifest.replace(
+            "[package.metadata.ptx]",
+            &format!("[dependencies]\nptx-device = {{ path = {:?} }}\n\n[package.metadata.ptx]", device.display().to_string()),
+        ),
+    );
     let run = k.build(&["--release"]);
     run.assert_error(&[
         "src/lib.rs:6:13: this `shared_array!` of kernel crate `big_shared_kernels` takes 65536 bytes of shared memory, more than the 49152 bytes",

@@ -129,7 +129,11 @@ fn an_explicit_tool_that_does_not_work_is_an_error() {
     let k = kernel("badtool_kernels", "#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn k(x: *mut f32) { *x += 1.0; }\n");
     let dir = tempfile::tempdir().unwrap();
     let cases: [(&str, PathBuf, &[&str]); 5] = [
-        ("PTXAS", PathBuf::from("/bin/false"), &["PTXAS=/bin/false failed: `/bin/false --version` exited", "point PTXAS at a working ptxas"]),
+        (
+            "PTXAS",
+            PathBuf::from("/bin/false"),
+            &["PTXAS=/bin/false failed: `/bin/false --version` exited", "point PTXAS at a working ptxas"],
+        ),
         ("PTXAS", PathBuf::from("/no/such/ptxas"), &["PTXAS=/no/such/ptxas does not exist", "or unset it"]),
         ("NVCC", PathBuf::from("/bin/true"), &["NVCC=/bin/true is not an NVIDIA CUDA tool", "point NVCC at a working nvcc"]),
         ("LIBDEVICE", dir.path().to_path_buf(), &["is a folder, not a file", "LIBDEVICE names the file itself"]),
@@ -334,7 +338,11 @@ fn two_build_scripts_building_one_kernel_crate_at_once_agree() {
             .collect();
         assert_eq!(generated.len(), 2, "round {round}: both build scripts ran");
         assert_eq!(generated[0], generated[1], "round {round}: both hosts embed the same kernels");
-        assert!(generated[0].contains("\"saxpy\"") && generated[0].contains("\"k\""), "round {round}: both kernels typed:\n{}", generated[0]);
+        assert!(
+            generated[0].contains("\"saxpy\"") && generated[0].contains("\"k\""),
+            "round {round}: both kernels typed:\n{}",
+            generated[0]
+        );
     }
 }
 
@@ -384,7 +392,10 @@ fn an_error_every_arch_hits_is_reported_once_with_its_archs() {
 fn cuda_libraries_are_checked_before_nvcc_runs() {
     let k = KernelCrate::new("libs_cuda", "archs = [\"sm_80\"]\nrust = false\ncuda-libraries = [\"cublass\"]", "");
     k.write("cuda/k.cu", SAXPY_CU);
-    k.build(&[]).assert_error(&["invalid `cuda-libraries` in [package.metadata.ptx] of", "`cublass` is not a CUDA library setup can install (known: cublas)"]);
+    k.build(&[]).assert_error(&[
+        "invalid `cuda-libraries` in [package.metadata.ptx] of",
+        "`cublass` is not a CUDA library setup can install (known: cublas)",
+    ]);
 
     let k = KernelCrate::new("libs2_cuda", "archs = [\"sm_80\"]\nrust = false\ncuda-libraries = [\"cublas\"]", "");
     k.write("cuda/k.cu", SAXPY_CU);

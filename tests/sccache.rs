@@ -104,8 +104,7 @@ fn a_second_runner_gets_nvcc_and_ptxas_from_sccache_over_redis() {
         let st = &s["stats"];
         hits.push((st["cache_hits"]["counts"].clone(), st["cache_misses"]["counts"].clone()));
         artifacts.push(
-            ["ptx", "cubin"]
-                .map(|ext| std::fs::read(checkout.join(format!("target/ptx/release/ci_kernels/sm_80/saxpy.{ext}"))).unwrap()),
+            ["ptx", "cubin"].map(|ext| std::fs::read(checkout.join(format!("target/ptx/release/ci_kernels/sm_80/saxpy.{ext}"))).unwrap()),
         );
         if run == 0 {
             assert!(hits[0].1.get("PTX").is_some() && hits[0].1.get("CUBIN").is_some(), "the first runner compiles: {s}");

@@ -406,7 +406,16 @@ fn cache_cmd(a: CacheArgs) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let s = cache.stats();
-    printer.status("Cache", &format!("{}: {} entries, {} of {} (oldest-used evicted past that; CARGO_PTX_CACHE_SIZE in MiB)", s.root.display(), s.entries, mib(s.bytes), mib(s.limit)));
+    printer.status(
+        "Cache",
+        &format!(
+            "{}: {} entries, {} of {} (oldest-used evicted past that; CARGO_PTX_CACHE_SIZE in MiB)",
+            s.root.display(),
+            s.entries,
+            mib(s.bytes),
+            mib(s.limit)
+        ),
+    );
     ExitCode::SUCCESS
 }
 
@@ -416,7 +425,8 @@ fn mib(bytes: u64) -> String {
 
 fn setup_cmd(a: SetupArgs) -> ExitCode {
     let printer = Printer::new(Format::Human, false, false);
-    let opts = setup::SetupOptions { cuda: a.cuda, toolchain: a.toolchain, force: a.force, no_cuda: a.no_cuda, no_rust: a.no_rust, with: a.with };
+    let opts =
+        setup::SetupOptions { cuda: a.cuda, toolchain: a.toolchain, force: a.force, no_cuda: a.no_cuda, no_rust: a.no_rust, with: a.with };
     match setup::setup(&opts, &printer) {
         Ok(report) => {
             for line in &report.actions {

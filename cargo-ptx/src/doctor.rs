@@ -201,18 +201,36 @@ pub fn report(toolchain: &str) -> Report {
     match env_options.as_ref().map(|o| o.shared_cache().dir()) {
         Ok(Some(dir)) => {
             let s = ptx_build::shared_cache::SharedCache::new(&dir).stats();
-            let detail = format!("shared step cache: {} entries, {:.1} MiB (set CARGO_PTX_CACHE_DIR to move it, `off` to disable)", s.entries, s.bytes as f64 / 1048576.0);
+            let detail = format!(
+                "shared step cache: {} entries, {:.1} MiB (set CARGO_PTX_CACHE_DIR to move it, `off` to disable)",
+                s.entries,
+                s.bytes as f64 / 1048576.0
+            );
             checks.push(check("step cache", Status::Ok, None, Some(dir), detail, None));
         }
         Ok(None) => checks.push(check("step cache", Status::Ok, None, None, "off (CARGO_PTX_CACHE_DIR=off)".into(), None)),
         Err(e) => {
             ready = false;
-            checks.push(check("step cache", Status::Missing, None, None, first_line(&e.to_string()), Some("fix or unset CARGO_PTX_CACHE_DIR".into())));
+            checks.push(check(
+                "step cache",
+                Status::Missing,
+                None,
+                None,
+                first_line(&e.to_string()),
+                Some("fix or unset CARGO_PTX_CACHE_DIR".into()),
+            ));
         }
     }
     if let Some(launcher) = env_options.ok().and_then(|o| o.launcher).filter(|l| !l.trim().is_empty()) {
         match ptx_build::toolchain::on_path(&launcher).or_else(|| ptx_build::toolchain::installed_tool(&launcher)) {
-            Some(p) => checks.push(check("launcher", Status::Ok, None, Some(p), format!("CARGO_PTX_LAUNCHER: nvcc and ptxas run through `{launcher}`"), None)),
+            Some(p) => checks.push(check(
+                "launcher",
+                Status::Ok,
+                None,
+                Some(p),
+                format!("CARGO_PTX_LAUNCHER: nvcc and ptxas run through `{launcher}`"),
+                None,
+            )),
             None => {
                 ready = false;
                 checks.push(check(

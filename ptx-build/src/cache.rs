@@ -133,7 +133,8 @@ pub fn remove_stale(dir: &Path) {
     let Ok(entries) = fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(".tmp-")).and_then(|r| r.split('-').next()).and_then(|p| p.parse::<u32>().ok())
+        let Some(pid) =
+            name.to_str().and_then(|n| n.strip_prefix(".tmp-")).and_then(|r| r.split('-').next()).and_then(|p| p.parse::<u32>().ok())
         else {
             continue;
         };

@@ -138,7 +138,10 @@ pub fn find_kernel_crates(
                 return Err(Error::io(
                     "build",
                     p,
-                    std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file or folder (a FIFO, socket or device); pass a package folder, a Cargo.toml or a .cu file"),
+                    std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        "not a file or folder (a FIFO, socket or device); pass a package folder, a Cargo.toml or a .cu file",
+                    ),
                 ));
             }
         }

@@ -236,11 +236,7 @@ impl BuildOptions {
             match arch::native() {
                 Ok(native) => native.into_iter().map(ArchRequest::Arch).collect(),
                 Err(Error::NoNativeGpu { why }) => {
-                    return Err(Error::NoArch {
-                        package: krate.name.clone(),
-                        why,
-                        help: self.source.no_arch_help(&krate.manifest_path),
-                    })
+                    return Err(Error::NoArch { package: krate.name.clone(), why, help: self.source.no_arch_help(&krate.manifest_path) })
                 }
                 Err(e) => return Err(e),
             }
@@ -634,9 +630,11 @@ impl CrateJob<'_> {
     fn warn_unexported_kernels(&self, reporter: &dyn Reporter) {
         let Some(src) = self.krate.lib_src.as_deref() else { return };
         for (name, file, line) in crate::signature::unexported_rust_kernels(src).unwrap_or_default() {
-            let d = Diagnostic::warning(format!("`extern \"ptx-kernel\" fn {name}` has no `#[no_mangle]`, so it is not exported as kernel `{name}`"))
-                .at(&relative(&file, &self.krate.dir), Some(line), None)
-                .note("hosts load kernels by name: add `#[no_mangle]` to the function, or use `#[ptx_device::kernel]`");
+            let d = Diagnostic::warning(format!(
+                "`extern \"ptx-kernel\" fn {name}` has no `#[no_mangle]`, so it is not exported as kernel `{name}`"
+            ))
+            .at(&relative(&file, &self.krate.dir), Some(line), None)
+            .note("hosts load kernels by name: add `#[no_mangle]` to the function, or use `#[ptx_device::kernel]`");
             reporter.report(Event::Diagnostic(&d));
         }
     }
@@ -652,7 +650,9 @@ impl CrateJob<'_> {
                 return Err(Error::ToolMissing {
                     what: format!("{lib}'s headers ({header} in {})", include.display()),
                     detail: format!(" (`cuda-libraries` of `{}`)", self.krate.name),
-                    help: format!("run `cargo ptx setup` in the project (it installs what `cuda-libraries` lists), or `cargo ptx setup --with {lib}`"),
+                    help: format!(
+                        "run `cargo ptx setup` in the project (it installs what `cuda-libraries` lists), or `cargo ptx setup --with {lib}`"
+                    ),
                 });
             }
         }
@@ -663,13 +663,22 @@ impl CrateJob<'_> {
     fn check_cuda_kernel_names(&self, artifacts: &[Artifact]) -> Result<()> {
         for a in artifacts.iter().filter(|a| a.kind == ArtifactKind::Ptx && a.module != self.krate.lib_name) {
             if let Some((k, reason)) = a.kernels.iter().find_map(|k| Some((k, reserved_name(&k.name)?))) {
-                return Err(Error::ReservedKernelName { name: k.name.clone(), location: self.definition(a, &k.name), reason: reason.into() });
+                return Err(Error::ReservedKernelName {
+                    name: k.name.clone(),
+                    location: self.definition(a, &k.name),
+                    reason: reason.into(),
+                });
             }
         }
         Ok(())
     }
 
-    fn shared_fetch(&self, key: &str, outputs: &[(&str, &Path)], accept: impl FnOnce(&serde_json::Value) -> bool) -> Option<serde_json::Value> {
+    fn shared_fetch(
+        &self,
+        key: &str,
+        outputs: &[(&str, &Path)],
+        accept: impl FnOnce(&serde_json::Value) -> bool,
+    ) -> Option<serde_json::Value> {
         self.shared.as_ref()?.fetch(key, outputs, accept)
     }
 
@@ -821,9 +830,8 @@ impl CrateJob<'_> {
         let shared_hit = match (&fresh, &shared_key) {
             (None, Some(sk)) => self
                 .shared_fetch(sk, &[("ptx", &ptx_path)], |meta| {
-                    serde_json::from_value::<SharedCuda>(meta.clone()).is_ok_and(|m| {
-                        m.inputs.iter().all(|(p, h)| self.hash_of(&self.krate.dir.join(p)).as_deref() == Some(h.as_str()))
-                    })
+                    serde_json::from_value::<SharedCuda>(meta.clone())
+                        .is_ok_and(|m| m.inputs.iter().all(|(p, h)| self.hash_of(&self.krate.dir.join(p)).as_deref() == Some(h.as_str())))
                 })
                 .and_then(|meta| serde_json::from_value::<SharedCuda>(meta).ok())
                 .map(|m| {

@@ -105,7 +105,9 @@ mod tests {
         let rs = repeat(n, |i| format!("#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn k{i}(x: *mut f32) {{ *x = 1.0; }}\n"));
         assert_eq!(linear("Rust signatures", move || rust_signatures(&rs).unwrap()), n);
 
-        let asm_c = repeat(n, |i| format!("__device__ int f{i}(int a) {{ int r; asm(\"add.s32 %0, %1, {i};\" : \"=r\"(r) : \"r\"(a)); return r; }}\n"));
+        let asm_c = repeat(n, |i| {
+            format!("__device__ int f{i}(int a) {{ int r; asm(\"add.s32 %0, %1, {i};\" : \"=r\"(r) : \"r\"(a)); return r; }}\n")
+        });
         assert_eq!(linear("inline PTX in C", move || inline_ptx_cuda(&asm_c)), 0);
         let asm_rs = repeat(n / 4, |i| {
             format!("pub unsafe fn f{i}(a: u32) -> u32 {{ let r: u32; core::arch::asm!(\"add.u32 {{0}}, {{1}}, {i};\", out(reg32) r, in(reg32) a); r }}\n")

@@ -60,9 +60,9 @@ mod report;
 mod rust;
 pub mod shared_cache;
 mod shared_ir;
-mod sysroot;
 #[doc(hidden)]
 pub mod signature;
+mod sysroot;
 pub mod toolchain;
 
 pub use arch::{Arch, ArchRequest};

@@ -281,9 +281,11 @@ impl Options {
 
     /// Value checks no type can express.
     pub fn check(&self, source: &Source) -> Result<()> {
-        if let Some(unknown) = self.cuda_libraries.iter().flatten().find(|l| !crate::toolchain::CUDA_LIBRARIES.iter().any(|(n, _)| n == l)) {
+        if let Some(unknown) = self.cuda_libraries.iter().flatten().find(|l| !crate::toolchain::CUDA_LIBRARIES.iter().any(|(n, _)| n == l))
+        {
             let known: Vec<&str> = crate::toolchain::CUDA_LIBRARIES.iter().map(|(n, _)| *n).collect();
-            return Err(source.error("cuda-libraries", format!("`{unknown}` is not a CUDA library setup can install (known: {})", known.join(", "))));
+            return Err(source
+                .error("cuda-libraries", format!("`{unknown}` is not a CUDA library setup can install (known: {})", known.join(", "))));
         }
         if self.archs.as_ref().is_some_and(Vec::is_empty) {
             return Err(source.error(
@@ -316,7 +318,8 @@ impl Options {
                 }
                 if !p.is_dir() {
                     let what = if p.exists() { "is not a folder" } else { "does not exist" };
-                    let relative = if written.is_relative() { format!(" (relative paths start at {})", base.display()) } else { String::new() };
+                    let relative =
+                        if written.is_relative() { format!(" (relative paths start at {})", base.display()) } else { String::new() };
                     return Err(source.error("cuda-include", format!("`{}` {what}{relative}", written.display())));
                 }
             }
@@ -719,7 +722,10 @@ mod tests {
         let m = msg(serde_json::json!({"fmad": "fast"}));
         assert!(m.starts_with("invalid `fmad` in [package.metadata.ptx] of /k/Cargo.toml: "), "{m}");
         let m = msg(serde_json::json!({"unroll-threshold": "lots"}));
-        assert!(m.starts_with("invalid `unroll-threshold` in [package.metadata.ptx] of /k/Cargo.toml: `lots` is not an unroll threshold"), "{m}");
+        assert!(
+            m.starts_with("invalid `unroll-threshold` in [package.metadata.ptx] of /k/Cargo.toml: `lots` is not an unroll threshold"),
+            "{m}"
+        );
         assert!(m.contains("e.g. `2000`"), "{m}");
         assert!(msg(serde_json::json!({"unroll-threshold": 1_000_000})).contains("from 0 (no unrolling) to 100000"));
         assert!(msg(serde_json::json!({"unroll-threshold": -1})).contains("not an unroll threshold"));

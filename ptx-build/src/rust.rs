@@ -262,8 +262,7 @@ impl Frontend<'_> {
         if !use_sysroot {
             cmd.arg("-Zbuild-std=core");
         }
-        cmd
-            .arg("--manifest-path")
+        cmd.arg("--manifest-path")
             .arg(&self.krate.manifest_path)
             .args(["-p", &self.krate.name])
             .arg("--target-dir")

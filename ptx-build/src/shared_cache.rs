@@ -160,7 +160,8 @@ impl SharedCache {
             for e in entries.flatten() {
                 let dir = e.path();
                 let used = fs::metadata(dir.join("entry.json")).and_then(|m| m.modified()).unwrap_or(SystemTime::UNIX_EPOCH);
-                let bytes = fs::read_dir(&dir).map(|files| files.flatten().filter_map(|f| f.metadata().ok()).map(|m| m.len()).sum()).unwrap_or(0);
+                let bytes =
+                    fs::read_dir(&dir).map(|files| files.flatten().filter_map(|f| f.metadata().ok()).map(|m| m.len()).sum()).unwrap_or(0);
                 out.push((dir, bytes, used));
             }
         }

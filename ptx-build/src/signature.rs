@@ -237,7 +237,9 @@ pub fn is_kernel_abi(abi: &str) -> bool {
 }
 
 fn has_no_mangle(f: &syn::ItemFn) -> bool {
-    f.attrs.iter().any(|a| a.path().is_ident("no_mangle") || (a.path().is_ident("unsafe") && a.meta.to_token_stream().to_string().contains("no_mangle")))
+    f.attrs.iter().any(|a| {
+        a.path().is_ident("no_mangle") || (a.path().is_ident("unsafe") && a.meta.to_token_stream().to_string().contains("no_mangle"))
+    })
 }
 
 fn kernels_in(items: &[syn::Item], file: &Path, out: &mut Vec<KernelSig>) -> Result<()> {
@@ -813,7 +815,9 @@ template <typename T> __global__ void tmpl(T *x) {}
         assert!(untyped("extern \"C\" __global__ void k(void *p) {}").contains("`void *` has no element type"));
         assert!(untyped("extern \"C\" __global__ void k(int n, long double x) {}").contains("`long double` has no Rust equivalent"));
         // The other kernels of the file keep their types.
-        let k = cuda_kernels_in(Path::new("k.cu"), "extern \"C\" __global__ void a(void *p) {}\nextern \"C\" __global__ void b(float *x) {}").unwrap();
+        let k =
+            cuda_kernels_in(Path::new("k.cu"), "extern \"C\" __global__ void a(void *p) {}\nextern \"C\" __global__ void b(float *x) {}")
+                .unwrap();
         assert_eq!((k[0].untyped.is_some(), k[1].untyped.is_none(), k[1].params.len()), (true, true, 1));
     }
 

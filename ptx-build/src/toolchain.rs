@@ -282,7 +282,9 @@ impl Rejected {
 
 /// The version of a tool a variable names, or what is wrong with it.
 fn explicit_tool(path: &Path) -> std::result::Result<String, String> {
-    let meta = fs::metadata(path).map_err(|e| if e.kind() == std::io::ErrorKind::NotFound { "does not exist".to_string() } else { e.to_string() })?;
+    let meta =
+        fs::metadata(path)
+            .map_err(|e| if e.kind() == std::io::ErrorKind::NotFound { "does not exist".to_string() } else { e.to_string() })?;
     if !meta.is_file() {
         return Err(if meta.is_dir() { "is a folder, not a program".into() } else { "is not a regular file".into() });
     }
@@ -321,7 +323,10 @@ impl Cuda {
                 Some(path) => match explicit_tool(&path) {
                     Ok(version) => Some(Tool { path, version, source: var.into() }),
                     Err(problem) => {
-                        let help = format!("point {var} at a working {} (e.g. <CUDA>/{rel}), or unset it to use `cargo ptx setup`'s", rel.trim_start_matches("bin/"));
+                        let help = format!(
+                            "point {var} at a working {} (e.g. <CUDA>/{rel}), or unset it to use `cargo ptx setup`'s",
+                            rel.trim_start_matches("bin/")
+                        );
                         rejected.push(Rejected { var, path, problem, help });
                         None
                     }
@@ -334,7 +339,10 @@ impl Cuda {
         let libdevice = match var_file("LIBDEVICE") {
             Some(path) if !path.is_file() => {
                 let (problem, help) = if path.is_dir() {
-                    ("is a folder, not a file".to_string(), format!("LIBDEVICE names the file itself: {}", path.join("libdevice.10.bc").display()))
+                    (
+                        "is a folder, not a file".to_string(),
+                        format!("LIBDEVICE names the file itself: {}", path.join("libdevice.10.bc").display()),
+                    )
                 } else if path.exists() {
                     ("is not a regular file".to_string(), "point LIBDEVICE at <CUDA>/nvvm/libdevice/libdevice.10.bc".to_string())
                 } else {
