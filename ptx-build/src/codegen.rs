@@ -314,7 +314,12 @@ fn method(index: usize, k: &KernelSig) -> TokenStream {
         }
     }
     let doc = format!("Launches `{}` ({}:{}).", k.name, k.file.display(), k.line);
+    // The kernel's own doc comment first, then where it is defined.
+    let kernel_doc = k.doc.iter().map(|line| quote! { #[doc = #line] });
+    let separator = (!k.doc.is_empty()).then(|| quote! { #[doc = ""] });
     quote! {
+        #(#kernel_doc)*
+        #separator
         #[doc = #doc]
         ///
         /// # Safety
@@ -359,6 +364,7 @@ mod tests {
             line: 7,
             mangled: false,
             untyped: None,
+            doc: vec![" `y = a * x + y` for `i < n`.".into()],
         };
         vec![Unit {
             name: "saxpy_kernels".into(),

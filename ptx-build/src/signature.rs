@@ -116,6 +116,8 @@ pub struct KernelSig {
     /// Why its parameters cannot be typed (`parameter 0: `void *` has no element type`), for
     /// a C/C++ kernel that is embedded without a typed method; `params` is then empty.
     pub untyped: Option<String>,
+    /// The kernel's doc comment, one entry per line (Rust `///`), for the generated method.
+    pub doc: Vec<String>,
 }
 
 /// Every `extern "ptx-kernel"` function exported with `#[no_mangle]`, and every function marked
@@ -279,7 +281,16 @@ fn kernel_of(f: &syn::ItemFn, file: &Path) -> Result<Option<KernelSig>> {
         })?;
         params.push(Param { name: pname, ty });
     }
-    Ok(Some(KernelSig { name, params, file: file.to_path_buf(), line, mangled: false, untyped: None }))
+    let doc = f
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            syn::Meta::NameValue(syn::MetaNameValue { value: syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }), .. }) => Some(s.value()),
+            _ => None,
+        })
+        .collect();
+    Ok(Some(KernelSig { name, params, file: file.to_path_buf(), line, mangled: false, untyped: None, doc }))
 }
 
 /// `#[kernel]` or `#[ptx_device::kernel]` (ptx-device's attribute, which exports the function
@@ -460,6 +471,7 @@ pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> 
                     line,
                     mangled: !extern_c || templated,
                     untyped: None,
+                    doc: Vec::new(),
                 };
                 // A parameter that cannot be typed leaves the kernel untyped, not the build
                 // refused: it is embedded and launched through cudarc's builder.
@@ -830,6 +842,7 @@ template <typename T> __global__ void tmpl(T *x) {}
             line: 3,
             untyped: None,
             mangled: false,
+            doc: Vec::new(),
         };
         let m = ptx::Module::parse(".visible .entry k(\n.param .u32 k_param_0\n)\n{\nret;\n}\n");
         let e = check(&sig, m.entry("k")).unwrap_err().to_string();
