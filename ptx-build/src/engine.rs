@@ -239,7 +239,7 @@ impl BuildOptions {
                     return Err(Error::NoArch {
                         package: krate.name.clone(),
                         why,
-                        help: self.source.no_arch_help(&krate.manifest_path),
+                        help: self.source.no_arch_help(krate.options_table.as_ref()),
                     })
                 }
                 Err(e) => return Err(e),
@@ -273,7 +273,7 @@ impl BuildOptions {
         if archs.is_empty() {
             return Err(Error::NoArch {
                 package: krate.name.clone(),
-                help: self.source.no_arch_help(&krate.manifest_path),
+                help: self.source.no_arch_help(krate.options_table.as_ref()),
                 why: "`all` matched no arch every tool supports".into(),
             });
         }
