@@ -46,6 +46,29 @@ pub struct BuildOptions {
     pub color: bool,
     /// .cu files outside kernel crates (a host crate's `Builder::cuda` files).
     pub cuda_files: Vec<config::CudaFiles>,
+    /// cargo's `--locked`, `--offline` and `--frozen`, for the nested cargo that builds Rust
+    /// kernels.
+    pub manifest_flags: ManifestFlags,
+}
+
+/// cargo's `--locked`, `--offline` and `--frozen`: what the nested cargo may do to Cargo.lock
+/// and the network. A CI job that passes them to `cargo ptx build` means the kernel crate's
+/// build too.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ManifestFlags {
+    /// Fail if Cargo.lock would change.
+    pub locked: bool,
+    /// No network access.
+    pub offline: bool,
+    /// Both.
+    pub frozen: bool,
+}
+
+impl ManifestFlags {
+    /// The flags as cargo's arguments.
+    pub fn args(&self) -> Vec<&'static str> {
+        [(self.locked, "--locked"), (self.offline, "--offline"), (self.frozen, "--frozen")].into_iter().filter(|f| f.0).map(|f| f.1).collect()
+    }
 }
 
 /// Everything a build produced.
@@ -439,6 +462,7 @@ impl CrateJob<'_> {
                     work_dir: work.clone(),
                     color: self.opts.color,
                     shared_cache: self.shared.as_ref().map(SharedCache::root),
+                    manifest_flags: self.opts.manifest_flags,
                 };
                 let r = fe.compile(reporter)?;
                 self.check_rust_kernel_names(&r.kernels)?;
