@@ -177,7 +177,7 @@ pub fn find_kernel_crates(
         // host workspace excludes them (`cargo ptx new` does) or they stand in a workspace of
         // their own. cargo metadata does not list them; the folders do.
         let mut candidates = Vec::new();
-        manifests_below(&root, &[meta.target_directory.clone()], WALK_DEPTH, &mut candidates);
+        manifests_below(&root, std::slice::from_ref(&meta.target_directory), WALK_DEPTH, &mut candidates);
         for m in candidates {
             if found.iter().any(|k| same_file(&k.manifest_path, &m)) {
                 continue;

@@ -33,7 +33,9 @@ pub fn compiler(program: &std::path::Path, launcher: Option<&std::path::Path>) -
 }
 
 /// Where each command line goes before it runs, once a front end asks (`cargo ptx build -vv`).
-static ECHO: std::sync::OnceLock<Box<dyn Fn(&str) + Send + Sync>> = std::sync::OnceLock::new();
+static ECHO: std::sync::OnceLock<Box<Echo>> = std::sync::OnceLock::new();
+
+type Echo = dyn Fn(&str) + Send + Sync;
 
 /// Shows every tool's command line (quoted for a shell) to `show` before it starts, for the
 /// rest of the process: a process-wide setting, as `-vv` is for the whole command. Version
