@@ -120,3 +120,21 @@ fn a_lone_cu_file_outside_any_package_says_to_pass_an_arch() {
     r.assert_error(&["no GPU arch chosen for k", "pass `--arch sm_80`", "put the files in a package"]);
     assert!(!r.error_text().contains("k.cu"), "the .cu file is not a manifest: {}", r.error_text());
 }
+
+#[test]
+fn a_lone_cu_file_in_a_kernel_crate_takes_its_archs_and_a_bad_value_is_an_error() {
+    let (_tmp, dir) = new_project();
+    std::fs::copy(dir.join("cuda/sigmoid.cu"), dir.join("kernels/extra.cu")).unwrap();
+    let kernels = dir.join("kernels/Cargo.toml");
+    let manifest = std::fs::read_to_string(&kernels).unwrap();
+    // The kernel crate's own table: its bad value is the error, named where it was written.
+    std::fs::write(&kernels, manifest.replace("archs = [\"sm_80\"]", "archs = \"sm_80\"")).unwrap();
+    let r = run_in(&dir, &["build", "kernels/extra.cu", "--message-format", "json"]);
+    r.assert_error(&[&format!("invalid `archs` in [package.metadata.ptx] of {}", kernels.display()), "expected a list"]);
+    // No archs there at all and no GPU: the help names the kernel crate's table.
+    if ptx_build::arch::native().is_err() {
+        std::fs::write(&kernels, manifest.replace("archs = [\"sm_80\"]", "")).unwrap();
+        let r = run_in(&dir, &["build", "kernels/extra.cu", "--message-format", "json"]);
+        r.assert_error(&[&format!("add `archs = [\"sm_80\"]` to [package.metadata.ptx] of {}", kernels.display())]);
+    }
+}
