@@ -28,7 +28,16 @@ fn build_help_groups_flags_under_cargos_headings() {
     let headings: Vec<&str> = help.lines().filter(|l| !l.starts_with(' ') && l.ends_with(':')).collect();
     assert_eq!(
         headings,
-        ["Arguments:", "Options:", "Package Selection:", "Manifest Options:", "Kernel options:", "CUDA C++ options:", "Cache options:", "Compilation Options:"],
+        [
+            "Arguments:",
+            "Options:",
+            "Package Selection:",
+            "Manifest Options:",
+            "Kernel options:",
+            "CUDA C++ options:",
+            "Cache options:",
+            "Compilation Options:"
+        ],
         "{help}"
     );
     let snapshot = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/snapshots/build-help.txt");

@@ -34,6 +34,7 @@ fn gpu_tests_report_as_ignored_with_the_reason_or_run_on_a_gpu() {
         }
     }
     assert!(line("the_generated_module_lists_kernels_and_images").is_some_and(|l| l.ends_with("... ok")), "{stdout}");
-    let summary = if no_driver { "test result: ok. 1 passed; 0 failed; 4 ignored;" } else { "test result: ok. 5 passed; 0 failed; 0 ignored;" };
+    let summary =
+        if no_driver { "test result: ok. 1 passed; 0 failed; 4 ignored;" } else { "test result: ok. 5 passed; 0 failed; 0 ignored;" };
     assert!(stdout.contains(summary), "{stdout}");
 }
