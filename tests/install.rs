@@ -138,7 +138,8 @@ fn cargo_ptx_installed_from_its_packages_scaffolds_a_project_that_builds_and_tes
         assert!(build.contains(&from.display().to_string()), "{c} was not built from its package:\n{build}");
     }
     let test = project_cargo(&["test"]);
-    for t in ["every_kernel_is_embedded_for_every_arch", "kernels_match_the_cpu"] {
-        assert!(test.contains(&format!("test {t} ... ok")), "{t} did not pass:\n{test}");
-    }
+    assert!(test.contains("test every_kernel_is_embedded_for_every_arch ... ok"), "{test}");
+    // tests/gpu.rs runs on a GPU and elsewhere reports its tests as ignored, with the reason.
+    let gpu = test.lines().find(|l| l.starts_with("test kernels_match_the_cpu ")).unwrap_or_else(|| panic!("not run:\n{test}"));
+    assert!(gpu.ends_with("... ok") || gpu.contains("... ignored (no GPU: "), "{gpu}");
 }

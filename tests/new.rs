@@ -92,6 +92,13 @@ fn scaffold_build_and_test(kernels: &str, expect_files: &[&str], tests: &[&str])
     for name in tests {
         assert!(log.contains(&format!("test {name} ... ok")), "{name} did not run:\n{log}");
     }
+    // The GPU tests run on a GPU; elsewhere each is reported as ignored with the reason.
+    for name in GPU_TESTS {
+        let line = log.lines().find(|l| l.starts_with(&format!("test {name} "))).unwrap_or_else(|| panic!("{name} is not listed:\n{log}"));
+        assert!(line.ends_with("... ok") || line.contains("... ignored (no GPU: "), "{line}");
+    }
+    let no_gpu = log.contains("... ignored (no GPU: ");
+    assert!(!no_gpu || log.contains("test result: ok. 0 passed; 0 failed; 2 ignored;"), "the summary counts them:\n{log}");
     // main.rs runs on a GPU, and elsewhere says why it cannot, with the fix.
     let r = cargo(&dir, &["run", "-q"]);
     if !r.status.success() {
@@ -99,7 +106,9 @@ fn scaffold_build_and_test(kernels: &str, expect_files: &[&str], tests: &[&str])
     }
 }
 
-const TESTS: &[&str] = &["every_kernel_is_embedded_for_every_arch", "the_kernels_load_on_this_machines_gpu", "kernels_match_the_cpu"];
+const TESTS: &[&str] = &["every_kernel_is_embedded_for_every_arch"];
+/// tests/gpu.rs, a libtest-mimic harness.
+const GPU_TESTS: &[&str] = &["the_kernels_load_on_this_machines_gpu", "kernels_match_the_cpu"];
 
 #[test]
 fn a_new_rust_project_builds_and_tests() {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ptx_build::options::{Options, Profile, Source};
-use ptx_build::{toolchain, BuildOptions};
+use ptx_build::{toolchain, BuildOptions, ManifestFlags};
 
 use crate::output::{Format, Printer};
 use crate::scaffold::{self, Dependencies, KernelLanguage, NewProject, Vcs};
@@ -18,6 +18,29 @@ use crate::{doctor, inspect, sanitize, setup};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Coloring: auto, always, never (as cargo's; NO_COLOR turns `auto` off).
+    #[arg(long, value_enum, global = true, value_name = "WHEN", env = "CARGO_TERM_COLOR", hide_env_values = true)]
+    color: Option<ColorWhen>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ColorWhen {
+    Auto,
+    Always,
+    Never,
+}
+
+/// Colors on stderr and stdout as cargo decides them: `--color` (or CARGO_TERM_COLOR) first,
+/// then NO_COLOR, then whether stderr is a terminal.
+fn apply_color(when: Option<ColorWhen>) {
+    use std::io::IsTerminal;
+    let on = match when.unwrap_or(ColorWhen::Auto) {
+        ColorWhen::Always => true,
+        ColorWhen::Never => false,
+        ColorWhen::Auto => std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal(),
+    };
+    console::set_colors_enabled(on);
+    console::set_colors_enabled_stderr(on);
 }
 
 #[derive(Subcommand, Debug)]
@@ -116,16 +139,29 @@ struct BuildArgs {
     #[command(flatten)]
     options: Options,
     /// Folder for artifacts [default: the workspace's target dir]; they go to <DIR>/ptx/<profile>/<package>/<arch>/.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", help_heading = "Compilation Options")]
     target_dir: Option<PathBuf>,
     /// Parallel link, nvcc and ptxas jobs [default: the number of CPUs].
-    #[arg(short, long, value_name = "N")]
+    #[arg(short, long, value_name = "N", help_heading = "Compilation Options")]
     jobs: Option<usize>,
     #[command(flatten)]
+    manifest: ManifestArgs,
+    #[command(flatten)]
     out: OutputArgs,
-    /// Print each kernel's registers, spills, shared memory and stack per arch.
-    #[arg(short, long, alias = "resource-usage")]
-    verbose: bool,
+}
+
+/// cargo's lock and network flags, for the nested cargo that builds Rust kernels.
+#[derive(Args, Debug)]
+struct ManifestArgs {
+    /// Assert that Cargo.lock will remain unchanged.
+    #[arg(long, help_heading = "Manifest Options")]
+    locked: bool,
+    /// Run without accessing the network.
+    #[arg(long, help_heading = "Manifest Options")]
+    offline: bool,
+    /// Equivalent to specifying both --locked and --offline.
+    #[arg(long, help_heading = "Manifest Options")]
+    frozen: bool,
 }
 
 #[derive(Args, Debug)]
@@ -188,12 +224,12 @@ struct Select {
     /// Kernel crate or workspace folders, Cargo.toml files, or lone .cu files [default: the current workspace].
     #[arg(value_name = "PATH")]
     paths: Vec<PathBuf>,
-    /// Path to the Cargo.toml of the workspace to search.
-    #[arg(long, value_name = "PATH")]
-    manifest_path: Option<PathBuf>,
     /// Only this kernel crate (repeatable).
-    #[arg(short = 'p', long = "package", value_name = "NAME")]
+    #[arg(short = 'p', long = "package", value_name = "NAME", help_heading = "Package Selection")]
     packages: Vec<String>,
+    /// Path to the Cargo.toml of the workspace to search.
+    #[arg(long, value_name = "PATH", help_heading = "Manifest Options")]
+    manifest_path: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -202,8 +238,12 @@ struct OutputArgs {
     #[arg(long, value_enum, default_value_t = MessageFormat::Human, value_name = "FMT")]
     message_format: MessageFormat,
     /// Print only errors and warnings.
-    #[arg(short, long)]
+    #[arg(short, long, conflicts_with = "verbose")]
     quiet: bool,
+    /// Use verbose output: `-v` lists each artifact and each kernel's registers, spills, shared
+    /// memory and stack per arch; `-vv` also each tool's command line.
+    #[arg(short, long, alias = "resource-usage", action = clap::ArgAction::Count)]
+    verbose: u8,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -253,6 +293,7 @@ pub fn main(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
         args.remove(1);
     }
     let cli = Cli::parse_from(args);
+    apply_color(cli.color);
     match cli.command {
         Command::Build(a) => build(*a),
         Command::Check(a) => check(a),
@@ -274,7 +315,7 @@ fn format_of(f: MessageFormat) -> Format {
 }
 
 fn build(a: BuildArgs) -> ExitCode {
-    let printer = Printer::new(format_of(a.out.message_format), a.out.quiet, a.verbose);
+    let printer = Printer::new(format_of(a.out.message_format), a.out.quiet, a.out.verbose);
     let result = build_options(&a, printer.colors()).and_then(|opts| opts.run(&printer));
     printer.finish_build(result)
 }
@@ -296,12 +337,13 @@ fn build_options(a: &BuildArgs, color: bool) -> ptx_build::Result<BuildOptions> 
         jobs: a.jobs,
         color,
         cuda_files: Vec::new(),
+        manifest_flags: ManifestFlags { locked: a.manifest.locked, offline: a.manifest.offline, frozen: a.manifest.frozen },
     })
 }
 
 fn inspect_cmd(a: InspectArgs) -> ExitCode {
     // Build progress goes to stderr; the listing alone to stdout, so it can be piped.
-    let printer = Printer::new(Format::Human, true, false);
+    let printer = Printer::new(Format::Human, true, 0);
     let archs_requested = a.options.archs.as_ref().is_some_and(|v| !v.is_empty());
     let cwd = std::env::current_dir().unwrap_or_default();
     let Select { paths, manifest_path, packages } = a.select;
@@ -322,6 +364,7 @@ fn inspect_cmd(a: InspectArgs) -> ExitCode {
         jobs: None,
         color: printer.colors(),
         cuda_files: Vec::new(),
+        manifest_flags: ManifestFlags::default(),
     };
     let opts = inspect::InspectOptions {
         build,
@@ -344,7 +387,7 @@ fn inspect_cmd(a: InspectArgs) -> ExitCode {
 
 fn sanitize_cmd(a: SanitizeArgs) -> ExitCode {
     let format = format_of(a.message_format);
-    let printer = Printer::new(format, false, false);
+    let printer = Printer::new(format, false, 0);
     let tool = match a.tool {
         SanitizeTool::Memcheck => sanitize::Tool::Memcheck,
         SanitizeTool::Racecheck => sanitize::Tool::Racecheck,
@@ -362,7 +405,7 @@ fn sanitize_cmd(a: SanitizeArgs) -> ExitCode {
 }
 
 fn check(a: CheckArgs) -> ExitCode {
-    let printer = Printer::new(format_of(a.out.message_format), a.out.quiet, false);
+    let printer = Printer::new(format_of(a.out.message_format), a.out.quiet, a.out.verbose);
     let Select { paths, manifest_path, packages } = a.select;
     let opts = BuildOptions { manifest_path, paths, packages, ..BuildOptions::default() };
     printer.finish_check(opts.check(&printer))
@@ -379,7 +422,7 @@ fn doctor(a: DoctorArgs) -> ExitCode {
 }
 
 fn cache_cmd(a: CacheArgs) -> ExitCode {
-    let printer = Printer::new(Format::Human, false, false);
+    let printer = Printer::new(Format::Human, false, 0);
     let dir = match a.dir {
         Some(d) => Some(d),
         None => Options::from_env().map(|o| o.shared_cache().dir()).unwrap_or_else(|e| {
@@ -424,7 +467,7 @@ fn mib(bytes: u64) -> String {
 }
 
 fn setup_cmd(a: SetupArgs) -> ExitCode {
-    let printer = Printer::new(Format::Human, false, false);
+    let printer = Printer::new(Format::Human, false, 0);
     let opts =
         setup::SetupOptions { cuda: a.cuda, toolchain: a.toolchain, force: a.force, no_cuda: a.no_cuda, no_rust: a.no_rust, with: a.with };
     match setup::setup(&opts, &printer) {
@@ -442,7 +485,7 @@ fn setup_cmd(a: SetupArgs) -> ExitCode {
 }
 
 fn new_project(path: PathBuf, a: ProjectArgs, init: bool) -> ExitCode {
-    let printer = Printer::new(Format::Human, false, false);
+    let printer = Printer::new(Format::Human, false, 0);
     let project = NewProject {
         path,
         name: a.name,

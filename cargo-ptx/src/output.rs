@@ -22,14 +22,17 @@ pub enum Format {
 pub struct Printer {
     format: Format,
     quiet: bool,
-    resources: bool,
+    /// `-v` count: 1 lists each artifact and the resource table, 2 also tool command lines.
+    verbose: u8,
+    /// The artifacts of a human build without `-v`: summed up in one line before `Finished`.
+    artifacts: Mutex<Vec<(ArtifactKind, std::path::PathBuf, bool)>>,
     bar: Option<ProgressBar>,
     /// Serialises JSON lines and bar updates written from several threads.
     lock: Mutex<()>,
 }
 
 impl Printer {
-    pub fn new(format: Format, quiet: bool, resources: bool) -> Printer {
+    pub fn new(format: Format, quiet: bool, verbose: u8) -> Printer {
         let tty = std::io::stderr().is_terminal();
         let bar = (tty && !quiet).then(|| {
             let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
@@ -41,7 +44,20 @@ impl Printer {
             bar.set_prefix("Building");
             bar
         });
-        Printer { format, quiet, resources, bar, lock: Mutex::new(()) }
+        if verbose >= 2 {
+            // `-vv`: each tool's command line, as cargo's `Running` lines (above the bar).
+            let bar = bar.clone();
+            ptx_build::process::echo_commands(move |line| {
+                let text = format!("{} `{line}`", style(format!("{:>12}", "Running")).green().bold());
+                match &bar {
+                    Some(bar) => bar.println(text),
+                    None => {
+                        let _ = writeln!(std::io::stderr(), "{text}");
+                    }
+                }
+            });
+        }
+        Printer { format, quiet, verbose, artifacts: Mutex::new(Vec::new()), bar, lock: Mutex::new(()) }
     }
 
     pub fn colors(&self) -> bool {
@@ -120,6 +136,10 @@ impl Printer {
             }));
             return;
         }
+        if self.verbose == 0 {
+            self.artifacts.lock().unwrap_or_else(|e| e.into_inner()).push((a.kind, a.path.clone(), a.fresh));
+            return;
+        }
         let kind = match a.kind {
             ArtifactKind::Ptx => "PTX  ",
             ArtifactKind::Cubin => "cubin",
@@ -167,7 +187,7 @@ impl Printer {
         let ok = result.is_ok();
         match result {
             Ok(out) => {
-                if self.resources && self.format == Format::Human {
+                if self.verbose > 0 && self.format == Format::Human {
                     print_resources(&out);
                 }
             }
@@ -271,10 +291,49 @@ impl SanitizeReporter for Printer {
     }
 }
 
+impl Printer {
+    /// One line for every artifact of the build (`-v` lists them instead):
+    /// `Generated 2 PTX + 2 cubin in target/ptx/release/k (-v lists each)`, `Fresh` when no
+    /// file was rewritten.
+    fn summary(&self) {
+        let artifacts = std::mem::take(&mut *self.artifacts.lock().unwrap_or_else(|e| e.into_inner()));
+        if artifacts.is_empty() {
+            return;
+        }
+        let count = |k: ArtifactKind| artifacts.iter().filter(|a| a.0 == k).count();
+        let fresh = artifacts.iter().filter(|a| a.2).count();
+        let mut dir = artifacts[0].1.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
+        for (_, p, _) in &artifacts {
+            while !p.starts_with(&dir) {
+                if !dir.pop() {
+                    break;
+                }
+            }
+        }
+        let shown = std::env::current_dir()
+            .ok()
+            .and_then(|cwd| dir.strip_prefix(cwd).ok().filter(|r| !r.as_os_str().is_empty()).map(std::path::Path::to_path_buf))
+            .unwrap_or(dir);
+        let mut what = format!("{} PTX", count(ArtifactKind::Ptx));
+        if count(ArtifactKind::Cubin) > 0 {
+            what.push_str(&format!(" + {} cubin", count(ArtifactKind::Cubin)));
+        }
+        let (verb, fresh_note) = match fresh {
+            f if f == artifacts.len() => ("Fresh", String::new()),
+            0 => ("Generated", String::new()),
+            f => ("Generated", format!(" ({f} fresh)")),
+        };
+        self.status(verb, &format!("{what}{fresh_note} in {} (-v lists each)", shown.display()));
+    }
+}
+
 impl Reporter for Printer {
     fn report(&self, event: Event<'_>) {
         match event {
             Event::Status { verb, message } => {
+                if verb == "Finished" && self.format == Format::Human {
+                    self.summary();
+                }
                 if self.format == Format::Human || verb == "Finished" || verb == "Checked" {
                     self.status(verb, &message);
                 }

@@ -30,6 +30,12 @@ pub struct KernelCrate {
     pub cuda_sources: Vec<CudaSource>,
     /// Unknown keys and similar slips in the metadata.
     pub warnings: Vec<Diagnostic>,
+    /// The table where this crate's archs are set: its own `[package.metadata.ptx]`, or for
+    /// .cu files outside a kernel crate, the nearest package's table when that package is a
+    /// kernel crate, else its workspace's `[workspace.metadata.ptx]` (a `[package.metadata.ptx]`
+    /// would make a host package a kernel crate). `None`: no package around the files.
+    /// Messages point there.
+    pub options_table: Option<Source>,
 }
 
 /// A kernel crate's options with every layer applied and the defaults filled in.
@@ -149,18 +155,18 @@ pub fn find_kernel_crates(
     let (cu_files, paths): (Vec<&PathBuf>, Vec<&PathBuf>) = paths.iter().partition(|p| p.extension().is_some_and(|e| e == "cu"));
     for f in cu_files {
         let k = CudaFiles::lone(f)?.into_crate(front)?;
-        if !found.iter().any(|x| x.manifest_path == k.manifest_path) {
-            found.push(k);
-        }
+        push_new(&mut found, k);
     }
     let scopes: Vec<(Option<PathBuf>, Option<PathBuf>)> = if paths.is_empty() && found.is_empty() {
         vec![(manifest_path.map(Path::to_path_buf), None)]
     } else {
         paths.iter().map(|p| scope_of(p)).collect::<Result<_>>()?
     };
+    let mut skipped: Vec<Diagnostic> = Vec::new();
     for (manifest, under) in scopes {
         let meta = metadata(manifest.as_deref())?;
-        searched.push(under.clone().unwrap_or_else(|| meta.workspace_root.clone()).display().to_string());
+        let root = under.clone().unwrap_or_else(|| meta.workspace_root.clone());
+        searched.push(root.display().to_string());
         // --no-deps: every package listed is a workspace member.
         for pkg in &meta.packages {
             let dir = pkg.manifest_path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -170,11 +176,37 @@ pub fn find_kernel_crates(
                 }
             }
             if let Some(k) = kernel_crate(&meta, pkg, front, source)? {
-                if !found.iter().any(|f| f.manifest_path == k.manifest_path) {
-                    found.push(k);
-                }
+                push_new(&mut found, k);
             }
         }
+        // Kernel crates are usually not members: they build for nvptx64 with a nightly, so a
+        // host workspace excludes them (`cargo ptx new` does) or they stand in a workspace of
+        // their own. cargo metadata does not list them; the folders do.
+        let mut candidates = Vec::new();
+        manifests_below(&root, std::slice::from_ref(&meta.target_directory), WALK_DEPTH, &mut candidates);
+        for m in candidates {
+            if found.iter().any(|k| same_file(&k.manifest_path, &m)) {
+                continue;
+            }
+            match metadata(Some(&m)) {
+                Ok(meta) => {
+                    if let Some(pkg) = meta.packages.iter().find(|p| same_file(&p.manifest_path, &m)) {
+                        if let Some(k) = kernel_crate(&meta, pkg, front, source)? {
+                            push_new(&mut found, k);
+                        }
+                    }
+                }
+                // Another project's broken manifest below the folder should not stop this
+                // build; say why it was left out.
+                Err(e) => skipped
+                    .push(Diagnostic::warning(format!("skipped {}: {e}", m.display())).note(
+                        "pass the kernel crates to build as PATHs (`cargo ptx build path/to/kernels`) to leave it out of the search",
+                    )),
+            }
+        }
+    }
+    if let Some(first) = found.first_mut() {
+        first.warnings.extend(skipped);
     }
     let searched = searched.join(", ");
     if found.is_empty() {
@@ -190,6 +222,52 @@ pub fn find_kernel_crates(
         found.retain(|k| packages.contains(&k.name));
     }
     Ok(found)
+}
+
+/// How many folders deep the search for kernel crates goes below a PATH or workspace root.
+const WALK_DEPTH: usize = 8;
+
+fn push_new(found: &mut Vec<KernelCrate>, k: KernelCrate) {
+    if !found.iter().any(|f| same_file(&f.manifest_path, &k.manifest_path)) {
+        found.push(k);
+    }
+}
+
+/// The same file, however each path spells it (cargo's paths are not always canonical).
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b || matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
+}
+
+/// The Cargo.toml files at or below `dir` that may declare `[package.metadata.ptx]` (cargo
+/// confirms), `depth` folders deep. Target dirs (`target/`, the workspace's own, any folder
+/// cargo marked with CACHEDIR.TAG), hidden folders and links are not entered: they hold
+/// copies and registries, not the user's crates, and a link may loop.
+fn manifests_below(dir: &Path, target_dirs: &[PathBuf], depth: usize, out: &mut Vec<PathBuf>) {
+    let manifest = dir.join("Cargo.toml");
+    if let Ok(text) = std::fs::read_to_string(&manifest) {
+        if text.contains("metadata.ptx") || (text.contains("[package.metadata]") && text.contains("ptx")) {
+            out.push(manifest);
+        }
+    }
+    if depth == 0 || dir.join("CACHEDIR.TAG").is_file() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut dirs: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            !name.starts_with('.') && name != "target"
+        })
+        .map(|e| e.path())
+        .filter(|p| !target_dirs.iter().any(|t| same_file(t, p)))
+        .collect();
+    dirs.sort();
+    for d in dirs {
+        manifests_below(&d, target_dirs, depth - 1, out);
+    }
 }
 
 /// A PATH argument as (manifest to ask cargo about, folder to keep packages under).
@@ -275,6 +353,7 @@ fn kernel_crate(meta: &Metadata, pkg: &Package, front: &Options, source: &Source
         target_dir: meta.target_directory.clone(),
         config,
         warnings,
+        options_table: Some(Source::Package(pkg.manifest_path.clone())),
     }))
 }
 
@@ -302,13 +381,28 @@ impl CudaFiles {
 
     /// A kernel crate of these files alone, built with the front end's options.
     pub fn into_crate(self, front: &Options) -> Result<KernelCrate> {
+        let around = find_manifest_above(&self.dir);
+        let meta = around.as_deref().and_then(|m| metadata(Some(m)).ok());
         let target_dir = match self.target_dir {
             Some(t) => t,
-            None => find_manifest_above(&self.dir)
-                .and_then(|m| metadata(Some(&m)).ok())
-                .map(|m| m.target_directory)
-                .unwrap_or_else(|| self.dir.join("target")),
+            None => meta.as_ref().map(|m| m.target_directory.clone()).unwrap_or_else(|| self.dir.join("target")),
         };
+        // No --arch: the archs of the package (else the workspace) the files are in, as a
+        // kernel crate there would get them. Only the archs: its other options are for its
+        // own sources.
+        let mut front = front.clone();
+        let mut warnings = Vec::new();
+        let mut options_table = None;
+        if let (Some(m), Some(meta)) = (&around, &meta) {
+            let own = meta.packages.iter().find(|p| same_file(&p.manifest_path, m)).and_then(|p| p.metadata.get("ptx"));
+            options_table = Some(match own {
+                Some(_) => Source::Package(m.clone()),
+                None => Source::Workspace(meta.workspace_root.join("Cargo.toml")),
+            });
+            if front.archs.is_none() {
+                front.archs = metadata_archs(m, meta, &mut warnings)?;
+            }
+        }
         let lib_name = identifier(&self.name);
         // No Rust module to clash with: each module is named after its file.
         let cuda_sources = name_modules(&self.dir, self.files.clone(), "")?;
@@ -320,11 +414,27 @@ impl CudaFiles {
             manifest_path,
             workspace_root: self.dir.clone(),
             target_dir,
-            config: PtxConfig { rust: false, ..PtxConfig::resolve(front) },
+            config: PtxConfig { rust: false, ..PtxConfig::resolve(&front) },
             cuda_sources,
             dir: self.dir,
-            warnings: Vec::new(),
+            warnings,
+            options_table,
         })
+    }
+}
+
+/// The `archs` of `[package.metadata.ptx]` in `manifest`, else of `[workspace.metadata.ptx]`
+/// of its workspace.
+fn metadata_archs(manifest: &Path, meta: &Metadata, warnings: &mut Vec<Diagnostic>) -> Result<Option<Vec<ArchRequest>>> {
+    if let Some(table) = meta.packages.iter().find(|p| same_file(&p.manifest_path, manifest)).and_then(|p| p.metadata.get("ptx")) {
+        let archs = Options::from_metadata(table, &Source::Package(manifest.to_path_buf()), warnings)?.archs;
+        if archs.is_some() {
+            return Ok(archs);
+        }
+    }
+    match meta.metadata.get("ptx") {
+        Some(ws) => Ok(Options::from_metadata(ws, &Source::Workspace(meta.workspace_root.join("Cargo.toml")), warnings)?.archs),
+        None => Ok(None),
     }
 }
 

@@ -46,6 +46,33 @@ pub struct BuildOptions {
     pub color: bool,
     /// .cu files outside kernel crates (a host crate's `Builder::cuda` files).
     pub cuda_files: Vec<config::CudaFiles>,
+    /// cargo's `--locked`, `--offline` and `--frozen`, for the nested cargo that builds Rust
+    /// kernels.
+    pub manifest_flags: ManifestFlags,
+}
+
+/// cargo's `--locked`, `--offline` and `--frozen`: what the nested cargo may do to Cargo.lock
+/// and the network. A CI job that passes them to `cargo ptx build` means the kernel crate's
+/// build too.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ManifestFlags {
+    /// Fail if Cargo.lock would change.
+    pub locked: bool,
+    /// No network access.
+    pub offline: bool,
+    /// Both.
+    pub frozen: bool,
+}
+
+impl ManifestFlags {
+    /// The flags as cargo's arguments.
+    pub fn args(&self) -> Vec<&'static str> {
+        [(self.locked, "--locked"), (self.offline, "--offline"), (self.frozen, "--frozen")]
+            .into_iter()
+            .filter(|f| f.0)
+            .map(|f| f.1)
+            .collect()
+    }
 }
 
 /// Everything a build produced.
@@ -236,7 +263,11 @@ impl BuildOptions {
             match arch::native() {
                 Ok(native) => native.into_iter().map(ArchRequest::Arch).collect(),
                 Err(Error::NoNativeGpu { why }) => {
-                    return Err(Error::NoArch { package: krate.name.clone(), why, help: self.source.no_arch_help(&krate.manifest_path) })
+                    return Err(Error::NoArch {
+                        package: krate.name.clone(),
+                        why,
+                        help: self.source.no_arch_help(krate.options_table.as_ref()),
+                    })
                 }
                 Err(e) => return Err(e),
             }
@@ -269,7 +300,7 @@ impl BuildOptions {
         if archs.is_empty() {
             return Err(Error::NoArch {
                 package: krate.name.clone(),
-                help: self.source.no_arch_help(&krate.manifest_path),
+                help: self.source.no_arch_help(krate.options_table.as_ref()),
                 why: "`all` matched no arch every tool supports".into(),
             });
         }
@@ -436,6 +467,7 @@ impl CrateJob<'_> {
                     work_dir: work.clone(),
                     color: self.opts.color,
                     shared_cache: self.shared.as_ref().map(SharedCache::root),
+                    manifest_flags: self.opts.manifest_flags,
                 };
                 let r = fe.compile(reporter)?;
                 self.check_rust_kernel_names(&r.kernels)?;

@@ -359,8 +359,12 @@ impl fmt::Display for Source {
 impl Source {
     /// Where to set archs, said for the front end that started the build: flags on the command
     /// line, Builder methods in a build script.
-    pub(crate) fn no_arch_help(&self, manifest: &Path) -> String {
-        let metadata = format!("add `archs = [\"sm_80\"]` to [package.metadata.ptx] in {}", manifest.display());
+    pub(crate) fn no_arch_help(&self, table: Option<&Source>) -> String {
+        let metadata = match table {
+            Some(t) => format!("add `archs = [\"sm_80\"]` to {t}"),
+            // Files outside any package: only the front end can say.
+            None => "put the files in a package whose Cargo.toml has `archs = [\"sm_80\"]` in [package.metadata.ptx]".to_string(),
+        };
         match self {
             Source::Builder(script) => format!("call `.arch(\"sm_80\")` on the Builder in {}, or {metadata}", script.display()),
             _ => format!("pass `--arch sm_80` (a list works: `--arch sm_80,sm_90`), or {metadata}"),

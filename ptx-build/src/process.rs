@@ -32,8 +32,27 @@ pub fn compiler(program: &std::path::Path, launcher: Option<&std::path::Path>) -
     }
 }
 
+/// Where each command line goes before it runs, once a front end asks (`cargo ptx build -vv`).
+static ECHO: std::sync::OnceLock<Box<Echo>> = std::sync::OnceLock::new();
+
+type Echo = dyn Fn(&str) + Send + Sync;
+
+/// Shows every tool's command line (quoted for a shell) to `show` before it starts, for the
+/// rest of the process: a process-wide setting, as `-vv` is for the whole command. Version
+/// probes are not shown. A second call is ignored.
+pub fn echo_commands(show: impl Fn(&str) + Send + Sync + 'static) {
+    let _ = ECHO.set(Box::new(show));
+}
+
+fn echo(cmd: &Command) {
+    if let Some(show) = ECHO.get() {
+        show(&command_line(cmd));
+    }
+}
+
 /// Runs `cmd` to completion and returns its output, whatever its exit status.
 pub fn output(tool: &str, cmd: &mut Command) -> Result<Output> {
+    echo(cmd);
     cmd.output().map_err(|source| spawn_error(tool, cmd, source))
 }
 
@@ -55,6 +74,7 @@ pub fn probe(cmd: &mut Command) -> std::io::Result<Output> {
 
 /// Starts `cmd` for a caller that reads its output while it runs (set up the pipes first).
 pub fn spawn(tool: &str, cmd: &mut Command) -> Result<Child> {
+    echo(cmd);
     cmd.spawn().map_err(|source| spawn_error(tool, cmd, source))
 }
 

@@ -20,6 +20,7 @@ use crate::cargo_json::{Message, RustcDiagnostic};
 use crate::config::KernelCrate;
 use crate::depfile;
 use crate::diag::{Diagnostic, Level};
+use crate::engine::ManifestFlags;
 use crate::error::{Error, Result};
 use crate::process;
 use crate::report::{Event, Reporter};
@@ -82,6 +83,8 @@ pub struct Frontend<'a> {
     /// The shared cache folder, where `core` is built once (`None`: `-Zbuild-std` in the
     /// nested cargo's target dir).
     pub shared_cache: Option<&'a Path>,
+    /// `--locked`/`--offline`/`--frozen` for the nested cargo.
+    pub manifest_flags: ManifestFlags,
 }
 
 /// The Rust kernels of a crate as one bitcode module, ready for per-arch linking.
@@ -267,7 +270,8 @@ impl Frontend<'_> {
             .args(["-p", &self.krate.name])
             .arg("--target-dir")
             .arg(&self.cargo_target_dir)
-            .arg(if self.color { "--message-format=json-diagnostic-rendered-ansi" } else { "--message-format=json" });
+            .arg(if self.color { "--message-format=json-diagnostic-rendered-ansi" } else { "--message-format=json" })
+            .args(self.manifest_flags.args());
         if self.profile == Profile::Release {
             cmd.arg("--release");
         }

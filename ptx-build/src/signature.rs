@@ -286,7 +286,9 @@ fn kernel_of(f: &syn::ItemFn, file: &Path) -> Result<Option<KernelSig>> {
         .iter()
         .filter(|a| a.path().is_ident("doc"))
         .filter_map(|a| match &a.meta {
-            syn::Meta::NameValue(syn::MetaNameValue { value: syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }), .. }) => Some(s.value()),
+            syn::Meta::NameValue(syn::MetaNameValue { value: syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }), .. }) => {
+                Some(s.value())
+            }
             _ => None,
         })
         .collect();

@@ -1,14 +1,48 @@
 //! The example on a GPU: results against the CPU, the PTX (JIT) path, and load errors.
-//! Without a CUDA driver each test says so in one line and passes.
+//!
+//! A libtest-mimic harness (`harness = false`) rather than `#[test]`: libtest cannot decide at
+//! run time that a test is skipped, so without a driver the GPU tests would pass having checked
+//! nothing. Here they report `ignored, no GPU here (...)`, and the summary counts them as
+//! ignored; on a GPU they run. Filters, `--list`, `--ignored` and `--test-threads` work as with
+//! libtest.
 
+use std::sync::Arc;
+
+use libtest_mimic::{Arguments, Completion, Trial};
+use ptx_runtime::cudarc::driver::CudaContext;
 use ptx_runtime::{Image, ImageKind, LoadError, Policy, Variant};
 use saxpy::{kernels, max_exp_error, saxpy_cpu};
 
-fn ctx() -> Option<std::sync::Arc<ptx_runtime::cudarc::driver::CudaContext>> {
-    ptx_runtime::context_or_skip()
+type Ctx = Arc<CudaContext>;
+
+fn main() {
+    let args = Arguments::from_args();
+    let trials = vec![
+        gpu("kernels_match_the_cpu_from_the_cubin", kernels_match_the_cpu_from_the_cubin),
+        gpu("kernels_match_the_cpu_through_the_ptx_jit", kernels_match_the_cpu_through_the_ptx_jit),
+        gpu("a_device_without_a_fitting_image_gets_a_load_error", a_device_without_a_fitting_image_gets_a_load_error),
+        gpu("occupancy_configs_reach_the_drivers_best_occupancy", occupancy_configs_reach_the_drivers_best_occupancy),
+        Trial::test("the_generated_module_lists_kernels_and_images", || {
+            the_generated_module_lists_kernels_and_images();
+            Ok(())
+        }),
+    ];
+    libtest_mimic::run(&args, trials).exit();
 }
 
-fn check_results(k: &kernels::Kernels, ctx: &std::sync::Arc<ptx_runtime::cudarc::driver::CudaContext>) {
+/// A test that needs device 0: ignored, with the reason, where there is none. A failed
+/// assertion panics, which the harness reports as a failure.
+fn gpu(name: &'static str, test: fn(&Ctx)) -> Trial {
+    Trial::ignorable_test(name, move || match ptx_runtime::context(0) {
+        Ok(ctx) => {
+            test(&ctx);
+            Ok(Completion::Completed)
+        }
+        Err(e) => Ok(Completion::ignored_with(format!("no GPU: {}", e.to_string().lines().next().unwrap_or_default()))),
+    })
+}
+
+fn check_results(k: &kernels::Kernels, ctx: &Ctx) {
     let stream = ctx.default_stream();
     for n in [1usize, 255, 256, 257, 100_003] {
         let x: Vec<f32> = (0..n).map(|i| (i % 977) as f32 * 0.013 - 6.0).collect();
@@ -30,39 +64,32 @@ fn check_results(k: &kernels::Kernels, ctx: &std::sync::Arc<ptx_runtime::cudarc:
     }
 }
 
-#[test]
-fn kernels_match_the_cpu_from_the_cubin() {
-    let Some(ctx) = ctx() else { return };
-    let k = kernels::Kernels::load(&ctx).unwrap();
+fn kernels_match_the_cpu_from_the_cubin(ctx: &Ctx) {
+    let k = kernels::Kernels::load(ctx).unwrap();
     let (major, minor) = ctx.compute_capability().unwrap();
     let image = k.images()[0];
     eprintln!("device sm_{major}{minor}: loaded {image}");
     if [80, 90].contains(&(major * 10 + minor)) {
         assert_eq!(image.kind, ImageKind::Cubin, "an exact cubin is embedded for this device");
     }
-    check_results(&k, &ctx);
+    check_results(&k, ctx);
 }
 
-#[test]
-fn kernels_match_the_cpu_through_the_ptx_jit() {
-    let Some(ctx) = ctx() else { return };
-    let k = kernels::Kernels::load_ptx_only(&ctx).unwrap();
+fn kernels_match_the_cpu_through_the_ptx_jit(ctx: &Ctx) {
+    let k = kernels::Kernels::load_ptx_only(ctx).unwrap();
     assert_eq!(k.images()[0].kind, ImageKind::Ptx);
-    check_results(&k, &ctx);
+    check_results(&k, ctx);
 }
 
-#[test]
-fn a_device_without_a_fitting_image_gets_a_load_error() {
-    let Some(ctx) = ctx() else { return };
+fn a_device_without_a_fitting_image_gets_a_load_error(ctx: &Ctx) {
     static ONLY_OTHER: &[Image] =
         &[Image { arch: "sm_121a", capability: 121, variant: Variant::Specific, kind: ImageKind::Cubin, ptx_isa: None, bytes: &[] }];
-    let e = ptx_runtime::load(&ctx, ONLY_OTHER, Policy::Best).unwrap_err();
+    let e = ptx_runtime::load(ctx, ONLY_OTHER, Policy::Best).unwrap_err();
     assert!(matches!(e, LoadError::NoImage { .. }), "{e}");
     let msg = e.to_string();
     assert!(msg.contains("no embedded kernel image runs on this GPU") && msg.contains("sm_121a cubin"), "{msg}");
 }
 
-#[test]
 fn the_generated_module_lists_kernels_and_images() {
     // No GPU needed: the constants are plain data.
     assert_eq!(kernels::KERNEL_NAMES, &["saxpy", "exp_kernel", "empty"]);
@@ -74,11 +101,9 @@ fn the_generated_module_lists_kernels_and_images() {
 
 /// The occupancy plan reaches the driver's own best occupancy (`cuOccupancyMaxPotentialBlockSize`),
 /// covers every element, is cached, and follows the dynamic shared memory asked for.
-#[test]
-fn occupancy_configs_reach_the_drivers_best_occupancy() {
-    let Some(ctx) = ctx() else { return };
-    let k = kernels::Kernels::load(&ctx).unwrap();
-    let module = ptx_runtime::load(&ctx, kernels::saxpy_kernels::IMAGES, Policy::Best).unwrap();
+fn occupancy_configs_reach_the_drivers_best_occupancy(ctx: &Ctx) {
+    let k = kernels::Kernels::load(ctx).unwrap();
+    let module = ptx_runtime::load(ctx, kernels::saxpy_kernels::IMAGES, Policy::Best).unwrap();
     extern "C" fn no_shared(_: std::ffi::c_int) -> usize {
         0
     }
