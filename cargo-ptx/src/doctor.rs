@@ -222,7 +222,7 @@ pub fn report(toolchain: &str) -> Report {
         }
     }
     if let Some(launcher) = env_options.ok().and_then(|o| o.launcher).filter(|l| !l.trim().is_empty()) {
-        match ptx_build::toolchain::on_path(&launcher).or_else(|| ptx_build::toolchain::installed_tool(&launcher)) {
+        match ptx_build::toolchain::find_program(&launcher) {
             Some(p) => checks.push(check(
                 "launcher",
                 Status::Ok,

@@ -5,6 +5,16 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+/// `dir` as a string with a trailing separator: the prefix that paths below it start with
+/// (for remapping and for making paths in PTX and flags relative).
+pub(crate) fn dir_prefix(dir: &Path) -> String {
+    let mut s = dir.to_string_lossy().into_owned();
+    if !s.ends_with(std::path::MAIN_SEPARATOR) {
+        s.push(std::path::MAIN_SEPARATOR);
+    }
+    s
+}
+
 /// `file` relative to `root` where it lies below it (diagnostics name files as the user sees
 /// them from the package folder), else unchanged.
 pub(crate) fn relative(file: &Path, root: &Path) -> PathBuf {

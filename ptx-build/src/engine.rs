@@ -980,13 +980,7 @@ impl CrateJob<'_> {
 /// The `launcher` program of a crate, found on PATH (or as a path), or an error saying how to get it.
 fn find_launcher(krate: &KernelCrate) -> Result<Option<PathBuf>> {
     let Some(name) = &krate.config.launcher else { return Ok(None) };
-    let as_path = Path::new(name);
-    let found = if as_path.components().count() > 1 {
-        Some(as_path.to_path_buf()).filter(|p| p.is_file())
-    } else {
-        crate::toolchain::on_path(name).or_else(|| crate::toolchain::installed_tool(name))
-    };
-    found.map(Some).ok_or_else(|| Error::ToolMissing {
+    crate::toolchain::find_program(name).map(Some).ok_or_else(|| Error::ToolMissing {
         what: format!("the launcher `{name}`"),
         detail: format!(" (the `launcher` option of `{}`, or CARGO_PTX_LAUNCHER)", krate.name),
         help: format!("install it (`cargo ptx setup --with sccache` installs sccache) or put it on PATH, or unset the option; `{name}` runs nvcc and ptxas"),
@@ -1004,11 +998,7 @@ struct SharedCuda {
 /// A flag with the package folder's path made relative (`-I/abs/pkg/include` -> `-Iinclude`),
 /// for keys that hold across checkouts.
 fn relative_flag(flag: &str, dir: &Path) -> String {
-    let mut prefix = dir.to_string_lossy().into_owned();
-    if !prefix.ends_with('/') {
-        prefix.push('/');
-    }
-    flag.replace(&prefix, "")
+    flag.replace(&crate::diag::dir_prefix(dir), "")
 }
 
 /// Why a kernel may not have this name, if it may not.

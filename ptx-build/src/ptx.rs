@@ -173,10 +173,7 @@ fn parse_file(rest: &str) -> Option<(u32, PathBuf)> {
 pub(crate) fn relative_file_lines(ptx: &std::path::Path, root: &std::path::Path) -> crate::Result<()> {
     use crate::error::Error;
     let text = std::fs::read_to_string(ptx).map_err(|e| Error::io("read", ptx, e))?;
-    let mut prefix = root.to_string_lossy().into_owned();
-    if !prefix.ends_with('/') {
-        prefix.push('/');
-    }
+    let prefix = crate::diag::dir_prefix(root);
     // LLVM writes non-ASCII bytes of paths as octal escapes (`\303\261`): match that spelling.
     let escaped = escape_path(&prefix);
     let mut changed = false;

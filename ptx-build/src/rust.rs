@@ -19,7 +19,7 @@ use crate::cache::{self, Key};
 use crate::cargo_json::{Message, RustcDiagnostic};
 use crate::config::KernelCrate;
 use crate::depfile;
-use crate::diag::{Diagnostic, Level};
+use crate::diag::{dir_prefix, Diagnostic, Level};
 use crate::engine::ManifestFlags;
 use crate::error::{Error, Result};
 use crate::process;
@@ -149,8 +149,8 @@ impl Frontend<'_> {
             // The same for every kernel crate, so crates sharing a target dir share one `core`
             // build; the crate's own paths are made relative in the linked PTX instead
             // (`ptx::relative_file_lines`).
-            format!("--remap-path-prefix={}=/rust-sysroot/", with_separator(&self.rust.sysroot)),
-            format!("--remap-path-prefix={}=/cargo-home/", with_separator(&cargo_home())),
+            format!("--remap-path-prefix={}=/rust-sysroot/", dir_prefix(&self.rust.sysroot)),
+            format!("--remap-path-prefix={}=/cargo-home/", dir_prefix(&cargo_home())),
         ]
     }
 
@@ -289,7 +289,7 @@ impl Frontend<'_> {
         // in the flag also keeps two checkouts of one crate apart in a shared target dir: cargo
         // fingerprints path packages by workspace-relative paths and mtimes, and without it
         // hands the second checkout the first one's bitcode when its files are older.
-        cmd.arg("--").arg(format!("--remap-path-prefix={}=", with_separator(&self.krate.workspace_root)));
+        cmd.arg("--").arg(format!("--remap-path-prefix={}=", dir_prefix(&self.krate.workspace_root)));
         cmd
     }
 
@@ -423,15 +423,6 @@ fn has_profile_settings(workspace_root: &Path) -> bool {
     std::fs::read_to_string(workspace_root.join("Cargo.toml"))
         .map(|t| t.lines().any(|l| l.trim_start().starts_with("[profile")))
         .unwrap_or(true)
-}
-
-/// `dir` with a trailing separator, so a remapped path does not start with one.
-fn with_separator(dir: &Path) -> String {
-    let mut s = dir.to_string_lossy().into_owned();
-    if !s.ends_with(std::path::MAIN_SEPARATOR) {
-        s.push(std::path::MAIN_SEPARATOR);
-    }
-    s
 }
 
 /// Sources that never change under a fixed toolchain and lock file: the sysroot and registries.

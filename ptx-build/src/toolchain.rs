@@ -413,6 +413,16 @@ impl Cuda {
 /// that shows they are there), and `cuda-libraries` can name.
 pub const CUDA_LIBRARIES: &[(&str, &str)] = &[("cublas", "cublas_v2.h")];
 
+/// A program named by an option (`launcher`): a path as written, else on PATH, else one
+/// `cargo ptx setup --with NAME` installed.
+pub fn find_program(name: &str) -> Option<PathBuf> {
+    let as_path = Path::new(name);
+    if as_path.components().count() > 1 {
+        return Some(as_path.to_path_buf()).filter(|p| p.is_file());
+    }
+    on_path(name).or_else(|| installed_tool(name))
+}
+
 /// A tool `cargo ptx setup --with NAME` installed: `<cargo-ptx home>/tools/NAME/bin/NAME`.
 pub fn installed_tool(name: &str) -> Option<PathBuf> {
     Some(home()?.join("tools").join(name).join("bin").join(name)).filter(|p| p.is_file())
