@@ -437,4 +437,15 @@ mod tests {
         assert!(e.contains("saxpy_config (the launch-configuration method `saxpy_config` of kernel `saxpy`)"), "{e}");
         assert!(e.contains("src/lib.rs:7") && e.contains("src/lib.rs:20"), "{e}");
     }
+
+    #[test]
+    fn a_kernel_named_like_a_method_of_kernels_is_refused_at_its_line() {
+        for name in ["function", "launch_builder", "load"] {
+            let mut units = sample();
+            units[0].kernels[0].name = name.into();
+            let e = generate(&units).unwrap_err().to_string();
+            assert!(e.contains(&format!("src/lib.rs:7: kernel `{name}`")) && e.contains("is a method of the generated `Kernels`"), "{e}");
+            assert!(e.contains("rename the kernel"), "{e}");
+        }
+    }
 }
