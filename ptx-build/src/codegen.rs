@@ -365,6 +365,7 @@ mod tests {
             mangled: false,
             untyped: None,
             doc: vec![" `y = a * x + y` for `i < n`.".into()],
+            generic: None,
         };
         vec![Unit {
             name: "saxpy_kernels".into(),

@@ -118,6 +118,30 @@ pub struct KernelSig {
     pub untyped: Option<String>,
     /// The kernel's doc comment, one entry per line (Rust `///`), for the generated method.
     pub doc: Vec<String>,
+    /// A generic kernel: `name` is the method's name, each instance a PTX entry of its own, and
+    /// parameter types name the type parameters (`Pointer { elem: "T" }`).
+    pub generic: Option<Generic>,
+}
+
+/// A kernel generic over types: a C++ template with explicit instantiations, or a Rust
+/// `#[kernel]` function with its list of instances. It gets one launch method generic over
+/// `type_params`, which compiles only for the instantiated types.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Generic {
+    /// The type parameters as the source names them (`T`).
+    pub type_params: Vec<String>,
+    /// One per instantiation, in source order.
+    pub instances: Vec<Instance>,
+}
+
+/// One instantiation of a [`Generic`] kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Instance {
+    /// The host types bound to the type parameters, in order, as Rust paths (`f32`,
+    /// `::ptx_runtime::half::f16`).
+    pub args: Vec<String>,
+    /// The instance's PTX entry name (`_Z3addIfEvPT_PKS0_S3_i`, `add_f32`).
+    pub ptx_name: String,
 }
 
 /// Every `extern "ptx-kernel"` function exported with `#[no_mangle]`, and every function marked
@@ -292,7 +316,7 @@ fn kernel_of(f: &syn::ItemFn, file: &Path) -> Result<Option<KernelSig>> {
             _ => None,
         })
         .collect();
-    Ok(Some(KernelSig { name, params, file: file.to_path_buf(), line, mangled: false, untyped: None, doc }))
+    Ok(Some(KernelSig { name, params, file: file.to_path_buf(), line, mangled: false, untyped: None, doc, generic: None }))
 }
 
 /// `#[kernel]` or `#[ptx_device::kernel]` (ptx-device's attribute, which exports the function
@@ -474,6 +498,7 @@ pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> 
                     mangled: !extern_c || templated,
                     untyped: None,
                     doc: Vec::new(),
+                    generic: None,
                 };
                 // A parameter that cannot be typed leaves the kernel untyped, not the build
                 // refused: it is embedded and launched through cudarc's builder.
@@ -845,6 +870,7 @@ template <typename T> __global__ void tmpl(T *x) {}
             untyped: None,
             mangled: false,
             doc: Vec::new(),
+            generic: None,
         };
         let m = ptx::Module::parse(".visible .entry k(\n.param .u32 k_param_0\n)\n{\nret;\n}\n");
         let e = check(&sig, m.entry("k")).unwrap_err().to_string();
