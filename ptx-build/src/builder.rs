@@ -301,9 +301,10 @@ impl Builder {
                 let artifacts: Vec<&Artifact> = c.artifacts.iter().filter(|a| a.module == module).collect();
                 let source = artifacts.first().and_then(|a| a.source.clone());
                 let cuda_source = source.as_ref().filter(|p| p.extension().is_some_and(|e| e == "cu"));
-                let sigs = match cuda_source {
-                    Some(cu) => c_kernels(cu)?,
-                    None => {
+                let sigs = match (c.signatures.get(module), cuda_source) {
+                    (Some(sigs), _) => sigs.clone(),
+                    (None, Some(cu)) => c_kernels(cu)?,
+                    (None, None) => {
                         let krate_dir = c.manifest_path.parent().unwrap_or(Path::new(".")).to_path_buf();
                         signature::rust_kernels(&c.lib_src.clone().unwrap_or_else(|| krate_dir.join("src/lib.rs")))?
                     }
