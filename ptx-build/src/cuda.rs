@@ -193,6 +193,28 @@ impl CudaCompile<'_> {
     }
 }
 
+impl CudaCompile<'_> {
+    /// The translation unit after the preprocessor (`nvcc -E` with the compile's flags): what
+    /// the compiler saw, so kernels stamped out by macros can be read with their types.
+    pub fn preprocess(&self) -> Result<String> {
+        let scratch_dir = cache::ScratchDir::new(self.work_dir)?;
+        let out = scratch_dir.path().join(format!("{}.ii", self.source.module));
+        let mut cmd = process::compiler(&self.nvcc.tool.path, None);
+        // `-ptx` becomes `-E`; the rest (arch, includes, defines, flags) decides what the
+        // preprocessor keeps, so it stays.
+        cmd.arg("-E")
+            .args(self.flags().into_iter().filter(|f| f != "-ptx"))
+            .args(self.nvcc.host_args())
+            .arg("-o")
+            .arg(&out)
+            .arg(self.in_package(&self.source.path))
+            .current_dir(self.package_dir);
+        let context = || format!(" -E (reading the kernels of {})", relative(&self.source.path, self.package_dir).display());
+        process::checked("nvcc", context, &mut cmd)?;
+        std::fs::read_to_string(&out).map_err(|e| Error::io("read", &out, e))
+    }
+}
+
 /// nvcc's output as diagnostics. Three forms appear:
 /// - the CUDA front end (EDG): `a.cu(12): error: MESSAGE`, then the source line and a `^`
 ///   under the column;
