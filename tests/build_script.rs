@@ -281,15 +281,5 @@ unsafe fn call(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream
     assert!(generated.contains("ops.cu:3)") && generated.contains("ops.cu:5)"), "{generated}");
     assert!(generated.contains("impl AxpbTypes for f64"), "{generated}");
 
-    // A type the template was not instantiated for does not compile.
-    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
-    let lib = std::fs::read_to_string(p.path().join("host/src/lib.rs")).unwrap();
-    write_at(
-        p.path().join("host/src/lib.rs"),
-        &format!("{lib}\n#[allow(dead_code)]\nunsafe fn wrong(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream, cfg: ptx_runtime::cudarc::driver::LaunchConfig, y: &mut ptx_runtime::cudarc::driver::CudaSlice<i32>, x: &ptx_runtime::cudarc::driver::CudaSlice<i32>) {{\n    unsafe {{ k.axpb::<i32>(s, cfg, y, x, 1, 2, 3).unwrap() }};\n}}\n"),
-        later,
-    );
-    let (ok, log) = cargo_build(p.path());
-    assert!(!ok, "axpb::<i32> must not compile:\n{log}");
-    assert!(log.contains("the trait bound `i32: AxpbTypes` is not satisfied"), "{log}");
+    // (examples/cuda-kernels/tests/ui: a type the template was not instantiated for does not compile.)
 }
