@@ -102,6 +102,7 @@ fn cuda_host(host: &str, files: &[(&str, &str)], main_rs: &str) -> tempfile::Tem
     write(h.join("build.rs"), "fn main() -> Result<(), ptx_build::Error> {\n    ptx_build::Builder::new().cuda(\"cuda/*.cu\").arch(\"sm_80\").build()?;\n    Ok(())\n}\n");
     std::fs::create_dir_all(h.join("cuda")).unwrap();
     for (f, text) in files {
+        std::fs::create_dir_all(h.join(f).parent().unwrap()).unwrap();
         write(h.join(f), text);
     }
     write(h.join("src/lib.rs"), &format!("pub mod kernels {{\n    ptx_runtime::include_kernels!();\n}}\n{main_rs}"));
@@ -282,4 +283,33 @@ unsafe fn call(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream
     assert!(generated.contains("impl AxpbTypes for f64"), "{generated}");
 
     // (examples/cuda-kernels/tests/ui: a type the template was not instantiated for does not compile.)
+}
+
+#[test]
+fn builder_cuda_files_take_the_host_crates_metadata_and_a_missing_header_names_the_builder() {
+    common::cuda();
+    let uses = "#[allow(dead_code)]\nunsafe fn call(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream, cfg: ptx_runtime::cudarc::driver::LaunchConfig, x: &mut ptx_runtime::cudarc::driver::CudaSlice<f32>) {\n    unsafe { k.tiled(s, cfg, x).unwrap() };\n}\n";
+    let p = cuda_host(
+        "host_cuda_meta",
+        &[
+            ("cuda/k.cu", "#include \"tile.cuh\"\nextern \"C\" __global__ void tiled(float *x) { x[0] *= TILE * FACTOR; }\n"),
+            ("inc/tile.cuh", "#define TILE 16\n"),
+        ],
+        uses,
+    );
+    let manifest = p.path().join("host/Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    // The host's own metadata applies to its `.cuda(..)` files as to a kernel crate's.
+    write(&manifest, &format!("{text}[package.metadata.ptx]\ncuda-include = [\"inc\"]\ncuda-defines = {{ FACTOR = 2 }}\n"));
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok, "cuda-include and cuda-defines of the host crate reach nvcc:\n{log}");
+
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    write_at(&manifest, &format!("{text}[package.metadata.ptx]\ncuda-defines = {{ FACTOR = 2 }}\n"), later);
+    let (ok, log) = cargo_build(p.path());
+    assert!(!ok && log.contains("tile.cuh: No such file or directory"), "{log}");
+    assert!(
+        log.contains("add the header's folder with `.cuda_include(\"DIR\")` on the Builder in") && log.contains("build.rs"),
+        "the help names the build script:\n{log}"
+    );
 }

@@ -147,7 +147,7 @@ fn a_lone_file_with_cublas_and_an_include_folder_builds_after_setup_with_cublas(
     let run = build(&[]);
     run.assert_error(&["common.h: No such file or directory"]);
     let d = run.errors().into_iter().find(|d| d["message"].as_str().unwrap().contains("common.h")).unwrap().clone();
-    assert!(d["notes"][0].as_str().unwrap().contains("`-I DIR` on the command line"), "{d}");
+    assert!(d["notes"][0].as_str().unwrap().contains("pass `-I DIR` to `cargo ptx build`"), "{d}");
 }
 
 #[test]

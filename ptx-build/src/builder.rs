@@ -331,6 +331,8 @@ impl Builder {
         if self.cuda.is_empty() {
             return Ok(None);
         }
+        // Its `[package.metadata.ptx]` applies to these files (archs, includes, defines).
+        println!("cargo:rerun-if-changed={}", manifest_dir.join("Cargo.toml").display());
         let mut files = Vec::new();
         for g in &self.cuda {
             let matched = glob_files(manifest_dir, g).map_err(|message| source.error("cuda", message))?;

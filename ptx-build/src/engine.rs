@@ -834,6 +834,8 @@ impl CrateJob<'_> {
     fn cuda_arch(&self, arch: Arch, src: &CudaSource, out_dir: &Path, work: &Path, reporter: &dyn Reporter) -> Result<JobOut> {
         let nvcc = self.nvcc.expect("cuda jobs only with nvcc");
         let ptx_path = out_dir.join(arch.to_string()).join(format!("{}.ptx", src.module));
+        let lone = self.krate.manifest_path.extension().is_some_and(|e| e == "cu");
+        let include_help = self.opts.source.include_help(self.krate.options_table.as_ref(), lone);
         let compile = CudaCompile {
             nvcc,
             source: src,
@@ -846,6 +848,7 @@ impl CrateJob<'_> {
             out: &ptx_path,
             work_dir: work,
             launcher: self.launcher.as_deref(),
+            include_help: &include_help,
         };
         // Keyed by the flags, nvcc and its host compiler; the stamp adds the hash of every file
         // nvcc read last time (headers inside the CUDA install are covered by its version).
