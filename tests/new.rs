@@ -307,3 +307,30 @@ fn cargo_check_and_clippy_work_inside_kernels_and_the_root_build_stays_fresh() {
     assert!(p.status.success(), "cargo ptx build in kernels/:\n{}", text(&p));
     assert!(target.join("ptx/release/gpu-editor-kernels/sm_80/gpu_editor_kernels.ptx").is_file(), "{}", text(&p));
 }
+
+#[test]
+fn new_projects_are_rustfmt_clean_in_every_flavour() {
+    // rustfmt's defaults, as `cargo fmt` applies them in a project with no rustfmt.toml.
+    let rustfmt = || {
+        let mut cmd = Command::new("rustfmt");
+        cmd.env_remove("RUSTUP_TOOLCHAIN");
+        cmd
+    };
+    if !rustfmt().arg("--version").output().is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: rustfmt is not installed (`rustup component add rustfmt`)");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    for kernels in ["rust", "cuda", "both"] {
+        let name = format!("gpu-{kernels}-demo");
+        let out = new(&[&name, "--kernels", kernels, "--vcs", "none"], tmp.path());
+        assert!(out.status.success(), "{}", text(&out));
+        let rs: Vec<PathBuf> = files(&tmp.path().join(&name)).into_iter().filter(|p| p.extension().is_some_and(|e| e == "rs")).collect();
+        assert!(rs.len() >= 5, "{rs:?}");
+        let f = rustfmt().args(["--check", "--edition", "2021", "--color", "never"]).args(&rs).current_dir(tmp.path()).output().unwrap();
+        assert!(f.status.success(), "`cargo ptx new --kernels {kernels}` writes code rustfmt would change:\n{}", text(&f));
+        // `--arch all` builds a dozen archs; it does not list them.
+        let readme = std::fs::read_to_string(tmp.path().join(&name).join("README.md")).unwrap();
+        assert!(!readme.contains("lists every arch") && readme.contains("`cargo ptx doctor` lists them"), "{readme}");
+    }
+}
