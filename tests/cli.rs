@@ -283,3 +283,21 @@ fn doctor_in_a_project_says_nvcc_needs_ptxas_for_sm_90() {
     assert!(t.contains("missing  ptxas for nvcc") && t.contains("`gpu` builds .cu files for sm_90, where nvcc runs ptxas itself"), "{t}");
     assert!(t.contains(&format!("fix: unset CUDA_PATH && cargo ptx setup   (or put ptxas into {}/bin)", toolkit.path().display())), "{t}");
 }
+
+#[test]
+fn doctor_warns_when_the_kernels_toolchain_file_differs_from_the_build_toolchain() {
+    let toolchain_file = ("rust-toolchain.toml", "[toolchain]\nchannel = \"nightly-2020-02-02\"\ncomponents = [\"rust-src\"]\n");
+    let p = project("archs = [\"sm_80\"]", &[toolchain_file]);
+    let t = text(&cargo_ptx().arg("doctor").current_dir(p.path()).output().unwrap());
+    assert!(
+        t.contains("warning  toolchain file")
+            && t.contains("`gpu` builds with `nightly`")
+            && t.contains("rust-toolchain.toml gives `cargo check` and rust-analyzer `nightly-2020-02-02`"),
+        "{t}"
+    );
+    assert!(t.contains("fix: set `channel = \"nightly\"` in rust-toolchain.toml"), "{t}");
+    // Alike: nothing to say.
+    let p = project("archs = [\"sm_80\"]", &[("rust-toolchain.toml", "[toolchain]\nchannel = \"nightly\"\n")]);
+    let t = text(&cargo_ptx().arg("doctor").current_dir(p.path()).output().unwrap());
+    assert!(!t.contains("toolchain file"), "{t}");
+}

@@ -291,6 +291,8 @@ fn cargo_check_and_clippy_work_inside_kernels_and_the_root_build_stays_fresh() {
     } else {
         eprintln!("clippy is not installed for the kernels' toolchain: only `cargo check` ran");
     }
+    let d = user_cargo(&kernels, &["doc", "--no-deps"]);
+    assert!(d.status.success(), "cargo doc in kernels/:\n{}", text(&d));
 
     // What the check left in kernels/ (target/, Cargo.lock) does not rebuild the host.
     let again = cargo(&dir, &["build"]);

@@ -172,6 +172,30 @@ pub fn report(toolchain: Option<&str>) -> Report {
         }
     }
 
+    // The toolchain file beside a kernel crate picks the toolchain of `cargo check` and
+    // rust-analyzer there; builds take theirs from the metadata. Apart, the editor checks the
+    // code with another compiler than the one that builds it.
+    for k in crates.iter().filter(|k| has_rust_kernels(k)) {
+        let Some((file, channel)) = toolchain_file(k) else { continue };
+        let host = toolchain::host_triple();
+        let short = |t: &str| t.strip_suffix(&format!("-{host}")).unwrap_or(t).to_string();
+        if short(&channel) != short(&k.config.toolchain) {
+            let cwd = std::env::current_dir().unwrap_or_default();
+            let shown = file.strip_prefix(&cwd).unwrap_or(&file).display().to_string();
+            checks.push(check(
+                "toolchain file",
+                Status::Warning,
+                None,
+                Some(file.clone()),
+                format!(
+                    "`{}` builds with `{}` ([package.metadata.ptx] or CARGO_PTX_TOOLCHAIN), but {shown} gives `cargo check` and rust-analyzer `{channel}`",
+                    k.name, k.config.toolchain
+                ),
+                Some(format!("set `channel = \"{}\"` in {shown}", k.config.toolchain)),
+            ));
+        }
+    }
+
     let cuda = Cuda::find();
     let cuda_fix = Some("cargo ptx setup   (or set CUDA_PATH to a CUDA toolkit)".to_string());
     match &cuda.ptxas {
@@ -393,6 +417,33 @@ fn libdevice_call_under(src: &Path, cwd: &Path) -> Option<String> {
     })
 }
 
+/// The toolchain file rustup reads in a kernel crate's folder (searched up to its workspace
+/// root, where the kernel workspace ends), and the channel it names.
+fn toolchain_file(k: &KernelCrate) -> Option<(PathBuf, String)> {
+    for dir in k.dir.ancestors() {
+        for name in ["rust-toolchain.toml", "rust-toolchain"] {
+            let file = dir.join(name);
+            if let Ok(text) = std::fs::read_to_string(&file) {
+                return channel_of(&text).map(|c| (file, c));
+            }
+        }
+        if dir == k.workspace_root {
+            break;
+        }
+    }
+    None
+}
+
+/// `channel = "X"` of a toolchain file, or the bare name of a legacy `rust-toolchain` file.
+fn channel_of(text: &str) -> Option<String> {
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#'));
+    let quoted = |v: &str| v.trim().trim_matches('"').trim_matches('\'').to_string();
+    if !text.contains('[') {
+        return lines.next().map(quoted).filter(|c| !c.is_empty());
+    }
+    lines.find_map(|l| l.strip_prefix("channel").and_then(|r| r.trim_start().strip_prefix('=')).map(quoted))
+}
+
 /// The `.rs` files under `dir`, sorted, to a few levels.
 fn rust_files(dir: &Path) -> Vec<PathBuf> {
     fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
@@ -440,6 +491,16 @@ fn first_line(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_the_channel_of_a_toolchain_file() {
+        assert_eq!(
+            channel_of("# x\n[toolchain]\nchannel = \"nightly-2026-05-19\"\ncomponents = [\"rust-src\"]\n").as_deref(),
+            Some("nightly-2026-05-19")
+        );
+        assert_eq!(channel_of("nightly\n").as_deref(), Some("nightly"));
+        assert_eq!(channel_of("[toolchain]\ncomponents = []\n"), None);
+    }
 
     #[test]
     fn the_fix_names_a_toolchain_other_than_the_default() {
