@@ -179,3 +179,125 @@ fn a_failed_setup_leaves_no_half_install() {
         .collect();
     assert!(left.is_empty(), "nothing that discovery could pick up: {left:?}");
 }
+
+/// A kernel crate in a fresh folder: `metadata` for [package.metadata.ptx], and its files.
+fn project(metadata: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::Builder::new().prefix("cargo-ptx doctor ").tempdir().unwrap();
+    let manifest = format!(
+        "[package]\nname = \"gpu\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[package.metadata.ptx]\n{metadata}\n\n[workspace]\n"
+    );
+    std::fs::write(dir.path().join("Cargo.toml"), manifest).unwrap();
+    for (path, text) in files.iter().chain(&[("src/lib.rs", "#![no_std]\n")]) {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        if !p.exists() {
+            std::fs::write(p, text).unwrap();
+        }
+    }
+    dir
+}
+
+#[test]
+fn doctor_in_a_project_checks_the_toolchain_its_kernels_pin() {
+    let p = project("archs = [\"sm_80\"]\ntoolchain = \"nightly-2020-01-01\"", &[]);
+    let out = cargo_ptx().arg("doctor").current_dir(p.path()).output().unwrap();
+    let t = text(&out);
+    assert!(!out.status.success(), "the pinned toolchain is missing: exit non-zero\n{t}");
+    assert!(t.contains("toolchain `nightly-2020-01-01`") && t.contains("used by gpu: the `nightly-2020-01-01` toolchain not found"), "{t}");
+    assert!(t.contains("fix: cargo ptx setup --toolchain nightly-2020-01-01   (or: rustup toolchain install nightly-2020-01-01"), "{t}");
+    assert!(t.contains("checked for the kernel crates here: gpu") && t.contains("not ready"), "{t}");
+    // `--toolchain` still names the one to check.
+    let out = cargo_ptx().args(["doctor", "--toolchain", "nightly"]).current_dir(p.path()).output().unwrap();
+    assert!(!text(&out).contains("nightly-2020-01-01"), "{}", text(&out));
+}
+
+#[test]
+fn setup_in_a_project_installs_the_toolchain_its_kernels_pin() {
+    // The installed nightly under its full name: setup must take it from the metadata.
+    let full = format!("nightly-{}", ptx_build::toolchain::host_triple());
+    let p = project(&format!("archs = [\"sm_80\"]\ntoolchain = \"{full}\""), &[]);
+    let out = cargo_ptx().args(["setup", "--no-cuda"]).current_dir(p.path()).output().unwrap();
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(t.contains(&format!("toolchain `{full}` has rust-src and llvm-tools")), "{t}");
+}
+
+#[test]
+fn doctor_in_a_project_whose_kernels_call_libdevice_requires_it() {
+    let empty = tempfile::tempdir().unwrap();
+    let doctor = |dir: &std::path::Path| {
+        let mut cmd = cargo_ptx();
+        cmd.arg("doctor").current_dir(dir);
+        hide_cuda(&mut cmd, empty.path());
+        cmd.output().unwrap()
+    };
+    // Without libdevice calls a missing libdevice is a warning, and a build can run.
+    let plain = project("archs = [\"sm_80\"]", &[]);
+    let out = doctor(plain.path());
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("warning  libdevice"), "{}", text(&out));
+
+    let lib = "#![no_std]\n// __nv_expf in a comment is no call\nextern \"C\" {\n    fn __nv_expf(x: f32) -> f32;\n}\n";
+    let calls = project("archs = [\"sm_80\"]", &[("src/lib.rs", lib)]);
+    let out = doctor(calls.path());
+    let t = text(&out);
+    assert!(!out.status.success(), "the link would fail: exit non-zero\n{t}");
+    assert!(t.contains("missing  libdevice") && t.contains("`gpu` calls it (src/lib.rs:4: `fn __nv_expf(x: f32) -> f32;`)"), "{t}");
+    assert!(t.contains("fix: cargo ptx setup   (or set LIBDEVICE to a libdevice.10.bc)"), "{t}");
+
+    // ptx-device's math functions are libdevice's.
+    let lib = "#![no_std]\nuse ptx_device::{kernel, math};\n\npub fn f(x: f32) -> f32 {\n    math::exp(x)\n}\n";
+    let math = project("archs = [\"sm_80\"]", &[("src/lib.rs", lib)]);
+    let t = text(&doctor(math.path()));
+    assert!(t.contains("`gpu` calls it (src/lib.rs:5: `math::exp(x)`)"), "{t}");
+}
+
+#[test]
+fn doctor_in_a_project_says_nvcc_needs_ptxas_for_sm_90() {
+    let nvcc = cuda().nvcc.expect("nvcc").path;
+    let bin = nvcc.parent().unwrap();
+    // A toolkit like CUDA_PATH's without ptxas: everything of the installed one but ptxas.
+    let toolkit = tempfile::tempdir().unwrap();
+    std::fs::create_dir(toolkit.path().join("bin")).unwrap();
+    for e in std::fs::read_dir(bin).unwrap().map(Result::unwrap) {
+        if e.file_name() != "ptxas" {
+            std::os::unix::fs::symlink(e.path(), toolkit.path().join("bin").join(e.file_name())).unwrap();
+        }
+    }
+    for e in std::fs::read_dir(bin.parent().unwrap()).unwrap().map(Result::unwrap) {
+        if e.file_name() != "bin" {
+            std::os::unix::fs::symlink(e.path(), toolkit.path().join(e.file_name())).unwrap();
+        }
+    }
+    let kernel = ("cuda/k.cu", "extern \"C\" __global__ void k(float *x) { x[0] = 1.0f; }\n");
+    let doctor = |archs: &str| {
+        let p = project(&format!("archs = {archs}\nrust = false"), &[kernel]);
+        let out = cargo_ptx().arg("doctor").current_dir(p.path()).env("CUDA_PATH", toolkit.path()).env_remove("NVCC").output().unwrap();
+        (out.status.success(), text(&out))
+    };
+    // sm_80 alone: nvcc writes PTX without ptxas.
+    let (_, t) = doctor("[\"sm_80\"]");
+    assert!(!t.contains("ptxas for nvcc"), "{t}");
+    let (ok, t) = doctor("[\"sm_80\", \"sm_90\"]");
+    assert!(!ok, "nvcc would fail: exit non-zero\n{t}");
+    assert!(t.contains("missing  ptxas for nvcc") && t.contains("`gpu` builds .cu files for sm_90, where nvcc runs ptxas itself"), "{t}");
+    assert!(t.contains(&format!("fix: unset CUDA_PATH && cargo ptx setup   (or put ptxas into {}/bin)", toolkit.path().display())), "{t}");
+}
+
+#[test]
+fn doctor_warns_when_the_kernels_toolchain_file_differs_from_the_build_toolchain() {
+    let toolchain_file = ("rust-toolchain.toml", "[toolchain]\nchannel = \"nightly-2020-02-02\"\ncomponents = [\"rust-src\"]\n");
+    let p = project("archs = [\"sm_80\"]", &[toolchain_file]);
+    let t = text(&cargo_ptx().arg("doctor").current_dir(p.path()).output().unwrap());
+    assert!(
+        t.contains("warning  toolchain file")
+            && t.contains("`gpu` builds with `nightly`")
+            && t.contains("rust-toolchain.toml gives `cargo check` and rust-analyzer `nightly-2020-02-02`"),
+        "{t}"
+    );
+    assert!(t.contains("fix: set `channel = \"nightly\"` in rust-toolchain.toml"), "{t}");
+    // Alike: nothing to say.
+    let p = project("archs = [\"sm_80\"]", &[("rust-toolchain.toml", "[toolchain]\nchannel = \"nightly\"\n")]);
+    let t = text(&cargo_ptx().arg("doctor").current_dir(p.path()).output().unwrap());
+    assert!(!t.contains("toolchain file"), "{t}");
+}

@@ -247,3 +247,92 @@ fn bad_archs_and_checkouts_are_refused_before_anything_is_written() {
     let root_hint = format!("pass the checkout's root instead: `--path-deps {}`", checkout().display());
     refused(&["new", "demo", "--path-deps", crate_dir.to_str().unwrap()], |_| {}, &["it has no ptx-build/Cargo.toml", &root_hint]);
 }
+
+/// cargo as the user runs it: rustup's proxy, which takes the toolchain from a
+/// `rust-toolchain.toml`, with none of the variables the test harness runs under.
+fn user_cargo(dir: &Path, args: &[&str]) -> Output {
+    let home =
+        std::env::var_os("CARGO_HOME").map(PathBuf::from).or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
+    let proxy = home.map(|h| h.join("bin/cargo")).filter(|p| p.is_file()).unwrap_or_else(|| PathBuf::from("cargo"));
+    let mut cmd = Command::new(proxy);
+    cmd.args(args).current_dir(dir);
+    for v in
+        ["RUSTUP_TOOLCHAIN", "CARGO_TARGET_DIR", "CARGO_BUILD_TARGET", "RUSTC", "RUSTC_WRAPPER", "RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS"]
+    {
+        cmd.env_remove(v);
+    }
+    cmd.output().unwrap()
+}
+
+#[test]
+fn cargo_check_and_clippy_work_inside_kernels_and_the_root_build_stays_fresh() {
+    common::cuda();
+    let tmp = tempfile::Builder::new().prefix("cargo-ptx new ").tempdir().unwrap();
+    let root = checkout();
+    let out = new(&["gpu-editor", "--vcs", "none", "--path-deps", root.to_str().unwrap()], tmp.path());
+    assert!(out.status.success(), "{}", text(&out));
+    let dir = tmp.path().join("gpu-editor");
+    let kernels = dir.join("kernels");
+    let toolchain = std::fs::read_to_string(kernels.join("rust-toolchain.toml")).unwrap();
+    assert!(toolchain.contains("channel = \"nightly\"") && toolchain.contains("\"rust-src\""), "{toolchain}");
+    let config = std::fs::read_to_string(kernels.join(".cargo/config.toml")).unwrap();
+    assert!(config.contains("target = \"nvptx64-nvidia-cuda\"") && config.contains("build-std = [\"core\"]"), "{config}");
+
+    let b = cargo(&dir, &["build"]);
+    assert!(b.status.success(), "cargo build at the root:\n{}", text(&b));
+
+    // In kernels/, as an editor or a user there runs it: the nightly, the GPU target, `core`.
+    let c = user_cargo(&kernels, &["check"]);
+    assert!(c.status.success(), "cargo check in kernels/:\n{}", text(&c));
+    assert!(!text(&c).contains("warning:"), "the kernel template checks without warnings:\n{}", text(&c));
+    if user_cargo(&kernels, &["clippy", "--version"]).status.success() {
+        let c = user_cargo(&kernels, &["clippy", "--", "-D", "warnings"]);
+        assert!(c.status.success(), "cargo clippy in kernels/:\n{}", text(&c));
+    } else {
+        eprintln!("clippy is not installed for the kernels' toolchain: only `cargo check` ran");
+    }
+    let d = user_cargo(&kernels, &["doc", "--no-deps"]);
+    assert!(d.status.success(), "cargo doc in kernels/:\n{}", text(&d));
+
+    // What the check left in kernels/ (target/, Cargo.lock) does not rebuild the host.
+    let again = cargo(&dir, &["build"]);
+    assert!(again.status.success(), "{}", text(&again));
+    assert!(!text(&again).contains("Compiling"), "a second root build is a no-op:\n{}", text(&again));
+
+    // The nested cargo does not read kernels/.cargo/config.toml, whichever folder `cargo ptx
+    // build` runs in (its build-std would build `core` again beside the shared one): a key that
+    // stops any cargo reading it proves it.
+    std::fs::write(kernels.join(".cargo/config.toml"), config.replace("[build]\n", "[build]\njobs = 0\n")).unwrap();
+    assert!(!user_cargo(&kernels, &["check"]).status.success(), "cargo reads the file in kernels/");
+    let target = tmp.path().join("ptx-target");
+    let p = cargo_ptx().args(["build", "--arch", "sm_80", "--target-dir"]).arg(&target).current_dir(&kernels).output().unwrap();
+    assert!(p.status.success(), "cargo ptx build in kernels/:\n{}", text(&p));
+    assert!(target.join("ptx/release/gpu-editor-kernels/sm_80/gpu_editor_kernels.ptx").is_file(), "{}", text(&p));
+}
+
+#[test]
+fn new_projects_are_rustfmt_clean_in_every_flavour() {
+    // rustfmt's defaults, as `cargo fmt` applies them in a project with no rustfmt.toml.
+    let rustfmt = || {
+        let mut cmd = Command::new("rustfmt");
+        cmd.env_remove("RUSTUP_TOOLCHAIN");
+        cmd
+    };
+    if !rustfmt().arg("--version").output().is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: rustfmt is not installed (`rustup component add rustfmt`)");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    for kernels in ["rust", "cuda", "both"] {
+        let name = format!("gpu-{kernels}-demo");
+        let out = new(&[&name, "--kernels", kernels, "--vcs", "none"], tmp.path());
+        assert!(out.status.success(), "{}", text(&out));
+        let rs: Vec<PathBuf> = files(&tmp.path().join(&name)).into_iter().filter(|p| p.extension().is_some_and(|e| e == "rs")).collect();
+        assert!(rs.len() >= 5, "{rs:?}");
+        let f = rustfmt().args(["--check", "--edition", "2021", "--color", "never"]).args(&rs).current_dir(tmp.path()).output().unwrap();
+        assert!(f.status.success(), "`cargo ptx new --kernels {kernels}` writes code rustfmt would change:\n{}", text(&f));
+        // `--arch all` builds a dozen archs; it does not list them.
+        let readme = std::fs::read_to_string(tmp.path().join(&name).join("README.md")).unwrap();
+        assert!(!readme.contains("lists every arch") && readme.contains("`cargo ptx doctor` lists them"), "{readme}");
+    }
+}

@@ -254,9 +254,9 @@ enum MessageFormat {
 
 #[derive(Args, Debug)]
 struct DoctorArgs {
-    /// The rustup toolchain for kernels.
-    #[arg(long, default_value = toolchain::DEFAULT_TOOLCHAIN, value_name = "NAME")]
-    toolchain: String,
+    /// The rustup toolchain for kernels [default: the one the project's kernel crates use, else nightly]
+    #[arg(long, value_name = "NAME")]
+    toolchain: Option<String>,
     /// `human` or `json` (one object with every check).
     #[arg(long, value_enum, default_value_t = MessageFormat::Human, value_name = "FMT")]
     message_format: MessageFormat,
@@ -267,9 +267,9 @@ struct SetupArgs {
     /// CUDA release of NVIDIA's compiler wheels (13.0, 13.1, 13.2).
     #[arg(long, default_value = setup::DEFAULT_CUDA, value_name = "VERSION")]
     cuda: String,
-    /// The rustup toolchain for kernels.
-    #[arg(long, default_value = toolchain::DEFAULT_TOOLCHAIN, value_name = "NAME")]
-    toolchain: String,
+    /// The rustup toolchain for kernels [default: the one the project's kernel crates use, else nightly]
+    #[arg(long, value_name = "NAME")]
+    toolchain: Option<String>,
     /// Reinstall the CUDA wheels even if that release is installed.
     #[arg(long)]
     force: bool,
@@ -412,7 +412,7 @@ fn check(a: CheckArgs) -> ExitCode {
 }
 
 fn doctor(a: DoctorArgs) -> ExitCode {
-    let report = doctor::report(&a.toolchain);
+    let report = doctor::report(a.toolchain.as_deref());
     crate::output::print_doctor(&report, format_of(a.message_format));
     if report.ready {
         ExitCode::SUCCESS

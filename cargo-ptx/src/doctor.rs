@@ -1,8 +1,14 @@
 //! `cargo ptx doctor`: every tool a build needs, found or missing, with the exact fix.
+//!
+//! In a project it answers for that project's kernel crates (found as `cargo ptx build` finds
+//! them): the toolchain they pin, libdevice when their Rust kernels call it, and ptxas beside
+//! nvcc when their .cu files are built for archs where nvcc runs ptxas itself.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use ptx_build::toolchain::{Cuda, Rust};
+use ptx_build::arch::{self, ArchRequest};
+use ptx_build::config::KernelCrate;
+use ptx_build::toolchain::{self, Cuda, Rust};
 
 use crate::tools::CudaTool;
 
@@ -38,10 +44,53 @@ pub struct Report {
     pub ready: bool,
     /// Archs LLVM and ptxas can both build for.
     pub archs: Option<String>,
+    /// The kernel crates of the project in the current folder that the checks answered for.
+    pub project: Vec<String>,
 }
 
-/// Looks at every component for kernels built with `toolchain`.
-pub fn report(toolchain: &str) -> Report {
+/// The kernel crates of the project in the current folder, as `cargo ptx build` there finds
+/// them (none outside a project, or where cargo cannot read it: the build says why).
+pub fn project_crates() -> Vec<KernelCrate> {
+    let front = ptx_build::Options::from_env().unwrap_or_default();
+    ptx_build::config::find_kernel_crates(None, &[], &[], &front, &ptx_build::options::Source::CommandLine).unwrap_or_default()
+}
+
+/// The toolchains to check: `--toolchain`, else those the project's Rust kernel crates use
+/// (metadata, CARGO_PTX_TOOLCHAIN or the default), else the default; each with its crates.
+pub fn toolchains(given: Option<&str>, crates: &[KernelCrate]) -> Vec<(String, Vec<String>)> {
+    if let Some(t) = given {
+        return vec![(t.to_string(), Vec::new())];
+    }
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for k in crates.iter().filter(|k| has_rust_kernels(k)) {
+        match out.iter_mut().find(|(t, _)| *t == k.config.toolchain) {
+            Some((_, users)) => users.push(k.name.clone()),
+            None => out.push((k.config.toolchain.clone(), vec![k.name.clone()])),
+        }
+    }
+    if out.is_empty() {
+        out.push((toolchain::DEFAULT_TOOLCHAIN.to_string(), Vec::new()));
+    }
+    out
+}
+
+fn has_rust_kernels(k: &KernelCrate) -> bool {
+    k.config.rust && k.lib_src.is_some()
+}
+
+/// `cargo ptx setup`, naming the toolchain when it is not the default one.
+fn setup_command(toolchain: &str) -> String {
+    if toolchain == toolchain::DEFAULT_TOOLCHAIN {
+        "cargo ptx setup".into()
+    } else {
+        format!("cargo ptx setup --toolchain {toolchain}")
+    }
+}
+
+/// Looks at every component for kernels built with `toolchain` (`None`: the toolchains of the
+/// project here, else the default), and at what the project's kernel crates need.
+pub fn report(toolchain: Option<&str>) -> Report {
+    let crates = project_crates();
     let mut checks = Vec::new();
     let mut ready = true;
     let mut llvm_archs = None;
@@ -54,67 +103,95 @@ pub fn report(toolchain: &str) -> Report {
         fix,
     };
 
-    match Rust::find(toolchain) {
-        Ok(rust) => {
-            checks.push(check(
-                &format!("toolchain `{toolchain}`"),
-                Status::Ok,
-                Some(rust.version.clone()),
-                Some(rust.rustc.clone()),
-                format!("LLVM {}", rust.llvm_version),
-                None,
-            ));
-            let fix = |c: &str| Some(format!("cargo ptx setup   (or: rustup component add {c} --toolchain {toolchain})"));
-            match &rust.rust_src {
-                Some(p) => checks.push(check("rust-src", Status::Ok, None, Some(p.clone()), "builds `core` for nvptx64".into(), None)),
-                None => {
-                    ready = false;
-                    checks.push(check(
-                        "rust-src",
-                        Status::Missing,
-                        None,
-                        None,
-                        "needed to build `core` for nvptx64 (-Zbuild-std)".into(),
-                        fix("rust-src"),
-                    ));
+    for (toolchain, users) in toolchains(toolchain, &crates) {
+        let toolchain = toolchain.as_str();
+        let setup = setup_command(toolchain);
+        // Which crates pin it, so a toolchain other than the default is explained.
+        let used_by = if users.is_empty() { String::new() } else { format!("used by {}: ", users.join(", ")) };
+        match Rust::find(toolchain) {
+            Ok(rust) => {
+                checks.push(check(
+                    &format!("toolchain `{toolchain}`"),
+                    Status::Ok,
+                    Some(rust.version.clone()),
+                    Some(rust.rustc.clone()),
+                    format!("{used_by}LLVM {}", rust.llvm_version),
+                    None,
+                ));
+                let fix = |c: &str| Some(format!("{setup}   (or: rustup component add {c} --toolchain {toolchain})"));
+                match &rust.rust_src {
+                    Some(p) => checks.push(check("rust-src", Status::Ok, None, Some(p.clone()), "builds `core` for nvptx64".into(), None)),
+                    None => {
+                        ready = false;
+                        checks.push(check(
+                            "rust-src",
+                            Status::Missing,
+                            None,
+                            None,
+                            format!("needed to build `core` for nvptx64 (-Zbuild-std) with `{toolchain}`"),
+                            fix("rust-src"),
+                        ));
+                    }
+                }
+                match &rust.llvm {
+                    Some(l) => {
+                        llvm_archs.get_or_insert_with(|| l.supported().clone());
+                        checks.push(check(
+                            "llvm-tools",
+                            Status::Ok,
+                            Some(rust.llvm_version.clone()),
+                            Some(l.bin.clone()),
+                            "llvm-link, opt, llc of the same LLVM".into(),
+                            None,
+                        ));
+                    }
+                    None => {
+                        ready = false;
+                        checks.push(check(
+                            "llvm-tools",
+                            Status::Missing,
+                            None,
+                            None,
+                            format!("links the kernels' bitcode with libdevice and writes PTX (`{toolchain}`)"),
+                            fix("llvm-tools"),
+                        ));
+                    }
                 }
             }
-            match &rust.llvm {
-                Some(l) => {
-                    llvm_archs = Some(l.supported().clone());
-                    checks.push(check(
-                        "llvm-tools",
-                        Status::Ok,
-                        Some(rust.llvm_version.clone()),
-                        Some(l.bin.clone()),
-                        "llvm-link, opt, llc of the same LLVM".into(),
-                        None,
-                    ));
-                }
-                None => {
-                    ready = false;
-                    checks.push(check(
-                        "llvm-tools",
-                        Status::Missing,
-                        None,
-                        None,
-                        "links the kernels' bitcode with libdevice and writes PTX".into(),
-                        fix("llvm-tools"),
-                    ));
-                }
+            Err(e) => {
+                ready = false;
+                checks.push(check(
+                    &format!("toolchain `{toolchain}`"),
+                    Status::Missing,
+                    None,
+                    None,
+                    format!("{used_by}{}", first_line(&e.to_string())),
+                    Some(format!("{setup}   (or: rustup toolchain install {toolchain} --profile minimal --component rust-src,llvm-tools)")),
+                ));
             }
         }
-        Err(e) => {
-            ready = false;
+    }
+
+    // The toolchain file beside a kernel crate picks the toolchain of `cargo check` and
+    // rust-analyzer there; builds take theirs from the metadata. Apart, the editor checks the
+    // code with another compiler than the one that builds it.
+    for k in crates.iter().filter(|k| has_rust_kernels(k)) {
+        let Some((file, channel)) = toolchain_file(k) else { continue };
+        let host = toolchain::host_triple();
+        let short = |t: &str| t.strip_suffix(&format!("-{host}")).unwrap_or(t).to_string();
+        if short(&channel) != short(&k.config.toolchain) {
+            let cwd = std::env::current_dir().unwrap_or_default();
+            let shown = file.strip_prefix(&cwd).unwrap_or(&file).display().to_string();
             checks.push(check(
-                &format!("toolchain `{toolchain}`"),
-                Status::Missing,
+                "toolchain file",
+                Status::Warning,
                 None,
-                None,
-                first_line(&e.to_string()),
-                Some(format!(
-                    "cargo ptx setup   (or: rustup toolchain install {toolchain} --profile minimal --component rust-src,llvm-tools)"
-                )),
+                Some(file.clone()),
+                format!(
+                    "`{}` builds with `{}` ([package.metadata.ptx] or CARGO_PTX_TOOLCHAIN), but {shown} gives `cargo check` and rust-analyzer `{channel}`",
+                    k.name, k.config.toolchain
+                ),
+                Some(format!("set `channel = \"{}\"` in {shown}", k.config.toolchain)),
             ));
         }
     }
@@ -152,31 +229,70 @@ pub fn report(toolchain: &str) -> Report {
             cuda_fix.clone(),
         )),
     }
+    // A Rust kernel that calls libdevice does not link without it: missing, not a warning.
+    let caller = crates.iter().filter(|k| has_rust_kernels(k)).find_map(|k| libdevice_call(k).map(|at| (k.name.clone(), at)));
+    let calls = caller.as_ref().map(|(name, at)| format!("; `{name}` calls it ({at})")).unwrap_or_default();
+    let needed = if caller.is_some() { Status::Missing } else { Status::Warning };
     match &cuda.libdevice {
         Some(l) if l.valid => checks.push(check(
             "libdevice",
             Status::Ok,
             cuda.components.get("nvvm").cloned(),
             Some(l.path.clone()),
-            format!("found by {}; math functions (__nv_*)", l.source),
+            format!("found by {}; math functions (__nv_*){calls}", l.source),
             None,
         )),
-        Some(l) => checks.push(check(
-            "libdevice",
-            Status::Warning,
-            None,
-            Some(l.path.clone()),
-            "not LLVM bitcode (corrupt file): kernels that call __nv_* functions fail".into(),
-            Some("cargo ptx setup --force   (or set LIBDEVICE to a good libdevice.10.bc)".into()),
-        )),
-        None => checks.push(check(
-            "libdevice",
-            Status::Warning,
-            None,
-            None,
-            "not found: kernels that call __nv_* math functions fail to link".into(),
-            cuda_fix.clone(),
-        )),
+        Some(l) => {
+            ready &= caller.is_none();
+            checks.push(check(
+                "libdevice",
+                needed,
+                None,
+                Some(l.path.clone()),
+                format!("not LLVM bitcode (corrupt file): kernels that call __nv_* functions fail{calls}"),
+                Some("cargo ptx setup --force   (or set LIBDEVICE to a good libdevice.10.bc)".into()),
+            ))
+        }
+        None => {
+            ready &= caller.is_none();
+            checks.push(check(
+                "libdevice",
+                needed,
+                None,
+                None,
+                format!("not found: kernels that call __nv_* math functions fail to link{calls}"),
+                Some("cargo ptx setup   (or set LIBDEVICE to a libdevice.10.bc)".into()),
+            ))
+        }
+    }
+    // nvcc runs ptxas itself for compute_90 and newer (checked with nvcc 13.0: `sh: 1: ptxas: not
+    // found` for -ptx -arch=compute_90, none for compute_89), looking beside itself and on PATH,
+    // not where our own ptxas step found one.
+    if let Some(nvcc) = &cuda.nvcc {
+        let dir = nvcc.path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let reachable = dir.join("ptxas").is_file() || toolchain::on_path("ptxas").is_some();
+        if let (false, Some((name, arch))) = (reachable, crates.iter().find_map(|k| nvcc_runs_ptxas(k).map(|a| (k.name.clone(), a)))) {
+            ready = false;
+            let is_var = nvcc.source != "PATH" && nvcc.source.chars().all(|c| c.is_ascii_uppercase() || c == '_');
+            let fix = if is_var {
+                format!("unset {} && cargo ptx setup   (or put ptxas into {})", nvcc.source, dir.display())
+            } else if nvcc.source == "cargo ptx setup" {
+                "cargo ptx setup --force".to_string()
+            } else {
+                format!("put ptxas into {} (a CUDA toolkit has it beside nvcc), or set CUDA_PATH to a toolkit that has both", dir.display())
+            };
+            checks.push(check(
+                "ptxas for nvcc",
+                Status::Missing,
+                None,
+                Some(nvcc.path.clone()),
+                format!(
+                    "`{name}` builds .cu files for {arch}, where nvcc runs ptxas itself, and none is beside nvcc (found by {}) or on PATH: nvcc fails with `ptxas: not found`",
+                    nvcc.source
+                ),
+                Some(fix),
+            ));
+        }
     }
     // Tools of two commands only; a build never needs them, so missing ones are warnings.
     for (tool, what) in [
@@ -273,9 +389,142 @@ pub fn report(toolchain: &str) -> Report {
         let v: Vec<String> = l.all().into_iter().filter(|a| sup.as_ref().is_none_or(|s| s.contains(a))).map(|a| a.to_string()).collect();
         v.join(", ")
     });
-    Report { checks, ready, archs }
+    Report { checks, ready, archs, project: crates.iter().map(|k| k.name.clone()).collect() }
+}
+
+/// The first place a Rust kernel crate's own sources call libdevice: a `__nv_*` function, or
+/// ptx-device's `math` or `libdevice` module (libdevice's functions). Read from the sources,
+/// since doctor runs where a build may not; the link step decides from the bitcode.
+fn libdevice_call(k: &KernelCrate) -> Option<String> {
+    libdevice_call_under(k.lib_src.as_ref()?.parent()?, &std::env::current_dir().unwrap_or_default())
+}
+
+/// [`libdevice_call`] in the `.rs` files under `src`, named relative to `cwd`.
+fn libdevice_call_under(src: &Path, cwd: &Path) -> Option<String> {
+    rust_files(src).into_iter().find_map(|file| {
+        let text = std::fs::read_to_string(&file).ok()?;
+        let device = text.contains("ptx_device");
+        let (n, line) = text.lines().enumerate().find(|(_, l)| {
+            let l = l.trim_start();
+            !l.starts_with("//")
+                && (l.contains("__nv_")
+                    || l.contains("ptx_device::math")
+                    || l.contains("ptx_device::libdevice")
+                    || (device && (l.contains("math::") || l.contains("libdevice::"))))
+        })?;
+        let shown = file.strip_prefix(cwd).unwrap_or(&file);
+        Some(format!("{}:{}: `{}`", shown.display(), n + 1, line.trim()))
+    })
+}
+
+/// The toolchain file rustup reads in a kernel crate's folder (searched up to its workspace
+/// root, where the kernel workspace ends), and the channel it names.
+fn toolchain_file(k: &KernelCrate) -> Option<(PathBuf, String)> {
+    for dir in k.dir.ancestors() {
+        for name in ["rust-toolchain.toml", "rust-toolchain"] {
+            let file = dir.join(name);
+            if let Ok(text) = std::fs::read_to_string(&file) {
+                return channel_of(&text).map(|c| (file, c));
+            }
+        }
+        if dir == k.workspace_root {
+            break;
+        }
+    }
+    None
+}
+
+/// `channel = "X"` of a toolchain file, or the bare name of a legacy `rust-toolchain` file.
+fn channel_of(text: &str) -> Option<String> {
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#'));
+    let quoted = |v: &str| v.trim().trim_matches('"').trim_matches('\'').to_string();
+    if !text.contains('[') {
+        return lines.next().map(quoted).filter(|c| !c.is_empty());
+    }
+    lines.find_map(|l| l.strip_prefix("channel").and_then(|r| r.trim_start().strip_prefix('=')).map(quoted))
+}
+
+/// The `.rs` files under `dir`, sorted, to a few levels.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        paths.sort();
+        for p in paths {
+            if p.is_dir() && depth < 8 {
+                walk(&p, depth + 1, out);
+            } else if p.extension().is_some_and(|e| e == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, 0, &mut out);
+    out
+}
+
+/// An arch this crate builds .cu files for where nvcc runs ptxas itself (compute_90 and newer).
+fn nvcc_runs_ptxas(k: &KernelCrate) -> Option<String> {
+    if k.cuda_sources.is_empty() {
+        return None;
+    }
+    let native = || arch::native().unwrap_or_default();
+    match &k.config.archs {
+        None => native().into_iter().find(|a| a.capability >= 90).map(|a| a.to_string()),
+        Some(requests) => requests.iter().find_map(|r| match r {
+            ArchRequest::Arch(a) => (a.capability >= 90).then(|| a.to_string()),
+            ArchRequest::All => Some("`all` (sm_90 and newer among them)".to_string()),
+            ArchRequest::Native => native().into_iter().find(|a| a.capability >= 90).map(|a| a.to_string()),
+        }),
+    }
 }
 
 fn first_line(s: &str) -> String {
-    s.lines().next().unwrap_or_default().to_string()
+    let mut line = s.lines().next().unwrap_or_default().to_string();
+    // A parenthesis the message closes on a later line.
+    if line.matches('(').count() > line.matches(')').count() {
+        line.push(')');
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_channel_of_a_toolchain_file() {
+        assert_eq!(
+            channel_of("# x\n[toolchain]\nchannel = \"nightly-2026-05-19\"\ncomponents = [\"rust-src\"]\n").as_deref(),
+            Some("nightly-2026-05-19")
+        );
+        assert_eq!(channel_of("nightly\n").as_deref(), Some("nightly"));
+        assert_eq!(channel_of("[toolchain]\ncomponents = []\n"), None);
+    }
+
+    #[test]
+    fn the_fix_names_a_toolchain_other_than_the_default() {
+        assert_eq!(setup_command("nightly"), "cargo ptx setup");
+        assert_eq!(setup_command("nightly-2020-01-01"), "cargo ptx setup --toolchain nightly-2020-01-01");
+    }
+
+    #[test]
+    fn a_parenthesis_cut_at_the_first_line_is_closed() {
+        assert_eq!(first_line("not found (toolchain 'x' is not installed\n  help: ..)"), "not found (toolchain 'x' is not installed)");
+        assert_eq!(first_line("plain\nmore"), "plain");
+    }
+
+    #[test]
+    fn libdevice_calls_are_found_in_the_sources_and_comments_do_not_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src");
+        std::fs::create_dir_all(src.join("sub")).unwrap();
+        std::fs::write(src.join("lib.rs"), "#![no_std]\n// calls __nv_expf? no\nmod sub;\n").unwrap();
+        assert_eq!(libdevice_call_under(&src, dir.path()), None);
+        // ptx-device's modules count only in a file that uses ptx-device.
+        std::fs::write(src.join("sub/mod.rs"), "fn f(x: f32) -> f32 {\n    math::exp(x)\n}\n").unwrap();
+        assert_eq!(libdevice_call_under(&src, dir.path()), None);
+        std::fs::write(src.join("sub/mod.rs"), "use ptx_device::math;\n").unwrap();
+        assert_eq!(libdevice_call_under(&src, dir.path()).as_deref(), Some("src/sub/mod.rs:1: `use ptx_device::math;`"));
+    }
 }

@@ -425,6 +425,9 @@ pub fn print_doctor(report: &Report, format: Format) {
     if let Some(archs) = &report.archs {
         println!("\narchs these tools build: {archs}");
     }
+    if !report.project.is_empty() {
+        println!("\nchecked for the kernel crates here: {}", report.project.join(", "));
+    }
     if report.ready {
         println!("\n{} a Rust kernel build can run", style("ready:").green().bold());
     } else {

@@ -121,7 +121,8 @@ fn always(_: KernelLanguage) -> bool {
 }
 
 /// `Cargo.toml`s are stored as `.tmpl` so cargo never takes a template for a package, and
-/// `.gitignore` without its dot so it does not apply to this repository.
+/// `.gitignore`, `.cargo/config.toml` and `rust-toolchain.toml` under other names so they do
+/// not apply to this repository (cargo and rustup read them from any folder below them).
 const TEMPLATES: &[Template] = &[
     template!("Cargo.toml.tmpl" => "Cargo.toml", always),
     template!("gitignore" => ".gitignore", always),
@@ -133,6 +134,9 @@ const TEMPLATES: &[Template] = &[
     template!("tests/gpu.rs" => "tests/gpu.rs", always),
     template!("kernels/Cargo.toml.tmpl" => "kernels/Cargo.toml", KernelLanguage::rust),
     template!("kernels/src/lib.rs" => "kernels/src/lib.rs", KernelLanguage::rust),
+    // For `cargo check`, clippy and rust-analyzer inside kernels/: the nightly and the GPU target.
+    template!("kernels/rust-toolchain.toml.tmpl" => "kernels/rust-toolchain.toml", KernelLanguage::rust),
+    template!("kernels/cargo-config.toml" => "kernels/.cargo/config.toml", KernelLanguage::rust),
     template!("cuda/sigmoid.cu" => "cuda/sigmoid.cu", KernelLanguage::cuda),
 ];
 
@@ -310,6 +314,7 @@ fn variables(name: &str, archs: &[String], deps: &Dependencies) -> Result<BTreeM
         ("kernels_name", format!("{name}-kernels")),
         ("kernels_crate", format!("{snake}_kernels")),
         ("archs", archs.join(",")),
+        ("toolchain", ptx_build::toolchain::DEFAULT_TOOLCHAIN.to_string()),
         ("archs_toml", format!("[{}]", archs.iter().map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(", "))),
         ("ptx_build", ptx_build),
         ("ptx_runtime", ptx_runtime),

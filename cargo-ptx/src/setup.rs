@@ -57,7 +57,9 @@ fn cccl_version(cuda: &str) -> &'static str {
 pub struct SetupOptions {
     /// `13.0`, or a full version from [`CUDA_RELEASES`].
     pub cuda: String,
-    pub toolchain: String,
+    /// The kernel toolchain; `None`: the ones the kernel crates of the project in the current
+    /// folder use (`toolchain` in their metadata), else the default.
+    pub toolchain: Option<String>,
     /// Reinstall the CUDA wheels even when that release is installed.
     pub force: bool,
     /// Skip the CUDA wheels.
@@ -87,14 +89,7 @@ pub const LIBRARIES: &[Library] = &[
 
 impl Default for SetupOptions {
     fn default() -> Self {
-        SetupOptions {
-            cuda: DEFAULT_CUDA.into(),
-            toolchain: toolchain::DEFAULT_TOOLCHAIN.into(),
-            force: false,
-            no_cuda: false,
-            no_rust: false,
-            with: Vec::new(),
-        }
+        SetupOptions { cuda: DEFAULT_CUDA.into(), toolchain: None, force: false, no_cuda: false, no_rust: false, with: Vec::new() }
     }
 }
 
@@ -117,12 +112,16 @@ pub fn pinned_version(request: &str) -> Result<&'static str> {
 pub fn setup(opts: &SetupOptions, reporter: &dyn Reporter) -> Result<SetupReport> {
     let mut report = SetupReport::default();
     let version = pinned_version(&opts.cuda)?;
+    // What the kernel crates of the project here need is installed too: their toolchains and
+    // the CUDA libraries they list.
+    let crates = crate::doctor::project_crates();
     if !opts.no_rust {
-        setup_rust(&opts.toolchain, reporter, &mut report)?;
+        for (toolchain, _) in crate::doctor::toolchains(opts.toolchain.as_deref(), &crates) {
+            setup_rust(&toolchain, reporter, &mut report)?;
+        }
     }
-    // What the kernel crates of the project here list in `cuda-libraries` is installed too.
     let mut with = opts.with.clone();
-    for lib in project_libraries() {
+    for lib in project_libraries(&crates) {
         if !with.contains(&lib) {
             with.push(lib);
         }
@@ -163,13 +162,9 @@ pub fn setup(opts: &SetupOptions, reporter: &dyn Reporter) -> Result<SetupReport
     Ok(report)
 }
 
-/// The `cuda-libraries` of the kernel crates of the workspace in the current folder (none
-/// outside a project).
-fn project_libraries() -> Vec<String> {
-    let options = ptx_build::Options::default();
-    let crates =
-        ptx_build::config::find_kernel_crates(None, &[], &[], &options, &ptx_build::options::Source::CommandLine).unwrap_or_default();
-    let mut libs: Vec<String> = crates.into_iter().flat_map(|k| k.config.cuda.libraries).collect();
+/// The `cuda-libraries` of the project's kernel crates.
+fn project_libraries(crates: &[ptx_build::config::KernelCrate]) -> Vec<String> {
+    let mut libs: Vec<String> = crates.iter().flat_map(|k| k.config.cuda.libraries.clone()).collect();
     libs.sort();
     libs.dedup();
     libs

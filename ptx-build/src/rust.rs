@@ -132,6 +132,8 @@ impl Frontend<'_> {
     /// The shared sysroot's folder, when `core` is shared.
     fn sysroot_dir(&self) -> Option<PathBuf> {
         let root = self.shared_cache?;
+        // Absolute: the nested cargo runs in another folder (see `command`).
+        let root = &std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
         Some(sysroot::dir_for(self.rust, self.profile, self.cpu, &self.base_rustflags(), root))
     }
 
@@ -261,6 +263,13 @@ impl Frontend<'_> {
             .env("CARGO_ENCODED_RUSTFLAGS", self.cargo_rustflags(use_sysroot).join("\x1f"))
             .env("CARGO_TERM_PROGRESS_WHEN", "never")
             .env("CARGO_TERM_COLOR", if self.color { "always" } else { "never" });
+        // cargo reads `.cargo/config.toml` from its working folder up, not from the manifest's.
+        // One folder whatever the caller's, so `cargo ptx build` in any folder and build.rs read
+        // the same configuration, and one above the kernel workspace: the `.cargo/config.toml`
+        // that `cargo ptx new` writes there (target and `build-std` for `cargo check` and
+        // rust-analyzer) would otherwise add `-Zbuild-std` to a `--sysroot` build and compile
+        // `core` again. The flags below set the target and `core` themselves.
+        cmd.current_dir(config_dir(&self.krate.workspace_root));
         cmd.arg("rustc").args(["--lib", "--crate-type", "rlib", "--target", TARGET]);
         if !use_sysroot {
             cmd.arg("-Zbuild-std=core");
@@ -370,6 +379,12 @@ impl Frontend<'_> {
     }
 }
 
+/// The folder the nested cargo runs in: the one above the kernel crate's workspace (the
+/// workspace itself at the file system's root).
+fn config_dir(workspace_root: &Path) -> &Path {
+    workspace_root.parent().unwrap_or(workspace_root)
+}
+
 struct Unit {
     crate_name: String,
     bitcode: PathBuf,
@@ -452,6 +467,13 @@ fn still_fresh(stamp: &Stamp) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_nested_cargo_runs_above_the_kernel_workspace() {
+        // kernels/.cargo/config.toml (for editors) stays out of the nested build.
+        assert_eq!(config_dir(Path::new("/p/my-gpu/kernels")), Path::new("/p/my-gpu"));
+        assert_eq!(config_dir(Path::new("/")), Path::new("/"));
+    }
 
     #[test]
     fn finds_the_dep_info_of_a_proc_macro() {

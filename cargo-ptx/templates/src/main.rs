@@ -4,8 +4,9 @@
 use std::error::Error;
 use std::time::Instant;
 
-use ptx_runtime::cudarc::driver::CudaStream;
-use {{crate}}::{input, kernels::Kernels, ulps_apart};
+use ptx_runtime::cudarc::driver::{CudaStream, DriverError};
+
+use {{crate}}::{input, kernels::Kernels, {{#rust}}saxpy, {{/rust}}{{#cuda}}sigmoid, {{/cuda}}{{#rust}}softplus, {{/rust}}ulps_apart};
 
 const N: usize = 1 << 24;
 
@@ -13,7 +14,8 @@ fn main() -> Result<(), Box<dyn Error>> {
     let ctx = ptx_runtime::context(0)?;
     let k = Kernels::load(&ctx)?;
     let stream = ctx.default_stream();
-    println!("{} ({})", ctx.name()?, k.images().iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "));
+    let images: Vec<String> = k.images().iter().map(|i| i.to_string()).collect();
+    println!("{} ({})", ctx.name()?, images.join(", "));
 
     let x = input(N);
     let dx = stream.clone_htod(&x)?;
@@ -25,20 +27,26 @@ fn main() -> Result<(), Box<dyn Error>> {
     stream.memcpy_htod(&y0, &mut dy)?;
     // Timed once: saxpy updates y in place.
     let cfg = k.saxpy_config(N)?;
-    let ms = time(&stream, 1, || unsafe { k.saxpy(&stream, cfg, N as u32, 2.0, &dx, &mut dy) })?;
-    let want: Vec<f32> = x.iter().zip(&y0).map(|(x, y)| {{crate}}::saxpy(2.0, *x, *y)).collect();
+    let ms = time(&stream, 1, || unsafe {
+        k.saxpy(&stream, cfg, N as u32, 2.0, &dx, &mut dy)
+    })?;
+    let want: Vec<f32> = x.iter().zip(&y0).map(|(x, y)| saxpy(2.0, *x, *y)).collect();
     failed |= report("saxpy", &stream.clone_dtoh(&dy)?, &want, 0, ms, 3);
 
     let cfg = k.softplus_config(N)?;
-    let ms = time(&stream, 20, || unsafe { k.softplus(&stream, cfg, N as u32, &dx, &mut dy) })?;
-    let want: Vec<f32> = x.iter().map(|x| {{crate}}::softplus(*x)).collect();
+    let ms = time(&stream, 20, || unsafe {
+        k.softplus(&stream, cfg, N as u32, &dx, &mut dy)
+    })?;
+    let want: Vec<f32> = x.iter().map(|x| softplus(*x)).collect();
     failed |= report("softplus", &stream.clone_dtoh(&dy)?, &want, 4, ms, 2);
 {{/rust}}
 {{#cuda}}
 
     let cfg = k.sigmoid_config(N)?;
-    let ms = time(&stream, 20, || unsafe { k.sigmoid(&stream, cfg, N as u32, &dx, &mut dy) })?;
-    let want: Vec<f32> = x.iter().map(|x| {{crate}}::sigmoid(*x)).collect();
+    let ms = time(&stream, 20, || unsafe {
+        k.sigmoid(&stream, cfg, N as u32, &dx, &mut dy)
+    })?;
+    let want: Vec<f32> = x.iter().map(|x| sigmoid(*x)).collect();
     failed |= report("sigmoid", &stream.clone_dtoh(&dy)?, &want, 4, ms, 2);
 {{/cuda}}
 
@@ -49,7 +57,11 @@ fn main() -> Result<(), Box<dyn Error>> {
 }
 
 /// Runs `launch` `runs` times after a warm-up; the median time of one run in milliseconds.
-fn time(stream: &CudaStream, runs: usize, mut launch: impl FnMut() -> Result<(), ptx_runtime::cudarc::driver::DriverError>) -> Result<f64, Box<dyn Error>> {
+fn time(
+    stream: &CudaStream,
+    runs: usize,
+    mut launch: impl FnMut() -> Result<(), DriverError>,
+) -> Result<f64, Box<dyn Error>> {
     if runs > 1 {
         launch()?;
         stream.synchronize()?;
@@ -67,8 +79,9 @@ fn time(stream: &CudaStream, runs: usize, mut launch: impl FnMut() -> Result<(),
 
 /// Prints one kernel's line; true when an element is further than `max_ulps` from the CPU's.
 fn report(name: &str, got: &[f32], want: &[f32], max_ulps: u32, ms: f64, arrays: usize) -> bool {
-    let bad = got.iter().zip(want).filter(|(g, w)| ulps_apart(**g, **w) > max_ulps).count();
-    let gbs = (arrays * got.len() * 4) as f64 / (ms * 1e-3) / 1e9;
-    println!("{name:>9}: {} elements, {bad} wrong, {ms:.3} ms ({gbs:.0} GB/s)", got.len());
+    let far = |(g, w): (&f32, &f32)| ulps_apart(*g, *w) > max_ulps;
+    let (n, bad) = (got.len(), got.iter().zip(want).filter(|&p| far(p)).count());
+    let gbs = (arrays * n * 4) as f64 / (ms * 1e-3) / 1e9;
+    println!("{name:>9}: {n} elements, {bad} wrong, {ms:.3} ms ({gbs:.0} GB/s)");
     bad != 0
 }

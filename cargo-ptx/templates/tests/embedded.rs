@@ -1,6 +1,7 @@
 //! No GPU needed: the kernels were built for every arch of build.rs and embedded in the binary.
 
 use ptx_runtime::{Image, ImageKind};
+
 use {{crate}}::kernels;
 
 /// Every image of every PTX module of the generated `kernels`.
@@ -28,10 +29,11 @@ fn every_kernel_is_embedded_for_every_arch() {
 {{/cuda_only}}
     let images = images();
     for arch in env!("KERNEL_ARCHS").split(',') {
-        assert!(images.iter().any(|i| i.kind == ImageKind::Ptx && i.arch == arch), "no PTX for {arch} among {images:?}");
+        let has = |kind| images.iter().any(|i| i.kind == kind && i.arch == arch);
+        assert!(has(ImageKind::Ptx), "no PTX for {arch} among {images:?}");
         // A cubin is there when ptxas was found at build time (`cargo ptx setup` installs it).
         if images.iter().any(|i| i.kind == ImageKind::Cubin) {
-            assert!(images.iter().any(|i| i.kind == ImageKind::Cubin && i.arch == arch), "no cubin for {arch}");
+            assert!(has(ImageKind::Cubin), "no cubin for {arch}");
         }
     }
 }

@@ -9,12 +9,13 @@ use std::sync::Arc;
 
 use libtest_mimic::{Arguments, Completion, Trial};
 use ptx_runtime::cudarc::driver::CudaContext;
-use {{crate}}::{input, kernels::Kernels, ulps_apart};
+
+use {{crate}}::{input, kernels::Kernels, {{#rust}}saxpy, {{/rust}}{{#cuda}}sigmoid, {{/cuda}}{{#rust}}softplus, {{/rust}}ulps_apart};
 
 fn main() {
     let args = Arguments::from_args();
     let tests = vec![
-        gpu("the_kernels_load_on_this_machines_gpu", the_kernels_load_on_this_machines_gpu),
+        gpu("the_kernels_load_on_this_machines_gpu", kernels_load),
         gpu("kernels_match_the_cpu", kernels_match_the_cpu),
     ];
     libtest_mimic::run(&args, tests).exit();
@@ -27,11 +28,14 @@ fn gpu(name: &'static str, test: fn(&Arc<CudaContext>)) -> Trial {
             test(&ctx);
             Ok(Completion::Completed)
         }
-        Err(e) => Ok(Completion::ignored_with(format!("no GPU: {}", e.to_string().lines().next().unwrap_or_default()))),
+        Err(e) => {
+            let reason = e.to_string().lines().next().unwrap_or_default().to_string();
+            Ok(Completion::ignored_with(format!("no GPU: {reason}")))
+        }
     })
 }
 
-fn the_kernels_load_on_this_machines_gpu(ctx: &Arc<CudaContext>) {
+fn kernels_load(ctx: &Arc<CudaContext>) {
     let k = Kernels::load(ctx).expect("an embedded image fits this GPU");
     assert!(!k.images().is_empty());
 }
@@ -47,21 +51,27 @@ fn kernels_match_the_cpu(ctx: &Arc<CudaContext>) {
 {{#rust}}
             let y0: Vec<f32> = (0..n).map(|i| i as f32).collect();
             stream.memcpy_htod(&y0, &mut dy).unwrap();
-            unsafe { k.saxpy(&stream, k.saxpy_config(n).unwrap(), n as u32, -3.0, &dx, &mut dy) }.unwrap();
-            let want: Vec<f32> = x.iter().zip(&y0).map(|(x, y)| {{crate}}::saxpy(-3.0, *x, *y)).collect();
-            assert_eq!(stream.clone_dtoh(&dy).unwrap(), want, "saxpy, n = {n}, {:?}", k.images());
+            let cfg = k.saxpy_config(n).unwrap();
+            unsafe { k.saxpy(&stream, cfg, n as u32, -3.0, &dx, &mut dy) }.unwrap();
+            let want: Vec<f32> = (0..n).map(|i| saxpy(-3.0, x[i], y0[i])).collect();
+            let got = stream.clone_dtoh(&dy).unwrap();
+            assert_eq!(got, want, "saxpy, n = {n}, {:?}", k.images());
 
-            unsafe { k.softplus(&stream, k.softplus_config(n).unwrap(), n as u32, &dx, &mut dy) }.unwrap();
+            let cfg = k.softplus_config(n).unwrap();
+            unsafe { k.softplus(&stream, cfg, n as u32, &dx, &mut dy) }.unwrap();
             let got = stream.clone_dtoh(&dy).unwrap();
             for (i, (g, x)) in got.iter().zip(&x).enumerate() {
-                assert!(ulps_apart(*g, {{crate}}::softplus(*x)) <= 4, "softplus({x}) = {g} at {i}, n = {n}");
+                let ulps = ulps_apart(*g, softplus(*x));
+                assert!(ulps <= 4, "softplus({x}) = {g} at {i}, n = {n}");
             }
 {{/rust}}
 {{#cuda}}
-            unsafe { k.sigmoid(&stream, k.sigmoid_config(n).unwrap(), n as u32, &dx, &mut dy) }.unwrap();
+            let cfg = k.sigmoid_config(n).unwrap();
+            unsafe { k.sigmoid(&stream, cfg, n as u32, &dx, &mut dy) }.unwrap();
             let got = stream.clone_dtoh(&dy).unwrap();
             for (i, (g, x)) in got.iter().zip(&x).enumerate() {
-                assert!(ulps_apart(*g, {{crate}}::sigmoid(*x)) <= 4, "sigmoid({x}) = {g} at {i}, n = {n}");
+                let ulps = ulps_apart(*g, sigmoid(*x));
+                assert!(ulps <= 4, "sigmoid({x}) = {g} at {i}, n = {n}");
             }
 {{/cuda}}
         }
