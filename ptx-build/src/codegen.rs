@@ -492,7 +492,7 @@ fn method(index: usize, k: &KernelSig) -> TokenStream {
         /// # Safety
         /// Nothing checks the kernel's memory accesses: the launch configuration and the
         /// buffers must match what the kernel reads and writes.
-        #[allow(clippy::too_many_arguments)]
+        #[allow(clippy::too_many_arguments, non_snake_case)]
         pub unsafe fn #f #generics (&self, stream: &CudaStream, cfg: LaunchConfig, #(#params),*) -> Result<(), DriverError> #where_clause {
             let mut args = stream.launch_builder(&#function);
             #(#pushes)*
