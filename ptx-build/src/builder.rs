@@ -301,9 +301,10 @@ impl Builder {
                 let artifacts: Vec<&Artifact> = c.artifacts.iter().filter(|a| a.module == module).collect();
                 let source = artifacts.first().and_then(|a| a.source.clone());
                 let cuda_source = source.as_ref().filter(|p| p.extension().is_some_and(|e| e == "cu"));
-                let sigs = match cuda_source {
-                    Some(cu) => c_kernels(cu)?,
-                    None => {
+                let sigs = match (c.signatures.get(module), cuda_source) {
+                    (Some(sigs), _) => sigs.clone(),
+                    (None, Some(cu)) => c_kernels(cu)?,
+                    (None, None) => {
                         let krate_dir = c.manifest_path.parent().unwrap_or(Path::new(".")).to_path_buf();
                         signature::rust_kernels(&c.lib_src.clone().unwrap_or_else(|| krate_dir.join("src/lib.rs")))?
                     }
@@ -385,14 +386,22 @@ impl Builder {
             if a.kind == ArtifactKind::Ptx {
                 let module = ptx::Module::parse(&String::from_utf8_lossy(&bytes));
                 if untyped.is_empty() {
-                    untyped = module.entries.iter().map(|e| e.name.clone()).filter(|n| !sigs.iter().any(|s| &s.name == n)).collect();
+                    untyped = module
+                        .entries
+                        .iter()
+                        .map(|e| e.name.clone())
+                        .filter(|n| !sigs.iter().any(|s| s.ptx_names().contains(&n.as_str())))
+                        .collect();
+                }
+                for instance in sigs.iter().flat_map(|s| s.monomorphic()) {
+                    signature::check(&instance, module.entry(&instance.name))?;
                 }
                 for sig in &sigs {
-                    signature::check(sig, module.entry(&sig.name))?;
                     if struct_layouts.iter().any(|l| l.kernel == sig.name) {
                         continue;
                     }
-                    if let Some(entry) = module.entry(&sig.name) {
+                    // A generic kernel's non-generic struct parameters are the same in every instance.
+                    if let Some(entry) = sig.ptx_names().first().and_then(|n| module.entry(n)) {
                         for (i, (p, e)) in sig.params.iter().zip(&entry.params).enumerate() {
                             if matches!(p.ty, signature::ParamType::ByValue { .. }) {
                                 struct_layouts.push(StructLayout { kernel: sig.name.clone(), param: i, size: e.size, align: e.align });
@@ -406,10 +415,11 @@ impl Builder {
             images.push(EmbeddedImage { arch: a.arch.parse()?, kind: a.kind, file: rel, ptx_isa });
         }
         if !untyped.is_empty() {
-            let total = sigs.len() + untyped.len();
+            let typed = sigs.iter().map(|s| s.ptx_names().len()).sum::<usize>();
+            let total = typed + untyped.len();
             println!(
                 "cargo:warning=ptx-build: {} of {total} kernels of `{name}` have typed launch methods; the other {} are embedded and listed in KERNEL_NAMES: launch them with `kernels.launch_builder(&stream, NAME)`",
-                sigs.len(),
+                typed,
                 untyped.len()
             );
         }

@@ -112,6 +112,10 @@ pub struct CrateOutput {
     pub artifacts: Vec<Artifact>,
     /// Every input file (for `cargo:rerun-if-changed`): Rust sources, .cu files and their headers.
     pub sources: Vec<PathBuf>,
+    /// Kernel signatures read from what the compiler saw, by module, where the source alone
+    /// does not show every kernel: a .cu file after the preprocessor (kernels stamped out by
+    /// macros), a Rust crate after macro expansion. Other modules are read from their source.
+    pub signatures: std::collections::BTreeMap<String, Vec<crate::signature::KernelSig>>,
 }
 
 impl BuildOptions {
@@ -579,6 +583,7 @@ impl CrateJob<'_> {
         }
         let mut sources: Vec<PathBuf> = rust.as_ref().map(|r| r.sources.clone()).unwrap_or_default();
         sources.extend(inputs);
+        let signatures = std::collections::BTreeMap::new();
         Ok(CrateOutput {
             name: self.krate.name.clone(),
             lib_name: self.krate.lib_name.clone(),
@@ -588,6 +593,7 @@ impl CrateJob<'_> {
             kernels,
             artifacts,
             sources,
+            signatures,
         })
     }
 

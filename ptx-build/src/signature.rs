@@ -144,6 +144,46 @@ pub struct Instance {
     pub ptx_name: String,
 }
 
+impl KernelSig {
+    /// The PTX entries this kernel launches: its name, or one per instance of a generic kernel.
+    pub fn ptx_names(&self) -> Vec<&str> {
+        match &self.generic {
+            Some(g) => g.instances.iter().map(|i| i.ptx_name.as_str()).collect(),
+            None => vec![self.name.as_str()],
+        }
+    }
+
+    /// Each PTX entry's signature: a generic kernel's instances with their type arguments put
+    /// in (named by PTX name), or the kernel itself.
+    pub fn monomorphic(&self) -> Vec<KernelSig> {
+        let Some(g) = &self.generic else { return vec![self.clone()] };
+        g.instances
+            .iter()
+            .map(|inst| {
+                let bind = |ty: &str| g.type_params.iter().position(|t| t == ty).map(|i| inst.args[i].clone());
+                let params = self
+                    .params
+                    .iter()
+                    .map(|p| {
+                        let ty = match &p.ty {
+                            ParamType::Pointer { mutable, elem } => {
+                                ParamType::Pointer { mutable: *mutable, elem: bind(elem).unwrap_or_else(|| elem.clone()) }
+                            }
+                            ParamType::ByValue { ty } => match bind(ty) {
+                                Some(arg) => Scalar::from_name(&arg).map(ParamType::Scalar).unwrap_or(ParamType::ByValue { ty: arg }),
+                                None => p.ty.clone(),
+                            },
+                            other => other.clone(),
+                        };
+                        Param { name: p.name.clone(), ty }
+                    })
+                    .collect();
+                KernelSig { name: inst.ptx_name.clone(), params, generic: None, ..self.clone() }
+            })
+            .collect()
+    }
+}
+
 /// Every `extern "ptx-kernel"` function exported with `#[no_mangle]`, and every function marked
 /// with ptx-device's `#[kernel]` (or `#[ptx_device::kernel]`), in the crate rooted at `lib_rs`.
 pub fn rust_kernels(lib_rs: &Path) -> Result<Vec<KernelSig>> {
