@@ -207,6 +207,47 @@ pub(crate) fn rust_kernels_in_text(file: &Path, src: &str) -> Result<Vec<KernelS
     Ok(out)
 }
 
+/// The kernels of the crate rooted at `lib_rs` read from rustc's expansion of it
+/// (`-Zunpretty=expanded`, in `expanded`): those the source reader finds (`source`, kept as they
+/// are), then those only the expansion shows (kernels stamped out by `macro_rules!`), each
+/// placed at the macro call that names it, else at the crate root.
+pub fn rust_kernels_expanded(lib_rs: &Path, source: Vec<KernelSig>, expanded: &Path) -> Result<Vec<KernelSig>> {
+    let text = std::fs::read_to_string(expanded).map_err(|e| Error::io("read", expanded, e))?;
+    let found = rust_kernels_in_text(expanded, &text)?;
+    let files = module_files(lib_rs)?;
+    let mut out = source;
+    for mut k in found {
+        if out.iter().any(|s| s.ptx_names().contains(&k.name.as_str())) {
+            continue;
+        }
+        let (file, line) = files
+            .iter()
+            .find_map(|(file, parsed)| macro_call_naming(&parsed.items, &k.name).map(|line| (file.clone(), line)))
+            .unwrap_or_else(|| (lib_rs.to_path_buf(), 1));
+        k.file = file;
+        k.line = line;
+        out.push(k);
+    }
+    Ok(out)
+}
+
+/// The line of the first item-position macro call (`unary!(neg_f32, f32);`) whose arguments
+/// name `ident`, in `items` and their inline modules.
+fn macro_call_naming(items: &[syn::Item], ident: &str) -> Option<u32> {
+    fn names(tokens: proc_macro2::TokenStream, ident: &str) -> bool {
+        tokens.into_iter().any(|t| match t {
+            proc_macro2::TokenTree::Ident(i) => i == ident,
+            proc_macro2::TokenTree::Group(g) => names(g.stream(), ident),
+            _ => false,
+        })
+    }
+    items.iter().find_map(|item| match item {
+        syn::Item::Macro(m) if names(m.mac.tokens.clone(), ident) => Some(syn::spanned::Spanned::span(&m.mac.path).start().line as u32),
+        syn::Item::Mod(syn::ItemMod { content: Some((_, inner)), .. }) => macro_call_naming(inner, ident),
+        _ => None,
+    })
+}
+
 /// Where `mod child;` of the module in `file` looks: beside `lib.rs`/`mod.rs`, else in a folder
 /// named after the file.
 fn module_dir(file: &Path, is_root: bool) -> PathBuf {
@@ -967,6 +1008,52 @@ mod tests {
         assert!(e("(instances())", "<T>").contains("`instances()` lists no type"));
         assert!(e("(types(f32))", "<T>").contains("cannot read `#[kernel(types (f32))]`: expected `instances(..)`"));
         assert!(e("(instances(1))", "<T>").contains("cannot read `#[kernel(instances (1))]`"));
+    }
+
+    /// What `cargo rustc -- -Zunpretty=expanded` printed for a crate with a generic kernel and
+    /// two kernels stamped out by `macro_rules!` (nightly 2026-05-19), trimmed.
+    const EXPANDED: &str = "#![feature(prelude_import)]\n#![no_std]\nextern crate core;\n#[prelude_import]\nuse core::prelude::rust_2021::*;\nuse ptx_device::{index::global_index, kernel};\n#[doc = \" Adds.\"]\npub unsafe fn add<T: Copy +\n    core::ops::Add<Output = T>>(n: u32, x: *const T, y: *mut T) {\n    let i = global_index();\n}\n#[doc = \" `add` for `f32`: the kernel exported as `add_f32`.\"]\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn add_f32(n: u32, x: *const f32,\n    y: *mut f32) {\n    unsafe { add::<f32>(n, x, y) }\n}\nmacro_rules! unary {\n    ($name:ident, $t:ty) =>\n    {\n        /// Negates.\n        #[kernel] pub unsafe fn $name(n: u32, x: *const $t, y: *mut $t)\n        { if n > 0 { *y = -*x; } }\n    };\n}\n#[doc = \" Negates.\"]\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn neg_f32(n: u32, x: *const f32,\n    y: *mut f32) {\n    if n > 0 { *y = -*x; }\n}\nmod m {\n    #[no_mangle]\n    pub unsafe extern \"ptx-kernel\" fn neg_f64(n: u32, x: *const f64,\n        y: *mut f64) {}\n    #[no_mangle]\n    pub unsafe extern \"ptx-kernel\" fn pasted_u8(x: *mut u8) {}\n}\n";
+
+    #[test]
+    fn kernels_stamped_out_by_macros_are_read_from_the_expanded_crate_at_their_macro_call() {
+        let d = crate_with(&[
+            (
+                "src/lib.rs",
+                "#![no_std]\nuse ptx_device::{index::global_index, kernel};\n/// Adds.\n#[kernel(instances(f32))]\npub unsafe fn add<T: Copy>(n: u32, x: *const T, y: *mut T) {}\nmacro_rules! unary {\n    ($name:ident, $t:ty) => { #[kernel] pub unsafe fn $name(n: u32, x: *const $t, y: *mut $t) {} };\n}\nunary!(neg_f32, f32);\nmod m;\n",
+            ),
+            ("src/m.rs", "\n\nunary!(neg_f64, f64);\nstamp_by_paste!(u8);\n"),
+            ("expanded.rs", EXPANDED),
+        ]);
+        let lib = d.path().join("src/lib.rs");
+        let source = rust_kernels(&lib).unwrap();
+        assert_eq!(source.len(), 1, "the source reader sees `add` only");
+        let k = rust_kernels_expanded(&lib, source, &d.path().join("expanded.rs")).unwrap();
+        let at = |k: &KernelSig| (k.name.clone(), k.file.strip_prefix(d.path()).unwrap().display().to_string(), k.line);
+        assert_eq!(
+            k.iter().map(at).collect::<Vec<_>>(),
+            [
+                ("add".into(), "src/lib.rs".into(), 5),
+                ("neg_f32".into(), "src/lib.rs".into(), 9),
+                ("neg_f64".into(), "src/m.rs".into(), 3),
+                // A name no macro call spells out (`paste!`): the crate root.
+                ("pasted_u8".into(), "src/lib.rs".into(), 1),
+            ]
+        );
+        assert!(k[0].generic.is_some(), "the generic kernel is read from the source, its instances not again");
+        assert_eq!(
+            k[2].params.iter().map(|p| (p.name.as_str(), p.ty.clone())).collect::<Vec<_>>(),
+            [
+                ("n", ParamType::Scalar(Scalar::U32)),
+                ("x", ParamType::Pointer { mutable: false, elem: "f64".into() }),
+                ("y", ParamType::Pointer { mutable: true, elem: "f64".into() })
+            ]
+        );
+        assert_eq!(k[1].doc, [" Negates."]);
+        // An expansion syn cannot read is an error naming the file (the engine warns and falls
+        // back to untyped kernels).
+        std::fs::write(d.path().join("bad.rs"), "fn broken( {").unwrap();
+        let e = rust_kernels_expanded(&lib, Vec::new(), &d.path().join("bad.rs")).unwrap_err().to_string();
+        assert!(e.contains("bad.rs:1") && e.contains("cannot parse"), "{e}");
     }
 
     #[test]
