@@ -265,4 +265,12 @@ fn generic_and_macro_stamped_rust_kernels_get_typed_methods() {
     assert!(!log.contains("have typed launch methods"), "every kernel is typed:\n{log}");
     let generated = generated_module("host_generic");
     assert!(generated.contains("pub unsafe fn add<") && generated.contains("pub unsafe fn neg_f64("), "{generated}");
+    // A type the kernel was not instantiated for does not compile.
+    write_at(
+        p.path().join("host/src/lib.rs"),
+        &host.replace("k.add::<f64>(s, cfg, 4, xd, yd)", "k.add::<i32>(s, cfg, 4, xd, yd)"),
+        std::time::SystemTime::now(),
+    );
+    let (ok, log) = cargo_build(p.path());
+    assert!(!ok && log.contains("the trait bound `i32: AddTypes` is not satisfied"), "{log}");
 }

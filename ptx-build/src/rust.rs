@@ -251,7 +251,9 @@ impl Frontend<'_> {
         let hashed: Vec<(PathBuf, String)> = inputs.iter().map(|p| (p.clone(), cache::file_hash(p).unwrap_or_default())).collect();
         let env: Vec<(String, Option<String>)> = env.into_iter().map(|v| (v.clone(), std::env::var(&v).ok())).collect();
         let (expanded, expand_error) = match self.macro_kernels(&kernels) {
-            Some(missing) => match self.expand(shared_core.is_some(), &missing) {
+            // The shared sysroot when there is one, published by this build too: with it the
+            // expansion checks no `core` of its own (about 30 s on 2 cores).
+            Some(missing) => match self.expand(sysroot_dir.as_deref().and_then(sysroot::existing).is_some(), &missing) {
                 Ok(path) => (Some(path), None),
                 Err(why) => (None, Some(why)),
             },

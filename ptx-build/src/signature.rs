@@ -213,7 +213,44 @@ pub(crate) fn rust_kernels_in_text(file: &Path, src: &str) -> Result<Vec<KernelS
 /// placed at the macro call that names it, else at the crate root.
 pub fn rust_kernels_expanded(lib_rs: &Path, source: Vec<KernelSig>, expanded: &Path) -> Result<Vec<KernelSig>> {
     let text = std::fs::read_to_string(expanded).map_err(|e| Error::io("read", expanded, e))?;
-    let found = rust_kernels_in_text(expanded, &text)?;
+    let parsed = syn::parse_file(&text).map_err(|e| Error::Signature {
+        file: expanded.to_path_buf(),
+        line: e.span().start().line as u32,
+        kernel: String::new(),
+        message: format!("cannot parse: {e}"),
+    })?;
+    // One kernel whose parameters cannot be typed stays untyped (with the reason) instead of
+    // failing the others: the source reader refuses such a kernel, but it cannot see these.
+    fn walk(items: &[syn::Item], file: &Path, out: &mut Vec<KernelSig>) {
+        for item in items {
+            match item {
+                syn::Item::Fn(f) => match kernel_of(f, file) {
+                    Ok(Some(k)) => out.push(k),
+                    Ok(None) => {}
+                    Err(e) => {
+                        let message = match e {
+                            Error::Signature { message, .. } => message,
+                            other => other.to_string(),
+                        };
+                        out.push(KernelSig {
+                            name: f.sig.ident.to_string(),
+                            params: Vec::new(),
+                            file: file.to_path_buf(),
+                            line: 0,
+                            mangled: false,
+                            untyped: Some(message),
+                            doc: Vec::new(),
+                            generic: None,
+                        });
+                    }
+                },
+                syn::Item::Mod(syn::ItemMod { content: Some((_, inner)), .. }) => walk(inner, file, out),
+                _ => {}
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(&parsed.items, expanded, &mut found);
     let files = module_files(lib_rs)?;
     let mut out = source;
     for mut k in found {
@@ -1012,7 +1049,7 @@ mod tests {
 
     /// What `cargo rustc -- -Zunpretty=expanded` printed for a crate with a generic kernel and
     /// two kernels stamped out by `macro_rules!` (nightly 2026-05-19), trimmed.
-    const EXPANDED: &str = "#![feature(prelude_import)]\n#![no_std]\nextern crate core;\n#[prelude_import]\nuse core::prelude::rust_2021::*;\nuse ptx_device::{index::global_index, kernel};\n#[doc = \" Adds.\"]\npub unsafe fn add<T: Copy +\n    core::ops::Add<Output = T>>(n: u32, x: *const T, y: *mut T) {\n    let i = global_index();\n}\n#[doc = \" `add` for `f32`: the kernel exported as `add_f32`.\"]\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn add_f32(n: u32, x: *const f32,\n    y: *mut f32) {\n    unsafe { add::<f32>(n, x, y) }\n}\nmacro_rules! unary {\n    ($name:ident, $t:ty) =>\n    {\n        /// Negates.\n        #[kernel] pub unsafe fn $name(n: u32, x: *const $t, y: *mut $t)\n        { if n > 0 { *y = -*x; } }\n    };\n}\n#[doc = \" Negates.\"]\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn neg_f32(n: u32, x: *const f32,\n    y: *mut f32) {\n    if n > 0 { *y = -*x; }\n}\nmod m {\n    #[no_mangle]\n    pub unsafe extern \"ptx-kernel\" fn neg_f64(n: u32, x: *const f64,\n        y: *mut f64) {}\n    #[no_mangle]\n    pub unsafe extern \"ptx-kernel\" fn pasted_u8(x: *mut u8) {}\n}\n";
+    const EXPANDED: &str = "#![feature(prelude_import)]\n#![no_std]\nextern crate core;\n#[prelude_import]\nuse core::prelude::rust_2021::*;\nuse ptx_device::{index::global_index, kernel};\n#[doc = \" Adds.\"]\npub unsafe fn add<T: Copy +\n    core::ops::Add<Output = T>>(n: u32, x: *const T, y: *mut T) {\n    let i = global_index();\n}\n#[doc = \" `add` for `f32`: the kernel exported as `add_f32`.\"]\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn add_f32(n: u32, x: *const f32,\n    y: *mut f32) {\n    unsafe { add::<f32>(n, x, y) }\n}\nmacro_rules! unary {\n    ($name:ident, $t:ty) =>\n    {\n        /// Negates.\n        #[kernel] pub unsafe fn $name(n: u32, x: *const $t, y: *mut $t)\n        { if n > 0 { *y = -*x; } }\n    };\n}\n#[doc = \" Negates.\"]\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn neg_f32(n: u32, x: *const f32,\n    y: *mut f32) {\n    if n > 0 { *y = -*x; }\n}\nmod m {\n    #[no_mangle]\n    pub unsafe extern \"ptx-kernel\" fn neg_f64(n: u32, x: *const f64,\n        y: *mut f64) {}\n    #[no_mangle]\n    pub unsafe extern \"ptx-kernel\" fn pasted_u8(x: *mut u8) {}\n}\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn sum_slice(xs: &[f32]) {}\n";
 
     #[test]
     fn kernels_stamped_out_by_macros_are_read_from_the_expanded_crate_at_their_macro_call() {
@@ -1021,7 +1058,7 @@ mod tests {
                 "src/lib.rs",
                 "#![no_std]\nuse ptx_device::{index::global_index, kernel};\n/// Adds.\n#[kernel(instances(f32))]\npub unsafe fn add<T: Copy>(n: u32, x: *const T, y: *mut T) {}\nmacro_rules! unary {\n    ($name:ident, $t:ty) => { #[kernel] pub unsafe fn $name(n: u32, x: *const $t, y: *mut $t) {} };\n}\nunary!(neg_f32, f32);\nmod m;\n",
             ),
-            ("src/m.rs", "\n\nunary!(neg_f64, f64);\nstamp_by_paste!(u8);\n"),
+            ("src/m.rs", "\n\nunary!(neg_f64, f64);\nstamp_by_paste!(u8);\nslices!(sum_slice);\n"),
             ("expanded.rs", EXPANDED),
         ]);
         let lib = d.path().join("src/lib.rs");
@@ -1037,7 +1074,14 @@ mod tests {
                 ("neg_f64".into(), "src/m.rs".into(), 3),
                 // A name no macro call spells out (`paste!`): the crate root.
                 ("pasted_u8".into(), "src/lib.rs".into(), 1),
+                ("sum_slice".into(), "src/m.rs".into(), 5),
             ]
+        );
+        // A kernel the host cannot call typed stays untyped, with the reason; the others are typed.
+        assert!(k[3].untyped.is_none());
+        assert_eq!(
+            k[4].untyped.as_deref(),
+            Some("parameter `xs`: `&[f32]`: a kernel cannot take a reference; take `*const T` or `*mut T` (device memory)")
         );
         assert!(k[0].generic.is_some(), "the generic kernel is read from the source, its instances not again");
         assert_eq!(
