@@ -288,21 +288,7 @@ impl Frontend<'_> {
         let mut cmd = self.expand_command(use_sysroot);
         cmd.stdin(Stdio::null());
         let out = process::output("cargo", &mut cmd).map_err(|e| e.to_string())?;
-        if !out.status.success() {
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            let lines: Vec<&str> = stderr
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && !l.starts_with("Compiling") && !l.starts_with("Checking"))
-                .collect();
-            let tail = lines[lines.len().saturating_sub(4)..].join(" / ");
-            return Err(format!("`cargo rustc -- -Zunpretty=expanded` failed: {tail}"));
-        }
-        let text = String::from_utf8_lossy(&out.stdout);
-        // What the expansion must show; without them it is not this build's crate.
-        if let Some(k) = missing.iter().find(|k| !text.contains(k.as_str())) {
-            return Err(format!("the expanded crate has no kernel `{k}`"));
-        }
+        let text = expansion(out.status.success(), &out.stdout, &out.stderr, missing)?;
         let path = self.work_dir.join("expanded.rs");
         cache::write_atomic(&path, text.as_bytes()).map_err(|e| e.to_string())?;
         Ok(path)
@@ -464,6 +450,23 @@ impl Frontend<'_> {
     }
 }
 
+/// The expanded crate cargo printed, or why there is none: the last lines cargo printed when it
+/// failed, or a kernel the text does not name (then it is not the crate that was built).
+fn expansion(success: bool, stdout: &[u8], stderr: &[u8], missing: &[String]) -> std::result::Result<String, String> {
+    if !success {
+        let stderr = String::from_utf8_lossy(stderr);
+        let lines: Vec<&str> =
+            stderr.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("Compiling") && !l.starts_with("Checking")).collect();
+        let tail = lines[lines.len().saturating_sub(4)..].join(" / ");
+        return Err(format!("`cargo rustc -- -Zunpretty=expanded` failed: {tail}"));
+    }
+    let text = String::from_utf8_lossy(stdout).into_owned();
+    if let Some(k) = missing.iter().find(|k| !text.contains(k.as_str())) {
+        return Err(format!("the expanded crate has no kernel `{k}`"));
+    }
+    Ok(text)
+}
+
 /// The signatures of every Rust kernel of the crate rooted at `lib`, kernels stamped out by
 /// macros included, when the front end expanded the crate (`Ok(None)` when it did not need to);
 /// the error, for a warning, says why those kernels stay untyped.
@@ -587,6 +590,19 @@ mod tests {
         std::fs::write(&expanded, "#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn k(x: *mut f32) {}\n").unwrap();
         let k = expanded_kernels(&lib, &r).unwrap().unwrap();
         assert_eq!((k[0].name.as_str(), k[0].line), ("k", 2), "placed at the macro call `m!(k)`");
+    }
+
+    #[test]
+    fn an_expansion_is_the_crate_that_was_built_or_a_reason() {
+        let missing = vec!["neg_f32".to_string()];
+        let text = "#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn neg_f32() {}\n";
+        assert_eq!(expansion(true, text.as_bytes(), b"", &missing).as_deref(), Ok(text));
+        assert_eq!(expansion(true, b"fn other() {}", b"", &missing), Err("the expanded crate has no kernel `neg_f32`".to_string()));
+        let stderr = b"   Compiling ptx-device-macros v0.1.0\n    Checking k v0.1.0\nerror: the option `Z` is only accepted on the nightly compiler\n\nerror: could not compile `k` (lib)\n";
+        assert_eq!(
+            expansion(false, b"", stderr, &missing),
+            Err("`cargo rustc -- -Zunpretty=expanded` failed: error: the option `Z` is only accepted on the nightly compiler / error: could not compile `k` (lib)".to_string())
+        );
     }
 
     #[test]
