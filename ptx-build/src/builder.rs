@@ -331,6 +331,8 @@ impl Builder {
         if self.cuda.is_empty() {
             return Ok(None);
         }
+        // Its `[package.metadata.ptx]` applies to these files (archs, includes, defines).
+        println!("cargo:rerun-if-changed={}", manifest_dir.join("Cargo.toml").display());
         let mut files = Vec::new();
         for g in &self.cuda {
             let matched = glob_files(manifest_dir, g).map_err(|message| source.error("cuda", message))?;
@@ -359,11 +361,20 @@ impl Builder {
     /// PTX entries the source does not show, such as kernels stamped out by macros) are
     /// embedded without a typed method, with a warning.
     fn unit(&self, name: &str, sigs: Vec<signature::KernelSig>, artifacts: &[&Artifact], out_dir: &Path) -> Result<Unit> {
+        // C++ kernels are bound to their mangled entries (templates become generic kernels).
+        let entries: Vec<&str> = artifacts
+            .iter()
+            .find(|a| a.kind == ArtifactKind::Ptx)
+            .map(|a| a.kernels.iter().map(|k| k.name.as_str()).collect())
+            .unwrap_or_default();
+        let sigs = crate::cxx::bind(sigs, &entries);
         let (sigs, untypeable): (Vec<_>, Vec<_>) = sigs.into_iter().partition(|s| s.untyped.is_none() && !s.mangled);
         for s in &untypeable {
             let why = match &s.untyped {
                 Some(reason) => reason.clone(),
-                None => "a C++ kernel's PTX name is mangled (`_Z...`); declare it `extern \"C\"` for a typed method".into(),
+                None => {
+                    "no mangled PTX name matches this C++ declaration's parameters; declare it `extern \"C\"` for a typed method".into()
+                }
             };
             println!(
                 "cargo:warning={}:{}: kernel `{}` has no typed launch method ({why}); it is embedded: launch it with `kernels.launch_builder(&stream, NAME)`",
@@ -393,8 +404,8 @@ impl Builder {
                         .filter(|n| !sigs.iter().any(|s| s.ptx_names().contains(&n.as_str())))
                         .collect();
                 }
-                for instance in sigs.iter().flat_map(|s| s.monomorphic()) {
-                    signature::check(&instance, module.entry(&instance.name))?;
+                for (entry, instance) in sigs.iter().flat_map(|s| s.monomorphic()) {
+                    signature::check(&instance, module.entry(&entry))?;
                 }
                 for sig in &sigs {
                     if struct_layouts.iter().any(|l| l.kernel == sig.name) {

@@ -84,7 +84,7 @@ pub fn generate(units: &[Unit]) -> Result<String> {
                     quote! { #f: [#(#m.function(#names)?),*] }
                 }
                 None => {
-                    let name = &k.name;
+                    let name = k.ptx_names()[0];
                     quote! { #f: #m.function(#name)? }
                 }
             }
@@ -143,7 +143,7 @@ pub fn generate(units: &[Unit]) -> Result<String> {
                 quote! { #(#arms)* }
             }
             None => {
-                let name = &k.name;
+                let name = k.ptx_names()[0];
                 quote! { #name => Some(&self.#f), }
             }
         }
@@ -512,6 +512,7 @@ mod tests {
             untyped: None,
             doc: vec![" `y = a * x + y` for `i < n`.".into()],
             generic: None,
+            ptx_name: None,
         };
         vec![Unit {
             name: "saxpy_kernels".into(),
