@@ -355,3 +355,22 @@ fn builder_cuda_files_take_the_host_crates_metadata_and_a_missing_header_names_t
         "the help names the build script:\n{log}"
     );
 }
+
+#[test]
+fn a_cxx_helper_kernel_in_two_cu_modules_gets_one_method_per_module() {
+    common::cuda();
+    // llm.c's style: the same (mangled) helper kernel in two files, each its own module.
+    let helper = "#include \"permute.cuh\"\n__global__ void fill(float *x, int n) { if (threadIdx.x < n) x[threadIdx.x] = 1.0f; }\n";
+    let uses = "#[allow(dead_code)]\nunsafe fn call(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream, cfg: ptx_runtime::cudarc::driver::LaunchConfig, x: &mut ptx_runtime::cudarc::driver::CudaSlice<f32>, y: &ptx_runtime::cudarc::driver::CudaSlice<f32>) {\n    unsafe { k.attention_permute(s, cfg, x, y, 4).unwrap() };\n    unsafe { k.layernorm_permute(s, cfg, x, y, 4).unwrap() };\n    unsafe { k.attention_fill(s, cfg, x, 4).unwrap() };\n}\n";
+    let p = cuda_host(
+        "host_shared_helper",
+        &[
+            ("cuda/permute.cuh", "__global__ void permute(float *out, const float *in, int n) { if (threadIdx.x < n) out[threadIdx.x] = in[n - 1 - threadIdx.x]; }\n"),
+            ("cuda/attention.cu", helper),
+            ("cuda/layernorm.cu", helper),
+        ],
+        uses,
+    );
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok, "{log}");
+}

@@ -315,6 +315,7 @@ impl Builder {
                 units.push(self.unit(&unit_name, sigs, &artifacts, &out_dir)?);
             }
         }
+        codegen::prefix_shared_cxx_names(&mut units);
         let code = codegen::generate(&units)?;
         let module = out_dir.join(self.out_file.as_deref().unwrap_or("kernels.rs"));
         cache::write_atomic(&module, code.as_bytes())?;

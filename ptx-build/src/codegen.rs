@@ -49,6 +49,27 @@ pub struct StructLayout {
     pub align: u32,
 }
 
+/// A C++ kernel defined in several .cu modules (a helper kernel from a shared header, as in
+/// llm.c) is one kernel per loaded module; its methods get the module's name in front
+/// (`attention_permute`, `layernorm_permute`) instead of clashing. `extern "C"` and Rust names
+/// stay as written: two of those with one name are the error [`generate`] reports.
+pub fn prefix_shared_cxx_names(units: &mut [Unit]) {
+    let is_cxx = |k: &KernelSig| {
+        k.ptx_name.is_some() || k.generic.as_ref().is_some_and(|g| g.instances.iter().all(|i| i.ptx_name.starts_with("_Z")))
+    };
+    let mut count: std::collections::BTreeMap<String, usize> = Default::default();
+    for k in units.iter().flat_map(|u| &u.kernels) {
+        *count.entry(k.name.clone()).or_default() += 1;
+    }
+    for u in units.iter_mut() {
+        let unit = u.name.clone();
+        for k in u.kernels.iter_mut().filter(|k| count[&k.name] > 1 && is_cxx(k)) {
+            k.doc.push(format!(" Defined in several .cu modules: this is the one of `{unit}`."));
+            k.name = format!("{unit}_{}", k.name);
+        }
+    }
+}
+
 /// Generates the module for `units`.
 pub fn generate(units: &[Unit]) -> Result<String> {
     check_unique(units)?;

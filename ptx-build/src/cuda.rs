@@ -101,6 +101,9 @@ pub struct CudaCompile<'a> {
     /// Where the user adds an include folder, for how this build was started (a missing
     /// header's note).
     pub include_help: &'a str,
+    /// Where to keep the translation unit nvcc preprocessed for the device (`-keep`), for
+    /// reading kernels that macros stamp out: cheaper than a second, `-E` run of nvcc.
+    pub keep_preprocessed: Option<&'a Path>,
 }
 
 impl CudaCompile<'_> {
@@ -156,6 +159,9 @@ impl CudaCompile<'_> {
             .arg(&scratch)
             .arg(self.in_package(&self.source.path))
             .current_dir(self.package_dir);
+        if self.keep_preprocessed.is_some() {
+            cmd.arg("-keep").arg("-keep-dir").arg(scratch_dir.path());
+        }
         let out = process::output("nvcc", &mut cmd)?;
         let text = format!("{}{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
         if !out.status.success() {
@@ -190,6 +196,12 @@ impl CudaCompile<'_> {
             crate::ptx::relative_file_lines(&scratch, self.package_dir)?;
         }
         cache::rename_into_place(&scratch, self.out)?;
+        if let Some(keep) = self.keep_preprocessed {
+            // nvcc names its intermediate files after the source's stem.
+            let stem = self.source.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            // Missing (another nvcc's naming), the kernels are read with `nvcc -E` instead.
+            let _ = std::fs::rename(scratch_dir.path().join(format!("{stem}.cpp1.ii")), keep);
+        }
         let deps: Vec<PathBuf> = std::fs::read_to_string(&dep_file)
             .map(|d| depfile::parse(&d).prerequisites)
             .unwrap_or_default()

@@ -860,6 +860,14 @@ impl CrateJob<'_> {
         let nvcc = self.nvcc.expect("cuda jobs only with nvcc");
         let ptx_path = out_dir.join(arch.to_string()).join(format!("{}.ptx", src.module));
         let lone = self.krate.manifest_path.extension().is_some_and(|e| e == "cu");
+        // Kernels defined inside macros of the .cu itself (candle's style) are read from the
+        // preprocessed unit nvcc keeps on the way; sccache would not cache a `-keep` compile.
+        let first_arch = self.archs.first() == Some(&arch);
+        let kept = work.join(format!("{}.cpp1.ii", src.module));
+        let _ = std::fs::remove_file(&kept);
+        let keep = first_arch
+            && self.launcher.is_none()
+            && std::fs::read_to_string(&src.path).is_ok_and(|text| crate::signature::kernels_in_macros(&text));
         let include_help = self.opts.source.include_help(self.krate.options_table.as_ref(), lone);
         let compile = CudaCompile {
             nvcc,
@@ -874,6 +882,7 @@ impl CrateJob<'_> {
             work_dir: work,
             launcher: self.launcher.as_deref(),
             include_help: &include_help,
+            keep_preprocessed: keep.then_some(kept.as_path()),
         };
         // Keyed by the flags, nvcc and its host compiler; the stamp adds the hash of every file
         // nvcc read last time (headers inside the CUDA install are covered by its version).
@@ -944,10 +953,11 @@ impl CrateJob<'_> {
         let module = Module { name: &src.module, source: Some(&src.path), kernels: &stamp.kernels, root: &self.krate.dir };
         let artifacts = self.with_cubin(arch, &module, &ptx_path, &stamp.ptx_hash, was_fresh, work, reporter)?;
         // Signatures are the same for every arch: read once, for the first.
-        let signatures = match self.archs.first() == Some(&arch) {
+        let signatures = match first_arch {
             true => self.preprocessed_signatures(&compile, &stamp, work, reporter).map(|s| (src.module.clone(), s)),
             false => None,
         };
+        let _ = std::fs::remove_file(&kept);
         Ok(JobOut { artifacts, inputs: stamp.inputs.into_iter().map(|(p, _)| p).collect(), signatures })
     }
 
@@ -980,7 +990,11 @@ impl CrateJob<'_> {
         if let Some(cached) = cache::read_stamp::<SignatureStamp>(&path).filter(|s| s.key == key) {
             return Some(cached.sigs);
         }
-        let read = compile.preprocess().and_then(|text| crate::signature::cuda_kernels_preprocessed(&text, compile.package_dir));
+        let text = match compile.keep_preprocessed.and_then(|p| std::fs::read_to_string(p).ok()) {
+            Some(text) => Ok(text),
+            None => compile.preprocess(),
+        };
+        let read = text.and_then(|text| crate::signature::cuda_kernels_preprocessed(&text, compile.package_dir));
         match read {
             Ok(sigs) => {
                 // Not cached is only slower: the next build reads them again.

@@ -820,6 +820,12 @@ pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> 
     Ok(out)
 }
 
+/// Whether C++ source `src` defines kernels inside preprocessor macros (a `__global__` in a
+/// `#define`), as candle's files do: their kernels are then read after the preprocessor.
+pub fn kernels_in_macros(src: &str) -> bool {
+    c_lex::tokens(src).iter().any(|t| t.directive && t.text == "__global__")
+}
+
 /// The kernels of a preprocessed translation unit (`nvcc -E`), at the file and line the
 /// preprocessor's line markers (`# 12 "cuda/k.cu"`) give: for a kernel a macro stamped out, the
 /// line of the macro's use. Files are relative to `dir` (where nvcc ran); kernels of system
@@ -1017,6 +1023,19 @@ mod tests {
             std::fs::write(p, text).unwrap();
         }
         d
+    }
+
+    #[test]
+    fn kernels_of_a_preprocessed_unit_are_at_the_line_of_the_macro_use() {
+        let src = "#define K(N, T) extern \"C\" __global__ void N(const T *x, T *y) {}\nK(a, float)\n";
+        assert!(kernels_in_macros(src));
+        assert!(!kernels_in_macros("extern \"C\" __global__ void k() {}\n#define N 4\n"));
+        // What `nvcc -E` makes of it: line markers, `__attribute__((global))`, a system header.
+        let ii = "# 1 \"cuda/k.cu\"\n# 1 \"/usr/include/stdint.h\" 1 3 4\nextern \"C\" __attribute__((global)) void sys(int *p) {}\n# 2 \"cuda/k.cu\" 2\n\n\nextern \"C\" __attribute__((global)) void a(const float *x, float *y) {}\nextern \"C\" __attribute__((global)) void b(const double *x, double *y) {}\n";
+        let sigs = cuda_kernels_preprocessed(ii, Path::new("/pkg")).unwrap();
+        let at: Vec<(String, String, u32)> = sigs.iter().map(|s| (s.name.clone(), s.file.display().to_string(), s.line)).collect();
+        assert_eq!(at, [("a".to_string(), "/pkg/cuda/k.cu".to_string(), 4), ("b".to_string(), "/pkg/cuda/k.cu".to_string(), 5)]);
+        assert_eq!(sigs[1].params[0].ty, ParamType::Pointer { mutable: false, elem: "f64".into() });
     }
 
     #[test]
