@@ -31,14 +31,17 @@ fn saxpy_example_builds_ptx_and_cubins_for_sm_80_and_sm_90() {
         assert!(!ptx.contains("__nv_"), "libdevice calls are resolved and inlined");
         assert!(!ptx.contains("__nvvm_reflect"), "NVVMReflect ran");
         assert!(!ptx.contains(".func"), "only the kernels are left, not libdevice: {} lines", ptx.lines().count());
-        assert!(ptx.lines().count() < 400, "the PTX holds only what the kernels need");
+        // Seven kernels in about 420 lines; all of libdevice would be tens of thousands.
+        assert!(ptx.lines().count() < 700, "the PTX holds only what the kernels need");
         let cubin = std::fs::read(k.artifact("release", arch, "cubin")).unwrap();
         assert_eq!(&cubin[..4], b"\x7fELF", "a cubin is an ELF file");
     }
     let cubin = artifacts.iter().find(|a| a["kind"] == "cubin" && a["arch"] == "sm_90").unwrap();
     let names: Vec<&str> = cubin["kernels"].as_array().unwrap().iter().map(|k| k["name"].as_str().unwrap()).collect();
-    assert_eq!(names.len(), 3);
+    assert_eq!(names.len(), 7, "{names:?}");
     assert!(names.contains(&"saxpy") && names.contains(&"exp_kernel") && names.contains(&"empty"));
+    // The generic kernel's instances and the macro-stamped kernels.
+    assert!(["axpy_f32", "axpy_f64", "negate_f32", "negate_i32"].iter().all(|k| names.contains(k)), "{names:?}");
     for kernel in cubin["kernels"].as_array().unwrap() {
         assert!(kernel["registers"].as_u64().unwrap() > 0, "ptxas reported registers: {kernel}");
         for field in ["spill_stores", "spill_loads", "shared_bytes", "stack_bytes"] {

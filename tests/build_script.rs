@@ -181,10 +181,10 @@ fn a_struct_by_value_must_have_the_kernels_layout_on_the_host() {
 }
 
 #[test]
-fn rust_kernels_stamped_out_by_macro_rules_are_embedded_and_launchable_by_name() {
+fn rust_kernels_stamped_out_by_macro_rules_are_typed_and_launchable_by_name() {
     common::cuda();
     // candle's style, in Rust: one macro, several kernels. The source reader sees no `fn` for
-    // them; the PTX has them, so they are embedded and listed, with one summary warning.
+    // them; the PTX has them, so they are read from the expanded crate: typed, and listed.
     let kernel = "#![no_std]\n#![feature(abi_ptx)]\nmacro_rules! unary {\n    ($name:ident, $op:expr) => {\n        #[no_mangle]\n        pub unsafe extern \"ptx-kernel\" fn $name(x: *mut f32) { *x = $op(*x); }\n    };\n}\nunary!(neg_f32, |v: f32| -v);\nunary!(twice_f32, |v: f32| v * 2.0);\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn typed(x: *mut f32) { *x = 0.0; }\n#[panic_handler]\nfn p(_: &core::panic::PanicInfo) -> ! { loop {} }\n";
     let p = project("host_stamped", kernel);
     write(
@@ -193,7 +193,7 @@ fn rust_kernels_stamped_out_by_macro_rules_are_embedded_and_launchable_by_name()
     );
     let (ok, log) = cargo_build(p.path());
     assert!(ok, "{log}");
-    assert!(log.contains("1 of 3 kernels of `host_stamped_kernels` have typed launch methods"), "{log}");
+    assert!(!log.contains("have typed launch methods") && !log.contains("stamped out by macros"), "every kernel is typed:\n{log}");
     let generated = std::fs::read_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join("host-target/debug/build"))
         .unwrap()
         .flatten()
@@ -202,7 +202,11 @@ fn rust_kernels_stamped_out_by_macro_rules_are_embedded_and_launchable_by_name()
         .next()
         .expect("the generated module");
     assert!(
-        generated.contains("\"neg_f32\"") && generated.contains("\"twice_f32\"") && generated.contains("pub unsafe fn typed("),
+        generated.contains("\"neg_f32\"")
+            && generated.contains("\"twice_f32\"")
+            && generated.contains("pub unsafe fn typed(")
+            && generated.contains("pub unsafe fn neg_f32(")
+            && generated.contains("pub unsafe fn twice_f32("),
         "{generated}"
     );
 }
@@ -224,6 +228,19 @@ fn cuda_vendor_types_get_ptx_runtime_host_types() {
     assert!(!log.contains("has no typed launch method"), "{log}");
 }
 
+/// A kernel crate using ptx-device (`#[kernel]`), beside the host crate of [`project`].
+fn device_project(host: &str, kernel_src: &str) -> tempfile::TempDir {
+    let p = project(host, kernel_src);
+    write(
+        p.path().join("kernels/Cargo.toml"),
+        &format!(
+            "[package]\nname = \"{host}_kernels\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nptx-device = {{ path = {:?} }}\n[package.metadata.ptx]\narchs = [\"sm_80\"]\n[workspace]\n",
+            repo().join("ptx-device")
+        ),
+    );
+    p
+}
+
 /// The generated module of host package `host` (in the shared test target dir).
 fn generated_module(host: &str) -> String {
     std::fs::read_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join("host-target/debug/build"))
@@ -233,6 +250,31 @@ fn generated_module(host: &str) -> String {
         .filter_map(|e| std::fs::read_to_string(e.path().join("out/kernels.rs")).ok())
         .next()
         .expect("the generated module")
+}
+
+const GENERIC_AND_STAMPED: &str = "#![no_std]\nuse ptx_device::{index::global_index, kernel};\n\n/// `y[i] += x[i]`.\n#[kernel(instances(f32, f64))]\npub unsafe fn add<T: Copy + core::ops::Add<Output = T>>(n: u32, x: *const T, y: *mut T) {\n    let i = global_index();\n    if i < n as usize {\n        *y.add(i) = *y.add(i) + *x.add(i);\n    }\n}\n\nmacro_rules! unary {\n    ($name:ident, $t:ty) => {\n        #[kernel]\n        pub unsafe fn $name(n: u32, x: *const $t, y: *mut $t) {\n            let i = global_index();\n            if i < n as usize {\n                *y.add(i) = -*x.add(i);\n            }\n        }\n    };\n}\nunary!(neg_f32, f32);\nunary!(neg_f64, f64);\n";
+
+#[test]
+fn generic_and_macro_stamped_rust_kernels_get_typed_methods() {
+    common::cuda();
+    let p = device_project("host_generic", GENERIC_AND_STAMPED);
+    // Compiles only if `add` is generic over exactly its instances and the stamped kernels are
+    // typed (a `CudaSlice<f64>` to `neg_f32` would not compile).
+    let host = "pub mod kernels {\n    ptx_runtime::include_kernels!();\n}\nuse ptx_runtime::cudarc::driver::{CudaSlice, CudaStream, LaunchConfig};\n#[allow(dead_code)]\nunsafe fn call(k: &kernels::Kernels, s: &CudaStream, cfg: LaunchConfig, x: &CudaSlice<f32>, y: &mut CudaSlice<f32>, xd: &CudaSlice<f64>, yd: &mut CudaSlice<f64>) {\n    unsafe {\n        k.add::<f32>(s, cfg, 4, x, y).unwrap();\n        k.add::<f64>(s, cfg, 4, xd, yd).unwrap();\n        k.neg_f32(s, cfg, 4, x, y).unwrap();\n        k.neg_f64(s, cfg, 4, xd, yd).unwrap();\n    }\n}\n";
+    write(p.path().join("host/src/lib.rs"), host);
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok, "{log}");
+    assert!(!log.contains("have typed launch methods"), "every kernel is typed:\n{log}");
+    let generated = generated_module("host_generic");
+    assert!(generated.contains("pub unsafe fn add<") && generated.contains("pub unsafe fn neg_f64("), "{generated}");
+    // A type the kernel was not instantiated for does not compile.
+    write_at(
+        p.path().join("host/src/lib.rs"),
+        &host.replace("k.add::<f64>(s, cfg, 4, xd, yd)", "k.add::<i32>(s, cfg, 4, xd, yd)"),
+        std::time::SystemTime::now(),
+    );
+    let (ok, log) = cargo_build(p.path());
+    assert!(!ok && log.contains("the trait bound `i32: AddTypes` is not satisfied"), "{log}");
 }
 
 #[test]

@@ -64,7 +64,7 @@ fn an_unknown_kernel_is_refused_with_the_closest_name_and_the_list() {
     let (ok, out, err) = inspect(&k, &["--kernel", "saxpi", "--arch", "sm_90"]);
     assert!(!ok && out.is_empty(), "{out}");
     assert!(err.contains("error: no kernel named `saxpi` in `saxpy-kernels`; did you mean `saxpy`?"), "{err}");
-    assert!(err.contains("help: the kernels are: empty, exp_kernel, saxpy"), "{err}");
+    assert!(err.contains("help: the kernels are: axpy_f32, axpy_f64, empty, exp_kernel, negate_f32, negate_i32, saxpy"), "{err}");
     let (_, _, err) = inspect(&k, &["--kernel", "reduce", "--arch", "sm_90"]);
     assert!(err.contains("no kernel named `reduce` in `saxpy-kernels`\n") && !err.contains("did you mean"), "{err}");
 }

@@ -594,7 +594,11 @@ impl CrateJob<'_> {
         }
         let mut sources: Vec<PathBuf> = rust.as_ref().map(|r| r.sources.clone()).unwrap_or_default();
         sources.extend(inputs);
-
+        // The Rust module's, from the expanded crate when the source reader missed kernels
+        // (the .cu modules' were gathered from their jobs above).
+        if let Some(sigs) = rust.as_ref().and_then(|r| self.expanded_signatures(r, reporter)) {
+            signatures.insert(self.krate.lib_name.clone(), sigs);
+        }
         Ok(CrateOutput {
             name: self.krate.name.clone(),
             lib_name: self.krate.lib_name.clone(),
@@ -606,6 +610,27 @@ impl CrateJob<'_> {
             sources,
             signatures,
         })
+    }
+
+    /// The Rust kernels with those stamped out by macros, read from the expanded crate the
+    /// front end wrote when the source reader missed some; `None` leaves the Builder to the
+    /// source reader (those kernels then stay untyped, and a warning says why).
+    fn expanded_signatures(&self, r: &crate::rust::RustKernels, reporter: &dyn Reporter) -> Option<Vec<crate::signature::KernelSig>> {
+        let lib = self.krate.lib_src.as_deref()?;
+        match crate::rust::expanded_kernels(lib, r) {
+            Ok(sigs) => sigs,
+            Err(why) => {
+                reporter.report(Event::Diagnostic(
+                    &Diagnostic::warning(format!(
+                        "kernels of `{}` stamped out by macros get no typed launch method: {why}",
+                        self.krate.name
+                    ))
+                    .at(lib, None, None)
+                    .note("they are embedded and listed in KERNEL_NAMES: launch them with `kernels.launch_builder(&stream, NAME)`"),
+                ));
+                None
+            }
+        }
     }
 
     fn jobs(&self) -> usize {

@@ -98,6 +98,14 @@ pub struct RustKernels {
     pub kernels: Vec<String>,
     /// Every source file the build read (for `cargo:rerun-if-changed`).
     pub sources: Vec<PathBuf>,
+    /// The crate after macro expansion (`-Zunpretty=expanded`), written only when the source
+    /// reader does not find every exported kernel (kernels stamped out by `macro_rules!`): their
+    /// signatures are read from it. Kept in the stamp, so a no-op build does not expand again.
+    #[serde(default)]
+    pub expanded: Option<PathBuf>,
+    /// Why the expansion failed, when it was needed: those kernels stay untyped.
+    #[serde(default)]
+    pub expand_error: Option<String>,
     /// True when nothing changed and no tool ran.
     #[serde(skip)]
     pub fresh: bool,
@@ -157,7 +165,7 @@ impl Frontend<'_> {
     }
 
     fn key(&self) -> String {
-        let mut k = Key::new("rust-frontend-v3");
+        let mut k = Key::new("rust-frontend-v4");
         k.str(&self.rust.version).str(&self.rust.rustc.to_string_lossy()).str(&self.krate.manifest_path.to_string_lossy());
         k.str(self.profile.dir_name()).str(&self.cpu.sm_name());
         for f in self.rustflags() {
@@ -244,13 +252,76 @@ impl Frontend<'_> {
         }
         let hashed: Vec<(PathBuf, String)> = inputs.iter().map(|p| (p.clone(), cache::file_hash(p).unwrap_or_default())).collect();
         let env: Vec<(String, Option<String>)> = env.into_iter().map(|v| (v.clone(), std::env::var(&v).ok())).collect();
-        let output =
-            RustKernels { module_hash: cache::file_hash(&module).unwrap_or_default(), module, kernels, sources: inputs, fresh: false };
+        let (expanded, expand_error) = match self.macro_kernels(&kernels) {
+            // The shared sysroot when there is one, published by this build too: with it the
+            // expansion checks no `core` of its own (about 30 s on 2 cores).
+            Some(missing) => match self.expand(sysroot_dir.as_deref().and_then(sysroot::existing).is_some(), &missing) {
+                Ok(path) => (Some(path), None),
+                Err(why) => (None, Some(why)),
+            },
+            None => (None, None),
+        };
+        let output = RustKernels {
+            module_hash: cache::file_hash(&module).unwrap_or_default(),
+            module,
+            kernels,
+            sources: inputs,
+            expanded,
+            expand_error,
+            fresh: false,
+        };
         cache::write_stamp(&stamp_path, &Stamp { key, inputs: hashed, env, output: output.clone() })?;
         Ok(output)
     }
 
-    fn command(&self, use_sysroot: bool) -> Command {
+    /// The exported kernels (from the bitcode) that the source reader does not see, when there
+    /// are any: kernels stamped out by macros. `None` also when the sources cannot be read (the
+    /// Builder reports that error itself).
+    fn macro_kernels(&self, kernels: &[String]) -> Option<Vec<String>> {
+        let sigs = crate::signature::rust_kernels(self.krate.lib_src.as_deref()?).ok()?;
+        let missing: Vec<String> = kernels.iter().filter(|k| !sigs.iter().any(|s| s.ptx_names().contains(&k.as_str()))).cloned().collect();
+        (!missing.is_empty()).then_some(missing)
+    }
+
+    /// The crate expanded by rustc (`cargo rustc --profile check -- -Zunpretty=expanded`), written
+    /// to the work dir; the error says why it could not be had. Check mode keeps its own units
+    /// and fingerprints in the nested target dir, so the bitcode build stays fresh.
+    fn expand(&self, use_sysroot: bool, missing: &[String]) -> std::result::Result<PathBuf, String> {
+        let mut cmd = self.expand_command(use_sysroot);
+        cmd.stdin(Stdio::null());
+        let out = process::output("cargo", &mut cmd).map_err(|e| e.to_string())?;
+        let text = expansion(out.status.success(), &out.stdout, &out.stderr, missing)?;
+        let path = self.work_dir.join("expanded.rs");
+        cache::write_atomic(&path, text.as_bytes()).map_err(|e| e.to_string())?;
+        Ok(path)
+    }
+
+    fn expand_command(&self, use_sysroot: bool) -> Command {
+        // No bitcode: check mode runs no codegen (`--emit=llvm-bc` would force it).
+        let flags: Vec<String> =
+            self.cargo_rustflags(use_sysroot).into_iter().filter(|f| !f.starts_with("--emit") && f != "-Ccodegen-units=1").collect();
+        let mut cmd = self.scrubbed_cargo(&flags, false);
+        cmd.arg("rustc").args(["--lib", "--target", TARGET, "--profile", "check"]);
+        if !use_sysroot {
+            cmd.arg("-Zbuild-std=core");
+        }
+        cmd.arg("--manifest-path")
+            .arg(&self.krate.manifest_path)
+            .args(["-p", &self.krate.name])
+            .arg("--target-dir")
+            .arg(&self.cargo_target_dir)
+            .args(self.manifest_flags.args());
+        self.feature_args(&mut cmd);
+        cmd.arg("--").arg("-Zunpretty=expanded");
+        // The check profile has debug assertions on; a release build's `cfg(debug_assertions)` is off.
+        if self.profile == Profile::Release {
+            cmd.arg("-Cdebug-assertions=off");
+        }
+        cmd
+    }
+
+    /// cargo with the outer build's variables scrubbed and the toolchain, flags and colour set.
+    fn scrubbed_cargo(&self, rustflags: &[String], color: bool) -> Command {
         let mut cmd = process::command(&self.rust.cargo);
         for (var, _) in std::env::vars_os() {
             let name = var.to_string_lossy();
@@ -260,9 +331,9 @@ impl Frontend<'_> {
         }
         cmd.env("RUSTC", &self.rust.rustc)
             .env("RUSTUP_TOOLCHAIN", &self.rust.toolchain)
-            .env("CARGO_ENCODED_RUSTFLAGS", self.cargo_rustflags(use_sysroot).join("\x1f"))
+            .env("CARGO_ENCODED_RUSTFLAGS", rustflags.join("\x1f"))
             .env("CARGO_TERM_PROGRESS_WHEN", "never")
-            .env("CARGO_TERM_COLOR", if self.color { "always" } else { "never" });
+            .env("CARGO_TERM_COLOR", if color { "always" } else { "never" });
         // cargo reads `.cargo/config.toml` from its working folder up, not from the manifest's.
         // One folder whatever the caller's, so `cargo ptx build` in any folder and build.rs read
         // the same configuration, and one above the kernel workspace: the `.cargo/config.toml`
@@ -270,6 +341,23 @@ impl Frontend<'_> {
         // rust-analyzer) would otherwise add `-Zbuild-std` to a `--sysroot` build and compile
         // `core` again. The flags below set the target and `core` themselves.
         cmd.current_dir(config_dir(&self.krate.workspace_root));
+        cmd
+    }
+
+    fn feature_args(&self, cmd: &mut Command) {
+        if !self.features.features.is_empty() {
+            cmd.arg("--features").arg(self.features.features.join(","));
+        }
+        if self.features.all_features {
+            cmd.arg("--all-features");
+        }
+        if self.features.no_default_features {
+            cmd.arg("--no-default-features");
+        }
+    }
+
+    fn command(&self, use_sysroot: bool) -> Command {
+        let mut cmd = self.scrubbed_cargo(&self.cargo_rustflags(use_sysroot), self.color);
         cmd.arg("rustc").args(["--lib", "--crate-type", "rlib", "--target", TARGET]);
         if !use_sysroot {
             cmd.arg("-Zbuild-std=core");
@@ -284,15 +372,7 @@ impl Frontend<'_> {
         if self.profile == Profile::Release {
             cmd.arg("--release");
         }
-        if !self.features.features.is_empty() {
-            cmd.arg("--features").arg(self.features.features.join(","));
-        }
-        if self.features.all_features {
-            cmd.arg("--all-features");
-        }
-        if self.features.no_default_features {
-            cmd.arg("--no-default-features");
-        }
+        self.feature_args(&mut cmd);
         // For the kernel crate alone (RUSTFLAGS would rebuild `core` per crate): its sources
         // named relative to the workspace in the PTX, as rustc's messages name them. The path
         // in the flag also keeps two checkouts of one crate apart in a shared target dir: cargo
@@ -385,6 +465,36 @@ fn config_dir(workspace_root: &Path) -> &Path {
     workspace_root.parent().unwrap_or(workspace_root)
 }
 
+/// The expanded crate cargo printed, or why there is none: the last lines cargo printed when it
+/// failed, or a kernel the text does not name (then it is not the crate that was built).
+fn expansion(success: bool, stdout: &[u8], stderr: &[u8], missing: &[String]) -> std::result::Result<String, String> {
+    if !success {
+        let stderr = String::from_utf8_lossy(stderr);
+        let lines: Vec<&str> =
+            stderr.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("Compiling") && !l.starts_with("Checking")).collect();
+        let tail = lines[lines.len().saturating_sub(4)..].join(" / ");
+        return Err(format!("`cargo rustc -- -Zunpretty=expanded` failed: {tail}"));
+    }
+    let text = String::from_utf8_lossy(stdout).into_owned();
+    if let Some(k) = missing.iter().find(|k| !text.contains(k.as_str())) {
+        return Err(format!("the expanded crate has no kernel `{k}`"));
+    }
+    Ok(text)
+}
+
+/// The signatures of every Rust kernel of the crate rooted at `lib`, kernels stamped out by
+/// macros included, when the front end expanded the crate (`Ok(None)` when it did not need to);
+/// the error, for a warning, says why those kernels stay untyped.
+pub(crate) fn expanded_kernels(lib: &Path, r: &RustKernels) -> std::result::Result<Option<Vec<crate::signature::KernelSig>>, String> {
+    if let Some(why) = &r.expand_error {
+        return Err(format!("the crate could not be expanded ({why})"));
+    }
+    let Some(expanded) = r.expanded.as_deref() else { return Ok(None) };
+    // A source the reader refuses is the Builder's error to report, as without expansion.
+    let Ok(source) = crate::signature::rust_kernels(lib) else { return Ok(None) };
+    crate::signature::rust_kernels_expanded(lib, source, expanded).map(Some).map_err(|e| format!("reading the expanded crate failed ({e})"))
+}
+
 struct Unit {
     crate_name: String,
     bitcode: PathBuf,
@@ -459,6 +569,7 @@ fn cargo_home() -> PathBuf {
 
 fn still_fresh(stamp: &Stamp) -> bool {
     stamp.output.module.is_file()
+        && stamp.output.expanded.as_ref().is_none_or(|p| p.is_file())
         && cache::file_hash(&stamp.output.module).as_deref() == Some(stamp.output.module_hash.as_str())
         && stamp.inputs.iter().all(|(p, h)| cache::file_hash(p).as_deref() == Some(h.as_str()))
         && stamp.env.iter().all(|(v, val)| std::env::var(v).ok() == *val)
@@ -473,6 +584,47 @@ mod tests {
         // kernels/.cargo/config.toml (for editors) stays out of the nested build.
         assert_eq!(config_dir(Path::new("/p/my-gpu/kernels")), Path::new("/p/my-gpu"));
         assert_eq!(config_dir(Path::new("/")), Path::new("/"));
+    }
+
+    #[test]
+    fn a_failed_expansion_leaves_macro_kernels_untyped_and_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = dir.path().join("lib.rs");
+        std::fs::write(&lib, "//! Kernels.\nm!(k);\n").unwrap();
+        let mut r = RustKernels {
+            module: dir.path().join("k.bc"),
+            module_hash: String::new(),
+            kernels: vec!["k".into()],
+            sources: Vec::new(),
+            expanded: None,
+            expand_error: None,
+            fresh: false,
+        };
+        assert_eq!(expanded_kernels(&lib, &r), Ok(None), "nothing expanded: the source reader's kernels");
+        r.expand_error = Some("`cargo rustc -- -Zunpretty=expanded` failed: error: no such command".into());
+        let e = expanded_kernels(&lib, &r).unwrap_err();
+        assert_eq!(e, "the crate could not be expanded (`cargo rustc -- -Zunpretty=expanded` failed: error: no such command)");
+        r.expand_error = None;
+        let expanded = dir.path().join("expanded.rs");
+        r.expanded = Some(expanded.clone());
+        let e = expanded_kernels(&lib, &r).unwrap_err();
+        assert!(e.starts_with("reading the expanded crate failed (could not read") && e.contains("expanded.rs"), "{e}");
+        std::fs::write(&expanded, "#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn k(x: *mut f32) {}\n").unwrap();
+        let k = expanded_kernels(&lib, &r).unwrap().unwrap();
+        assert_eq!((k[0].name.as_str(), k[0].line), ("k", 2), "placed at the macro call `m!(k)`");
+    }
+
+    #[test]
+    fn an_expansion_is_the_crate_that_was_built_or_a_reason() {
+        let missing = vec!["neg_f32".to_string()];
+        let text = "#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn neg_f32() {}\n";
+        assert_eq!(expansion(true, text.as_bytes(), b"", &missing).as_deref(), Ok(text));
+        assert_eq!(expansion(true, b"fn other() {}", b"", &missing), Err("the expanded crate has no kernel `neg_f32`".to_string()));
+        let stderr = b"   Compiling ptx-device-macros v0.1.0\n    Checking k v0.1.0\nerror: the option `Z` is only accepted on the nightly compiler\n\nerror: could not compile `k` (lib)\n";
+        assert_eq!(
+            expansion(false, b"", stderr, &missing),
+            Err("`cargo rustc -- -Zunpretty=expanded` failed: error: the option `Z` is only accepted on the nightly compiler / error: could not compile `k` (lib)".to_string())
+        );
     }
 
     #[test]

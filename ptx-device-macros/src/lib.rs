@@ -19,12 +19,29 @@ use syn::spanned::Spanned;
 /// Rules, each refused with a message at the offending token:
 /// - `pub`: a kernel is the crate's interface to the host;
 /// - `unsafe`: the host passes raw device pointers the kernel trusts, and launching is unsafe;
-/// - no generics, `async`, `const`, explicit ABI, variadics, or return value (kernels return
-///   nothing: write results through a pointer);
+/// - no `async`, `const`, explicit ABI, variadics, or return value (kernels return nothing:
+///   write results through a pointer);
+/// - type parameters only with their instances (below); no lifetime or const parameters;
 /// - parameters are primitives (`u32`, `f32`, `bool`, `usize`, ..), raw pointers
 ///   (`*const T`, `*mut T`, device memory) or `#[repr(C)]` structs by value. References,
 ///   slices, arrays, tuples, `str`, `char`, function pointers, `impl Trait`, `dyn Trait`, generic
 ///   types and `self` cannot cross from the host.
+///
+/// A generic kernel lists the types the host launches it with, and each instance is exported
+/// as a kernel of its own, named `{name}_{type}` (each type's characters other than letters,
+/// digits and `_` made one `_`: `f32`, `crate_Pair`):
+///
+/// ```ignore
+/// #[kernel(instances(f32, f64))] // exports `add_f32` and `add_f64`
+/// pub unsafe fn add<T: Copy + core::ops::Add<Output = T>>(n: u32, x: *const T, y: *mut T) { .. }
+///
+/// #[kernel(instances((f32, u32), (f64, u64)))] // `cast_f32_u32`, `cast_f64_u64`
+/// pub unsafe fn cast<A, B>(n: u32, x: *const A, y: *mut B) { .. }
+/// ```
+///
+/// The generic function stays an ordinary function of the crate; the generated module of
+/// `ptx-build` gives it one launch method generic over the same parameters
+/// (`kernels.add::<f32>(..)`), which compiles only for the listed types.
 #[proc_macro_attribute]
 pub fn kernel(attr: proc_macro::TokenStream, item: proc_macro::TokenStream) -> proc_macro::TokenStream {
     expand_kernel(attr.into(), item.into()).into()
@@ -51,27 +68,320 @@ fn error(span: Span, message: impl std::fmt::Display) -> TokenStream {
 }
 
 fn expand_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
-    if !attr.is_empty() {
-        return error(attr.span(), "#[kernel] takes no arguments");
-    }
+    let args: KernelArgs = match syn::parse2(attr) {
+        Ok(a) => a,
+        Err(e) => return e.to_compile_error(),
+    };
     let f: syn::ItemFn = match syn::parse2(item) {
         Ok(f) => f,
         Err(e) => return syn::Error::new(e.span(), "#[kernel] applies to a function: `pub unsafe fn name(..) { .. }`").to_compile_error(),
     };
-    let errors: TokenStream = kernel_errors(&f).into_iter().map(|(span, message)| error(span, message)).collect();
+    let mut errors = kernel_errors(&f);
+    let instances = instances(&f, &args, &mut errors);
     if !errors.is_empty() {
         // The function itself is dropped: its body would only add errors about the same problem.
-        return errors;
+        return errors.into_iter().map(|(span, message)| error(span, message)).collect();
     }
-    let syn::ItemFn { attrs, vis, sig, block } = f;
-    let name = &sig.ident;
-    let inputs = &sig.inputs;
-    quote! {
-        ::ptx_device::__kernel! { [#(#attrs)*] [#vis] #name [#inputs] #block }
+    if instances.is_empty() {
+        let syn::ItemFn { attrs, vis, sig, block } = f;
+        let name = &sig.ident;
+        let inputs = &sig.inputs;
+        return quote! {
+            ::ptx_device::__kernel! { [#(#attrs)*] [#vis] #name [#inputs] #block }
+        };
+    }
+    expand_generic(&f, &instances)
+}
+
+/// A generic kernel: the function as written (an ordinary generic function the crate may call
+/// too), and one exported kernel per instance whose body calls it with the instance's types.
+fn expand_generic(f: &syn::ItemFn, instances: &[KernelInstance]) -> TokenStream {
+    let name = &f.sig.ident;
+    let vis = &f.vis;
+    // Parameters by name: the wrappers forward them; patterns other than a name are refused
+    // before this, `_` gets a name of its own.
+    let names: Vec<syn::Ident> = f
+        .sig
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(i, input)| match input {
+            syn::FnArg::Typed(pt) => match &*pt.pat {
+                syn::Pat::Ident(id) => id.ident.clone(),
+                _ => syn::Ident::new(&format!("__arg{i}"), pt.pat.span()),
+            },
+            syn::FnArg::Receiver(r) => syn::Ident::new("__self", r.span()),
+        })
+        .collect();
+    let mut out = f.to_token_stream();
+    for inst in instances {
+        let kernel = syn::Ident::new(&inst.ptx_name, name.span());
+        let params = f.sig.inputs.iter().zip(&names).map(|(input, pname)| {
+            let ty = match input {
+                syn::FnArg::Typed(pt) => inst.substitute(&f.sig.generics, &pt.ty),
+                syn::FnArg::Receiver(_) => syn::parse_quote!(()),
+            };
+            quote! { #pname: #ty }
+        });
+        let args = &inst.args;
+        let doc = format!(" `{name}` for `{}`: the kernel exported as `{}`.", inst.text, inst.ptx_name);
+        out.extend(quote! {
+            ::ptx_device::__kernel! {
+                [#[doc = #doc]] [#vis] #kernel [#(#params),*] {
+                    // `unsafe` for editions where an unsafe call needs it in an unsafe fn too.
+                    unsafe { #name::<#(#args),*>(#(#names),*) }
+                }
+            }
+        });
+    }
+    out
+}
+
+/// What `#[kernel(..)]` takes: nothing, or `instances(..)` for a generic kernel.
+struct KernelArgs {
+    instances: Option<InstanceList>,
+}
+
+/// `instances(f32, f64)` or `instances((f32, u32), (f64, u64))`.
+struct InstanceList {
+    span: Span,
+    list: Vec<InstanceArgs>,
+}
+
+/// One entry of `instances(..)`: a type, or a parenthesized list of types, one per type
+/// parameter. (A tuple is never a kernel type, so parentheses always mean a list.)
+struct InstanceArgs {
+    span: Span,
+    types: Vec<syn::Type>,
+}
+
+const INSTANCES_HELP: &str =
+    "as in `#[kernel(instances(f32, f64))]`, or for two type parameters `#[kernel(instances((f32, u32), (f64, u64)))]`";
+
+impl syn::parse::Parse for KernelArgs {
+    fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
+        if input.is_empty() {
+            return Ok(KernelArgs { instances: None });
+        }
+        let key: syn::Ident = input
+            .parse()
+            .map_err(|e| syn::Error::new(e.span(), format!("#[kernel] takes no argument but `instances(..)`, {INSTANCES_HELP}")))?;
+        if key != "instances" {
+            return Err(syn::Error::new(
+                key.span(),
+                format!("#[kernel] takes no argument but `instances(..)` (the types a generic kernel is exported for), {INSTANCES_HELP}"),
+            ));
+        }
+        let content;
+        let paren = syn::parenthesized!(content in input);
+        let list = syn::punctuated::Punctuated::<InstanceArgs, syn::Token![,]>::parse_terminated(&content)?;
+        if !input.is_empty() {
+            return Err(syn::Error::new(input.span(), format!("#[kernel] takes one `instances(..)`, {INSTANCES_HELP}")));
+        }
+        Ok(KernelArgs {
+            instances: Some(InstanceList {
+                span: key.span().join(paren.span.close()).unwrap_or(key.span()),
+                list: list.into_iter().collect(),
+            }),
+        })
     }
 }
 
-/// Every reason `f` cannot be a kernel, with the span to report it at.
+impl syn::parse::Parse for InstanceArgs {
+    fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
+        let not_a_type = |e: syn::Error| syn::Error::new(e.span(), format!("expected a type in `instances(..)`, {INSTANCES_HELP}"));
+        if input.peek(syn::token::Paren) {
+            let content;
+            let paren = syn::parenthesized!(content in input);
+            let types = syn::punctuated::Punctuated::<syn::Type, syn::Token![,]>::parse_terminated(&content).map_err(not_a_type)?;
+            return Ok(InstanceArgs { span: paren.span.join(), types: types.into_iter().collect() });
+        }
+        let ty: syn::Type = input.parse().map_err(not_a_type)?;
+        Ok(InstanceArgs { span: ty.span(), types: vec![ty] })
+    }
+}
+
+/// One instance of a generic kernel, checked.
+struct KernelInstance {
+    args: Vec<syn::Type>,
+    /// As written, for messages and docs (`f32`, `(f32, u32)`).
+    text: String,
+    /// The exported kernel's name: [`instance_name`].
+    ptx_name: String,
+}
+
+impl KernelInstance {
+    /// `ty` with the kernel's type parameters replaced by this instance's types.
+    fn substitute(&self, generics: &syn::Generics, ty: &syn::Type) -> syn::Type {
+        let params: Vec<&syn::Ident> = generics.type_params().map(|p| &p.ident).collect();
+        let mut ty = ty.clone();
+        syn::visit_mut::VisitMut::visit_type_mut(&mut Substitute { params: &params, args: &self.args }, &mut ty);
+        ty
+    }
+}
+
+struct Substitute<'a> {
+    params: &'a [&'a syn::Ident],
+    args: &'a [syn::Type],
+}
+
+impl syn::visit_mut::VisitMut for Substitute<'_> {
+    fn visit_type_mut(&mut self, ty: &mut syn::Type) {
+        if let syn::Type::Path(p) = ty {
+            let first = p.path.segments.first().filter(|s| s.arguments.is_empty() && p.qself.is_none() && p.path.leading_colon.is_none());
+            if let Some(i) = first.and_then(|s| self.params.iter().position(|t| **t == s.ident)) {
+                let arg = self.args[i].clone();
+                if p.path.segments.len() == 1 {
+                    *ty = arg;
+                } else {
+                    // `T::Elem` -> `<f32>::Elem`.
+                    let rest: Vec<_> = p.path.segments.iter().skip(1).cloned().collect();
+                    *ty = syn::parse_quote!(<#arg>::#(#rest)::*);
+                }
+                return;
+            }
+        }
+        syn::visit_mut::visit_type_mut(self, ty);
+    }
+}
+
+/// The name a generic kernel's instance is exported under: `{kernel}_{arg}_{arg}..`, each type
+/// argument written with every run of characters other than ASCII letters, digits and `_` made
+/// one `_` (`f32` -> `f32`, `crate::Pair` -> `crate_Pair`, `[f32; 4]` -> `f32_4`). ptx-build
+/// computes the same names to find the instances in the PTX: the table in
+/// `instance_names.txt` is tested against both.
+fn instance_name(kernel: &str, args: &[String]) -> String {
+    let mut name = kernel.to_string();
+    for arg in args {
+        name.push('_');
+        let mut last_sep = true;
+        let start = name.len();
+        for c in arg.chars() {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                name.push(c);
+                last_sep = false;
+            } else if !last_sep {
+                name.push('_');
+                last_sep = true;
+            }
+        }
+        if name.len() > start && name.ends_with('_') && last_sep {
+            name.pop();
+        }
+    }
+    name
+}
+
+/// The checked instances of a generic kernel (none for a plain one); what is wrong is added to
+/// `errors` at its span.
+fn instances(f: &syn::ItemFn, args: &KernelArgs, errors: &mut Vec<(Span, String)>) -> Vec<KernelInstance> {
+    let sig = &f.sig;
+    let name = &sig.ident;
+    for p in &sig.generics.params {
+        match p {
+            syn::GenericParam::Lifetime(l) => errors.push((
+                l.span(),
+                format!("a kernel cannot be generic over a lifetime (`{}`): its parameters are device pointers and values that borrow nothing; remove it", l.lifetime),
+            )),
+            syn::GenericParam::Const(c) => errors.push((
+                c.span(),
+                format!("a kernel cannot take a const generic parameter (`{}`): pass the value as a kernel parameter, or stamp out one kernel per value with a macro", c.ident),
+            )),
+            syn::GenericParam::Type(_) => {}
+        }
+    }
+    let params: Vec<String> = sig.generics.type_params().map(|p| p.ident.to_string()).collect();
+    let example = |n: usize| {
+        let ty = ["f32", "u32", "i32", "u64"];
+        let inst = |k: usize| {
+            if n == 1 {
+                ty[k].to_string()
+            } else {
+                format!("({})", (0..n).map(|j| ty[(j + k) % 4]).collect::<Vec<_>>().join(", "))
+            }
+        };
+        format!("#[kernel(instances({}, {}))]", inst(0), inst(1))
+    };
+    let Some(list) = &args.instances else {
+        if !params.is_empty() {
+            let named = instance_name(&name.to_string(), &vec!["f32".to_string(); params.len()]);
+            errors.push((
+                sig.generics.span(),
+                format!("a generic kernel needs the types the host launches it with: write `{}` (each instance is exported as a kernel of its own, `{named}`, ..)", example(params.len())),
+            ));
+        } else if sig.generics.where_clause.is_some() {
+            errors.push((
+                sig.generics.where_clause.span(),
+                "a kernel without type parameters cannot have a `where` clause: remove it".into(),
+            ));
+        }
+        return Vec::new();
+    };
+    if params.is_empty() {
+        errors.push((list.span, format!("`instances(..)` is for a generic kernel, and `{name}` has no type parameter: remove it, or write `pub unsafe fn {name}<T>(..)`")));
+        return Vec::new();
+    }
+    if list.list.is_empty() {
+        errors.push((list.span, format!("`instances()` lists no type: write at least one, {INSTANCES_HELP}")));
+        return Vec::new();
+    }
+    let mut out: Vec<KernelInstance> = Vec::new();
+    for inst in &list.list {
+        let texts: Vec<String> = inst.types.iter().map(pretty).collect();
+        let text = if texts.len() == 1 && params.len() == 1 { texts[0].clone() } else { format!("({})", texts.join(", ")) };
+        if inst.types.len() != params.len() {
+            let s = |n: usize| if n == 1 { "" } else { "s" };
+            errors.push((
+                inst.span,
+                format!(
+                    "instance `{text}` gives {} type{} for the {} type parameter{} of `{name}` (`{}`): write one type per parameter, {}",
+                    inst.types.len(),
+                    s(inst.types.len()),
+                    params.len(),
+                    s(params.len()),
+                    params.join(", "),
+                    if params.len() == 1 {
+                        "as in `instances(f32, f64)`".to_string()
+                    } else {
+                        format!("as in `{}`", example(params.len()))
+                    }
+                ),
+            ));
+            continue;
+        }
+        let ptx_name = instance_name(&name.to_string(), &texts);
+        if let Some(prev) = out.iter().find(|o| o.ptx_name == ptx_name) {
+            let message = if prev.text == text {
+                format!("instance `{text}` is listed twice: remove one")
+            } else {
+                format!("instances `{}` and `{text}` would both be exported as `{ptx_name}`: keep one", prev.text)
+            };
+            errors.push((inst.span, message));
+            continue;
+        }
+        let k = KernelInstance { args: inst.types.clone(), text, ptx_name };
+        // A type argument the host cannot pass where the kernel takes it by value
+        // (`T = [f32; 4]` for `x: T`): reported at the instance, with the parameter.
+        for input in &sig.inputs {
+            let syn::FnArg::Typed(pt) = input else { continue };
+            if param_error(&pt.ty).is_some() {
+                continue; // reported once, at the parameter
+            }
+            if let Some((_, message)) = param_error(&k.substitute(&sig.generics, &pt.ty)) {
+                errors.push((inst.span, format!("instance `{}`, parameter `{}`: {message}", k.text, pretty_pat(&pt.pat))));
+            }
+        }
+        out.push(k);
+    }
+    out
+}
+
+fn pretty_pat(pat: &syn::Pat) -> String {
+    pat.to_token_stream().to_string()
+}
+
+/// Every reason `f` cannot be a kernel, with the span to report it at (type parameters are
+/// checked with the instances, in [`instances`]).
 fn kernel_errors(f: &syn::ItemFn) -> Vec<(Span, String)> {
     let sig = &f.sig;
     let mut errors = Vec::new();
@@ -94,13 +404,6 @@ fn kernel_errors(f: &syn::ItemFn) -> Vec<(Span, String)> {
     }
     if let Some(abi) = &sig.abi {
         err(abi.span(), "#[kernel] sets the ABI (`extern \"ptx-kernel\"`): remove this `extern`".into());
-    }
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        err(
-            sig.generics.span(),
-            "a kernel cannot be generic: the host launches one symbol by name; write one kernel per type (a macro can stamp them out)"
-                .into(),
-        );
     }
     if let Some(v) = &sig.variadic {
         err(v.span(), "a kernel cannot be variadic".into());
@@ -334,8 +637,7 @@ mod tests {
         rejects("unsafe fn f() {}", "a kernel must be `pub`: write `pub unsafe fn f`");
         rejects("pub(crate) unsafe fn f() {}", "must be `pub`");
         rejects("pub fn f() {}", "a kernel must be `unsafe`");
-        rejects("pub unsafe fn f<T: Copy>(x: T) {}", "a kernel cannot be generic");
-        rejects("pub unsafe fn f(x: u32) where u32: Copy {}", "cannot be generic");
+        rejects("pub unsafe fn f(x: u32) where u32: Copy {}", "a kernel without type parameters cannot have a `where` clause");
         rejects("pub unsafe fn f() -> u32 { 0 }", "a kernel returns nothing");
         rejects("pub async unsafe fn f() {}", "cannot be `async`");
         rejects("pub const unsafe fn f() {}", "cannot be `const`");
@@ -344,13 +646,114 @@ mod tests {
         rejects("pub unsafe fn f((a, b): (u32, u32)) {}", "a plain name");
         rejects("pub struct S;", "#[kernel] applies to a function");
         let e = expand_kernel("inline".parse().unwrap(), "pub unsafe fn f() {}".parse().unwrap()).to_string();
-        assert!(e.contains("#[kernel] takes no arguments"), "{e}");
+        assert!(e.contains("#[kernel] takes no argument but `instances(..)`"), "{e}");
     }
 
     #[test]
     fn reports_every_problem_of_a_signature_at_once() {
         let e = errors("fn f(x: &u32, y: [u8; 2]) -> u32 { 0 }");
         assert_eq!(e.len(), 5, "{e:?}");
+    }
+
+    fn expand_with(attr: &str, item: &str) -> String {
+        expand_kernel(attr.parse().unwrap(), item.parse().unwrap()).to_string()
+    }
+
+    /// The `compile_error!` messages of an expansion with arguments.
+    fn errors_with(attr: &str, item: &str) -> Vec<String> {
+        let out = expand_with(attr, item);
+        out.split("compile_error ! {").skip(1).filter_map(|m| m.split('"').nth(1)).map(|m| m.replace("\\\"", "\"")).collect()
+    }
+
+    #[track_caller]
+    fn rejects_with(attr: &str, item: &str, needle: &str) {
+        let e = errors_with(attr, item);
+        assert!(e.iter().any(|m| m.contains(needle)), "`#[kernel({attr})] {item}`: no error mentions {needle:?}: {e:?}");
+        assert!(!expand_with(attr, item).contains("__kernel"), "a refused kernel is not emitted");
+    }
+
+    #[test]
+    fn a_generic_kernel_exports_one_kernel_per_instance() {
+        let out = expand_with(
+            "instances(f32, f64)",
+            "/// Adds.\npub unsafe fn add<T: Copy + core::ops::Add<Output = T>>(n: u32, x: *const T, mut y: *mut T, _: T) { body(); }",
+        );
+        // The generic function stays as written, for the crate to call too.
+        assert!(out.starts_with("# [doc = \" Adds.\"] pub unsafe fn add < T : Copy + core :: ops :: Add < Output = T > > (n : u32 , x : * const T , mut y : * mut T , _ : T) { body () ; }"), "{out}");
+        for (t, name) in [("f32", "add_f32"), ("f64", "add_f64")] {
+            let kernel = format!(
+                ":: ptx_device :: __kernel ! {{ [# [doc = \" `add` for `{t}`: the kernel exported as `{name}`.\"]] [pub] {name} [n : u32 , x : * const {t} , y : * mut {t} , __arg3 : {t}] {{ unsafe {{ add :: < {t} > (n , x , y , __arg3) }} }} }}"
+            );
+            assert!(out.contains(&kernel), "{kernel}\nnot in\n{out}");
+        }
+    }
+
+    #[test]
+    fn a_kernel_generic_over_two_types_names_its_instances_after_both() {
+        let out =
+            expand_with("instances((f32, u32), (f64, u64),)", "pub unsafe fn cast<A, B>(n: u32, x: *const A, y: *mut B) where A: Copy {}");
+        assert!(errors_with("instances((f32, u32), (f64, u64),)", "pub unsafe fn cast<A, B>(n: u32, x: *const A, y: *mut B) {}").is_empty());
+        assert!(
+            out.contains("cast_f32_u32 [n : u32 , x : * const f32 , y : * mut u32] { unsafe { cast :: < f32 , u32 > (n , x , y) } }"),
+            "{out}"
+        );
+        assert!(out.contains("cast_f64_u64 [n : u32 , x : * const f64 , y : * mut u64]"), "{out}");
+        // Associated types of a parameter name the instance's type.
+        let out = expand_with("instances(Pair)", "pub unsafe fn f<T: Tr>(x: *mut T::Elem) {}");
+        assert!(out.contains("f_Pair [x : * mut < Pair > :: Elem]"), "{out}");
+    }
+
+    #[test]
+    fn instance_names_follow_the_shared_table() {
+        // ptx-build's signature reader tests its own naming against the same table.
+        for line in include_str!("instance_names.txt").lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+            let (lhs, expected) = line.split_once(" => ").unwrap();
+            let (kernel, args) = lhs.split_once(": ").unwrap();
+            let args: Vec<String> = args.split(" | ").map(String::from).collect();
+            assert_eq!(instance_name(kernel, &args), expected, "{line}");
+            // What the macro exports for that instance, written as a user would.
+            let attr = if args.len() == 1 { format!("instances({})", args[0]) } else { format!("instances(({}))", args.join(", ")) };
+            let params: Vec<String> = (0..args.len()).map(|i| format!("T{i}")).collect();
+            let item = format!("pub unsafe fn {kernel}<{}>(n: u32) {{}}", params.join(", "));
+            assert!(expand_with(&attr, &item).contains(&format!(" {expected} [n")), "{line}: {}", expand_with(&attr, &item));
+        }
+    }
+
+    #[test]
+    fn refuses_generic_kernels_it_cannot_export() {
+        let f = "pub unsafe fn add<T>(x: *mut T) {}";
+        rejects_with("", f, "a generic kernel needs the types the host launches it with: write `#[kernel(instances(f32, u32))]` (each instance is exported as a kernel of its own, `add_f32`");
+        rejects_with("", "pub unsafe fn c<A, B>(x: *mut A, y: *mut B) {}", "write `#[kernel(instances((f32, u32), (u32, i32)))]`");
+        rejects_with(
+            "instances(f32)",
+            "pub unsafe fn f(x: *mut f32) {}",
+            "`instances(..)` is for a generic kernel, and `f` has no type parameter",
+        );
+        rejects_with("instances()", f, "`instances()` lists no type: write at least one");
+        rejects_with("instances((f32, u32))", f, "instance `(f32, u32)` gives 2 types for the 1 type parameter of `add` (`T`): write one type per parameter, as in `instances(f32, f64)`");
+        rejects_with(
+            "instances(f32)",
+            "pub unsafe fn c<A, B>(x: *mut A, y: *mut B) {}",
+            "instance `(f32)` gives 1 type for the 2 type parameters of `c` (`A, B`)",
+        );
+        rejects_with("instances(f32, f64, f32)", f, "instance `f32` is listed twice: remove one");
+        rejects_with("instances(a::X, a_X)", f, "instances `a::X` and `a_X` would both be exported as `add_a_X`: keep one");
+        rejects_with("instances(f32)", "pub unsafe fn f<'a, T>(x: *mut T) {}", "a kernel cannot be generic over a lifetime (`'a`)");
+        rejects_with(
+            "instances(f32)",
+            "pub unsafe fn f<T, const N: usize>(x: *mut T) {}",
+            "a kernel cannot take a const generic parameter (`N`)",
+        );
+        rejects_with(
+            "instances([f32; 4])",
+            "pub unsafe fn f<T>(x: T) {}",
+            "instance `[f32; 4]`, parameter `x`: `[f32; 4]`: an array cannot be passed by value",
+        );
+        rejects_with("instances(1)", f, "expected a type in `instances(..)`");
+        rejects_with("instances(f32) extra", f, "#[kernel] takes one `instances(..)`");
+        rejects_with("types(f32)", f, "#[kernel] takes no argument but `instances(..)`");
+        // A parameter wrong for every instance is reported once, at the parameter.
+        assert_eq!(errors_with("instances(f32, f64)", "pub unsafe fn f<T>(x: &T) {}").len(), 1);
     }
 
     #[test]

@@ -22,6 +22,7 @@ fn main() {
         gpu("kernels_match_the_cpu_through_the_ptx_jit", kernels_match_the_cpu_through_the_ptx_jit),
         gpu("a_device_without_a_fitting_image_gets_a_load_error", a_device_without_a_fitting_image_gets_a_load_error),
         gpu("occupancy_configs_reach_the_drivers_best_occupancy", occupancy_configs_reach_the_drivers_best_occupancy),
+        gpu("generic_and_macro_stamped_kernels_match_the_cpu", generic_and_macro_stamped_kernels_match_the_cpu),
         Trial::test("the_generated_module_lists_kernels_and_images", || {
             the_generated_module_lists_kernels_and_images();
             Ok(())
@@ -92,7 +93,7 @@ fn a_device_without_a_fitting_image_gets_a_load_error(ctx: &Ctx) {
 
 fn the_generated_module_lists_kernels_and_images() {
     // No GPU needed: the constants are plain data.
-    assert_eq!(kernels::KERNEL_NAMES, &["saxpy", "exp_kernel", "empty"]);
+    assert_eq!(kernels::KERNEL_NAMES, &["saxpy", "exp_kernel", "empty", "axpy_f32", "axpy_f64", "negate_f32", "negate_i32"]);
     let archs: Vec<String> = kernels::saxpy_kernels::IMAGES.iter().map(|i| i.to_string()).collect();
     assert_eq!(archs, ["sm_80 PTX", "sm_80 cubin", "sm_90 PTX", "sm_90 cubin"]);
     assert!(kernels::saxpy_kernels::PTX_SM_90.contains(".entry saxpy"));
@@ -126,4 +127,36 @@ fn occupancy_configs_reach_the_drivers_best_occupancy(ctx: &Ctx) {
     assert_eq!(k.saxpy_config_with_shared(1000, 40 * 1024).unwrap().shared_mem_bytes, 40 * 1024);
     // More than any SM has: refused, not a config that fails at launch.
     assert!(k.saxpy_plan(16 * 1024 * 1024).is_err());
+}
+
+/// The generic kernel's instances through `axpy::<T>`, and the macro-stamped kernels through their
+/// typed methods, against the CPU.
+fn generic_and_macro_stamped_kernels_match_the_cpu(ctx: &Ctx) {
+    let k = kernels::Kernels::load(ctx).unwrap();
+    let stream = ctx.default_stream();
+    for n in [1usize, 257, 100_003] {
+        let x: Vec<f32> = (0..n).map(|i| (i % 977) as f32 * 0.013 - 6.0).collect();
+        let y: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+        let (dx, mut dy) = (stream.clone_htod(&x).unwrap(), stream.clone_htod(&y).unwrap());
+        unsafe { k.axpy::<f32>(&stream, k.axpy_config::<f32>(n).unwrap(), n as u32, 1.5, &dx, &mut dy) }.unwrap();
+        let mut want = y.clone();
+        saxpy_cpu(1.5, &x, &mut want);
+        assert_eq!(stream.clone_dtoh(&dy).unwrap(), want, "axpy::<f32>, n = {n}");
+
+        let xd: Vec<f64> = x.iter().map(|v| *v as f64 * 1.1).collect();
+        let yd: Vec<f64> = y.iter().map(|v| *v as f64).collect();
+        let (dxd, mut dyd) = (stream.clone_htod(&xd).unwrap(), stream.clone_htod(&yd).unwrap());
+        unsafe { k.axpy::<f64>(&stream, k.axpy_config::<f64>(n).unwrap(), n as u32, -0.25, &dxd, &mut dyd) }.unwrap();
+        let want: Vec<f64> = xd.iter().zip(&yd).map(|(x, y)| (-0.25f64).mul_add(*x, *y)).collect();
+        assert_eq!(stream.clone_dtoh(&dyd).unwrap(), want, "axpy::<f64>, n = {n}");
+
+        let mut neg = stream.alloc_zeros::<f32>(n).unwrap();
+        unsafe { k.negate_f32(&stream, k.negate_f32_config(n).unwrap(), n as u32, &dx, &mut neg) }.unwrap();
+        assert_eq!(stream.clone_dtoh(&neg).unwrap(), x.iter().map(|v| -v).collect::<Vec<_>>(), "negate_f32, n = {n}");
+        let xi: Vec<i32> = (0..n as i32).map(|i| i * 7 - 1000).collect();
+        let dxi = stream.clone_htod(&xi).unwrap();
+        let mut negi = stream.alloc_zeros::<i32>(n).unwrap();
+        unsafe { k.negate_i32(&stream, k.negate_i32_config(n).unwrap(), n as u32, &dxi, &mut negi) }.unwrap();
+        assert_eq!(stream.clone_dtoh(&negi).unwrap(), xi.iter().map(|v| -v).collect::<Vec<_>>(), "negate_i32, n = {n}");
+    }
 }

@@ -1,0 +1,325 @@
+#!/usr/bin/env python3
+"""ptx-build's `Builder::cuda` against the bindgen_cuda crate on ten macro-heavy .cu files (issue 13).
+
+Usage (from the repository root, after `cargo ptx setup`; needs crates.io or a warm cargo registry
+for bindgen_cuda 0.1.x on the first run):
+    python3 benches/bindgen_cuda.py [--runs N] [--keep]
+
+Two host crates in a temp dir, each with its own target dir, hold the same ten .cu files and
+utils.cuh (benches/bindgen_cuda/: UNARY_OP/BINARY_OP/CAST_OP-style macros stamping out some 360
+`extern "C"` kernels for f32/f64/f16/i32/u8, grid-stride loops, __shared__ reductions):
+  ours    build.rs: ptx_build::Builder::new().cuda("src/**/*.cu").arch(ARCH).build()?;
+          src/lib.rs: pub mod kernels { ptx_runtime::include_kernels!(); }
+  theirs  build.rs: bindgen_cuda::Builder::default().build_ptx()?.write("src/lib.rs")
+          (as candle-kernels does; CUDA_COMPUTE_CAP=80, so `nvcc --gpu-architecture=sm_80 --ptx`)
+Both find the nvcc of `cargo ptx setup` (PATH, CUDA_ROOT). Dependencies are built once first;
+a cold run is `cargo clean -p <crate>` then `cargo build`: build script compile + kernels + the
+crate. ptx-build's shared cache is off (CARGO_PTX_CACHE_DIR=off), rustc wrappers (sccache) unset,
+NVCC_APPEND_FLAGS/NVCC_PREPEND_FLAGS unset. Modes, ours and theirs alternating:
+  cold PTX only    ours .arch("compute_80") vs theirs
+  cold + cubins    ours .arch("sm_80") (PTX + ptxas cubin) against theirs' PTX-only figure
+  no-op            a second `cargo build`, nothing changed
+  header edit      flip `#define USE_LDG` in utils.cuh (changes every kernel's loads), rebuild,
+                   and check whether each crate's PTX changed
+Then one cold build of each through a logging `nvcc` wrapper (PATH, and NVCC for ours) counts the
+nvcc starts by kind and sums nvcc's own per-phase times (`nvcc --time`).
+Prints a markdown table for BENCHMARKS.md.
+"""
+import argparse, collections, glob, hashlib, json, os, re, shutil, statistics, subprocess, sys, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIXTURES = os.path.join(ROOT, "benches", "bindgen_cuda")
+OURS, THEIRS = "bench_ours", "bench_theirs"
+
+OURS_BUILD = '''fn main() -> Result<(), ptx_build::Error> {
+    ptx_build::Builder::new().cuda("src/**/*.cu").arch("%s").build()?;
+    Ok(())
+}
+'''
+THEIRS_BUILD = '''fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    let bindings = bindgen_cuda::Builder::default().build_ptx().unwrap();
+    bindings.write("src/lib.rs").unwrap();
+}
+'''
+# Logs every start (arguments, wall time) and, for compiles, nvcc's per-phase times.
+WRAPPER = '''#!/bin/sh
+t0=$(date +%%s.%%N)
+case " $* " in
+  *" -ptx "*|*" --ptx "*|*" -E "*) "%(real)s" --time "%(csv)s" "$@" ;;
+  *) "%(real)s" "$@" ;;
+esac
+rc=$?
+echo "$t0 $(date +%%s.%%N) $*" >> "%(log)s"
+exit $rc
+'''
+
+
+def cuda_bin():
+    home = os.environ.get("CARGO_PTX_HOME") or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "cargo-ptx")
+    found = sorted(glob.glob(os.path.join(home, "cuda", "*", "nvidia", "*", "bin", "nvcc")))
+    if not found:
+        sys.exit("no nvcc from `cargo ptx setup` found")
+    return os.path.dirname(found[-1])
+
+
+def base_env(bin_dir):
+    env = {k: v for k, v in os.environ.items()
+           if not (k.startswith("CARGO_PTX_") or k in (
+               "RUSTC_WRAPPER", "CARGO_BUILD_RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "CARGO_TARGET_DIR",
+               "CARGO_BUILD_TARGET_DIR", "NVCC", "PTXAS", "CUDA_PATH", "CUDA_HOME", "NVCC_APPEND_FLAGS",
+               "NVCC_PREPEND_FLAGS", "NVCC_CCBIN", "RAYON_NUM_THREADS", "CUDA_COMPUTE_CAP"))}
+    env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
+    env["CUDA_ROOT"] = os.path.dirname(bin_dir)  # bindgen_cuda looks for <root>/include/cuda.h
+    env["CUDA_COMPUTE_CAP"] = "80"               # bindgen_cuda asks nvidia-smi otherwise
+    env["CARGO_PTX_CACHE_DIR"] = "off"           # ptx-build's machine-wide step cache
+    env["CARGO_TERM_COLOR"] = "never"
+    return env
+
+
+class Crate:
+    def __init__(self, work, name, build_rs, manifest_deps, lib_rs):
+        self.name = name
+        self.dir = os.path.join(work, name)
+        self.target = os.path.join(work, "target-" + name)
+        os.makedirs(os.path.join(self.dir, "src"))
+        for f in os.listdir(FIXTURES):
+            shutil.copy(os.path.join(FIXTURES, f), os.path.join(self.dir, "src", f))
+        self.write("Cargo.toml", f'[package]\nname = "{name}"\nversion = "0.1.0"\nedition = "2021"\npublish = false\n\n'
+                   f'{manifest_deps}\n[workspace]\n')
+        self.write("build.rs", build_rs)
+        self.write("src/lib.rs", lib_rs)
+
+    def write(self, rel, text):
+        path = os.path.join(self.dir, rel)
+        if os.path.exists(path) and open(path).read() == text:
+            return
+        open(path, "w").write(text)
+
+    def cargo(self, env, *args, offline=True):
+        cmd = ["cargo", *args, "--target-dir", self.target] + (["--offline"] if offline else [])
+        t = time.perf_counter()
+        p = subprocess.run(cmd, cwd=self.dir, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        dt = time.perf_counter() - t
+        if p.returncode != 0:
+            sys.exit(f"{self.name}: {' '.join(cmd)} failed:\n{p.stderr[-6000:]}")
+        return dt, p.stderr
+
+    def build(self, env, *extra):
+        """A timed `cargo build`; also says which packages it compiled."""
+        dt, err = self.cargo(env, "build", *extra)
+        compiled = re.findall(r"^\s*Compiling (\S+)", err, re.M)
+        return dt, compiled, err
+
+    def cold(self, env, *extra):
+        self.cargo(env, "clean", "-p", self.name)
+        for d in glob.glob(os.path.join(self.target, "debug", "build", self.name.replace("-", "_") + "-*")):
+            shutil.rmtree(d, ignore_errors=True)  # clean -p removes these; make sure
+        for _ in range(3):
+            dt, compiled, err = self.build(env, *extra)
+            if set(compiled) == {self.name}:
+                return dt, err
+            # A dependency rebuilt (someone edited ptx-build meanwhile): not a measurement of
+            # this crate; it is built now, so measure again.
+            print(f"  note: {self.name} cold build also compiled {compiled}; measuring again", file=sys.stderr)
+            self.cargo(env, "clean", "-p", self.name)
+        sys.exit(f"{self.name}: dependencies keep rebuilding")
+
+    def ptx(self):
+        """{relative path: sha256} of every PTX file the build script left in OUT_DIR."""
+        out = {}
+        for p in glob.glob(os.path.join(self.target, "debug", "build", "*", "out", "**", "*.ptx"), recursive=True):
+            out[os.path.relpath(p, self.target)] = hashlib.sha256(open(p, "rb").read()).hexdigest()
+        return out
+
+
+def unit_times(crate):
+    """Seconds per unit of the crate itself in the newest `cargo build --timings` report."""
+    reports = sorted(glob.glob(os.path.join(crate.target, "cargo-timings", "cargo-timing-*.html")), key=os.path.getmtime)
+    if not reports:
+        return {}
+    m = re.search(r"const UNIT_DATA = (\[.*?\]);", open(reports[-1]).read(), re.S)
+    out = {}
+    for u in json.loads(m.group(1)) if m else []:
+        if u.get("name") == crate.name:
+            what = {"run-custom-build": "build script run"}.get(u.get("mode"), "")
+            if not what:
+                what = "build script compile" if "build-script" in str(u.get("target", "")) else "crate compile"
+            out[what] = out.get(what, 0) + float(u.get("duration", 0))
+    return out
+
+
+def flip_define(crate):
+    path = os.path.join(crate.dir, "src", "utils.cuh")
+    text = open(path).read()
+    new = text.replace("#define USE_LDG 1", "#define USE_LDG 0") if "#define USE_LDG 1" in text \
+        else text.replace("#define USE_LDG 0", "#define USE_LDG 1")
+    assert new != text
+    open(path, "w").write(new)
+
+
+def classify(args):
+    a = args.split()
+    if "--version" in a or "-V" in a:
+        return "--version"
+    if any(x.startswith("--list-gpu") for x in a):
+        return next(x for x in a if x.startswith("--list-gpu"))
+    if "-E" in a:
+        return "-E (preprocess only)"
+    if "-ptx" in a or "--ptx" in a:
+        return "-ptx (compile)"
+    return "other: " + " ".join(a[:3])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--keep", action="store_true", help="keep the temp dir")
+    a = ap.parse_args()
+    bin_dir = cuda_bin()
+    env = base_env(bin_dir)
+    nvcc_version = subprocess.run([os.path.join(bin_dir, "nvcc"), "--version"], capture_output=True, text=True).stdout
+    nvcc_version = re.search(r"V(\d+\.\d+\.\d+)", nvcc_version).group(1)
+    work = tempfile.mkdtemp(prefix="cargo-ptx-bindgen-cuda-bench-")
+    pb, pr = os.path.join(ROOT, "ptx-build"), os.path.join(ROOT, "ptx-runtime")
+    ours = Crate(work, OURS, OURS_BUILD % "compute_80",
+                 f'[dependencies]\nptx-runtime = {{ path = "{pr}" }}\n\n[build-dependencies]\nptx-build = {{ path = "{pb}" }}\n',
+                 "pub mod kernels {\n    ptx_runtime::include_kernels!();\n}\n")
+    shutil.copy(os.path.join(ROOT, "Cargo.lock"), os.path.join(ours.dir, "Cargo.lock"))  # the repo's versions
+    theirs = Crate(work, THEIRS, THEIRS_BUILD, '[build-dependencies]\nbindgen_cuda = "0.1"\n', "")
+    ncu = len(glob.glob(os.path.join(FIXTURES, "*.cu")))
+
+    print(f"work dir {work}; warming up (dependencies, tool caches)...", file=sys.stderr)
+    for c in (ours, theirs):
+        try:
+            c.cargo(env, "build")
+        except SystemExit:
+            c.cargo(env, "build", offline=False)
+    bg_version = re.search(r'name = "bindgen_cuda"\nversion = "([^"]+)"', open(os.path.join(theirs.dir, "Cargo.lock")).read()).group(1)
+    kernels = sum(open(os.path.join(ours.target, p)).read().count(".entry ") for p in ours.ptx())
+    theirs_kernels = sum(open(os.path.join(theirs.target, p)).read().count(".entry ") for p in theirs.ptx())
+
+    # Cold builds, alternating (the order flips every round).
+    cold = collections.defaultdict(list)
+    for r in range(a.runs):
+        order = ["ours", "theirs", "cubin"] if r % 2 == 0 else ["theirs", "cubin", "ours"]
+        for what in order:
+            if what == "theirs":
+                dt, _ = theirs.cold(env)
+            else:
+                ours.write("build.rs", OURS_BUILD % ("compute_80" if what == "ours" else "sm_80"))
+                dt, _ = ours.cold(env)
+            cold[what].append(dt)
+            print(f"  cold run {r + 1}: {what} {dt:.2f} s", file=sys.stderr)
+    ours.write("build.rs", OURS_BUILD % "compute_80")
+
+    # nvcc starts and phases of one cold build each, through the logging wrapper.
+    counts, phases, nvcc_wall, summary, units = {}, {}, {}, {}, {}
+    for c, extra in ((ours, True), (theirs, False)):
+        wdir = os.path.join(work, "wrap-" + c.name)
+        os.makedirs(wdir)
+        log, csv = os.path.join(wdir, "calls.log"), os.path.join(wdir, "times.csv")
+        w = os.path.join(wdir, "nvcc")
+        open(w, "w").write(WRAPPER % {"real": os.path.join(bin_dir, "nvcc"), "csv": csv, "log": log})
+        os.chmod(w, 0o755)
+        wenv = dict(env, PATH=wdir + os.pathsep + env["PATH"])
+        if extra:
+            wenv["NVCC"] = w  # ptx-build: a variable naming one file wins over PATH
+        c.cold(wenv)  # once to let ptx-build remember the wrapper's version and arch list,
+        for f in (log, csv):  # as it has the real nvcc's in the timed runs; then count
+            if os.path.exists(f):
+                os.remove(f)
+        _, err = c.cold(wenv)
+        if c is ours:
+            summary[c.name] = [l.strip() for l in err.splitlines() if "typed" in l][-3:]
+        calls = [l.split(" ", 2) for l in open(log).read().splitlines()] if os.path.exists(log) else []
+        counts[c.name] = collections.Counter(classify(x[2] if len(x) > 2 else "") for x in calls)
+        nvcc_wall[c.name] = sum(float(x[1]) - float(x[0]) for x in calls)
+        ph = collections.defaultdict(float)
+        if os.path.exists(csv):
+            for line in open(csv).read().splitlines():
+                f = [x.strip() for x in line.split(",")]
+                if len(f) >= 8 and f[-1] == "ms":
+                    ph[f[1]] += float(f[-2])
+        phases[c.name] = ph
+        # Back to a build without the wrapper, with cargo's per-unit times (build script compile,
+        # build script run, crate compile) from `--timings`.
+        c.cold(env, "--timings")
+        units[c.name] = unit_times(c)
+
+    # Header edit: flip a #define every kernel depends on; did the PTX change?
+    edit = collections.defaultdict(list)
+    verdict = collections.defaultdict(list)
+    for r in range(a.runs):
+        for c in ((ours, theirs) if r % 2 == 0 else (theirs, ours)):
+            before = c.ptx()
+            flip_define(c)
+            dt, _, _ = c.build(env)
+            after = c.ptx()
+            changed = sum(1 for k, h in after.items() if before.get(k) != h)
+            edit[c.name].append(dt)
+            verdict[c.name].append((changed, len(after)))
+            print(f"  header edit {r + 1}: {c.name} {dt:.2f} s, {changed}/{len(after)} PTX files changed", file=sys.stderr)
+
+    # No-op: nothing changed since the last build.
+    noop = collections.defaultdict(list)
+    for c in (ours, theirs):
+        c.build(env)
+    for r in range(a.runs):
+        for c in ((ours, theirs) if r % 2 == 0 else (theirs, ours)):
+            dt, compiled, _ = c.build(env)
+            if compiled:
+                print(f"  note: no-op build of {c.name} compiled {compiled}", file=sys.stderr)
+            noop[c.name].append(dt)
+
+    m = statistics.median
+    fmt = lambda xs: ", ".join(f"{x:.2f}" for x in xs)
+    o, t, cu = m(cold["ours"]), m(cold["theirs"]), m(cold["cubin"])
+    no, nt = m(noop[OURS]), m(noop[THEIRS])
+
+    def rebuild(name):
+        ok = all(ch == n and n > 0 for ch, n in verdict[name])
+        none = all(ch == 0 for ch, _ in verdict[name])
+        last = verdict[name][-1]
+        word = "correct rebuild" if ok else ("stale PTX" if none else "partly rebuilt")
+        return f"{word} ({last[0]}/{last[1]} PTX files changed)"
+
+    def starts(name):
+        c = counts[name]
+        return f"{sum(c.values())}: " + ", ".join(f"{n} {k}" for k, n in sorted(c.items(), key=lambda kv: -kv[1]))
+
+    def phase_line(name):
+        ph = phases[name]
+        return ", ".join(f"{k} {v / 1000:.1f} s" for k, v in sorted(ph.items(), key=lambda kv: -kv[1]) if v >= 1)
+
+    print()
+    print(f"{ncu} .cu files + utils.cuh, {kernels} kernels (`.entry`; bindgen_cuda's PTX: {theirs_kernels}), "
+          f"nvcc {nvcc_version}, bindgen_cuda {bg_version}, {os.cpu_count()} CPUs, {a.runs} runs interleaved, `cargo build` (dev profile)")
+    print()
+    print("| what | ptx-build | bindgen_cuda | ptx-build vs bindgen_cuda | target |")
+    print("|---|---|---|---|---|")
+    print(f"| cold, PTX only (`compute_80` / `sm_80 --ptx`) | {o:.2f} s | {t:.2f} s | {o / t:.2f}x | <= 1.1x |")
+    print(f"| cold, PTX + sm_80 cubins (theirs: PTX only) | {cu:.2f} s | {t:.2f} s | {cu / t:.2f}x | report |")
+    print(f"| no-op `cargo build` | {no * 1000:.0f} ms | {nt * 1000:.0f} ms | {(no - nt) * 1000:+.0f} ms | <= +20 ms |")
+    print(f"| header edit (`USE_LDG` in utils.cuh), rebuild | {m(edit[OURS]):.2f} s, {rebuild(OURS)} | "
+          f"{m(edit[THEIRS]):.2f} s, {rebuild(THEIRS)} | | correct rebuild |")
+    print(f"| nvcc starts, one cold PTX-only build | {starts(OURS)} | {starts(THEIRS)} | | |")
+    print(f"| summed wall time of those nvcc runs | {nvcc_wall[OURS]:.1f} s | {nvcc_wall[THEIRS]:.1f} s | "
+          f"{nvcc_wall[OURS] / max(nvcc_wall[THEIRS], 1e-9):.2f}x | |")
+    print()
+    print(f"runs (s): cold PTX ours [{fmt(cold['ours'])}], theirs [{fmt(cold['theirs'])}], cubins [{fmt(cold['cubin'])}]; "
+          f"no-op ours [{fmt(noop[OURS])}], theirs [{fmt(noop[THEIRS])}]; header edit ours [{fmt(edit[OURS])}], theirs [{fmt(edit[THEIRS])}]")
+    print(f"nvcc phases summed over one cold build (`nvcc --time`): ptx-build: {phase_line(OURS)}; bindgen_cuda: {phase_line(THEIRS)}")
+    for name, label in ((OURS, "ptx-build"), (THEIRS, "bindgen_cuda")):
+        if units.get(name):
+            print(f"cargo --timings, one cold build, {label}: " + ", ".join(f"{k} {v:.2f} s" for k, v in units[name].items()))
+    if summary.get(OURS):
+        print("ptx-build said: " + " / ".join(summary[OURS]))
+    if a.keep:
+        print(f"kept {work}")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
