@@ -221,3 +221,70 @@ fn cuda_vendor_types_get_ptx_runtime_host_types() {
     assert!(ok, "fp8 and half2 parameters have host types and pass the layout checks:\n{log}");
     assert!(!log.contains("has no typed launch method"), "{log}");
 }
+
+/// The part of a failed build's log after cargo's `--- stderr` line, indentation and the
+/// temp folder's path taken out, for comparing with tests/snapshots/NAME (`UPDATE_SNAPSHOTS=1`
+/// rewrites it).
+fn assert_stderr_snapshot(name: &str, log: &str, root: &Path) {
+    let section = log.split("--- stderr\n").nth(1).unwrap_or_else(|| panic!("no stderr section:\n{log}"));
+    // Up to the script's `Error:` line; cargo's own lines after it depend on its other jobs.
+    let lines: Vec<&str> = section.lines().collect();
+    let end = lines.iter().position(|l| l.starts_with("  Error: ")).map_or(lines.len(), |i| i + 1);
+    let text: String =
+        lines[..end].iter().map(|l| l.strip_prefix("  ").unwrap_or(l).replace(&root.display().to_string(), "[ROOT]") + "\n").collect();
+    let snapshot = repo().join("tests/snapshots").join(name);
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(&snapshot, &text).unwrap();
+    }
+    let expected = std::fs::read_to_string(&snapshot).unwrap_or_default();
+    assert!(text == expected, "{name} changed; rerun with UPDATE_SNAPSHOTS=1 if that is intended:\n{text}");
+}
+
+#[test]
+fn kernel_diagnostics_through_cargo_build_name_the_file_show_the_line_and_come_once() {
+    common::cuda();
+    // A Rust error, then (fixed, a warning left) an nvcc error for two archs, then success.
+    let broken = "#![no_std]\n#![feature(abi_ptx)]\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn scale(a: f32, x: *mut f32) {\n    let unused = 3;\n    *x = a * undefined_thing;\n}\n#[panic_handler]\nfn p(_: &core::panic::PanicInfo) -> ! { loop {} }\n";
+    let p = cuda_host("host_diag", &[], "");
+    let root = p.path().canonicalize().unwrap();
+    write(p.path().join("kernels/src/lib.rs"), broken);
+    write(
+        p.path().join("host/build.rs"),
+        "fn main() -> Result<(), ptx_build::Error> {\n    ptx_build::Builder::new().kernel_crate(\"../kernels\").cuda(\"cuda/*.cu\").arch(\"sm_80,sm_90\").build()?;\n    Ok(())\n}\n",
+    );
+    write(p.path().join("kernels/Cargo.toml"), "[package]\nname = \"host_diag_kernels\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[package.metadata.ptx]\narchs = [\"sm_80\", \"sm_90\"]\n[workspace]\n");
+    write(p.path().join("host/cuda/k.cu"), "extern \"C\" __global__ void fill(float *x) { x[0] = 1.0f; }\n");
+    let (ok, log) = cargo_build(p.path());
+    assert!(!ok, "{log}");
+    // The path names the kernel crate's file from anywhere (not `src/lib.rs`, the host's own).
+    assert!(log.contains(&format!(" --> {}:6:14", root.join("kernels/src/lib.rs").display())), "{log}");
+    assert_eq!(log.matches("cannot find value `undefined_thing`").count(), 1, "once:\n{log}");
+    assert!(!log.contains("cargo:rerun-if") && !log.contains("--- stdout"), "no directives in a failed build's output:\n{log}");
+    assert_stderr_snapshot("build-script-rust-error.txt", &log, &root);
+
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    write_at(p.path().join("kernels/src/lib.rs"), &broken.replace("undefined_thing", "2.0"), later);
+    write_at(p.path().join("host/cuda/k.cu"), "extern \"C\" __global__ void fill(float *x) {\n    x[0] = undefined_cu + 1.0f;\n}\n", later);
+    let (ok, log) = cargo_build(p.path());
+    assert!(!ok, "{log}");
+    assert!(log.contains(&format!(" --> {}:2:12", root.join("host/cuda/k.cu").display())), "{log}");
+    assert_eq!(log.matches("identifier \"undefined_cu\" is undefined").count(), 1, "one error for both archs:\n{log}");
+    assert!(log.contains("for sm_80, sm_90"), "{log}");
+    assert_eq!(log.matches("unused variable: `unused`").count(), 1, "the kernel warning beside the error, once:\n{log}");
+    assert!(!log.contains("cargo:"), "{log}");
+    assert_stderr_snapshot("build-script-nvcc-error.txt", &log, &root);
+
+    // Warnings come when the kernel crate compiles (a fresh one is not recompiled): edit it too.
+    let later = later + std::time::Duration::from_secs(60);
+    write_at(p.path().join("host/cuda/k.cu"), "extern \"C\" __global__ void fill(float *x) { x[0] = 1.0f; }\n", later);
+    write_at(p.path().join("kernels/src/lib.rs"), &broken.replace("undefined_thing", "3.0"), later);
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok, "{log}");
+    assert_eq!(
+        log.matches("warning: host_diag@0.1.0: unused variable: `unused`").count(),
+        1,
+        "shown once, as cargo shows warnings:\n{log}"
+    );
+    assert!(log.contains(&format!("warning: host_diag@0.1.0:  --> {}:5:9", root.join("kernels/src/lib.rs").display())), "{log}");
+    assert!(!log.contains("@0.1.0: warning:"), "no doubled prefix:\n{log}");
+}

@@ -59,12 +59,17 @@ pub struct Diagnostic {
     /// The compiler's own rendering (rustc's), printed unchanged in human output.
     #[serde(skip)]
     pub rendered: Option<String>,
+    /// The folder a relative `file` (and the paths in `rendered`) is relative to: the kernel
+    /// crate's workspace for rustc, its package for nvcc. A build script has no other way to
+    /// name the file from where cargo was started, so it shows `root.join(file)`.
+    #[serde(skip)]
+    pub root: Option<PathBuf>,
 }
 
 impl Diagnostic {
     /// A diagnostic with no location yet.
     pub fn new(level: Level, message: impl Into<String>) -> Self {
-        Diagnostic { level, message: message.into(), file: None, line: None, column: None, notes: Vec::new(), rendered: None }
+        Diagnostic { level, message: message.into(), file: None, line: None, column: None, notes: Vec::new(), rendered: None, root: None }
     }
 
     /// A warning with no location yet.
@@ -89,6 +94,21 @@ impl Diagnostic {
     pub fn note(mut self, note: impl Into<String>) -> Self {
         self.notes.push(note.into());
         self
+    }
+
+    /// Records the folder `file` is relative to (kept where one was recorded before).
+    pub fn rooted(mut self, root: &Path) -> Self {
+        self.root.get_or_insert_with(|| root.to_path_buf());
+        self
+    }
+
+    /// `file` joined to `root`: absolute where the root is known.
+    pub fn full_path(&self) -> Option<PathBuf> {
+        let file = self.file.as_ref()?;
+        Some(match &self.root {
+            Some(root) => root.join(file),
+            None => file.clone(),
+        })
     }
 
     /// `file:line:col`, as far as known.
@@ -119,5 +139,145 @@ impl fmt::Display for Diagnostic {
             write!(f, "\n   = {note}")?;
         }
         Ok(())
+    }
+}
+
+impl Diagnostic {
+    /// The full text with every path absolute (`root` joined), the source line and a caret
+    /// under the column: what a build script prints, where the reader cannot know which folder
+    /// a relative path starts from. rustc's own rendering is kept, its `-->`/`:::` paths made
+    /// absolute.
+    pub fn render_absolute(&self) -> String {
+        if let Some(rendered) = &self.rendered {
+            let root = self.root.as_deref();
+            return rendered.trim_end().lines().map(|l| absolute_location_line(l, root)).collect::<Vec<_>>().join("\n");
+        }
+        // rustc's layout: the gutter as wide as the line number.
+        let pad = " ".repeat(self.line.map_or(1, |l| l.to_string().len()));
+        let mut s = format!("{}: {}", self.level, self.message);
+        let mut shown_source = false;
+        if let Some(file) = self.full_path() {
+            s.push_str(&format!("\n{pad}--> {}", file.display()));
+            if let Some(line) = self.line {
+                s.push_str(&format!(":{line}"));
+                if let Some(col) = self.column.filter(|c| *c > 0) {
+                    s.push_str(&format!(":{col}"));
+                }
+                if let Some(snippet) = snippet(&file, line, self.column) {
+                    s.push_str(&snippet);
+                    shown_source = true;
+                }
+            }
+        }
+        for note in &self.notes {
+            // ptxas adds the source text as a note for the CLI; the snippet shows it already.
+            if shown_source && note.starts_with("source: ") {
+                continue;
+            }
+            s.push_str(&format!("\n{pad} = {note}"));
+        }
+        s
+    }
+
+    /// [`Diagnostic::render_absolute`] without the leading `error: `/`warning: `: cargo puts
+    /// its own `warning: pkg@ver: ` before each `cargo:warning` line.
+    pub fn render_absolute_unprefixed(&self) -> String {
+        let text = self.render_absolute();
+        let prefix = format!("{}: ", self.level);
+        match text.strip_prefix(&prefix) {
+            Some(rest) => rest.to_string(),
+            // rustc's `warning[E0000]: msg`: `msg [E0000]`, the code kept, the level dropped.
+            None => match text.strip_prefix(&self.level.to_string()).and_then(|r| r.strip_prefix('[')).and_then(|r| r.split_once("]: ")) {
+                Some((code, rest)) => match rest.split_once('\n') {
+                    Some((first, more)) => format!("{first} [{code}]\n{more}"),
+                    None => format!("{rest} [{code}]"),
+                },
+                None => text,
+            },
+        }
+    }
+}
+
+/// `   |\n 6 |     code\n   |     ^`: the source line under a location, the caret at `column`
+/// (1-based, in characters) or under the line's first character when no column is known.
+fn snippet(file: &Path, line: u32, column: Option<u32>) -> Option<String> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let src = text.lines().nth(line.checked_sub(1)? as usize)?.trim_end();
+    if src.trim().is_empty() {
+        return None;
+    }
+    let number = line.to_string();
+    let pad = " ".repeat(number.len());
+    let caret_at = match column.filter(|c| *c > 0) {
+        Some(c) => (c as usize - 1).min(src.chars().count()),
+        None => src.chars().take_while(|c| c.is_whitespace()).count(),
+    };
+    // Tabs stay tabs so the caret lines up however the terminal shows them.
+    let lead: String = src.chars().take(caret_at).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
+    Some(format!("\n{pad} |\n{number} | {src}\n{pad} | {lead}^"))
+}
+
+/// A rustc `  --> src/lib.rs:6:14` or `  ::: src/x.rs:1:1` line with the path joined to `root`.
+fn absolute_location_line(line: &str, root: Option<&Path>) -> String {
+    let Some(root) = root else { return line.to_string() };
+    let trimmed = line.trim_start();
+    let indent = &line[..line.len() - trimmed.len()];
+    for arrow in ["--> ", "::: "] {
+        if let Some(rest) = trimmed.strip_prefix(arrow) {
+            // `path:line:col`: the path is what comes before the last two `:` fields.
+            let mut parts = rest.rsplitn(3, ':');
+            let (col, ln, path) = (parts.next(), parts.next(), parts.next());
+            if let (Some(col), Some(ln), Some(path)) = (col, ln, path) {
+                if ln.parse::<u32>().is_ok() && col.trim().parse::<u32>().is_ok() && Path::new(path).is_relative() {
+                    return format!("{indent}{arrow}{}:{ln}:{col}", root.join(path).display());
+                }
+            }
+        }
+    }
+    line.to_string()
+}
+
+#[cfg(test)]
+mod diag_tests {
+    use super::*;
+
+    fn temp_source() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/lib.rs"), "fn a() {}\n\tlet x = y + 1;\n").unwrap();
+        let root = dir.path().to_path_buf();
+        (dir, root)
+    }
+
+    #[test]
+    fn diag_renders_an_absolute_path_the_source_line_and_a_caret() {
+        let (_dir, root) = temp_source();
+        let d = Diagnostic::error("ptxas: bad")
+            .at("src/lib.rs", Some(2), Some(10))
+            .note("source: let x = y + 1;")
+            .note("for sm_80, sm_90")
+            .rooted(&root);
+        let text = d.render_absolute();
+        let expected = format!(
+            "error: ptxas: bad\n --> {}:2:10\n  |\n2 | \tlet x = y + 1;\n  | \t        ^\n  = for sm_80, sm_90",
+            root.join("src/lib.rs").display()
+        );
+        assert_eq!(text, expected);
+        assert!(d.render_absolute_unprefixed().starts_with("ptxas: bad\n"));
+    }
+
+    #[test]
+    fn diag_without_a_column_puts_the_caret_under_the_first_character() {
+        let (_dir, root) = temp_source();
+        let text = Diagnostic::warning("w").at("src/lib.rs", Some(2), None).rooted(&root).render_absolute();
+        assert!(text.ends_with("2 | \tlet x = y + 1;\n  | \t^"), "{text}");
+    }
+
+    #[test]
+    fn diag_rustc_rendering_gets_absolute_paths_and_keeps_its_code() {
+        let mut d = Diagnostic::error("cannot find value").at("src/lib.rs", Some(6), Some(14)).rooted(Path::new("/k"));
+        d.rendered = Some("error[E0425]: cannot find value\n --> src/lib.rs:6:14\n  |\n  ::: /abs/other.rs:1:2\n".into());
+        assert_eq!(d.render_absolute(), "error[E0425]: cannot find value\n --> /k/src/lib.rs:6:14\n  |\n  ::: /abs/other.rs:1:2");
+        assert!(d.render_absolute_unprefixed().starts_with("cannot find value [E0425]\n --> /k/src/lib.rs:6:14"));
     }
 }

@@ -666,6 +666,7 @@ impl CrateJob<'_> {
                 "`extern \"ptx-kernel\" fn {name}` has no `#[no_mangle]`, so it is not exported as kernel `{name}`"
             ))
             .at(relative(&file, &self.krate.dir), Some(line), None)
+            .rooted(&self.krate.dir)
             .note("hosts load kernels by name: add `#[no_mangle]` to the function, or use `#[ptx_device::kernel]`");
             reporter.report(Event::Diagnostic(&d));
         }

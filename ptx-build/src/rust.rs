@@ -323,7 +323,7 @@ impl Frontend<'_> {
             for line in BufReader::new(stdout).lines().map_while(std::result::Result::ok) {
                 match Message::parse(&line) {
                     Some(Message::CompilerMessage { message }) => {
-                        let d = from_rustc(&message);
+                        let d = from_rustc(&message).rooted(&self.krate.workspace_root);
                         if d.level == Level::Error && !d.message.starts_with("aborting due to") {
                             errors += 1;
                         }
