@@ -101,6 +101,8 @@ impl Printer {
                 "column": d.column,
                 "notes": d.notes,
             }));
+            // The same in cargo's shape, which editors and CI annotators read.
+            self.json(d.compiler_message());
             return;
         }
         if d.rendered.is_some() {
@@ -160,6 +162,7 @@ impl Printer {
             self.json(
                 json!({"reason": "ptx-diagnostic", "level": "error", "message": e.to_string(), "file": null, "line": null, "column": null}),
             );
+            self.json(Diagnostic::error(e.to_string()).compiler_message());
             return;
         }
         let _ = writeln!(std::io::stderr(), "{}{} {e}", style("error").red().bold(), style(":").bold());

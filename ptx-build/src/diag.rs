@@ -64,12 +64,43 @@ pub struct Diagnostic {
     /// name the file from where cargo was started, so it shows `root.join(file)`.
     #[serde(skip)]
     pub root: Option<PathBuf>,
+    /// The kernel crate the diagnostic is about (the engine adds it), for cargo's JSON
+    /// `compiler-message`, which names a package and target.
+    #[serde(skip)]
+    pub origin: Option<Origin>,
+    /// The compiler's own JSON (rustc's `message` object), forwarded in `compiler-message`s.
+    #[serde(skip)]
+    pub compiler_json: Option<serde_json::Value>,
+}
+
+/// The package a diagnostic belongs to, as cargo's JSON messages name it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    /// The package name.
+    pub package: String,
+    /// Its `Cargo.toml`.
+    pub manifest_path: PathBuf,
+    /// The lib target's crate name.
+    pub target: String,
+    /// The lib target's root file.
+    pub src_path: PathBuf,
 }
 
 impl Diagnostic {
     /// A diagnostic with no location yet.
     pub fn new(level: Level, message: impl Into<String>) -> Self {
-        Diagnostic { level, message: message.into(), file: None, line: None, column: None, notes: Vec::new(), rendered: None, root: None }
+        Diagnostic {
+            level,
+            message: message.into(),
+            file: None,
+            line: None,
+            column: None,
+            notes: Vec::new(),
+            rendered: None,
+            root: None,
+            origin: None,
+            compiler_json: None,
+        }
     }
 
     /// A warning with no location yet.
@@ -237,6 +268,110 @@ fn absolute_location_line(line: &str, root: Option<&Path>) -> String {
     line.to_string()
 }
 
+impl Diagnostic {
+    /// The diagnostic as cargo's `--message-format json` line (`"reason": "compiler-message"`),
+    /// which editors and CI annotators read: rustc's own JSON where it came from rustc, else
+    /// one built from the location (one primary span with the source line), the notes as
+    /// `note` children and [`Diagnostic::render_absolute`] as `rendered`. File names are
+    /// absolute: the kernel crate is not the workspace a tool reading the stream knows.
+    pub fn compiler_message(&self) -> serde_json::Value {
+        use serde_json::json;
+        let message = match &self.compiler_json {
+            Some(raw) => {
+                let mut m = raw.clone();
+                absolutize_spans(&mut m, self.root.as_deref());
+                if let Some(r) = m.get("rendered").and_then(|r| r.as_str()) {
+                    let root = self.root.as_deref();
+                    let fixed: Vec<String> = r.lines().map(|l| absolute_location_line(l, root)).collect();
+                    m["rendered"] = json!(fixed.join("\n") + "\n");
+                }
+                m
+            }
+            None => {
+                let children: Vec<serde_json::Value> = self
+                    .notes
+                    .iter()
+                    .map(|n| json!({"message": n, "code": null, "level": "note", "spans": [], "children": [], "rendered": null}))
+                    .collect();
+                json!({
+                    "$message_type": "diagnostic",
+                    "message": self.message,
+                    "code": null,
+                    "level": self.level,
+                    "spans": self.span().into_iter().collect::<Vec<_>>(),
+                    "children": children,
+                    "rendered": self.render_absolute() + "\n",
+                })
+            }
+        };
+        let (package_id, manifest_path, target) = match &self.origin {
+            Some(o) => {
+                let dir = o.manifest_path.parent().unwrap_or(Path::new("/"));
+                (
+                    // cargo's package ID spec of a path package (the version is not known here).
+                    format!("path+file://{}#{}", dir.display(), o.package),
+                    o.manifest_path.display().to_string(),
+                    json!({"kind": ["lib"], "crate_types": ["rlib"], "name": o.target, "src_path": o.src_path,
+                           "edition": "2021", "doc": true, "doctest": false, "test": false}),
+                )
+            }
+            None => (
+                String::new(),
+                String::new(),
+                json!({"kind": [], "crate_types": [], "name": "", "src_path": "", "edition": "2021", "doc": false, "doctest": false, "test": false}),
+            ),
+        };
+        json!({"reason": "compiler-message", "package_id": package_id, "manifest_path": manifest_path, "target": target, "message": message})
+    }
+
+    /// rustc's JSON span for the location: byte offsets and the source line read from the file.
+    fn span(&self) -> Option<serde_json::Value> {
+        let file = self.full_path()?;
+        let line = self.line.filter(|l| *l > 0)?;
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        let line_start_byte: usize = text.split_inclusive('\n').take(line as usize - 1).map(str::len).sum();
+        let src = text.lines().nth(line as usize - 1).unwrap_or_default();
+        let col = self.column.filter(|c| *c > 0).unwrap_or_else(|| src.chars().take_while(|c| c.is_whitespace()).count() as u32 + 1);
+        let byte_col: usize = src.chars().take(col as usize - 1).map(char::len_utf8).sum();
+        let start = line_start_byte + byte_col;
+        let end = start + src[byte_col.min(src.len())..].chars().next().map_or(0, char::len_utf8);
+        Some(serde_json::json!({
+            "file_name": file.display().to_string(),
+            "byte_start": start,
+            "byte_end": end,
+            "line_start": line,
+            "line_end": line,
+            "column_start": col,
+            "column_end": col + 1,
+            "is_primary": true,
+            "text": [{"text": src, "highlight_start": col, "highlight_end": col + 1}],
+            "label": null,
+            "suggested_replacement": null,
+            "suggestion_applicability": null,
+            "expansion": null,
+        }))
+    }
+}
+
+/// Every `file_name` of rustc's JSON (spans, children, macro expansions) joined to `root`.
+fn absolutize_spans(v: &mut serde_json::Value, root: Option<&Path>) {
+    let Some(root) = root else { return };
+    match v {
+        serde_json::Value::Object(map) => {
+            if let Some(serde_json::Value::String(f)) = map.get_mut("file_name") {
+                if Path::new(f.as_str()).is_relative() && !f.starts_with('<') {
+                    *f = root.join(&*f).display().to_string();
+                }
+            }
+            for (_, child) in map.iter_mut() {
+                absolutize_spans(child, Some(root));
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|i| absolutize_spans(i, Some(root))),
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod diag_tests {
     use super::*;
@@ -279,5 +414,41 @@ mod diag_tests {
         d.rendered = Some("error[E0425]: cannot find value\n --> src/lib.rs:6:14\n  |\n  ::: /abs/other.rs:1:2\n".into());
         assert_eq!(d.render_absolute(), "error[E0425]: cannot find value\n --> /k/src/lib.rs:6:14\n  |\n  ::: /abs/other.rs:1:2");
         assert!(d.render_absolute_unprefixed().starts_with("cannot find value [E0425]\n --> /k/src/lib.rs:6:14"));
+    }
+
+    #[test]
+    fn diag_compiler_message_is_cargos_shape_with_a_span_at_the_line() {
+        let (_dir, root) = temp_source();
+        let mut d = Diagnostic::error("ptxas: bad").at("src/lib.rs", Some(2), Some(6)).note("for sm_80, sm_90").rooted(&root);
+        d.origin = Some(Origin {
+            package: "k".into(),
+            manifest_path: root.join("Cargo.toml"),
+            target: "k".into(),
+            src_path: root.join("src/lib.rs"),
+        });
+        let m = d.compiler_message();
+        assert_eq!(m["reason"], "compiler-message");
+        assert_eq!(m["manifest_path"], root.join("Cargo.toml").display().to_string());
+        let span = &m["message"]["spans"][0];
+        assert_eq!(span["file_name"], root.join("src/lib.rs").display().to_string());
+        // Line 2 starts at byte 10; column 6 is `x`, after a tab and `let `.
+        assert_eq!((span["line_start"].as_u64(), span["column_start"].as_u64(), span["byte_start"].as_u64()), (Some(2), Some(6), Some(15)));
+        assert_eq!(span["text"][0]["text"], "\tlet x = y + 1;");
+        assert_eq!(m["message"]["children"][0]["message"], "for sm_80, sm_90");
+        assert_eq!(m["message"]["level"], "error");
+    }
+
+    #[test]
+    fn diag_compiler_message_forwards_rustcs_json_with_absolute_files() {
+        let mut d = Diagnostic::error("x").at("src/lib.rs", Some(1), Some(1)).rooted(Path::new("/k"));
+        d.compiler_json = Some(serde_json::json!({"message": "x", "level": "error", "code": {"code": "E0425", "explanation": null},
+            "spans": [{"file_name": "src/lib.rs", "expansion": {"span": {"file_name": "/abs/m.rs"}}}],
+            "children": [{"spans": [{"file_name": "src/a.rs"}]}], "rendered": "error: x\n --> src/lib.rs:1:1\n"}));
+        let m = d.compiler_message()["message"].clone();
+        assert_eq!(m["spans"][0]["file_name"], "/k/src/lib.rs");
+        assert_eq!(m["spans"][0]["expansion"]["span"]["file_name"], "/abs/m.rs");
+        assert_eq!(m["children"][0]["spans"][0]["file_name"], "/k/src/a.rs");
+        assert_eq!(m["code"]["code"], "E0425");
+        assert_eq!(m["rendered"], "error: x\n --> /k/src/lib.rs:1:1\n");
     }
 }

@@ -180,7 +180,7 @@ impl BuildOptions {
                 launcher: find_launcher(krate)?,
                 stored: AtomicBool::new(false),
             };
-            let out = job.run(reporter)?;
+            let out = job.run(&crate::report::WithOrigin { inner: reporter, origin: krate.origin() })?;
             if job.stored.load(Ordering::Relaxed) {
                 if let Some(shared) = &job.shared {
                     shared.evict();

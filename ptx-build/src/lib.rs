@@ -67,7 +67,7 @@ pub mod toolchain;
 
 pub use arch::{Arch, ArchRequest};
 pub use builder::{Builder, Generated};
-pub use diag::{Diagnostic, Level};
+pub use diag::{Diagnostic, Level, Origin};
 pub use engine::{BuildOptions, BuildOutput, CheckOutput, CrateOutput, ManifestFlags};
 pub use error::{Error, Result};
 pub use options::{Options, Profile};
