@@ -24,7 +24,7 @@ use crate::arch::ArchRequest;
 use crate::cache;
 use crate::codegen::{self, EmbeddedImage, StructLayout, Unit};
 use crate::config::{glob_files, CudaFiles};
-use crate::diag::Level;
+use crate::diag::{Diagnostic, Level};
 use crate::engine::{BuildOptions, BuildOutput};
 use crate::error::{Error, Result};
 use crate::options::{self, CudaStd, Define, Options, Profile, PtxIsa, Source};
@@ -316,7 +316,7 @@ impl Builder {
                     Some(cu) => c_kernels(cu)?,
                     None => {
                         let krate_dir = c.manifest_path.parent().unwrap_or(Path::new(".")).to_path_buf();
-                        signature::rust_kernels(&c.lib_src.clone().unwrap_or_else(|| krate_dir.join("src/lib.rs")))?
+                        rust_kernels_for_host(&c.lib_src.clone().unwrap_or_else(|| krate_dir.join("src/lib.rs")), reporter)?
                     }
                 };
                 // Unit names are Rust modules of the generated file: unique across crates.
@@ -426,6 +426,21 @@ impl Builder {
         }
         Ok(Unit { name: name.to_string(), kernels: sigs, images, struct_layouts, untyped })
     }
+}
+
+/// The Rust kernels of a crate, their by-value struct types named as the host can reach them
+/// (`use shared::Affine` -> `::shared::Affine`); a type the kernel crate defines itself is a
+/// warning with the fix (see `host_types`).
+fn rust_kernels_for_host(lib_rs: &Path, reporter: &BuildScript) -> Result<Vec<signature::KernelSig>> {
+    let mut sigs = signature::rust_kernels(lib_rs)?;
+    let root = lib_rs.parent().unwrap_or(Path::new("/"));
+    for w in crate::host_types::resolve(lib_rs, &mut sigs)? {
+        // Paths relative to the crate's folder where they lie below it, absolute in the output.
+        let file = w.file.clone().unwrap_or_default();
+        let w = Diagnostic { file: Some(crate::diag::relative(&file, root)), ..w }.rooted(root);
+        reporter.report(Event::Diagnostic(&w));
+    }
+    Ok(sigs)
 }
 
 /// The `__global__` kernels of a .cu file.

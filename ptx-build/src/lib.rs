@@ -48,6 +48,7 @@ mod engine;
 mod error;
 #[doc(hidden)]
 pub mod fuzzing;
+mod host_types;
 #[doc(hidden)]
 pub mod inline_ptx;
 mod link;
