@@ -167,6 +167,11 @@ fn a_struct_by_value_must_have_the_kernels_layout_on_the_host() {
     write(p.path().join("host/src/lib.rs"), &host("C"));
     let (ok, log) = cargo_build(p.path());
     assert!(ok, "the same #[repr(C)] type on both sides builds:\n{log}");
+    // A type of the kernel crate itself: the build says where it is and how to share it, once.
+    let warning = "warning: host_struct@0.1.0: `Affine` (parameter `p` of kernel `affine`) is defined in the kernel crate, which the host cannot depend on";
+    assert_eq!(log.matches(warning).count(), 1, "{log}");
+    assert!(log.contains(&format!("--> {}:5", p.path().canonicalize().unwrap().join("kernels/src/lib.rs").display())), "{log}");
+    assert!(log.contains("fix: move `Affine` into a small `no_std` crate that both the kernel crate and the host depend on"), "{log}");
 
     let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
     write_at(p.path().join("host/src/lib.rs"), &host("C, align(16)"), later);
@@ -287,4 +292,59 @@ fn kernel_diagnostics_through_cargo_build_name_the_file_show_the_line_and_come_o
     );
     assert!(log.contains(&format!("warning: host_diag@0.1.0:  --> {}:5:9", root.join("kernels/src/lib.rs").display())), "{log}");
     assert!(!log.contains("@0.1.0: warning:"), "no doubled prefix:\n{log}");
+}
+
+/// `project` plus a crate `shared/` that kernels and host both depend on, holding `Affine`
+/// (`derive` is the struct's attributes).
+fn shared_struct_project(host: &str, derive: &str) -> tempfile::TempDir {
+    let kernel = format!("#![no_std]\n#![feature(abi_ptx)]\nuse {host}_shared::Affine;\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn affine(p: Affine, x: *mut f32) {{ *x = p.scale * *x + p.shift; }}\n#[panic_handler]\nfn p(_: &core::panic::PanicInfo) -> ! {{ loop {{}} }}\n");
+    let p = project(host, &kernel);
+    let s = p.path().join("shared");
+    std::fs::create_dir_all(s.join("src")).unwrap();
+    write(
+        s.join("Cargo.toml"),
+        &format!(
+            "[package]\nname = \"{host}_shared\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nptx-device-macros = {{ path = {:?} }}\n[target.'cfg(not(target_arch = \"nvptx64\"))'.dependencies]\nptx-runtime = {{ path = {:?} }}\n",
+            repo().join("ptx-device-macros"),
+            repo().join("ptx-runtime")
+        ),
+    );
+    write(s.join("src/lib.rs"), &format!("#![no_std]\n{derive}\npub struct Affine {{\n    pub scale: f32,\n    pub shift: f32,\n}}\n"));
+    for side in ["kernels", "host"] {
+        let manifest = p.path().join(side).join("Cargo.toml");
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        let dep = format!("{host}_shared = {{ path = \"../shared\" }}\n");
+        let text = match text.find("[dependencies]\n") {
+            Some(i) => format!("{}{dep}{}", &text[..i + 15], &text[i + 15..]),
+            None => text.replacen("[package.metadata.ptx]", &format!("[dependencies]\n{dep}[package.metadata.ptx]"), 1),
+        };
+        write(&manifest, &text);
+    }
+    write(
+        p.path().join("host/src/lib.rs"),
+        &format!("pub mod kernels {{\n    ptx_runtime::include_kernels!();\n}}\n#[allow(dead_code)]\nunsafe fn call(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream, cfg: ptx_runtime::cudarc::driver::LaunchConfig, x: &mut ptx_runtime::cudarc::driver::CudaSlice<f32>) {{\n    unsafe {{ k.affine(s, cfg, {host}_shared::Affine {{ scale: 2.0, shift: 1.0 }}, x).unwrap() }};\n}}\n"),
+    );
+    p
+}
+
+#[test]
+fn a_struct_from_a_crate_shared_with_the_kernels_needs_no_host_twin() {
+    common::cuda();
+    let p = shared_struct_project("host_shared", "#[derive(Clone, Copy, ptx_device_macros::DeviceRepr)]\n#[repr(C)]");
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok, "the host names `Affine` through the shared crate, which implements DeviceRepr:\n{log}");
+    assert!(!log.contains("is defined in the kernel crate"), "{log}");
+}
+
+#[test]
+fn a_shared_struct_without_repr_c_gets_the_derives_error() {
+    common::cuda();
+    let p = shared_struct_project("host_norepr", "#[derive(Clone, Copy, ptx_device_macros::DeviceRepr)]");
+    let (ok, log) = cargo_build(p.path());
+    assert!(!ok, "{log}");
+    assert!(
+        log.contains("#[derive(DeviceRepr)]: `Affine` needs `#[repr(C)]`") && log.contains("add `#[repr(C)]` above `struct Affine`"),
+        "{log}"
+    );
+    assert!(log.contains("shared/src/lib.rs:3:12"), "at the struct's name:\n{log}");
 }
