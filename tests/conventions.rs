@@ -190,3 +190,32 @@ fn json_diagnostics_are_cargos_compiler_messages() {
     assert_eq!(nvcc[0].message.level, cargo_metadata::diagnostic::DiagnosticLevel::Error);
     assert!(nvcc[0].package_id.repr.ends_with("#json_cu_kernels"), "{}", nvcc[0].package_id);
 }
+
+#[test]
+fn json_builds_report_each_kernel_crate_as_cargos_compiler_artifact() {
+    cuda();
+    let k = KernelCrate::new(
+        "json_artifact_kernels",
+        "archs = [\"sm_80\"]",
+        "#![no_std]\n#![feature(abi_ptx)]\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn k(x: *mut u32) {\n    *x = 1;\n}\n#[panic_handler]\nfn p(_: &core::panic::PanicInfo) -> ! { loop {} }\n",
+    );
+    let run = k.build(&[]);
+    run.assert_ok();
+    let artifacts: Vec<cargo_metadata::Artifact> = run
+        .stdout
+        .lines()
+        .filter_map(|l| match serde_json::from_str::<cargo_metadata::Message>(l) {
+            Ok(cargo_metadata::Message::CompilerArtifact(a)) => Some(a),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(artifacts.len(), 1, "one per kernel crate:\n{}", run.stdout);
+    let a = &artifacts[0];
+    assert_eq!(a.target.name, "json_artifact_kernels");
+    assert_eq!(a.manifest_path, k.dir.join("Cargo.toml").display().to_string());
+    let ptx = k.artifact("release", "sm_80", "ptx");
+    assert!(a.filenames.iter().any(|f| f.as_std_path() == ptx), "{:?}", a.filenames);
+    assert_eq!(a.profile.opt_level, "3");
+    // The per-file lines stay.
+    assert!(!run.of("ptx-artifact").is_empty());
+}

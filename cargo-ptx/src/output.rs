@@ -193,6 +193,11 @@ impl Printer {
                 if self.verbose > 0 && self.format == Format::Human {
                     print_resources(&out);
                 }
+                if self.format == Format::Json {
+                    for c in &out.crates {
+                        self.json(compiler_artifact(c));
+                    }
+                }
             }
             Err(e) => self.error(&e),
         }
@@ -360,6 +365,31 @@ impl Reporter for Printer {
             Event::Artifact(a) => self.artifact(a),
         }
     }
+}
+
+/// cargo's `compiler-artifact` message for a kernel crate: its PTX and cubin files as
+/// `filenames` (one message per crate, as cargo sends one per compiled unit), so tools that
+/// read cargo's stream see what was built; the `ptx-artifact` lines give the per-file details.
+fn compiler_artifact(c: &ptx_build::CrateOutput) -> serde_json::Value {
+    let origin = ptx_build::Origin {
+        package: c.name.clone(),
+        manifest_path: c.manifest_path.clone(),
+        target: c.lib_name.clone(),
+        src_path: c.lib_src.clone().unwrap_or_else(|| c.manifest_path.with_file_name("src/lib.rs")),
+    };
+    // Artifacts lie under `ptx/<profile>/`: debug kernels are unoptimised.
+    let debug = c.artifacts.iter().any(|a| a.path.components().any(|p| p.as_os_str() == "debug"));
+    json!({
+        "reason": "compiler-artifact",
+        "package_id": origin.package_id(),
+        "manifest_path": c.manifest_path,
+        "target": origin.target_json(),
+        "profile": {"opt_level": if debug { "0" } else { "3" }, "debuginfo": 0, "debug_assertions": false, "overflow_checks": false, "test": false},
+        "features": [],
+        "filenames": c.artifacts.iter().map(|a| &a.path).collect::<Vec<_>>(),
+        "executable": null,
+        "fresh": c.artifacts.iter().all(|a| a.fresh),
+    })
 }
 
 /// The `-v` table: one row per kernel and arch, from the cubins' ptxas reports.

@@ -86,6 +86,20 @@ pub struct Origin {
     pub src_path: PathBuf,
 }
 
+impl Origin {
+    /// cargo's package ID spec of a path package, `path+file:///dir#name` (the version is not
+    /// known here; a spec without one is valid).
+    pub fn package_id(&self) -> String {
+        format!("path+file://{}#{}", self.manifest_path.parent().unwrap_or(Path::new("/")).display(), self.package)
+    }
+
+    /// The `target` object of cargo's JSON messages: the kernel crate's lib target.
+    pub fn target_json(&self) -> serde_json::Value {
+        serde_json::json!({"kind": ["lib"], "crate_types": ["rlib"], "name": self.target, "src_path": self.src_path,
+                           "edition": "2021", "doc": true, "doctest": false, "test": false})
+    }
+}
+
 impl Diagnostic {
     /// A diagnostic with no location yet.
     pub fn new(level: Level, message: impl Into<String>) -> Self {
@@ -305,16 +319,7 @@ impl Diagnostic {
             }
         };
         let (package_id, manifest_path, target) = match &self.origin {
-            Some(o) => {
-                let dir = o.manifest_path.parent().unwrap_or(Path::new("/"));
-                (
-                    // cargo's package ID spec of a path package (the version is not known here).
-                    format!("path+file://{}#{}", dir.display(), o.package),
-                    o.manifest_path.display().to_string(),
-                    json!({"kind": ["lib"], "crate_types": ["rlib"], "name": o.target, "src_path": o.src_path,
-                           "edition": "2021", "doc": true, "doctest": false, "test": false}),
-                )
-            }
+            Some(o) => (o.package_id(), o.manifest_path.display().to_string(), o.target_json()),
             None => (
                 String::new(),
                 String::new(),
