@@ -170,7 +170,7 @@ fn a_struct_by_value_must_have_the_kernels_layout_on_the_host() {
     // A type of the kernel crate itself: the build says where it is and how to share it, once.
     let warning = "warning: host_struct@0.1.0: `Affine` (parameter `p` of kernel `affine`) is defined in the kernel crate, which the host cannot depend on";
     assert_eq!(log.matches(warning).count(), 1, "{log}");
-    assert!(log.contains(&format!("--> {}:5", p.path().canonicalize().unwrap().join("kernels/src/lib.rs").display())), "{log}");
+    assert!(log.contains(&format!("--> {}:5:12", p.path().canonicalize().unwrap().join("kernels/src/lib.rs").display())), "{log}");
     assert!(log.contains("fix: move `Affine` into a small `no_std` crate that both the kernel crate and the host depend on"), "{log}");
 
     let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);

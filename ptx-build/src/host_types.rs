@@ -23,7 +23,7 @@ const NOT_SHARED: &[&str] = &["core", "std", "alloc", "ptx_device"];
 /// (once per type), at its definition, with the fix.
 pub fn resolve(lib_rs: &Path, sigs: &mut [KernelSig]) -> Result<Vec<Diagnostic>> {
     let files = signature::module_files(lib_rs)?;
-    let mut local_types: BTreeMap<String, (PathBuf, u32)> = BTreeMap::new();
+    let mut local_types: BTreeMap<String, (PathBuf, u32, u32)> = BTreeMap::new();
     let mut local_mods: Vec<String> = Vec::new();
     let mut uses: BTreeMap<PathBuf, Uses> = BTreeMap::new();
     for (file, parsed) in &files {
@@ -46,13 +46,13 @@ pub fn resolve(lib_rs: &Path, sigs: &mut [KernelSig]) -> Result<Vec<Diagnostic>>
                         continue;
                     }
                     warned.push(name.clone());
-                    let (file, line) = local_types.get(&name).cloned().unwrap_or_else(|| (sig.file.clone(), sig.line));
+                    let (file, line, column) = local_types.get(&name).cloned().unwrap_or_else(|| (sig.file.clone(), sig.line, 0));
                     warnings.push(
                         Diagnostic::warning(format!(
                             "`{name}` (parameter `{}` of kernel `{}`) is defined in the kernel crate, which the host cannot depend on: the generated `kernels.rs` names it `{ty}`, so the host needs a type of that name in scope",
                             p.name, sig.name
                         ))
-                        .at(file, Some(line), None)
+                        .at(file, Some(line), Some(column).filter(|c| *c > 0))
                         .note(format!(
                             "fix: move `{name}` into a small `no_std` crate that both the kernel crate and the host depend on, with `#[derive(Clone, Copy, ptx_device_macros::DeviceRepr)]` and `#[repr(C)]`, and `use` it in the kernels (README: \"Struct parameters\"; examples/affine)"
                         )),
@@ -103,7 +103,7 @@ fn walk_tree(tree: &syn::UseTree, mut prefix: Vec<String>, out: &mut Uses) {
 }
 
 /// Types (`struct`, `enum`, `union`, `type`) and modules the kernel crate defines.
-fn collect_local(items: &[syn::Item], file: &Path, types: &mut BTreeMap<String, (PathBuf, u32)>, mods: &mut Vec<String>) {
+fn collect_local(items: &[syn::Item], file: &Path, types: &mut BTreeMap<String, (PathBuf, u32, u32)>, mods: &mut Vec<String>) {
     for item in items {
         let ident = match item {
             syn::Item::Struct(s) => &s.ident,
@@ -119,7 +119,9 @@ fn collect_local(items: &[syn::Item], file: &Path, types: &mut BTreeMap<String, 
             }
             _ => continue,
         };
-        types.entry(ident.to_string()).or_insert_with(|| (file.to_path_buf(), ident.span().start().line as u32));
+        // proc-macro2 columns count characters from 0; diagnostics count from 1.
+        let start = ident.span().start();
+        types.entry(ident.to_string()).or_insert_with(|| (file.to_path_buf(), start.line as u32, start.column as u32 + 1));
     }
 }
 
@@ -132,7 +134,7 @@ enum Resolved {
     Local(String),
 }
 
-fn host_path(ty: &str, uses: &Uses, local_types: &BTreeMap<String, (PathBuf, u32)>, local_mods: &[String]) -> Resolved {
+fn host_path(ty: &str, uses: &Uses, local_types: &BTreeMap<String, (PathBuf, u32, u32)>, local_mods: &[String]) -> Resolved {
     let Ok(path) = syn::parse_str::<syn::Path>(ty) else { return Resolved::AsWritten };
     if path.leading_colon.is_some() {
         return Resolved::AsWritten; // `::shared::Affine`: already a crate path
@@ -211,7 +213,7 @@ mod tests {
         let (types, warnings) = resolve_src(&src);
         assert_eq!(types, ["Affine", "Inner", "Affine"], "kept as written: a host twin still works");
         assert_eq!(warnings.len(), 2, "once per type: {warnings:?}");
-        assert_eq!((warnings[0].line, warnings[1].line), (Some(5), Some(1)));
+        assert_eq!((warnings[0].line, warnings[0].column, warnings[1].line), (Some(5), Some(12), Some(1)));
         assert!(
             warnings[0].message.contains("`Affine` (parameter `p` of kernel `a`) is defined in the kernel crate"),
             "{}",
