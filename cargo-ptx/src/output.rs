@@ -114,11 +114,19 @@ impl Printer {
             Level::Warning => style("warning").yellow().bold(),
         };
         let mut text = format!("{head}{} {}", style(":").bold(), style(&d.message).bold());
+        // rustc's layout: the gutter as wide as the line number.
+        let pad = " ".repeat(d.line.map_or(1, |l| l.to_string().len()));
         if let Some(loc) = d.location() {
-            text.push_str(&format!("\n  {} {loc}", style("-->").blue().bold()));
+            text.push_str(&format!("\n{pad}{} {loc}", style("-->").blue().bold()));
         }
-        for n in &d.notes {
-            text.push_str(&format!("\n   {} {n}", style("=").blue().bold()));
+        // The line and a caret, as the build script shows them; ptxas's `source:` note then
+        // repeats it.
+        let snippet = d.source_snippet();
+        if let Some(s) = &snippet {
+            text.push_str(&s.replace(" |", &style(" |").blue().bold().to_string()));
+        }
+        for n in d.notes.iter().filter(|n| snippet.is_none() || !n.starts_with("source: ")) {
+            text.push_str(&format!("\n{pad} {} {n}", style("=").blue().bold()));
         }
         self.eprint(&text);
     }

@@ -224,6 +224,13 @@ impl Diagnostic {
         s
     }
 
+    /// The source line under the location and a caret at the column, as rustc shows them
+    /// (`  |\n6 |     code\n  |     ^`, each line starting with a newline); `None` where the file
+    /// or line cannot be read.
+    pub fn source_snippet(&self) -> Option<String> {
+        snippet(&self.full_path()?, self.line?, self.column)
+    }
+
     /// [`Diagnostic::render_absolute`] without the leading `error: `/`warning: `: cargo puts
     /// its own `warning: pkg@ver: ` before each `cargo:warning` line.
     pub fn render_absolute_unprefixed(&self) -> String {
