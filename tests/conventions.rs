@@ -219,3 +219,18 @@ fn json_builds_report_each_kernel_crate_as_cargos_compiler_artifact() {
     // The per-file lines stay.
     assert!(!run.of("ptx-artifact").is_empty());
 }
+
+#[test]
+fn human_diagnostics_show_the_source_line_and_a_caret_once_for_every_arch() {
+    cuda();
+    let k = KernelCrate::new("human_cu_kernels", "archs = [\"sm_80\", \"sm_90\"]\nrust = false", "");
+    k.write("cuda/k.cu", "extern \"C\" __global__ void fill(float *x) {\n    x[0] = undefined_cu;\n}\n");
+    let out = cargo_ptx().arg("build").arg(&k.dir).arg("--target-dir").arg(shared_target()).args(["--color", "never"]).output().unwrap();
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("error: identifier \"undefined_cu\" is undefined\n --> cuda/k.cu:2:12\n  |\n2 |     x[0] = undefined_cu;\n  |            ^\n  = for sm_80, sm_90\n"),
+        "{err}"
+    );
+    assert_eq!(err.matches("is undefined").count(), 1, "{err}");
+}
