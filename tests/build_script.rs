@@ -348,3 +348,23 @@ fn a_shared_struct_without_repr_c_gets_the_derives_error() {
     );
     assert!(log.contains("shared/src/lib.rs:3:12"), "at the struct's name:\n{log}");
 }
+
+#[test]
+fn an_engine_warning_is_shown_once_without_a_doubled_prefix() {
+    // Without ptxas the build makes PTX only and says so: once, as cargo shows a build
+    // script's warnings, not `warning: pkg@ver: warning: ...`.
+    let p = project("host_noptxas", KERNEL);
+    let empty = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.args(["build", "-v"])
+        .current_dir(p.path().join("host"))
+        .env("CARGO_TARGET_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("host-target"))
+        .env_remove("CARGO_PTX_ARCH");
+    common::hide_cuda(&mut cmd, empty.path());
+    let out = cmd.output().unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(log.matches("warning: host_noptxas@0.1.0: ptxas not found: built PTX only").count(), 1, "{log}");
+    assert!(log.contains("warning: host_noptxas@0.1.0:   = run `cargo ptx setup`"), "the fix, on its own line:\n{log}");
+    assert!(!log.contains("@0.1.0: warning:"), "{log}");
+}

@@ -456,7 +456,9 @@ fn env_path(var: &'static str) -> Result<PathBuf> {
 /// each warning line as `cargo:warning=` (cargo adds `warning: pkg@ver: ` itself, so the
 /// diagnostic's own `warning: ` is dropped); on failure the warnings and errors on stderr only,
 /// since cargo prints a failed script's stdout too, and directives there are noise (cargo reruns a
-/// failed build script anyway). Each diagnostic is printed once.
+/// failed build script anyway). Each diagnostic is printed once. `cargo::error=` lines (stable
+/// since cargo 1.84) are not used: a `main` returning `Err` exits with 1, and cargo then prints
+/// them and, in its dump of the script's stdout, prints them again.
 #[derive(Default)]
 struct BuildScript {
     directives: std::sync::Mutex<Vec<String>>,
