@@ -368,3 +368,17 @@ fn an_engine_warning_is_shown_once_without_a_doubled_prefix() {
     assert!(log.contains("warning: host_noptxas@0.1.0:   = run `cargo ptx setup`"), "the fix, on its own line:\n{log}");
     assert!(!log.contains("@0.1.0: warning:"), "{log}");
 }
+
+#[test]
+fn a_shared_struct_with_a_field_that_is_not_copy_is_refused_at_the_field() {
+    common::cuda();
+    // `Affine` is not `Copy` itself here, so only the derive's check stands between the host
+    // and copying a non-`Copy` value's bytes to the GPU.
+    let p = shared_struct_project("host_notcopy", "pub struct Tag(pub u8);\n#[derive(ptx_device_macros::DeviceRepr)]\n#[repr(C)]");
+    let s = p.path().join("shared/src/lib.rs");
+    let text = std::fs::read_to_string(&s).unwrap().replace("    pub shift: f32,\n", "    pub shift: f32,\n    pub tag: Tag,\n");
+    write(&s, &text);
+    let (ok, log) = cargo_build(p.path());
+    assert!(!ok, "{log}");
+    assert!(log.contains("the trait bound `Tag: Copy` is not satisfied") && log.contains("shared/src/lib.rs:8:14"), "{log}");
+}
