@@ -111,27 +111,27 @@ fn setup_refuses_an_unknown_extra_before_installing_anything() {
     let out = cargo_ptx().args(["setup", "--no-rust", "--with", "sccache,cudnnn"]).env("CARGO_PTX_HOME", home.path()).output().unwrap();
     let t = text(&out);
     assert!(!out.status.success());
-    assert!(t.contains("`--with cudnnn`: setup knows no such tool") && t.contains("choose from: sccache, cublas"), "{t}");
+    assert!(t.contains("`--with cudnnn`: setup knows no such tool") && t.contains("choose from: sccache, cublas, cudnn"), "{t}");
     assert_eq!(std::fs::read_dir(home.path()).unwrap().count(), 0, "nothing was installed");
 }
 
-/// A lone .cu file that includes cuBLAS's header and one of its own (`-I`) builds once
-/// `cargo ptx setup --with cublas` has put cuBLAS's headers into the CUDA install; without them
-/// the error says which setup command adds them.
+/// A lone .cu file that includes cuBLAS's and cuDNN's headers and one of its own (`-I`) builds
+/// once `cargo ptx setup --with cublas,cudnn` has put the libraries' headers into the CUDA
+/// install; without them the error says which setup command adds them.
 #[test]
-fn a_lone_file_with_cublas_and_an_include_folder_builds_after_setup_with_cublas() {
+fn a_lone_file_with_cublas_cudnn_and_an_include_folder_builds_after_setup_with_them() {
     let cuda = cuda();
     let root = cuda.nvcc.as_ref().expect("nvcc: run `cargo ptx setup`").path.parent().unwrap().parent().unwrap().to_path_buf();
     assert!(
-        root.join("include/cublas_v2.h").is_file(),
-        "these tests need cuBLAS's headers: run `cargo ptx setup --with sccache,cublas` first (README)"
+        root.join("include/cublas_v2.h").is_file() && root.join("include/cudnn.h").is_file(),
+        "these tests need cuBLAS's and cuDNN's headers: run `cargo ptx setup --with sccache,cublas,cudnn` first (README)"
     );
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("inc")).unwrap();
     std::fs::write(dir.path().join("inc/common.h"), "#define SCALE 2.0f\n").unwrap();
     std::fs::write(
         dir.path().join("gemv.cu"),
-        "#include <cublas_v2.h>\n#include \"common.h\"\nextern \"C\" __global__ void scale(cublasStatus_t *st, float *x) { x[0] *= SCALE; st[0] = CUBLAS_STATUS_SUCCESS; }\n",
+        "#include <cublas_v2.h>\n#include <cudnn.h>\n#include \"common.h\"\nextern \"C\" __global__ void scale(cublasStatus_t *st, float *x) { x[0] *= SCALE; st[0] = CUBLAS_STATUS_SUCCESS; x[1] = CUDNN_MAJOR; }\n",
     )
     .unwrap();
     let build = |extra: &[&str]| {
@@ -147,7 +147,7 @@ fn a_lone_file_with_cublas_and_an_include_folder_builds_after_setup_with_cublas(
     let run = build(&[]);
     run.assert_error(&["common.h: No such file or directory"]);
     let d = run.errors().into_iter().find(|d| d["message"].as_str().unwrap().contains("common.h")).unwrap().clone();
-    assert!(d["notes"][0].as_str().unwrap().contains("`-I DIR` on the command line"), "{d}");
+    assert!(d["notes"][0].as_str().unwrap().contains("pass `-I DIR` to `cargo ptx build`"), "{d}");
 }
 
 #[test]

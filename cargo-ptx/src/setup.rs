@@ -78,8 +78,12 @@ pub type Library = (&'static str, &'static str, &'static [(&'static str, &'stati
 /// CUDA libraries whose headers `--with` puts into the CUDA install's `include/`, so every nvcc
 /// run finds them without a flag: name, PyPI package, and its version for each CUDA release
 /// (the last of that CUDA minor, as the CUDA wheels are pinned).
-pub const LIBRARIES: &[Library] =
-    &[("cublas", "nvidia-cublas", &[("13.0.88", "13.0.2.14"), ("13.1.80", "13.1.2.11"), ("13.2.86", "13.2.2.2")])];
+pub const LIBRARIES: &[Library] = &[
+    ("cublas", "nvidia-cublas", &[("13.0.88", "13.0.2.14"), ("13.1.80", "13.1.2.11"), ("13.2.86", "13.2.2.2")]),
+    // cuDNN ships on its own schedule; one `-cu13` wheel supports every CUDA 13.x, so each
+    // release gets the same pinned one (348 MB to download for 14 headers: only with --with).
+    ("cudnn", "nvidia-cudnn-cu13", &[("13.0.88", "9.13.0.50"), ("13.1.80", "9.13.0.50"), ("13.2.86", "9.13.0.50")]),
+];
 
 impl Default for SetupOptions {
     fn default() -> Self {

@@ -312,9 +312,10 @@ impl Builder {
                 let artifacts: Vec<&Artifact> = c.artifacts.iter().filter(|a| a.module == module).collect();
                 let source = artifacts.first().and_then(|a| a.source.clone());
                 let cuda_source = source.as_ref().filter(|p| p.extension().is_some_and(|e| e == "cu"));
-                let sigs = match cuda_source {
-                    Some(cu) => c_kernels(cu)?,
-                    None => {
+                let sigs = match (c.signatures.get(module), cuda_source) {
+                    (Some(sigs), _) => sigs.clone(),
+                    (None, Some(cu)) => c_kernels(cu)?,
+                    (None, None) => {
                         let krate_dir = c.manifest_path.parent().unwrap_or(Path::new(".")).to_path_buf();
                         rust_kernels_for_host(&c.lib_src.clone().unwrap_or_else(|| krate_dir.join("src/lib.rs")), reporter)?
                     }
@@ -325,6 +326,7 @@ impl Builder {
                 units.push(self.unit(&unit_name, sigs, &artifacts, &out_dir)?);
             }
         }
+        codegen::prefix_shared_cxx_names(&mut units);
         let code = codegen::generate(&units)?;
         let module = out_dir.join(self.out_file.as_deref().unwrap_or("kernels.rs"));
         cache::write_atomic(&module, code.as_bytes())?;
@@ -341,6 +343,8 @@ impl Builder {
         if self.cuda.is_empty() {
             return Ok(None);
         }
+        // Its `[package.metadata.ptx]` applies to these files (archs, includes, defines).
+        reporter.directive(format!("cargo:rerun-if-changed={}", manifest_dir.join("Cargo.toml").display()));
         let mut files = Vec::new();
         for g in &self.cuda {
             let matched = glob_files(manifest_dir, g).map_err(|message| source.error("cuda", message))?;
@@ -369,11 +373,20 @@ impl Builder {
     /// PTX entries the source does not show, such as kernels stamped out by macros) are
     /// embedded without a typed method, with a warning.
     fn unit(&self, name: &str, sigs: Vec<signature::KernelSig>, artifacts: &[&Artifact], out_dir: &Path) -> Result<Unit> {
+        // C++ kernels are bound to their mangled entries (templates become generic kernels).
+        let entries: Vec<&str> = artifacts
+            .iter()
+            .find(|a| a.kind == ArtifactKind::Ptx)
+            .map(|a| a.kernels.iter().map(|k| k.name.as_str()).collect())
+            .unwrap_or_default();
+        let sigs = crate::cxx::bind(sigs, &entries);
         let (sigs, untypeable): (Vec<_>, Vec<_>) = sigs.into_iter().partition(|s| s.untyped.is_none() && !s.mangled);
         for s in &untypeable {
             let why = match &s.untyped {
                 Some(reason) => reason.clone(),
-                None => "a C++ kernel's PTX name is mangled (`_Z...`); declare it `extern \"C\"` for a typed method".into(),
+                None => {
+                    "no mangled PTX name matches this C++ declaration's parameters; declare it `extern \"C\"` for a typed method".into()
+                }
             };
             println!(
                 "cargo:warning={}:{}: kernel `{}` has no typed launch method ({why}); it is embedded: launch it with `kernels.launch_builder(&stream, NAME)`",
@@ -396,14 +409,22 @@ impl Builder {
             if a.kind == ArtifactKind::Ptx {
                 let module = ptx::Module::parse(&String::from_utf8_lossy(&bytes));
                 if untyped.is_empty() {
-                    untyped = module.entries.iter().map(|e| e.name.clone()).filter(|n| !sigs.iter().any(|s| &s.name == n)).collect();
+                    untyped = module
+                        .entries
+                        .iter()
+                        .map(|e| e.name.clone())
+                        .filter(|n| !sigs.iter().any(|s| s.ptx_names().contains(&n.as_str())))
+                        .collect();
+                }
+                for (entry, instance) in sigs.iter().flat_map(|s| s.monomorphic()) {
+                    signature::check(&instance, module.entry(&entry))?;
                 }
                 for sig in &sigs {
-                    signature::check(sig, module.entry(&sig.name))?;
                     if struct_layouts.iter().any(|l| l.kernel == sig.name) {
                         continue;
                     }
-                    if let Some(entry) = module.entry(&sig.name) {
+                    // A generic kernel's non-generic struct parameters are the same in every instance.
+                    if let Some(entry) = sig.ptx_names().first().and_then(|n| module.entry(n)) {
                         for (i, (p, e)) in sig.params.iter().zip(&entry.params).enumerate() {
                             if matches!(p.ty, signature::ParamType::ByValue { .. }) {
                                 struct_layouts.push(StructLayout { kernel: sig.name.clone(), param: i, size: e.size, align: e.align });
@@ -417,10 +438,11 @@ impl Builder {
             images.push(EmbeddedImage { arch: a.arch.parse()?, kind: a.kind, file: rel, ptx_isa });
         }
         if !untyped.is_empty() {
-            let total = sigs.len() + untyped.len();
+            let typed = sigs.iter().map(|s| s.ptx_names().len()).sum::<usize>();
+            let total = typed + untyped.len();
             println!(
                 "cargo:warning=ptx-build: {} of {total} kernels of `{name}` have typed launch methods; the other {} are embedded and listed in KERNEL_NAMES: launch them with `kernels.launch_builder(&stream, NAME)`",
-                sigs.len(),
+                typed,
                 untyped.len()
             );
         }

@@ -49,13 +49,41 @@ pub struct StructLayout {
     pub align: u32,
 }
 
+/// A C++ kernel defined in several .cu modules (a helper kernel from a shared header, as in
+/// llm.c) is one kernel per loaded module; its methods get the module's name in front
+/// (`attention_permute`, `layernorm_permute`) instead of clashing. `extern "C"` and Rust names
+/// stay as written: two of those with one name are the error [`generate`] reports.
+pub fn prefix_shared_cxx_names(units: &mut [Unit]) {
+    let is_cxx = |k: &KernelSig| {
+        k.ptx_name.is_some() || k.generic.as_ref().is_some_and(|g| g.instances.iter().all(|i| i.ptx_name.starts_with("_Z")))
+    };
+    let mut count: std::collections::BTreeMap<String, usize> = Default::default();
+    for k in units.iter().flat_map(|u| &u.kernels) {
+        *count.entry(k.name.clone()).or_default() += 1;
+    }
+    for u in units.iter_mut() {
+        let unit = u.name.clone();
+        for k in u.kernels.iter_mut().filter(|k| count[&k.name] > 1 && is_cxx(k)) {
+            k.doc.push(format!(" Defined in several .cu modules: this is the one of `{unit}`."));
+            k.name = format!("{unit}_{}", k.name);
+        }
+    }
+}
+
 /// Generates the module for `units`.
 pub fn generate(units: &[Unit]) -> Result<String> {
     check_unique(units)?;
     let unit_mods = units.iter().map(unit_module);
     let fields = units.iter().flat_map(|u| u.kernels.iter()).map(|k| {
         let f = ident(&k.name);
-        quote! { #f: CudaFunction }
+        match &k.generic {
+            // One function per instance, indexed by the instance trait.
+            Some(g) => {
+                let n = g.instances.len();
+                quote! { #f: [CudaFunction; #n] }
+            }
+            None => quote! { #f: CudaFunction },
+        }
     });
     // Module fields get a suffix: a .cu file and its kernel often share a name (saxpy.cu).
     let unit_fields = units.iter().map(|u| {
@@ -71,18 +99,41 @@ pub fn generate(units: &[Unit]) -> Result<String> {
         let m = format_ident!("{}_module", u.name);
         u.kernels.iter().map(move |k| {
             let f = ident(&k.name);
-            let name = &k.name;
-            quote! { #f: #m.function(#name)? }
+            match &k.generic {
+                Some(g) => {
+                    let names = g.instances.iter().map(|i| &i.ptx_name);
+                    quote! { #f: [#(#m.function(#names)?),*] }
+                }
+                None => {
+                    let name = k.ptx_names()[0];
+                    quote! { #f: #m.function(#name)? }
+                }
+            }
         })
     });
     let unit_names: Vec<Ident> = units.iter().map(|u| format_ident!("{}_module", u.name)).collect();
-    let methods = units.iter().flat_map(|u| u.kernels.iter()).enumerate().map(|(i, k)| method(i, k));
+    // Each launchable function gets its own slot in the plan cache: a generic kernel one per instance.
+    let mut next_slot = 0;
+    let methods: Vec<TokenStream> = units
+        .iter()
+        .flat_map(|u| u.kernels.iter())
+        .map(|k| {
+            let slot = next_slot;
+            next_slot += k.generic.as_ref().map_or(1, |g| g.instances.len());
+            method(slot, k)
+        })
+        .collect();
+    let instance_traits = units.iter().flat_map(|u| u.kernels.iter()).filter_map(instance_trait);
     // The host type of a by-value struct is only known to the host compiler: assert its layout there.
     let size_checks = units.iter().flat_map(|u| {
         u.struct_layouts.iter().filter_map(move |l| {
             let k = u.kernels.iter().find(|k| k.name == l.kernel)?;
             let p = k.params.get(l.param)?;
             let ParamType::ByValue { ty } = &p.ty else { return None };
+            // A type parameter has one layout per instance; cudarc's own impls cover those.
+            if k.generic.as_ref().is_some_and(|g| g.type_params.contains(ty)) {
+                return None;
+            }
             let ty: syn::Type = syn::parse_str(ty).ok()?;
             let (size, align) = (l.size as usize, l.align as usize);
             let msg = format!(
@@ -96,14 +147,38 @@ pub fn generate(units: &[Unit]) -> Result<String> {
             })
         })
     });
-    let all_names: Vec<&String> = units.iter().flat_map(|u| u.kernels.iter().map(|k| &k.name).chain(&u.untyped)).collect();
+    let all_names: Vec<&str> =
+        units.iter().flat_map(|u| u.kernels.iter().flat_map(|k| k.ptx_names()).chain(u.untyped.iter().map(String::as_str))).collect();
     let untyped_loads = units.iter().flat_map(|u| {
         let m = format_ident!("{}_module", u.name);
         u.untyped.iter().map(move |name| quote! { (#name, #m.function(#name)?) })
     });
     let typed_arms = units.iter().flat_map(|u| u.kernels.iter()).map(|k| {
-        let (f, name) = (ident(&k.name), &k.name);
-        quote! { #name => Some(&self.#f), }
+        let f = ident(&k.name);
+        match &k.generic {
+            Some(g) => {
+                let arms = g.instances.iter().enumerate().map(|(i, inst)| {
+                    let name = &inst.ptx_name;
+                    quote! { #name => Some(&self.#f[#i]), }
+                });
+                quote! { #(#arms)* }
+            }
+            None => {
+                let name = k.ptx_names()[0];
+                quote! { #name => Some(&self.#f), }
+            }
+        }
+    });
+    let any_generic = units.iter().flat_map(|u| u.kernels.iter()).any(|k| k.generic.is_some());
+    let sealed = any_generic.then(|| {
+        quote! {
+            /// Seals the instance traits: only the generated impls exist, so a launch can only
+            /// pick a function the PTX has.
+            mod sealed {
+                #[derive(Debug)]
+                pub struct Token;
+            }
+        }
     });
 
     let file = quote! {
@@ -121,6 +196,10 @@ pub fn generate(units: &[Unit]) -> Result<String> {
         #(#unit_mods)*
 
         #(#size_checks)*
+
+        #sealed
+
+        #(#instance_traits)*
 
         /// The embedded kernels, loaded on one device, with one launch method each.
         #[derive(Debug, Clone)]
@@ -264,7 +343,7 @@ fn unit_module(u: &Unit) -> TokenStream {
             ::ptx_runtime::Image { arch: #arch_name, capability: #cap, variant: #variant, kind: #kind, ptx_isa: #isa, bytes: #c }
         });
     }
-    let names: Vec<&String> = u.kernels.iter().map(|k| &k.name).collect();
+    let names: Vec<&str> = u.kernels.iter().flat_map(|k| k.ptx_names()).collect();
     let doc = format!("PTX and cubins of `{}`, for users who load or launch by hand.", u.name);
     quote! {
         #[doc = #doc]
@@ -278,6 +357,60 @@ fn unit_module(u: &Unit) -> TokenStream {
     }
 }
 
+/// The name of a generic kernel's instance trait: `add_rows` -> `AddRowsTypes`.
+fn instance_trait_name(kernel: &str) -> Ident {
+    let camel: String = kernel
+        .split('_')
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let mut c = w.chars();
+            c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
+        })
+        .collect();
+    format_ident!("{}Types", camel)
+}
+
+/// For a generic kernel: a trait implemented for exactly the instantiated types (a tuple of them
+/// for several type parameters), so `k.add::<i32>(..)` does not compile where the PTX has no
+/// `int` instance.
+fn instance_trait(k: &KernelSig) -> Option<TokenStream> {
+    let g = k.generic.as_ref()?;
+    let name = instance_trait_name(&k.name);
+    let listed: Vec<String> = g.instances.iter().map(|i| instance_type_text(&i.args)).collect();
+    let doc =
+        format!("The types kernel `{}` is instantiated for ({}); the type argument of [`Kernels::{}`].", k.name, listed.join(", "), k.name);
+    let impls = g.instances.iter().enumerate().map(|(i, inst)| {
+        let ty = instance_type(&inst.args);
+        quote! {
+            impl #name for #ty {
+                fn __instance(_: sealed::Token) -> usize { #i }
+            }
+        }
+    });
+    Some(quote! {
+        #[doc = #doc]
+        pub trait #name {
+            #[doc(hidden)]
+            fn __instance(_: sealed::Token) -> usize;
+        }
+        #(#impls)*
+    })
+}
+
+/// An instance's type arguments as one type: itself, or a tuple for several.
+fn instance_type(args: &[String]) -> syn::Type {
+    let tys: Vec<syn::Type> = args.iter().map(|a| syn::parse_str(a).unwrap_or_else(|_| syn::parse_quote!(()))).collect();
+    match tys.as_slice() {
+        [one] => one.clone(),
+        _ => syn::parse_quote!((#(#tys),*)),
+    }
+}
+
+fn instance_type_text(args: &[String]) -> String {
+    let ty = instance_type(args);
+    quote!(#ty).to_string().replace(" :: ", "::").replace(":: ", "::")
+}
+
 fn method(index: usize, k: &KernelSig) -> TokenStream {
     let f = ident(&k.name);
     let config = format_ident!("{}_config", k.name);
@@ -286,6 +419,27 @@ fn method(index: usize, k: &KernelSig) -> TokenStream {
     let shared_doc = format!(
         "[`Self::{config}`] for a launch with `dynamic_shared_bytes` of dynamic shared memory per block (it can lower how many blocks fit on an SM)."
     );
+    // A generic kernel's methods are generic too; the instance trait picks the function.
+    let (generics, where_clause, function, slot) = match &k.generic {
+        Some(g) => {
+            let tr = instance_trait_name(&k.name);
+            let tps: Vec<Ident> = g.type_params.iter().map(|t| ident(t)).collect();
+            let (generics, pick, bound) = match tps.as_slice() {
+                [t] => (
+                    quote! { <#t: #tr + ::ptx_runtime::cudarc::driver::DeviceRepr> },
+                    quote! { <#t as #tr>::__instance(sealed::Token) },
+                    None,
+                ),
+                _ => (
+                    quote! { <#(#tps: ::ptx_runtime::cudarc::driver::DeviceRepr),*> },
+                    quote! { <(#(#tps),*) as #tr>::__instance(sealed::Token) },
+                    Some(quote! { where (#(#tps),*): #tr }),
+                ),
+            };
+            (generics, bound, quote! { self.#f[#pick] }, quote! { #index + #pick })
+        }
+        None => (quote! {}, None, quote! { self.#f }, quote! { #index }),
+    };
     let mut params = Vec::new();
     let mut pushes = Vec::new();
     for p in &k.params {
@@ -313,7 +467,20 @@ fn method(index: usize, k: &KernelSig) -> TokenStream {
             }
         }
     }
-    let doc = format!("Launches `{}` ({}:{}).", k.name, k.file.display(), k.line);
+    let turbofish = k.generic.as_ref().map(|g| {
+        let tps = g.type_params.iter().map(|t| ident(t));
+        quote! { ::<#(#tps),*> }
+    });
+    let doc = match &k.generic {
+        Some(g) => format!(
+            "Launches `{}` ({}:{}) for the types it is instantiated for: {}.",
+            k.name,
+            k.file.display(),
+            k.line,
+            g.instances.iter().map(|i| format!("`{}`", instance_type_text(&i.args))).collect::<Vec<_>>().join(", ")
+        ),
+        None => format!("Launches `{}` ({}:{}).", k.name, k.file.display(), k.line),
+    };
     // The kernel's own doc comment first, then where it is defined.
     let kernel_doc = k.doc.iter().map(|line| quote! { #[doc = #line] });
     let separator = (!k.doc.is_empty()).then(|| quote! { #[doc = ""] });
@@ -326,27 +493,27 @@ fn method(index: usize, k: &KernelSig) -> TokenStream {
         /// Nothing checks the kernel's memory accesses: the launch configuration and the
         /// buffers must match what the kernel reads and writes.
         #[allow(clippy::too_many_arguments)]
-        pub unsafe fn #f(&self, stream: &CudaStream, cfg: LaunchConfig, #(#params),*) -> Result<(), DriverError> {
-            let mut args = stream.launch_builder(&self.#f);
+        pub unsafe fn #f #generics (&self, stream: &CudaStream, cfg: LaunchConfig, #(#params),*) -> Result<(), DriverError> #where_clause {
+            let mut args = stream.launch_builder(&#function);
             #(#pushes)*
             unsafe { args.launch(cfg) }.map(|_| ())
         }
 
         /// A launch configuration for `n` elements, one thread each: the block size that keeps
         /// the most threads resident on this device (computed once, then cached).
-        pub fn #config(&self, n: usize) -> Result<LaunchConfig, DriverError> {
-            self.#plan(0)?.for_elements(n)
+        pub fn #config #generics (&self, n: usize) -> Result<LaunchConfig, DriverError> #where_clause {
+            self.#plan #turbofish (0)?.for_elements(n)
         }
 
         #[doc = #shared_doc]
-        pub fn #config_shared(&self, n: usize, dynamic_shared_bytes: u32) -> Result<LaunchConfig, DriverError> {
-            self.#plan(dynamic_shared_bytes)?.for_elements(n)
+        pub fn #config_shared #generics (&self, n: usize, dynamic_shared_bytes: u32) -> Result<LaunchConfig, DriverError> #where_clause {
+            self.#plan #turbofish (dynamic_shared_bytes)?.for_elements(n)
         }
 
         /// The occupancy-derived plan: block size, blocks per SM, occupancy, and the grid of a
         /// grid-stride loop (`resident_grid()`).
-        pub fn #plan(&self, dynamic_shared_bytes: u32) -> Result<LaunchPlan, DriverError> {
-            self._plans.plan(#index, &self.#f, dynamic_shared_bytes)
+        pub fn #plan #generics (&self, dynamic_shared_bytes: u32) -> Result<LaunchPlan, DriverError> #where_clause {
+            self._plans.plan(#slot, &#function, dynamic_shared_bytes)
         }
     }
 }
@@ -354,7 +521,7 @@ fn method(index: usize, k: &KernelSig) -> TokenStream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::signature::{Param, Scalar};
+    use crate::signature::{Generic, Instance, Param, Scalar};
 
     pub(crate) fn sample() -> Vec<Unit> {
         let sig = |name: &str, params: Vec<(&str, ParamType)>| KernelSig {
@@ -366,6 +533,7 @@ mod tests {
             untyped: None,
             doc: vec![" `y = a * x + y` for `i < n`.".into()],
             generic: None,
+            ptx_name: None,
         };
         vec![Unit {
             name: "saxpy_kernels".into(),
@@ -380,6 +548,37 @@ mod tests {
                     ],
                 ),
                 sig("type", vec![("p", ParamType::ByValue { ty: "Pair".into() })]),
+                KernelSig {
+                    generic: Some(Generic {
+                        type_params: vec!["T".into()],
+                        instances: vec![
+                            Instance { args: vec!["f32".into()], ptx_name: "_Z3addIfEvPT_PKS0_i".into() },
+                            Instance { args: vec!["::ptx_runtime::half::f16".into()], ptx_name: "_Z3addI6__halfEvPT_PKS1_i".into() },
+                        ],
+                    }),
+                    ..sig(
+                        "add",
+                        vec![
+                            ("y", ParamType::Pointer { mutable: true, elem: "T".into() }),
+                            ("x", ParamType::Pointer { mutable: false, elem: "T".into() }),
+                            ("n", ParamType::Scalar(Scalar::I32)),
+                        ],
+                    )
+                },
+                KernelSig {
+                    generic: Some(Generic {
+                        type_params: vec!["T".into(), "U".into()],
+                        instances: vec![Instance { args: vec!["f32".into(), "u32".into()], ptx_name: "cast_f32_u32".into() }],
+                    }),
+                    ..sig(
+                        "cast",
+                        vec![
+                            ("x", ParamType::Pointer { mutable: false, elem: "T".into() }),
+                            ("y", ParamType::Pointer { mutable: true, elem: "U".into() }),
+                            ("fill", ParamType::ByValue { ty: "U".into() }),
+                        ],
+                    )
+                },
             ],
             images: vec![
                 EmbeddedImage {

@@ -304,15 +304,8 @@ fn kernel_crate(meta: &Metadata, pkg: &Package, front: &Options, source: &Source
     let manifest_path = pkg.manifest_path.clone();
     let dir = manifest_path.parent().map(Path::to_path_buf).unwrap_or_default();
     let mut warnings = Vec::new();
-    let ws_options = match meta.metadata.get("ptx") {
-        Some(ws) => {
-            let source = Source::Workspace(meta.workspace_root.join("Cargo.toml"));
-            Options::from_metadata(ws, &source, &mut warnings)?.resolve_paths(&meta.workspace_root, &source)?
-        }
-        None => Options::default(),
-    };
     let pkg_source = Source::Package(manifest_path.clone());
-    let pkg_options = Options::from_metadata(table, &pkg_source, &mut warnings)?.resolve_paths(&dir, &pkg_source)?.or(ws_options);
+    let pkg_options = package_options(meta, Some(table), &manifest_path, &mut warnings)?;
     // A build script's option over the crate's own is legitimate, but two files disagreeing
     // is worth a line: say which one wins.
     if let Source::Builder(script) = source {
@@ -357,6 +350,22 @@ fn kernel_crate(meta: &Metadata, pkg: &Package, front: &Options, source: &Source
     }))
 }
 
+/// The options of `[package.metadata.ptx]` (`table`) over those of `[workspace.metadata.ptx]`,
+/// paths resolved against the folder of the table that set them.
+fn package_options(meta: &Metadata, table: Option<&serde_json::Value>, manifest: &Path, warnings: &mut Vec<Diagnostic>) -> Result<Options> {
+    let ws_options = match meta.metadata.get("ptx") {
+        Some(ws) => {
+            let source = Source::Workspace(meta.workspace_root.join("Cargo.toml"));
+            Options::from_metadata(ws, &source, warnings)?.resolve_paths(&meta.workspace_root, &source)?
+        }
+        None => Options::default(),
+    };
+    let Some(table) = table else { return Ok(ws_options) };
+    let source = Source::Package(manifest.to_path_buf());
+    let dir = manifest.parent().unwrap_or(Path::new("."));
+    Ok(Options::from_metadata(table, &source, warnings)?.resolve_paths(dir, &source)?.or(ws_options))
+}
+
 /// .cu files that are not part of a kernel crate: a lone file given as a PATH, or the
 /// `Builder::cuda` files of a host crate.
 #[derive(Clone, Debug)]
@@ -387,9 +396,9 @@ impl CudaFiles {
             Some(t) => t,
             None => meta.as_ref().map(|m| m.target_directory.clone()).unwrap_or_else(|| self.dir.join("target")),
         };
-        // No --arch: the archs of the package (else the workspace) the files are in, as a
-        // kernel crate there would get them. Only the archs: its other options are for its
-        // own sources.
+        // The options of the package (else the workspace) the files are in, under the front
+        // end's: `Builder::cuda` files and a lone file in a package are built as a kernel crate
+        // there would build them (archs, `cuda-include`, `cuda-defines`, `nvcc-flags`, ...).
         let mut front = front.clone();
         let mut warnings = Vec::new();
         let mut options_table = None;
@@ -399,9 +408,7 @@ impl CudaFiles {
                 Some(_) => Source::Package(m.clone()),
                 None => Source::Workspace(meta.workspace_root.join("Cargo.toml")),
             });
-            if front.archs.is_none() {
-                front.archs = metadata_archs(m, meta, &mut warnings)?;
-            }
+            front = front.or(package_options(meta, own, m, &mut warnings)?);
         }
         let lib_name = identifier(&self.name);
         // No Rust module to clash with: each module is named after its file.
@@ -420,21 +427,6 @@ impl CudaFiles {
             warnings,
             options_table,
         })
-    }
-}
-
-/// The `archs` of `[package.metadata.ptx]` in `manifest`, else of `[workspace.metadata.ptx]`
-/// of its workspace.
-fn metadata_archs(manifest: &Path, meta: &Metadata, warnings: &mut Vec<Diagnostic>) -> Result<Option<Vec<ArchRequest>>> {
-    if let Some(table) = meta.packages.iter().find(|p| same_file(&p.manifest_path, manifest)).and_then(|p| p.metadata.get("ptx")) {
-        let archs = Options::from_metadata(table, &Source::Package(manifest.to_path_buf()), warnings)?.archs;
-        if archs.is_some() {
-            return Ok(archs);
-        }
-    }
-    match meta.metadata.get("ptx") {
-        Some(ws) => Ok(Options::from_metadata(ws, &Source::Workspace(meta.workspace_root.join("Cargo.toml")), warnings)?.archs),
-        None => Ok(None),
     }
 }
 

@@ -98,6 +98,12 @@ pub struct CudaCompile<'a> {
     pub work_dir: &'a Path,
     /// Runs nvcc when set (`sccache`).
     pub launcher: Option<&'a Path>,
+    /// Where the user adds an include folder, for how this build was started (a missing
+    /// header's note).
+    pub include_help: &'a str,
+    /// Where to keep the translation unit nvcc preprocessed for the device (`-keep`), for
+    /// reading kernels that macros stamp out: cheaper than a second, `-E` run of nvcc.
+    pub keep_preprocessed: Option<&'a Path>,
 }
 
 impl CudaCompile<'_> {
@@ -153,6 +159,9 @@ impl CudaCompile<'_> {
             .arg(&scratch)
             .arg(self.in_package(&self.source.path))
             .current_dir(self.package_dir);
+        if self.keep_preprocessed.is_some() {
+            cmd.arg("-keep").arg("-keep-dir").arg(scratch_dir.path());
+        }
         let out = process::output("nvcc", &mut cmd)?;
         let text = format!("{}{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
         if !out.status.success() {
@@ -164,6 +173,15 @@ impl CudaCompile<'_> {
                 }
                 _ => diagnostics(&text, self.package_dir, self.arch, &self.nvcc.tool),
             };
+            let diagnostics: Vec<Diagnostic> = diagnostics
+                .into_iter()
+                .map(|mut d| {
+                    for note in d.notes.iter_mut().filter(|n| n.starts_with(INCLUDE_HELP)) {
+                        *note = format!("{}, or fix the #include path", self.include_help);
+                    }
+                    d
+                })
+                .collect();
             let _ = std::fs::remove_file(&scratch);
             let count = diagnostics.iter().filter(|d| d.level == Level::Error).count().max(1);
             return Err(Error::Nvcc {
@@ -178,6 +196,12 @@ impl CudaCompile<'_> {
             crate::ptx::relative_file_lines(&scratch, self.package_dir)?;
         }
         cache::rename_into_place(&scratch, self.out)?;
+        if let Some(keep) = self.keep_preprocessed {
+            // nvcc names its intermediate files after the source's stem.
+            let stem = self.source.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            // Missing (another nvcc's naming), the kernels are read with `nvcc -E` instead.
+            let _ = std::fs::rename(scratch_dir.path().join(format!("{stem}.cpp1.ii")), keep);
+        }
         let deps: Vec<PathBuf> = std::fs::read_to_string(&dep_file)
             .map(|d| depfile::parse(&d).prerequisites)
             .unwrap_or_default()
@@ -192,6 +216,31 @@ impl CudaCompile<'_> {
         Ok(files)
     }
 }
+
+impl CudaCompile<'_> {
+    /// The translation unit after the preprocessor (`nvcc -E` with the compile's flags): what
+    /// the compiler saw, so kernels stamped out by macros can be read with their types.
+    pub fn preprocess(&self) -> Result<String> {
+        let scratch_dir = cache::ScratchDir::new(self.work_dir)?;
+        let out = scratch_dir.path().join(format!("{}.ii", self.source.module));
+        let mut cmd = process::compiler(&self.nvcc.tool.path, None);
+        // `-ptx` becomes `-E`; the rest (arch, includes, defines, flags) decides what the
+        // preprocessor keeps, so it stays.
+        cmd.arg("-E")
+            .args(self.flags().into_iter().filter(|f| f != "-ptx"))
+            .args(self.nvcc.host_args())
+            .arg("-o")
+            .arg(&out)
+            .arg(self.in_package(&self.source.path))
+            .current_dir(self.package_dir);
+        let context = || format!(" -E (reading the kernels of {})", relative(&self.source.path, self.package_dir).display());
+        process::checked("nvcc", context, &mut cmd)?;
+        std::fs::read_to_string(&out).map_err(|e| Error::io("read", &out, e))
+    }
+}
+
+/// How the note on a missing header starts before the build says which place applies.
+const INCLUDE_HELP: &str = "add the header's folder to";
 
 /// nvcc's output as diagnostics. Three forms appear:
 /// - the CUDA front end (EDG): `a.cu(12): error: MESSAGE`, then the source line and a `^`
@@ -256,7 +305,7 @@ pub fn diagnostics(text: &str, root: &Path, arch: Arch, nvcc: &Tool) -> Vec<Diag
                     Some(h) if h.starts_with("cublas") => {
                         "cuBLAS's headers are not installed: run `cargo ptx setup --with cublas` (puts them where every nvcc run finds them)".to_string()
                     }
-                    _ => "add the header's folder to `cuda-include` in [package.metadata.ptx] (relative to the package), `-I DIR` on the command line or `.cuda_include(DIR)` in build.rs, or fix the #include path".to_string(),
+                    _ => format!("{INCLUDE_HELP} `cuda-include` in [package.metadata.ptx] (relative to the package), `-I DIR` on the command line or `.cuda_include(DIR)` in build.rs, or fix the #include path"),
                 });
             }
             out.push(d);

@@ -112,6 +112,10 @@ pub struct CrateOutput {
     pub artifacts: Vec<Artifact>,
     /// Every input file (for `cargo:rerun-if-changed`): Rust sources, .cu files and their headers.
     pub sources: Vec<PathBuf>,
+    /// Kernel signatures read from what the compiler saw, by module, where the source alone
+    /// does not show every kernel: a .cu file after the preprocessor (kernels stamped out by
+    /// macros), a Rust crate after macro expansion. Other modules are read from their source.
+    pub signatures: std::collections::BTreeMap<String, Vec<crate::signature::KernelSig>>,
 }
 
 impl BuildOptions {
@@ -403,6 +407,13 @@ struct CudaStamp {
     kernels: Vec<String>,
 }
 
+/// A .cu file's kernel signatures as read from its preprocessed translation unit.
+#[derive(Serialize, Deserialize)]
+struct SignatureStamp {
+    key: String,
+    sigs: Vec<crate::signature::KernelSig>,
+}
+
 #[derive(Serialize, Deserialize)]
 struct PtxasStamp {
     key: String,
@@ -424,6 +435,8 @@ struct JobOut {
     artifacts: Vec<Artifact>,
     /// Files the job read (a .cu file and its headers).
     inputs: Vec<PathBuf>,
+    /// A .cu module's signatures read after the preprocessor (see `CrateOutput::signatures`).
+    signatures: Option<(String, Vec<crate::signature::KernelSig>)>,
 }
 
 impl CrateJob<'_> {
@@ -501,6 +514,7 @@ impl CrateJob<'_> {
         let mut artifacts = Vec::new();
         let mut inputs: BTreeSet<PathBuf> = BTreeSet::new();
         let mut first_error: Option<Error> = None;
+        let mut signatures = std::collections::BTreeMap::new();
         // A source error every arch hits is one error: each diagnostic is reported once, with
         // the archs it applies to when there are several.
         let mut diagnostics: Vec<(Diagnostic, Vec<String>)> = Vec::new();
@@ -509,6 +523,7 @@ impl CrateJob<'_> {
                 Ok(out) => {
                     artifacts.extend(out.artifacts);
                     inputs.extend(out.inputs);
+                    signatures.extend(out.signatures);
                 }
                 Err(e) => {
                     if let Error::Ptxas { diagnostics: ds, arch, .. } | Error::Nvcc { diagnostics: ds, arch, .. } = &e {
@@ -579,6 +594,7 @@ impl CrateJob<'_> {
         }
         let mut sources: Vec<PathBuf> = rust.as_ref().map(|r| r.sources.clone()).unwrap_or_default();
         sources.extend(inputs);
+
         Ok(CrateOutput {
             name: self.krate.name.clone(),
             lib_name: self.krate.lib_name.clone(),
@@ -588,6 +604,7 @@ impl CrateJob<'_> {
             kernels,
             artifacts,
             sources,
+            signatures,
         })
     }
 
@@ -812,12 +829,22 @@ impl CrateJob<'_> {
             root: &self.krate.workspace_root,
         };
         let artifacts = self.with_cubin(arch, &module, &ptx_path, &ptx_hash, link_fresh, work, reporter)?;
-        Ok(JobOut { artifacts, inputs: Vec::new() })
+        Ok(JobOut { artifacts, inputs: Vec::new(), signatures: None })
     }
 
     fn cuda_arch(&self, arch: Arch, src: &CudaSource, out_dir: &Path, work: &Path, reporter: &dyn Reporter) -> Result<JobOut> {
         let nvcc = self.nvcc.expect("cuda jobs only with nvcc");
         let ptx_path = out_dir.join(arch.to_string()).join(format!("{}.ptx", src.module));
+        let lone = self.krate.manifest_path.extension().is_some_and(|e| e == "cu");
+        // Kernels defined inside macros of the .cu itself (candle's style) are read from the
+        // preprocessed unit nvcc keeps on the way; sccache would not cache a `-keep` compile.
+        let first_arch = self.archs.first() == Some(&arch);
+        let kept = work.join(format!("{}.cpp1.ii", src.module));
+        let _ = std::fs::remove_file(&kept);
+        let keep = first_arch
+            && self.launcher.is_none()
+            && std::fs::read_to_string(&src.path).is_ok_and(|text| crate::signature::kernels_in_macros(&text));
+        let include_help = self.opts.source.include_help(self.krate.options_table.as_ref(), lone);
         let compile = CudaCompile {
             nvcc,
             source: src,
@@ -830,6 +857,8 @@ impl CrateJob<'_> {
             out: &ptx_path,
             work_dir: work,
             launcher: self.launcher.as_deref(),
+            include_help: &include_help,
+            keep_preprocessed: keep.then_some(kept.as_path()),
         };
         // Keyed by the flags, nvcc and its host compiler; the stamp adds the hash of every file
         // nvcc read last time (headers inside the CUDA install are covered by its version).
@@ -899,7 +928,64 @@ impl CrateJob<'_> {
         reporter.report(Event::StepDone);
         let module = Module { name: &src.module, source: Some(&src.path), kernels: &stamp.kernels, root: &self.krate.dir };
         let artifacts = self.with_cubin(arch, &module, &ptx_path, &stamp.ptx_hash, was_fresh, work, reporter)?;
-        Ok(JobOut { artifacts, inputs: stamp.inputs.into_iter().map(|(p, _)| p).collect() })
+        // Signatures are the same for every arch: read once, for the first.
+        let signatures = match first_arch {
+            true => self.preprocessed_signatures(&compile, &stamp, work, reporter).map(|s| (src.module.clone(), s)),
+            false => None,
+        };
+        let _ = std::fs::remove_file(&kept);
+        Ok(JobOut { artifacts, inputs: stamp.inputs.into_iter().map(|(p, _)| p).collect(), signatures })
+    }
+
+    /// The kernels of a .cu file read from its preprocessed translation unit, where the source
+    /// does not show every PTX entry (kernels stamped out by macros, as candle's are); `None`
+    /// where the source shows them all (no extra nvcc run). Cached in the arch's work folder,
+    /// keyed by the compile's key and the content of every file nvcc read.
+    fn preprocessed_signatures(
+        &self,
+        compile: &CudaCompile<'_>,
+        stamp: &CudaStamp,
+        work: &Path,
+        reporter: &dyn Reporter,
+    ) -> Option<Vec<crate::signature::KernelSig>> {
+        let source = crate::signature::cuda_kernels(&compile.source.path).unwrap_or_default();
+        let shown = |entry: &String| {
+            let name = crate::cxx::demangle(entry).map(|d| d.name().to_string()).unwrap_or_else(|| entry.clone());
+            source.iter().any(|s| s.name == name)
+        };
+        if stamp.kernels.iter().all(shown) {
+            return None;
+        }
+        let mut key = Key::new("preprocessed-signatures-v1");
+        key.str(&stamp.key);
+        for (path, hash) in &stamp.inputs {
+            key.str(&path.to_string_lossy()).str(hash);
+        }
+        let key = key.finish();
+        let path = work.join(format!("signatures-{}.json", compile.source.module));
+        if let Some(cached) = cache::read_stamp::<SignatureStamp>(&path).filter(|s| s.key == key) {
+            return Some(cached.sigs);
+        }
+        let text = match compile.keep_preprocessed.and_then(|p| std::fs::read_to_string(p).ok()) {
+            Some(text) => Ok(text),
+            None => compile.preprocess(),
+        };
+        let read = text.and_then(|text| crate::signature::cuda_kernels_preprocessed(&text, compile.package_dir));
+        match read {
+            Ok(sigs) => {
+                // Not cached is only slower: the next build reads them again.
+                let _ = cache::write_stamp(&path, &SignatureStamp { key, sigs: sigs.clone() });
+                Some(sigs)
+            }
+            Err(e) => {
+                let d = Diagnostic::warning(format!(
+                    "the kernels of {} that macros stamp out get no typed launch method: {e}",
+                    relative(&compile.source.path, &self.krate.dir).display()
+                ));
+                reporter.report(Event::Diagnostic(&d));
+                None
+            }
+        }
     }
 
     /// The PTX artifact and, for `sm_XX` archs with ptxas found, the cubin: the one ptxas step

@@ -42,6 +42,7 @@ mod codegen;
 #[doc(hidden)]
 pub mod config;
 mod cuda;
+mod cxx;
 mod depfile;
 mod diag;
 mod engine;

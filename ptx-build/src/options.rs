@@ -371,6 +371,23 @@ impl Source {
         }
     }
 
+    /// Where to add an include folder nvcc did not search, said for the front end that started
+    /// the build; `table` is the metadata table that applies to the files, `lone` whether they
+    /// are files given on the command line rather than a kernel crate's.
+    pub(crate) fn include_help(&self, table: Option<&Source>, lone: bool) -> String {
+        let metadata = match table {
+            Some(t) => format!("`cuda-include = [\"DIR\"]` in {t} (relative to that file's folder)"),
+            None => "`cuda-include` in the [package.metadata.ptx] of a package around the files".to_string(),
+        };
+        match self {
+            Source::Builder(script) => {
+                format!("add the header's folder with `.cuda_include(\"DIR\")` on the Builder in {}, or {metadata}", script.display())
+            }
+            _ if lone => format!("pass `-I DIR` to `cargo ptx build`, or set {metadata}"),
+            _ => format!("add the header's folder as {metadata}"),
+        }
+    }
+
     /// How to name a kernel crate, for the front end that started the build.
     pub(crate) fn no_crate_help(&self) -> String {
         let table = "add `[package.metadata.ptx]` to the kernel package's Cargo.toml";

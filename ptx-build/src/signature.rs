@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::ptx;
 
 /// A primitive passed by value.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Scalar {
     Bool,
     U8,
@@ -83,7 +83,7 @@ impl Scalar {
 }
 
 /// How a parameter crosses from the host.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ParamType {
     Scalar(Scalar),
     /// Device memory; `elem` is the pointee as written (`f32`, `Pair`).
@@ -98,14 +98,14 @@ pub enum ParamType {
     },
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Param {
     pub name: String,
     pub ty: ParamType,
 }
 
 /// A kernel as the source declares it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct KernelSig {
     pub name: String,
     pub params: Vec<Param>,
@@ -121,12 +121,15 @@ pub struct KernelSig {
     /// A generic kernel: `name` is the method's name, each instance a PTX entry of its own, and
     /// parameter types name the type parameters (`Pointer { elem: "T" }`).
     pub generic: Option<Generic>,
+    /// The PTX entry's name where it is not `name`: a C++ kernel's mangled name
+    /// (`_ZN2ns5scaleEPdi` for method `scale`).
+    pub ptx_name: Option<String>,
 }
 
 /// A kernel generic over types: a C++ template with explicit instantiations, or a Rust
 /// `#[kernel]` function with its list of instances. It gets one launch method generic over
 /// `type_params`, which compiles only for the instantiated types.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Generic {
     /// The type parameters as the source names them (`T`).
     pub type_params: Vec<String>,
@@ -135,13 +138,54 @@ pub struct Generic {
 }
 
 /// One instantiation of a [`Generic`] kernel.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Instance {
     /// The host types bound to the type parameters, in order, as Rust paths (`f32`,
     /// `::ptx_runtime::half::f16`).
     pub args: Vec<String>,
     /// The instance's PTX entry name (`_Z3addIfEvPT_PKS0_S3_i`, `add_f32`).
     pub ptx_name: String,
+}
+
+impl KernelSig {
+    /// The PTX entries this kernel launches: its name, or one per instance of a generic kernel.
+    pub fn ptx_names(&self) -> Vec<&str> {
+        match &self.generic {
+            Some(g) => g.instances.iter().map(|i| i.ptx_name.as_str()).collect(),
+            None => vec![self.ptx_name.as_deref().unwrap_or(&self.name)],
+        }
+    }
+
+    /// Each PTX entry's name and signature: a generic kernel's instances with their type
+    /// arguments put in (named `add::<f32>` in messages), or the kernel itself.
+    pub fn monomorphic(&self) -> Vec<(String, KernelSig)> {
+        let Some(g) = &self.generic else { return vec![(self.ptx_names()[0].to_string(), self.clone())] };
+        g.instances
+            .iter()
+            .map(|inst| {
+                let bind = |ty: &str| g.type_params.iter().position(|t| t == ty).map(|i| inst.args[i].clone());
+                let params = self
+                    .params
+                    .iter()
+                    .map(|p| {
+                        let ty = match &p.ty {
+                            ParamType::Pointer { mutable, elem } => {
+                                ParamType::Pointer { mutable: *mutable, elem: bind(elem).unwrap_or_else(|| elem.clone()) }
+                            }
+                            ParamType::ByValue { ty } => match bind(ty) {
+                                Some(arg) => Scalar::from_name(&arg).map(ParamType::Scalar).unwrap_or(ParamType::ByValue { ty: arg }),
+                                None => p.ty.clone(),
+                            },
+                            other => other.clone(),
+                        };
+                        Param { name: p.name.clone(), ty }
+                    })
+                    .collect();
+                let name = format!("{}::<{}>", self.name, inst.args.join(", "));
+                (inst.ptx_name.clone(), KernelSig { name, params, generic: None, ..self.clone() })
+            })
+            .collect()
+    }
 }
 
 /// Every `extern "ptx-kernel"` function exported with `#[no_mangle]`, and every function marked
@@ -316,7 +360,7 @@ fn kernel_of(f: &syn::ItemFn, file: &Path) -> Result<Option<KernelSig>> {
             _ => None,
         })
         .collect();
-    Ok(Some(KernelSig { name, params, file: file.to_path_buf(), line, mangled: false, untyped: None, doc, generic: None }))
+    Ok(Some(KernelSig { name, params, file: file.to_path_buf(), line, mangled: false, untyped: None, doc, generic: None, ptx_name: None }))
 }
 
 /// `#[kernel]` or `#[ptx_device::kernel]` (ptx-device's attribute, which exports the function
@@ -381,7 +425,7 @@ enum CTok<'a> {
 }
 
 fn c_tokens(src: &str) -> Vec<(CTok<'_>, u32)> {
-    c_lex::tokens(src)
+    let toks: Vec<(CTok<'_>, u32)> = c_lex::tokens(src)
         .into_iter()
         .filter(|t| !t.directive)
         .filter_map(|t| {
@@ -393,7 +437,63 @@ fn c_tokens(src: &str) -> Vec<(CTok<'_>, u32)> {
             };
             Some((tok, t.line))
         })
-        .collect()
+        .collect();
+    // The preprocessor spells `__global__` as `__attribute__((global))`.
+    const GLOBAL: [CTok<'static>; 6] =
+        [CTok::Ident("__attribute__"), CTok::Punct('('), CTok::Punct('('), CTok::Ident("global"), CTok::Punct(')'), CTok::Punct(')')];
+    let mut out = Vec::with_capacity(toks.len());
+    let mut i = 0;
+    while i < toks.len() {
+        if toks.len() - i >= GLOBAL.len() && toks[i..i + GLOBAL.len()].iter().map(|t| t.0).eq(GLOBAL) {
+            out.push((CTok::Ident("__global__"), toks[i].1));
+            i += GLOBAL.len();
+        } else {
+            out.push(toks[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The launch type of a C type as text (`float const*`, `unsigned int`): how demangled C++
+/// names are read.
+pub(crate) fn c_type(text: &str) -> std::result::Result<ParamType, String> {
+    let toks: Vec<CTok<'_>> = c_tokens(text).into_iter().map(|(t, _)| t).collect();
+    if toks.is_empty() {
+        return Err(format!("`{text}` is not a type"));
+    }
+    c_param(&toks, 0).map(|(_, ty)| ty)
+}
+
+/// The parameter names of the `template <...>` whose `<` is at `open`: `typename T`, `class U`
+/// and non-type parameters (`int N`) alike, in order.
+fn template_params(toks: &[(CTok<'_>, u32)], open: usize) -> Vec<String> {
+    let mut names = Vec::new();
+    // `in_default`: after `=` (`typename T = float`), where identifiers are not names.
+    let (mut depth, mut last_ident, mut in_default) = (0i32, None, false);
+    for (t, _) in &toks[open..] {
+        match t {
+            CTok::Punct('<') | CTok::Punct('(') => depth += 1,
+            CTok::Punct('>') | CTok::Punct(')') => {
+                depth -= 1;
+                if depth == 0 {
+                    names.extend(last_ident.take());
+                    break;
+                }
+            }
+            CTok::Punct(',') if depth == 1 => {
+                names.extend(last_ident.take());
+                in_default = false;
+            }
+            CTok::Punct('=') if depth == 1 => {
+                names.extend(last_ident.take());
+                in_default = true;
+            }
+            CTok::Ident(w) if depth == 1 && !in_default => last_ident = Some(w.to_string()),
+            _ => {}
+        }
+    }
+    names
 }
 
 /// Every `__global__` function of a .cu file, in source order (a declaration and its
@@ -499,6 +599,7 @@ pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> 
                     untyped: None,
                     doc: Vec::new(),
                     generic: None,
+                    ptx_name: None,
                 };
                 // A parameter that cannot be typed leaves the kernel untyped, not the build
                 // refused: it is embedded and launched through cudarc's builder.
@@ -512,7 +613,13 @@ pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> 
                         }
                     }
                 }
-                if seen_names.insert(name) {
+                if templated {
+                    let params = last_template.map(|t| template_params(&toks, t + 1)).unwrap_or_default();
+                    sig.generic = Some(Generic { type_params: params, instances: Vec::new() });
+                }
+                // A declaration and its definition count once; C++ overloads (same name, other
+                // parameters) are kernels of their own.
+                if seen_names.insert((name, format!("{:?}{:?}", sig.params, sig.untyped))) {
                     out.push(sig);
                 }
                 i = k;
@@ -521,6 +628,40 @@ pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> 
             _ => {}
         }
         i += 1;
+    }
+    Ok(out)
+}
+
+/// Whether C++ source `src` defines kernels inside preprocessor macros (a `__global__` in a
+/// `#define`), as candle's files do: their kernels are then read after the preprocessor.
+pub fn kernels_in_macros(src: &str) -> bool {
+    c_lex::tokens(src).iter().any(|t| t.directive && t.text == "__global__")
+}
+
+/// The kernels of a preprocessed translation unit (`nvcc -E`), at the file and line the
+/// preprocessor's line markers (`# 12 "cuda/k.cu"`) give: for a kernel a macro stamped out, the
+/// line of the macro's use. Files are relative to `dir` (where nvcc ran); kernels of system
+/// headers are left out.
+pub fn cuda_kernels_preprocessed(text: &str, dir: &Path) -> Result<Vec<KernelSig>> {
+    // (line in `text` of the first line a marker describes, file, its line number there, system)
+    let mut markers: Vec<(u32, &str, u32, bool)> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let Some(rest) = line.strip_prefix("# ") else { continue };
+        let Some((number, rest)) = rest.split_once(' ') else { continue };
+        let (Ok(number), Some(rest)) = (number.parse::<u32>(), rest.strip_prefix('"')) else { continue };
+        let Some((file, flags)) = rest.split_once('"') else { continue };
+        markers.push((i as u32 + 2, file, number, flags.split_whitespace().any(|f| f == "3")));
+    }
+    let mut out = Vec::new();
+    for mut sig in cuda_kernels_in(Path::new(""), text)? {
+        let at = markers.partition_point(|m| m.0 <= sig.line);
+        let Some(&(start, file, number, system)) = at.checked_sub(1).map(|i| &markers[i]) else { continue };
+        if system {
+            continue;
+        }
+        sig.file = dir.join(file);
+        sig.line = number + (sig.line - start);
+        out.push(sig);
     }
     Ok(out)
 }
@@ -694,6 +835,19 @@ mod tests {
             std::fs::write(p, text).unwrap();
         }
         d
+    }
+
+    #[test]
+    fn kernels_of_a_preprocessed_unit_are_at_the_line_of_the_macro_use() {
+        let src = "#define K(N, T) extern \"C\" __global__ void N(const T *x, T *y) {}\nK(a, float)\n";
+        assert!(kernels_in_macros(src));
+        assert!(!kernels_in_macros("extern \"C\" __global__ void k() {}\n#define N 4\n"));
+        // What `nvcc -E` makes of it: line markers, `__attribute__((global))`, a system header.
+        let ii = "# 1 \"cuda/k.cu\"\n# 1 \"/usr/include/stdint.h\" 1 3 4\nextern \"C\" __attribute__((global)) void sys(int *p) {}\n# 2 \"cuda/k.cu\" 2\n\n\nextern \"C\" __attribute__((global)) void a(const float *x, float *y) {}\nextern \"C\" __attribute__((global)) void b(const double *x, double *y) {}\n";
+        let sigs = cuda_kernels_preprocessed(ii, Path::new("/pkg")).unwrap();
+        let at: Vec<(String, String, u32)> = sigs.iter().map(|s| (s.name.clone(), s.file.display().to_string(), s.line)).collect();
+        assert_eq!(at, [("a".to_string(), "/pkg/cuda/k.cu".to_string(), 4), ("b".to_string(), "/pkg/cuda/k.cu".to_string(), 5)]);
+        assert_eq!(sigs[1].params[0].ty, ParamType::Pointer { mutable: false, elem: "f64".into() });
     }
 
     #[test]
@@ -871,6 +1025,7 @@ template <typename T> __global__ void tmpl(T *x) {}
             mangled: false,
             doc: Vec::new(),
             generic: None,
+            ptx_name: None,
         };
         let m = ptx::Module::parse(".visible .entry k(\n.param .u32 k_param_0\n)\n{\nret;\n}\n");
         let e = check(&sig, m.entry("k")).unwrap_err().to_string();

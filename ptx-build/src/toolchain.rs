@@ -411,7 +411,7 @@ impl Cuda {
 
 /// CUDA libraries `cargo ptx setup --with NAME` can put into the CUDA install (name, a header
 /// that shows they are there), and `cuda-libraries` can name.
-pub const CUDA_LIBRARIES: &[(&str, &str)] = &[("cublas", "cublas_v2.h")];
+pub const CUDA_LIBRARIES: &[(&str, &str)] = &[("cublas", "cublas_v2.h"), ("cudnn", "cudnn.h")];
 
 /// A program named by an option (`launcher`): a path as written, else on PATH, else one
 /// `cargo ptx setup --with NAME` installed.

@@ -31,11 +31,50 @@ fn check(k: &kernels::Kernels, ctx: &std::sync::Arc<ptx_runtime::cudarc::driver:
         unsafe { k.add_u128(&stream, config(n), &da, &db, &mut out, n as u32) }.unwrap();
         assert_eq!(stream.clone_dtoh(&out).unwrap(), add_u128_cpu(&a, &b), "add_u128 carries, n = {n}");
     }
+    stamped(k, &stream);
     let mut cycles = stream.alloc_zeros::<u64>(256).unwrap();
     let mut sink = stream.alloc_zeros::<f32>(256).unwrap();
     unsafe { k.clock_span(&stream, config(256), &mut cycles, &mut sink, 1000) }.unwrap();
     let cycles = stream.clone_dtoh(&cycles).unwrap();
     assert!(cycles.iter().all(|c| *c >= 1000), "1000 dependent FMAs take at least 1000 cycles: {:?}", &cycles[..4]);
+}
+
+/// The kernels of cuda/stamped.cu: stamped out by a macro, a template's instances and one
+/// launched by name, each against the CPU.
+fn stamped(k: &kernels::Kernels, stream: &std::sync::Arc<ptx_runtime::cudarc::driver::CudaStream>) {
+    use ptx_runtime::cudarc::driver::PushKernelArg;
+    use ptx_runtime::half::f16;
+    let n = 10_007usize;
+    // Multiples of 1/4 below 250: every product and sum below is exact, fused or not.
+    let x: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 * 0.25).collect();
+    let xd: Vec<f64> = x.iter().map(|v| *v as f64).collect();
+    let xh: Vec<f16> = (0..n).map(|i| f16::from_f32((i % 64) as f32 * 0.25)).collect();
+    let (dx, dxd, dxh) = (stream.clone_htod(&x).unwrap(), stream.clone_htod(&xd).unwrap(), stream.clone_htod(&xh).unwrap());
+
+    let mut y = stream.alloc_zeros::<f32>(n).unwrap();
+    unsafe { k.uneg_f32(stream, config(n), n, &dx, &mut y) }.unwrap();
+    assert_eq!(stream.clone_dtoh(&y).unwrap(), x.iter().map(|v| -v).collect::<Vec<_>>(), "uneg_f32");
+    let mut yd = stream.alloc_zeros::<f64>(n).unwrap();
+    unsafe { k.usqr_f64(stream, config(n), n, &dxd, &mut yd) }.unwrap();
+    assert_eq!(stream.clone_dtoh(&yd).unwrap(), xd.iter().map(|v| v * v).collect::<Vec<_>>(), "usqr_f64");
+
+    unsafe { k.axpb::<f32>(stream, config(n), &mut y, &dx, 1.5, -2.0, n as i32) }.unwrap();
+    assert_eq!(stream.clone_dtoh(&y).unwrap(), x.iter().map(|v| 1.5 * v - 2.0).collect::<Vec<_>>(), "axpb::<f32>");
+    unsafe { k.axpb::<f64>(stream, config(n), &mut yd, &dxd, 1.5, -2.0, n as i32) }.unwrap();
+    assert_eq!(stream.clone_dtoh(&yd).unwrap(), xd.iter().map(|v| 1.5 * v - 2.0).collect::<Vec<_>>(), "axpb::<f64>");
+    let mut yh = stream.alloc_zeros::<f16>(n).unwrap();
+    unsafe { k.axpb::<f16>(stream, config(n), &mut yh, &dxh, f16::from_f32(2.0), f16::from_f32(1.0), n as i32) }.unwrap();
+    let want: Vec<f16> = xh.iter().map(|v| f16::from_f32(2.0 * v.to_f32() + 1.0)).collect();
+    assert_eq!(stream.clone_dtoh(&yh).unwrap(), want, "axpb::<f16>");
+
+    // No typed method: cudarc's builder on the loaded function, arguments in the kernel's order.
+    let bytes: Vec<u8> = (0..n).map(|i| (i * 7 % 251) as u8).collect();
+    let src = stream.clone_htod(&bytes).unwrap();
+    let mut dst = stream.alloc_zeros::<u8>(n).unwrap();
+    let mut launch = k.launch_builder(stream, "copy_bytes").expect("copy_bytes is loaded");
+    launch.arg(&src).arg(&mut dst).arg(&n);
+    unsafe { launch.launch(config(n)) }.unwrap();
+    assert_eq!(stream.clone_dtoh(&dst).unwrap(), bytes, "copy_bytes");
 }
 
 #[test]
@@ -60,8 +99,22 @@ fn cuda_kernels_match_the_cpu_through_the_ptx_jit() {
 #[test]
 fn every_cu_file_is_a_module_with_ptx_and_cubins() {
     // No GPU needed: the constants are plain data.
-    assert_eq!(kernels::KERNEL_NAMES, &["add_u128", "clock_span", "block_sum", "saxpy"]);
-    for images in [kernels::saxpy::IMAGES, kernels::reduce::IMAGES, kernels::inline_ptx::IMAGES] {
+    assert_eq!(
+        kernels::KERNEL_NAMES,
+        &[
+            "add_u128",
+            "clock_span",
+            "block_sum",
+            "saxpy",
+            "uneg_f32",
+            "usqr_f64",
+            "_Z4axpbIfEvPT_PKS0_S0_S0_i",
+            "_Z4axpbIdEvPT_PKS0_S0_S0_i",
+            "_Z4axpbI6__halfEvPT_PKS1_S1_S1_i",
+            "copy_bytes"
+        ]
+    );
+    for images in [kernels::saxpy::IMAGES, kernels::reduce::IMAGES, kernels::inline_ptx::IMAGES, kernels::stamped::IMAGES] {
         let names: Vec<String> = images.iter().map(|i| i.to_string()).collect();
         assert_eq!(names, ["sm_80 PTX", "sm_80 cubin", "sm_90 PTX", "sm_90 cubin"]);
     }

@@ -1,0 +1,281 @@
+//! C++ kernels by their mangled PTX names. A kernel without `extern "C"` is exported under its
+//! Itanium-mangled name (`_Z3addIfEvPT_PKS0_i`); demangled (`add<float>(float*, float const*,
+//! int)`) it names the source declaration it came from and, for a template, the types it was
+//! instantiated for. That turns template kernels into one generic launch method and plain C++
+//! kernels into methods named after the function.
+
+use std::collections::BTreeMap;
+
+use crate::signature::{c_type, Generic, Instance, KernelSig, ParamType};
+
+/// A mangled kernel name, demangled and split.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Demangled {
+    /// With namespaces (`ns::scale`).
+    pub qualified: String,
+    /// Template arguments as C++ spells them (`float`, `unsigned int`, `256`); empty for a
+    /// function that is not a template.
+    pub template_args: Vec<String>,
+    /// Parameter types as C++ spells them (`float const*`).
+    pub params: Vec<String>,
+    /// The whole demangled signature, for messages and docs.
+    pub text: String,
+}
+
+impl Demangled {
+    /// The function's own name, without namespaces.
+    pub fn name(&self) -> &str {
+        self.qualified.rsplit("::").next().unwrap_or(&self.qualified)
+    }
+}
+
+/// Demangles `ptx_name` with cpp_demangle; `None` for names that are not mangled C++.
+pub fn demangle(ptx_name: &str) -> Option<Demangled> {
+    if !ptx_name.starts_with("_Z") {
+        return None;
+    }
+    let symbol = cpp_demangle::Symbol::new(ptx_name).ok()?;
+    let text = symbol.demangle_with_options(&cpp_demangle::DemangleOptions::new().no_return_type()).ok()?;
+    // `ns::add<float, int>(float*, int)`: the parameter list is the last top-level `(...)`.
+    let open = top_level_open(&text, '(', ')')?;
+    let params = split_top_level(&text[open + 1..text.len() - 1]);
+    let head = &text[..open];
+    let (qualified, template_args) = match head.strip_suffix('>').and_then(|_| top_level_open(head, '<', '>')) {
+        Some(lt) => (head[..lt].to_string(), split_top_level(&head[lt + 1..head.len() - 1])),
+        None => (head.to_string(), Vec::new()),
+    };
+    let params = if params == ["void"] { Vec::new() } else { params };
+    Some(Demangled { qualified, template_args, params, text })
+}
+
+/// The index of the bracket that opens the group `text` ends with (`text` must end with `close`).
+fn top_level_open(text: &str, open: char, close: char) -> Option<usize> {
+    if !text.ends_with(close) {
+        return None;
+    }
+    let mut depth = 0i32;
+    for (i, c) in text.char_indices().rev() {
+        if c == close {
+            depth += 1;
+        } else if c == open {
+            depth -= 1;
+            if depth == 0 {
+                return Some(i);
+            }
+        }
+    }
+    None
+}
+
+/// `a, b<c, d>, e(f, g)` split at the commas outside brackets, trimmed; empty for empty text.
+fn split_top_level(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in text.char_indices() {
+        match c {
+            '<' | '(' | '[' => depth += 1,
+            '>' | ')' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(text[start..i].trim().to_string());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    let last = text[start..].trim();
+    if !last.is_empty() {
+        out.push(last.to_string());
+    }
+    out
+}
+
+/// The launch type of a C++ type as the demangler spells it.
+fn launch_type(cxx: &str) -> Option<ParamType> {
+    c_type(cxx).ok()
+}
+
+/// A template argument as a host type (`float` -> `f32`, `__half` -> `half::f16`).
+fn host_type(cxx: &str) -> Option<String> {
+    match launch_type(cxx)? {
+        ParamType::Scalar(s) => Some(s.rust_name().to_string()),
+        ParamType::ByValue { ty } => Some(ty),
+        ParamType::Pointer { .. } => None,
+    }
+}
+
+/// Binds the C++ (mangled) kernels read from a .cu file to its PTX entries:
+/// - a template kernel's instantiations become one generic kernel (`generic` filled in, one
+///   instance per entry, its type arguments as host types);
+/// - a plain C++ kernel gets its mangled name as `ptx_name` and keeps its C++ name; overloads
+///   (one name, several entries) get the parameter types in their method names
+///   (`scale_f32_i32`, `scale_f64_i32`).
+///
+/// Kernels that cannot be bound keep `mangled` (or get `untyped` with the reason) and are
+/// embedded without a typed method. `extern "C"` kernels pass through unchanged.
+pub fn bind(sigs: Vec<KernelSig>, entries: &[&str]) -> Vec<KernelSig> {
+    let demangled: Vec<(&str, Demangled)> = entries.iter().filter_map(|e| Some((*e, demangle(e)?))).collect();
+    let mut out = Vec::new();
+    let mut plain: Vec<(KernelSig, Demangled)> = Vec::new();
+    for sig in sigs {
+        if !sig.mangled || sig.untyped.is_some() {
+            out.push(sig);
+            continue;
+        }
+        let candidates: Vec<&(&str, Demangled)> =
+            demangled.iter().filter(|(_, d)| d.name() == sig.name && d.params.len() == sig.params.len()).collect();
+        match sig.generic.clone() {
+            Some(g) => {
+                let mut instances = Vec::new();
+                let mut problem = None;
+                for (entry, d) in candidates.iter().filter(|(_, d)| !d.template_args.is_empty()) {
+                    if d.template_args.len() != g.type_params.len() {
+                        continue;
+                    }
+                    match d.template_args.iter().map(|a| host_type(a).ok_or(a)).collect::<Result<Vec<_>, _>>() {
+                        Ok(args) => instances.push(Instance { args, ptx_name: entry.to_string() }),
+                        Err(arg) => {
+                            problem = Some(format!(
+                                "its instance `{}` has template argument `{arg}`, which is not a type with a Rust equivalent (non-type template parameters have no typed launch)",
+                                d.text
+                            ))
+                        }
+                    }
+                }
+                let mut sig = sig;
+                if let Some(why) = problem {
+                    sig.untyped = Some(why);
+                    sig.params.clear();
+                    sig.generic = None;
+                } else if instances.is_empty() {
+                    // A template nobody instantiated has nothing in the PTX to launch.
+                    continue;
+                } else {
+                    sig.generic = Some(Generic { type_params: g.type_params.clone(), instances });
+                    sig.mangled = false;
+                }
+                out.push(sig);
+            }
+            None => {
+                let matching: Vec<&&(&str, Demangled)> = candidates
+                    .iter()
+                    .filter(|(_, d)| {
+                        d.template_args.is_empty()
+                            && d.params.iter().zip(&sig.params).all(|(t, p)| launch_type(t).is_none_or(|t| same_layout(&t, &p.ty)))
+                    })
+                    .collect();
+                match matching.as_slice() {
+                    [(entry, d)] => {
+                        let mut sig = sig;
+                        sig.ptx_name = Some(entry.to_string());
+                        sig.mangled = false;
+                        plain.push((sig, d.clone()));
+                    }
+                    _ => out.push(sig),
+                }
+            }
+        }
+    }
+    // Overloads: the C++ name is shared, the method names must not be.
+    let mut count: BTreeMap<String, usize> = BTreeMap::new();
+    for (sig, _) in &plain {
+        *count.entry(sig.name.clone()).or_default() += 1;
+    }
+    for (mut sig, d) in plain {
+        if count[&sig.name] > 1 {
+            sig.name = overload_name(&sig);
+        }
+        sig.doc.push(format!(" C++ `{}`.", d.text));
+        out.push(sig);
+    }
+    out
+}
+
+/// Whether a demangled parameter type and a source parameter type pass the same way (`T*` and
+/// `float*` both pointers; `int` and `int`).
+fn same_layout(a: &ParamType, b: &ParamType) -> bool {
+    match (a, b) {
+        (ParamType::Pointer { elem: x, .. }, ParamType::Pointer { elem: y, .. }) => x == y,
+        (ParamType::Pointer { .. }, _) | (_, ParamType::Pointer { .. }) => false,
+        _ => a == b,
+    }
+}
+
+/// `scale` with parameters `(float*, int)` -> `scale_f32_i32`.
+fn overload_name(sig: &KernelSig) -> String {
+    let mut name = sig.name.clone();
+    for p in &sig.params {
+        let t = match &p.ty {
+            ParamType::Scalar(s) => s.rust_name().to_string(),
+            ParamType::Pointer { elem, .. } | ParamType::ByValue { ty: elem } => elem.rsplit("::").next().unwrap_or(elem).to_lowercase(),
+        };
+        name.push('_');
+        name.push_str(&t);
+    }
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn demangles_templates_namespaces_and_plain_kernels() {
+        let d = demangle("_Z4castIfjEvPKT_PT0_S3_").unwrap();
+        assert_eq!(d.qualified, "cast");
+        assert_eq!(d.template_args, ["float", "unsigned int"]);
+        assert_eq!(d.params, ["float const*", "unsigned int*", "unsigned int"]);
+        let d = demangle("_ZN2ns5scaleEPdi").unwrap();
+        assert_eq!((d.qualified.as_str(), d.name()), ("ns::scale", "scale"));
+        assert!(d.template_args.is_empty());
+        assert_eq!(d.params, ["double*", "int"]);
+        assert_eq!(demangle("_Z6reduceILi256EEvPKfPfi").unwrap().template_args, ["256"]);
+        assert_eq!(demangle("_Z4noopv").unwrap().params, Vec::<String>::new());
+        assert_eq!(demangle("saxpy"), None);
+        assert_eq!(demangle("_Zgarbage"), None);
+    }
+
+    fn read(src: &str) -> Vec<KernelSig> {
+        crate::signature::cuda_kernels_in(std::path::Path::new("k.cu"), src).unwrap()
+    }
+
+    #[test]
+    fn template_instances_become_one_generic_kernel() {
+        let sigs = read(
+            "#include <cuda_fp16.h>\ntemplate <typename T>\n__global__ void add(T *y, const T *x, int n) {}\ntemplate __global__ void add<float>(float *, const float *, int);\ntemplate __global__ void add<__half>(__half *, const __half *, int);\n",
+        );
+        let bound = bind(sigs, &["_Z3addIfEvPT_PKS0_i", "_Z3addI6__halfEvPT_PKS1_i"]);
+        assert_eq!(bound.len(), 1, "{bound:#?}");
+        let g = bound[0].generic.as_ref().unwrap();
+        assert_eq!(g.type_params, ["T"]);
+        assert_eq!(g.instances[0], Instance { args: vec!["f32".into()], ptx_name: "_Z3addIfEvPT_PKS0_i".into() });
+        assert_eq!(g.instances[1].args, ["::ptx_runtime::half::f16"]);
+        assert!(!bound[0].mangled);
+        assert_eq!(bound[0].line, 3);
+    }
+
+    #[test]
+    fn non_type_template_arguments_leave_the_kernel_untyped_with_the_reason() {
+        let sigs = read("template <int BLOCK>\n__global__ void reduce(const float *x, float *out, int n) {}\n");
+        let bound = bind(sigs, &["_Z6reduceILi256EEvPKfPfi"]);
+        let why = bound[0].untyped.as_deref().unwrap();
+        assert!(why.contains("`reduce<256>(float const*, float*, int)`") && why.contains("`256`"), "{why}");
+    }
+
+    #[test]
+    fn plain_cxx_kernels_keep_their_name_and_overloads_get_typed_names() {
+        let sigs = read(
+            "__global__ void permute(float *out, const float *in, int n) {}\nnamespace ns {\n__global__ void scale(float *x, int n) {}\n__global__ void scale(double *x, int n) {}\n}\n",
+        );
+        let bound = bind(sigs, &["_Z7permutePfPKfi", "_ZN2ns5scaleEPfi", "_ZN2ns5scaleEPdi"]);
+        let names: Vec<(&str, Option<&str>)> = bound.iter().map(|s| (s.name.as_str(), s.ptx_name.as_deref())).collect();
+        assert_eq!(
+            names,
+            [
+                ("permute", Some("_Z7permutePfPKfi")),
+                ("scale_f32_i32", Some("_ZN2ns5scaleEPfi")),
+                ("scale_f64_i32", Some("_ZN2ns5scaleEPdi"))
+            ]
+        );
+        assert!(bound[2].doc.iter().any(|d| d.contains("C++ `ns::scale(double*, int)`")), "{:?}", bound[2].doc);
+    }
+}
