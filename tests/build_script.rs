@@ -169,6 +169,11 @@ fn a_struct_by_value_must_have_the_kernels_layout_on_the_host() {
     write(p.path().join("host/src/lib.rs"), &host("C"));
     let (ok, log) = cargo_build(p.path());
     assert!(ok, "the same #[repr(C)] type on both sides builds:\n{log}");
+    // A type of the kernel crate itself: the build says where it is and how to share it, once.
+    let warning = "warning: host_struct@0.1.0: `Affine` (parameter `p` of kernel `affine`) is defined in the kernel crate, which the host cannot depend on";
+    assert_eq!(log.matches(warning).count(), 1, "{log}");
+    assert!(log.contains(&format!("--> {}:5:12", p.path().canonicalize().unwrap().join("kernels/src/lib.rs").display())), "{log}");
+    assert!(log.contains("fix: move `Affine` into a small `no_std` crate that both the kernel crate and the host depend on"), "{log}");
 
     let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
     write_at(p.path().join("host/src/lib.rs"), &host("C, align(16)"), later);
@@ -239,6 +244,162 @@ fn device_project(host: &str, kernel_src: &str) -> tempfile::TempDir {
         ),
     );
     p
+}
+
+/// The part of a failed build's log after cargo's `--- stderr` line, indentation and the
+/// temp folder's path taken out, for comparing with tests/snapshots/NAME (`UPDATE_SNAPSHOTS=1`
+/// rewrites it).
+fn assert_stderr_snapshot(name: &str, log: &str, root: &Path) {
+    let section = log.split("--- stderr\n").nth(1).unwrap_or_else(|| panic!("no stderr section:\n{log}"));
+    // Up to the script's `Error:` line; cargo's own lines after it depend on its other jobs.
+    let lines: Vec<&str> = section.lines().collect();
+    let end = lines.iter().position(|l| l.starts_with("  Error: ")).map_or(lines.len(), |i| i + 1);
+    let text: String =
+        lines[..end].iter().map(|l| l.strip_prefix("  ").unwrap_or(l).replace(&root.display().to_string(), "[ROOT]") + "\n").collect();
+    let snapshot = repo().join("tests/snapshots").join(name);
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(&snapshot, &text).unwrap();
+    }
+    let expected = std::fs::read_to_string(&snapshot).unwrap_or_default();
+    assert!(text == expected, "{name} changed; rerun with UPDATE_SNAPSHOTS=1 if that is intended:\n{text}");
+}
+
+#[test]
+fn kernel_diagnostics_through_cargo_build_name_the_file_show_the_line_and_come_once() {
+    common::cuda();
+    // A Rust error, then (fixed, a warning left) an nvcc error for two archs, then success.
+    let broken = "#![no_std]\n#![feature(abi_ptx)]\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn scale(a: f32, x: *mut f32) {\n    let unused = 3;\n    *x = a * undefined_thing;\n}\n#[panic_handler]\nfn p(_: &core::panic::PanicInfo) -> ! { loop {} }\n";
+    let p = cuda_host("host_diag", &[], "");
+    let root = p.path().canonicalize().unwrap();
+    write(p.path().join("kernels/src/lib.rs"), broken);
+    write(
+        p.path().join("host/build.rs"),
+        "fn main() -> Result<(), ptx_build::Error> {\n    ptx_build::Builder::new().kernel_crate(\"../kernels\").cuda(\"cuda/*.cu\").arch(\"sm_80,sm_90\").build()?;\n    Ok(())\n}\n",
+    );
+    write(p.path().join("kernels/Cargo.toml"), "[package]\nname = \"host_diag_kernels\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[package.metadata.ptx]\narchs = [\"sm_80\", \"sm_90\"]\n[workspace]\n");
+    write(p.path().join("host/cuda/k.cu"), "extern \"C\" __global__ void fill(float *x) { x[0] = 1.0f; }\n");
+    let (ok, log) = cargo_build(p.path());
+    assert!(!ok, "{log}");
+    // The path names the kernel crate's file from anywhere (not `src/lib.rs`, the host's own).
+    assert!(log.contains(&format!(" --> {}:6:14", root.join("kernels/src/lib.rs").display())), "{log}");
+    assert_eq!(log.matches("cannot find value `undefined_thing`").count(), 1, "once:\n{log}");
+    assert!(!log.contains("cargo:rerun-if") && !log.contains("--- stdout"), "no directives in a failed build's output:\n{log}");
+    assert_stderr_snapshot("build-script-rust-error.txt", &log, &root);
+
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    write_at(p.path().join("kernels/src/lib.rs"), &broken.replace("undefined_thing", "2.0"), later);
+    write_at(p.path().join("host/cuda/k.cu"), "extern \"C\" __global__ void fill(float *x) {\n    x[0] = undefined_cu + 1.0f;\n}\n", later);
+    let (ok, log) = cargo_build(p.path());
+    assert!(!ok, "{log}");
+    assert!(log.contains(&format!(" --> {}:2:12", root.join("host/cuda/k.cu").display())), "{log}");
+    assert_eq!(log.matches("identifier \"undefined_cu\" is undefined").count(), 1, "one error for both archs:\n{log}");
+    assert!(log.contains("for sm_80, sm_90"), "{log}");
+    assert_eq!(log.matches("unused variable: `unused`").count(), 1, "the kernel warning beside the error, once:\n{log}");
+    assert!(!log.contains("cargo:"), "{log}");
+    assert_stderr_snapshot("build-script-nvcc-error.txt", &log, &root);
+
+    // Warnings come when the kernel crate compiles (a fresh one is not recompiled): edit it too.
+    let later = later + std::time::Duration::from_secs(60);
+    write_at(p.path().join("host/cuda/k.cu"), "extern \"C\" __global__ void fill(float *x) { x[0] = 1.0f; }\n", later);
+    write_at(p.path().join("kernels/src/lib.rs"), &broken.replace("undefined_thing", "3.0"), later);
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok, "{log}");
+    assert_eq!(
+        log.matches("warning: host_diag@0.1.0: unused variable: `unused`").count(),
+        1,
+        "shown once, as cargo shows warnings:\n{log}"
+    );
+    assert!(log.contains(&format!("warning: host_diag@0.1.0:  --> {}:5:9", root.join("kernels/src/lib.rs").display())), "{log}");
+    assert!(!log.contains("@0.1.0: warning:"), "no doubled prefix:\n{log}");
+}
+
+/// `project` plus a crate `shared/` that kernels and host both depend on, holding `Affine`
+/// (`derive` is the struct's attributes).
+fn shared_struct_project(host: &str, derive: &str) -> tempfile::TempDir {
+    let kernel = format!("#![no_std]\n#![feature(abi_ptx)]\nuse {host}_shared::Affine;\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn affine(p: Affine, x: *mut f32) {{ *x = p.scale * *x + p.shift; }}\n#[panic_handler]\nfn p(_: &core::panic::PanicInfo) -> ! {{ loop {{}} }}\n");
+    let p = project(host, &kernel);
+    let s = p.path().join("shared");
+    std::fs::create_dir_all(s.join("src")).unwrap();
+    write(
+        s.join("Cargo.toml"),
+        &format!(
+            "[package]\nname = \"{host}_shared\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nptx-device-macros = {{ path = {:?} }}\n[target.'cfg(not(target_arch = \"nvptx64\"))'.dependencies]\nptx-runtime = {{ path = {:?} }}\n",
+            repo().join("ptx-device-macros"),
+            repo().join("ptx-runtime")
+        ),
+    );
+    write(s.join("src/lib.rs"), &format!("#![no_std]\n{derive}\npub struct Affine {{\n    pub scale: f32,\n    pub shift: f32,\n}}\n"));
+    for side in ["kernels", "host"] {
+        let manifest = p.path().join(side).join("Cargo.toml");
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        let dep = format!("{host}_shared = {{ path = \"../shared\" }}\n");
+        let text = match text.find("[dependencies]\n") {
+            Some(i) => format!("{}{dep}{}", &text[..i + 15], &text[i + 15..]),
+            None => text.replacen("[package.metadata.ptx]", &format!("[dependencies]\n{dep}[package.metadata.ptx]"), 1),
+        };
+        write(&manifest, &text);
+    }
+    write(
+        p.path().join("host/src/lib.rs"),
+        &format!("pub mod kernels {{\n    ptx_runtime::include_kernels!();\n}}\n#[allow(dead_code)]\nunsafe fn call(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream, cfg: ptx_runtime::cudarc::driver::LaunchConfig, x: &mut ptx_runtime::cudarc::driver::CudaSlice<f32>) {{\n    unsafe {{ k.affine(s, cfg, {host}_shared::Affine {{ scale: 2.0, shift: 1.0 }}, x).unwrap() }};\n}}\n"),
+    );
+    p
+}
+
+#[test]
+fn a_struct_from_a_crate_shared_with_the_kernels_needs_no_host_twin() {
+    common::cuda();
+    let p = shared_struct_project("host_shared", "#[derive(Clone, Copy, ptx_device_macros::DeviceRepr)]\n#[repr(C)]");
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok, "the host names `Affine` through the shared crate, which implements DeviceRepr:\n{log}");
+    assert!(!log.contains("is defined in the kernel crate"), "{log}");
+}
+
+#[test]
+fn a_shared_struct_without_repr_c_gets_the_derives_error() {
+    common::cuda();
+    let p = shared_struct_project("host_norepr", "#[derive(Clone, Copy, ptx_device_macros::DeviceRepr)]");
+    let (ok, log) = cargo_build(p.path());
+    assert!(!ok, "{log}");
+    assert!(
+        log.contains("#[derive(DeviceRepr)]: `Affine` needs `#[repr(C)]`") && log.contains("add `#[repr(C)]` above `struct Affine`"),
+        "{log}"
+    );
+    assert!(log.contains("shared/src/lib.rs:3:12"), "at the struct's name:\n{log}");
+}
+
+#[test]
+fn an_engine_warning_is_shown_once_without_a_doubled_prefix() {
+    // Without ptxas the build makes PTX only and says so: once, as cargo shows a build
+    // script's warnings, not `warning: pkg@ver: warning: ...`.
+    let p = project("host_noptxas", KERNEL);
+    let empty = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.args(["build", "-v"])
+        .current_dir(p.path().join("host"))
+        .env("CARGO_TARGET_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("host-target"))
+        .env_remove("CARGO_PTX_ARCH");
+    common::hide_cuda(&mut cmd, empty.path());
+    let out = cmd.output().unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(log.matches("warning: host_noptxas@0.1.0: ptxas not found: built PTX only").count(), 1, "{log}");
+    assert!(log.contains("warning: host_noptxas@0.1.0:   = run `cargo ptx setup`"), "the fix, on its own line:\n{log}");
+    assert!(!log.contains("@0.1.0: warning:"), "{log}");
+}
+
+#[test]
+fn a_shared_struct_with_a_field_that_is_not_copy_is_refused_at_the_field() {
+    common::cuda();
+    // `Affine` is not `Copy` itself here, so only the derive's check stands between the host
+    // and copying a non-`Copy` value's bytes to the GPU.
+    let p = shared_struct_project("host_notcopy", "pub struct Tag(pub u8);\n#[derive(ptx_device_macros::DeviceRepr)]\n#[repr(C)]");
+    let s = p.path().join("shared/src/lib.rs");
+    let text = std::fs::read_to_string(&s).unwrap().replace("    pub shift: f32,\n", "    pub shift: f32,\n    pub tag: Tag,\n");
+    write(&s, &text);
+    let (ok, log) = cargo_build(p.path());
+    assert!(!ok, "{log}");
+    assert!(log.contains("the trait bound `Tag: Copy` is not satisfied") && log.contains("shared/src/lib.rs:8:14"), "{log}");
 }
 
 /// The generated module of host package `host` (in the shared test target dir).

@@ -137,3 +137,100 @@ fn locked_offline_and_frozen_reach_the_nested_cargo() {
     let locked = build_human(&k, &["--locked"]);
     assert!(locked.status.success(), "{}", stderr(&locked));
 }
+
+/// The `compiler-message` lines of a JSON build, read with cargo_metadata's `Message`, the
+/// type cargo-aware tools use.
+fn compiler_messages(run: &common::Run) -> Vec<cargo_metadata::CompilerMessage> {
+    run.stdout
+        .lines()
+        .filter(|l| l.contains("\"compiler-message\""))
+        .map(|l| match serde_json::from_str::<cargo_metadata::Message>(l) {
+            Ok(cargo_metadata::Message::CompilerMessage(m)) => m,
+            other => panic!("not a compiler-message ({other:?}): {l}"),
+        })
+        .collect()
+}
+
+#[test]
+fn json_diagnostics_are_cargos_compiler_messages() {
+    cuda();
+    let k = KernelCrate::new(
+        "json_diag_kernels",
+        "archs = [\"sm_80\"]",
+        "#![no_std]\n#![feature(abi_ptx)]\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn k(x: *mut u32) {\n    *x = 1.5;\n}\n#[panic_handler]\nfn p(_: &core::panic::PanicInfo) -> ! { loop {} }\n",
+    );
+    let run = k.build(&[]);
+    assert!(!run.success);
+    let messages = compiler_messages(&run);
+    let rustc = messages.iter().find(|m| m.message.message.contains("mismatched types")).unwrap_or_else(|| panic!("{}", run.stdout));
+    let span = rustc.message.spans.iter().find(|s| s.is_primary).expect("a primary span");
+    assert_eq!(span.file_name, k.dir.join("src/lib.rs").display().to_string(), "absolute: the kernel crate is not the caller's workspace");
+    assert_eq!((span.line_start, span.column_start), (5, 10));
+    assert_eq!(rustc.message.level, cargo_metadata::diagnostic::DiagnosticLevel::Error);
+    assert_eq!(rustc.message.code.as_ref().map(|c| c.code.as_str()), Some("E0308"), "rustc's own JSON, forwarded");
+    assert_eq!(rustc.package_id.repr, format!("path+file://{}#json_diag_kernels", k.dir.display()));
+    assert_eq!(rustc.target.name, "json_diag_kernels");
+    assert!(rustc.message.rendered.as_deref().unwrap_or_default().contains(&format!("--> {}:5:10", k.dir.join("src/lib.rs").display())));
+
+    // An nvcc error: built from the location, with the source line in the span.
+    let k = KernelCrate::new("json_cu_kernels", "archs = [\"sm_80\", \"sm_90\"]\nrust = false", "");
+    k.write("cuda/k.cu", "extern \"C\" __global__ void fill(float *x) {\n    x[0] = undefined_cu;\n}\n");
+    let run = k.build(&[]);
+    assert!(!run.success);
+    let messages = compiler_messages(&run);
+    let nvcc: Vec<_> = messages.iter().filter(|m| m.message.message.contains("\"undefined_cu\" is undefined")).collect();
+    assert_eq!(nvcc.len(), 1, "one message for both archs: {}", run.stdout);
+    let span = &nvcc[0].message.spans[0];
+    assert_eq!(span.file_name, k.dir.join("cuda/k.cu").display().to_string());
+    assert_eq!((span.line_start, span.column_start, span.is_primary), (2, 12, true));
+    assert_eq!(span.text[0].text, "    x[0] = undefined_cu;");
+    let text = std::fs::read_to_string(k.dir.join("cuda/k.cu")).unwrap();
+    assert_eq!(&text[span.byte_start as usize..], &text[text.find("undefined_cu").unwrap()..], "byte offsets point at the column");
+    assert!(nvcc[0].message.children.iter().any(|c| c.message == "for sm_80, sm_90"), "{:?}", nvcc[0].message.children);
+    assert_eq!(nvcc[0].message.level, cargo_metadata::diagnostic::DiagnosticLevel::Error);
+    assert!(nvcc[0].package_id.repr.ends_with("#json_cu_kernels"), "{}", nvcc[0].package_id);
+}
+
+#[test]
+fn json_builds_report_each_kernel_crate_as_cargos_compiler_artifact() {
+    cuda();
+    let k = KernelCrate::new(
+        "json_artifact_kernels",
+        "archs = [\"sm_80\"]",
+        "#![no_std]\n#![feature(abi_ptx)]\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn k(x: *mut u32) {\n    *x = 1;\n}\n#[panic_handler]\nfn p(_: &core::panic::PanicInfo) -> ! { loop {} }\n",
+    );
+    let run = k.build(&[]);
+    run.assert_ok();
+    let artifacts: Vec<cargo_metadata::Artifact> = run
+        .stdout
+        .lines()
+        .filter_map(|l| match serde_json::from_str::<cargo_metadata::Message>(l) {
+            Ok(cargo_metadata::Message::CompilerArtifact(a)) => Some(a),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(artifacts.len(), 1, "one per kernel crate:\n{}", run.stdout);
+    let a = &artifacts[0];
+    assert_eq!(a.target.name, "json_artifact_kernels");
+    assert_eq!(a.manifest_path, k.dir.join("Cargo.toml").display().to_string());
+    let ptx = k.artifact("release", "sm_80", "ptx");
+    assert!(a.filenames.iter().any(|f| f.as_std_path() == ptx), "{:?}", a.filenames);
+    assert_eq!(a.profile.opt_level, "3");
+    // The per-file lines stay.
+    assert!(!run.of("ptx-artifact").is_empty());
+}
+
+#[test]
+fn human_diagnostics_show_the_source_line_and_a_caret_once_for_every_arch() {
+    cuda();
+    let k = KernelCrate::new("human_cu_kernels", "archs = [\"sm_80\", \"sm_90\"]\nrust = false", "");
+    k.write("cuda/k.cu", "extern \"C\" __global__ void fill(float *x) {\n    x[0] = undefined_cu;\n}\n");
+    let out = cargo_ptx().arg("build").arg(&k.dir).arg("--target-dir").arg(shared_target()).args(["--color", "never"]).output().unwrap();
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("error: identifier \"undefined_cu\" is undefined\n --> cuda/k.cu:2:12\n  |\n2 |     x[0] = undefined_cu;\n  |            ^\n  = for sm_80, sm_90\n"),
+        "{err}"
+    );
+    assert_eq!(err.matches("is undefined").count(), 1, "{err}");
+}

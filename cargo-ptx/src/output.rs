@@ -101,6 +101,8 @@ impl Printer {
                 "column": d.column,
                 "notes": d.notes,
             }));
+            // The same in cargo's shape, which editors and CI annotators read.
+            self.json(d.compiler_message());
             return;
         }
         if d.rendered.is_some() {
@@ -112,11 +114,19 @@ impl Printer {
             Level::Warning => style("warning").yellow().bold(),
         };
         let mut text = format!("{head}{} {}", style(":").bold(), style(&d.message).bold());
+        // rustc's layout: the gutter as wide as the line number.
+        let pad = " ".repeat(d.line.map_or(1, |l| l.to_string().len()));
         if let Some(loc) = d.location() {
-            text.push_str(&format!("\n  {} {loc}", style("-->").blue().bold()));
+            text.push_str(&format!("\n{pad}{} {loc}", style("-->").blue().bold()));
         }
-        for n in &d.notes {
-            text.push_str(&format!("\n   {} {n}", style("=").blue().bold()));
+        // The line and a caret, as the build script shows them; ptxas's `source:` note then
+        // repeats it.
+        let snippet = d.source_snippet();
+        if let Some(s) = &snippet {
+            text.push_str(&s.replace(" |", &style(" |").blue().bold().to_string()));
+        }
+        for n in d.notes.iter().filter(|n| snippet.is_none() || !n.starts_with("source: ")) {
+            text.push_str(&format!("\n{pad} {} {n}", style("=").blue().bold()));
         }
         self.eprint(&text);
     }
@@ -160,6 +170,7 @@ impl Printer {
             self.json(
                 json!({"reason": "ptx-diagnostic", "level": "error", "message": e.to_string(), "file": null, "line": null, "column": null}),
             );
+            self.json(Diagnostic::error(e.to_string()).compiler_message());
             return;
         }
         let _ = writeln!(std::io::stderr(), "{}{} {e}", style("error").red().bold(), style(":").bold());
@@ -189,6 +200,11 @@ impl Printer {
             Ok(out) => {
                 if self.verbose > 0 && self.format == Format::Human {
                     print_resources(&out);
+                }
+                if self.format == Format::Json {
+                    for c in &out.crates {
+                        self.json(compiler_artifact(c));
+                    }
                 }
             }
             Err(e) => self.error(&e),
@@ -357,6 +373,31 @@ impl Reporter for Printer {
             Event::Artifact(a) => self.artifact(a),
         }
     }
+}
+
+/// cargo's `compiler-artifact` message for a kernel crate: its PTX and cubin files as
+/// `filenames` (one message per crate, as cargo sends one per compiled unit), so tools that
+/// read cargo's stream see what was built; the `ptx-artifact` lines give the per-file details.
+fn compiler_artifact(c: &ptx_build::CrateOutput) -> serde_json::Value {
+    let origin = ptx_build::Origin {
+        package: c.name.clone(),
+        manifest_path: c.manifest_path.clone(),
+        target: c.lib_name.clone(),
+        src_path: c.lib_src.clone().unwrap_or_else(|| c.manifest_path.with_file_name("src/lib.rs")),
+    };
+    // Artifacts lie under `ptx/<profile>/`: debug kernels are unoptimised.
+    let debug = c.artifacts.iter().any(|a| a.path.components().any(|p| p.as_os_str() == "debug"));
+    json!({
+        "reason": "compiler-artifact",
+        "package_id": origin.package_id(),
+        "manifest_path": c.manifest_path,
+        "target": origin.target_json(),
+        "profile": {"opt_level": if debug { "0" } else { "3" }, "debuginfo": 0, "debug_assertions": false, "overflow_checks": false, "test": false},
+        "features": [],
+        "filenames": c.artifacts.iter().map(|a| &a.path).collect::<Vec<_>>(),
+        "executable": null,
+        "fresh": c.artifacts.iter().all(|a| a.fresh),
+    })
 }
 
 /// The `-v` table: one row per kernel and arch, from the cubins' ptxas reports.

@@ -24,7 +24,7 @@ use crate::arch::ArchRequest;
 use crate::cache;
 use crate::codegen::{self, EmbeddedImage, StructLayout, Unit};
 use crate::config::{glob_files, CudaFiles};
-use crate::diag::Level;
+use crate::diag::{Diagnostic, Level};
 use crate::engine::{BuildOptions, BuildOutput};
 use crate::error::{Error, Result};
 use crate::options::{self, CudaStd, Define, Options, Profile, PtxIsa, Source};
@@ -251,18 +251,29 @@ impl Builder {
     }
 
     /// Builds, embeds and generates; prints `cargo:rerun-if-*` lines and warnings for cargo.
+    ///
+    /// Kernel diagnostics name files by absolute path (a build script cannot know the folder
+    /// cargo was started in), with the source line and a caret. Directives and warnings are
+    /// printed once the build succeeded; on failure the warnings and errors go to stderr
+    /// alone, as cargo shows a failed build script's output, with no directive between them.
     pub fn build(self) -> Result<Generated> {
+        let reporter = BuildScript::default();
+        let result = self.build_reporting(&reporter);
+        reporter.finish(result.is_ok());
+        result
+    }
+
+    fn build_reporting(self, reporter: &BuildScript) -> Result<Generated> {
         let manifest_dir = env_path("CARGO_MANIFEST_DIR")?;
         let out_dir = env_path("OUT_DIR")?;
         let source = Source::Builder(manifest_dir.join("build.rs"));
         let options = self.kernel_options()?;
-        let reporter = BuildScript;
         let option_vars = options::ENV_VARS.iter().map(|(var, _)| var);
         for var in toolchain::ENV_VARS.iter().chain(option_vars).chain(crate::cuda::ENV_VARS) {
-            println!("cargo:rerun-if-env-changed={var}");
+            reporter.directive(format!("cargo:rerun-if-env-changed={var}"));
         }
 
-        let cuda_files = self.host_cuda(&manifest_dir, &out_dir, &source)?;
+        let cuda_files = self.host_cuda(&manifest_dir, &out_dir, &source, reporter)?;
         let opts = BuildOptions {
             paths: self.kernel_crates.iter().map(|p| manifest_dir.join(p)).collect(),
             options: options.resolve_paths(&manifest_dir, &source)?,
@@ -284,7 +295,7 @@ impl Builder {
             .flat_map(|p| p.ancestors().map(|a| a.join("Cargo.lock")).collect::<Vec<_>>())
             .filter(|l| l.is_file())
             .collect();
-        let output = opts.run(&reporter)?;
+        let output = opts.run(reporter)?;
 
         let mut units: Vec<Unit> = Vec::new();
         let mut rerun: BTreeSet<PathBuf> = BTreeSet::new();
@@ -302,11 +313,17 @@ impl Builder {
                 let source = artifacts.first().and_then(|a| a.source.clone());
                 let cuda_source = source.as_ref().filter(|p| p.extension().is_some_and(|e| e == "cu"));
                 let sigs = match (c.signatures.get(module), cuda_source) {
-                    (Some(sigs), _) => sigs.clone(),
+                    (Some(sigs), Some(_)) => sigs.clone(),
                     (None, Some(cu)) => c_kernels(cu)?,
-                    (None, None) => {
+                    (read, None) => {
                         let krate_dir = c.manifest_path.parent().unwrap_or(Path::new(".")).to_path_buf();
-                        signature::rust_kernels(&c.lib_src.clone().unwrap_or_else(|| krate_dir.join("src/lib.rs")))?
+                        let lib_rs = c.lib_src.clone().unwrap_or_else(|| krate_dir.join("src/lib.rs"));
+                        // The expanded crate's kernels where the front end read them, else the source's.
+                        let sigs = match read {
+                            Some(sigs) => sigs.clone(),
+                            None => signature::rust_kernels(&lib_rs)?,
+                        };
+                        rust_kernels_for_host(&lib_rs, sigs, reporter)?
                     }
                 };
                 // Unit names are Rust modules of the generated file: unique across crates.
@@ -320,7 +337,7 @@ impl Builder {
         let module = out_dir.join(self.out_file.as_deref().unwrap_or("kernels.rs"));
         cache::write_atomic(&module, code.as_bytes())?;
         for p in rerun.iter().filter(|p| !p.ends_with("Cargo.lock") || locks_before.contains(*p)) {
-            println!("cargo:rerun-if-changed={}", p.display());
+            reporter.directive(format!("cargo:rerun-if-changed={}", p.display()));
         }
         Ok(Generated { module, output })
     }
@@ -328,22 +345,22 @@ impl Builder {
 
 impl Builder {
     /// The host crate's own .cu files, from the `.cuda(..)` globs.
-    fn host_cuda(&self, manifest_dir: &Path, out_dir: &Path, source: &Source) -> Result<Option<CudaFiles>> {
+    fn host_cuda(&self, manifest_dir: &Path, out_dir: &Path, source: &Source, reporter: &BuildScript) -> Result<Option<CudaFiles>> {
         if self.cuda.is_empty() {
             return Ok(None);
         }
         // Its `[package.metadata.ptx]` applies to these files (archs, includes, defines).
-        println!("cargo:rerun-if-changed={}", manifest_dir.join("Cargo.toml").display());
+        reporter.directive(format!("cargo:rerun-if-changed={}", manifest_dir.join("Cargo.toml").display()));
         let mut files = Vec::new();
         for g in &self.cuda {
             let matched = glob_files(manifest_dir, g).map_err(|message| source.error("cuda", message))?;
             if matched.is_empty() {
-                println!("cargo:warning=ptx-build: `.cuda(\"{g}\")` matches no file under {}", manifest_dir.display());
+                reporter.warning(format!("ptx-build: `.cuda(\"{g}\")` matches no file under {}", manifest_dir.display()));
             }
             // A new file matching the glob changes the build: watch the glob's folder.
             let fixed: PathBuf =
                 Path::new(g).components().take_while(|c| !c.as_os_str().to_string_lossy().contains(['*', '?', '['])).collect();
-            println!("cargo:rerun-if-changed={}", manifest_dir.join(fixed).display());
+            reporter.directive(format!("cargo:rerun-if-changed={}", manifest_dir.join(fixed).display()));
             files.extend(matched);
         }
         files.sort();
@@ -439,6 +456,20 @@ impl Builder {
     }
 }
 
+/// The Rust kernels of a crate, their by-value struct types named as the host can reach them
+/// (`use shared::Affine` -> `::shared::Affine`); a type the kernel crate defines itself is a
+/// warning with the fix (see `host_types`).
+fn rust_kernels_for_host(lib_rs: &Path, mut sigs: Vec<signature::KernelSig>, reporter: &BuildScript) -> Result<Vec<signature::KernelSig>> {
+    let root = lib_rs.parent().unwrap_or(Path::new("/"));
+    for w in crate::host_types::resolve(lib_rs, &mut sigs)? {
+        // Paths relative to the crate's folder where they lie below it, absolute in the output.
+        let file = w.file.clone().unwrap_or_default();
+        let w = Diagnostic { file: Some(crate::diag::relative(&file, root)), ..w }.rooted(root);
+        reporter.report(Event::Diagnostic(&w));
+    }
+    Ok(sigs)
+}
+
 /// The `__global__` kernels of a .cu file.
 fn c_kernels(cu: &Path) -> Result<Vec<signature::KernelSig>> {
     signature::cuda_kernels(cu)
@@ -448,20 +479,68 @@ fn env_path(var: &'static str) -> Result<PathBuf> {
     std::env::var_os(var).map(PathBuf::from).ok_or(Error::NotInBuildScript { what: var })
 }
 
-/// Reports to cargo: warnings as `cargo:warning`, compiler errors on stderr (cargo shows a
-/// failed build script's stderr).
-struct BuildScript;
+/// Reports to cargo. Everything is held until the build ends: on success the directives and
+/// each warning line as `cargo:warning=` (cargo adds `warning: pkg@ver: ` itself, so the
+/// diagnostic's own `warning: ` is dropped); on failure the warnings and errors on stderr only,
+/// since cargo prints a failed script's stdout too, and directives there are noise (cargo reruns a
+/// failed build script anyway). Each diagnostic is printed once. `cargo::error=` lines (stable
+/// since cargo 1.84) are not used: a `main` returning `Err` exits with 1, and cargo then prints
+/// them and, in its dump of the script's stdout, prints them again.
+#[derive(Default)]
+struct BuildScript {
+    directives: std::sync::Mutex<Vec<String>>,
+    diagnostics: std::sync::Mutex<Vec<(Level, String)>>,
+}
+
+impl BuildScript {
+    fn directive(&self, line: String) {
+        self.directives.lock().unwrap_or_else(|e| e.into_inner()).push(line);
+    }
+
+    fn warning(&self, text: String) {
+        self.push(Level::Warning, text);
+    }
+
+    fn push(&self, level: Level, text: String) {
+        let mut ds = self.diagnostics.lock().unwrap_or_else(|e| e.into_inner());
+        if !ds.iter().any(|(l, t)| *l == level && *t == text) {
+            ds.push((level, text));
+        }
+    }
+
+    fn finish(&self, ok: bool) {
+        let directives = std::mem::take(&mut *self.directives.lock().unwrap_or_else(|e| e.into_inner()));
+        let diagnostics = std::mem::take(&mut *self.diagnostics.lock().unwrap_or_else(|e| e.into_inner()));
+        for (level, text) in diagnostics {
+            match (ok, level) {
+                (true, Level::Warning) => {
+                    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                        println!("cargo:warning={line}");
+                    }
+                }
+                (_, Level::Warning) => eprintln!("warning: {text}"),
+                (_, Level::Error) => eprintln!("{text}"),
+            }
+        }
+        if ok {
+            for d in directives {
+                println!("{d}");
+            }
+        }
+    }
+}
 
 impl Reporter for BuildScript {
     fn report(&self, event: Event<'_>) {
         if let Event::Diagnostic(d) = event {
+            // rustc's `failure-note`s ("For more information about this error, try ...") come
+            // as warnings; the rendering shows what they are.
+            if d.rendered.as_deref().is_some_and(|r| !r.starts_with("warning") && !r.starts_with("error")) {
+                return;
+            }
             match d.level {
-                Level::Warning if d.rendered.is_none() => {
-                    for line in d.to_string().lines() {
-                        println!("cargo:warning={line}");
-                    }
-                }
-                _ => eprintln!("{d}"),
+                Level::Warning => self.push(Level::Warning, d.render_absolute_unprefixed()),
+                Level::Error => self.push(Level::Error, d.render_absolute()),
             }
         }
     }

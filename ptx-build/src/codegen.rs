@@ -138,7 +138,7 @@ pub fn generate(units: &[Unit]) -> Result<String> {
             let (size, align) = (l.size as usize, l.align as usize);
             let msg = format!(
                 "`{}` (parameter `{}` of kernel `{}`) has another size or alignment on the host than in the PTX ({size} bytes, aligned to {align}): use the same #[repr(C)] type on both sides",
-                quote!(#ty),
+                quote!(#ty).to_string().replace(' ', ""),
                 p.name,
                 l.kernel
             );

@@ -511,3 +511,15 @@ fn name_modules(dir: &Path, files: Vec<PathBuf>, lib_name: &str) -> Result<Vec<C
     }
     Ok(out)
 }
+
+impl KernelCrate {
+    /// The package, as diagnostics name it for cargo's JSON messages.
+    pub(crate) fn origin(&self) -> crate::diag::Origin {
+        crate::diag::Origin {
+            package: self.name.clone(),
+            manifest_path: self.manifest_path.clone(),
+            target: self.lib_name.clone(),
+            src_path: self.lib_src.clone().unwrap_or_else(|| self.dir.join("src/lib.rs")),
+        }
+    }
+}

@@ -292,13 +292,13 @@ pub fn diagnostics(text: &str, root: &Path, arch: Arch, nvcc: &Tool) -> Vec<Diag
                     i += 2;
                 }
             }
-            let d = Diagnostic::new(level, message).at(relative(&root.join(file), root), Some(line_no), column);
+            let d = Diagnostic::new(level, message).at(relative(&root.join(file), root), Some(line_no), column).rooted(root);
             out.push(d);
             continue;
         }
         if let Some((file, line_no, col, rest)) = gcc_location(line) {
             let Some((level, message)) = level_and_message(rest) else { continue };
-            let mut d = Diagnostic::new(level, message.clone()).at(relative(&root.join(file), root), Some(line_no), Some(col));
+            let mut d = Diagnostic::new(level, message.clone()).at(relative(&root.join(file), root), Some(line_no), Some(col)).rooted(root);
             if message.contains("No such file or directory") {
                 d = d.note(match message.split(':').next().map(str::trim) {
                     // cuBLAS's headers are not part of the CUDA compiler wheels.

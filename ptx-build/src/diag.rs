@@ -59,12 +59,62 @@ pub struct Diagnostic {
     /// The compiler's own rendering (rustc's), printed unchanged in human output.
     #[serde(skip)]
     pub rendered: Option<String>,
+    /// The folder a relative `file` (and the paths in `rendered`) is relative to: the kernel
+    /// crate's workspace for rustc, its package for nvcc. A build script has no other way to
+    /// name the file from where cargo was started, so it shows `root.join(file)`.
+    #[serde(skip)]
+    pub root: Option<PathBuf>,
+    /// The kernel crate the diagnostic is about (the engine adds it), for cargo's JSON
+    /// `compiler-message`, which names a package and target.
+    #[serde(skip)]
+    pub origin: Option<Origin>,
+    /// The compiler's own JSON (rustc's `message` object), forwarded in `compiler-message`s.
+    #[serde(skip)]
+    pub compiler_json: Option<serde_json::Value>,
+}
+
+/// The package a diagnostic belongs to, as cargo's JSON messages name it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    /// The package name.
+    pub package: String,
+    /// Its `Cargo.toml`.
+    pub manifest_path: PathBuf,
+    /// The lib target's crate name.
+    pub target: String,
+    /// The lib target's root file.
+    pub src_path: PathBuf,
+}
+
+impl Origin {
+    /// cargo's package ID spec of a path package, `path+file:///dir#name` (the version is not
+    /// known here; a spec without one is valid).
+    pub fn package_id(&self) -> String {
+        format!("path+file://{}#{}", self.manifest_path.parent().unwrap_or(Path::new("/")).display(), self.package)
+    }
+
+    /// The `target` object of cargo's JSON messages: the kernel crate's lib target.
+    pub fn target_json(&self) -> serde_json::Value {
+        serde_json::json!({"kind": ["lib"], "crate_types": ["rlib"], "name": self.target, "src_path": self.src_path,
+                           "edition": "2021", "doc": true, "doctest": false, "test": false})
+    }
 }
 
 impl Diagnostic {
     /// A diagnostic with no location yet.
     pub fn new(level: Level, message: impl Into<String>) -> Self {
-        Diagnostic { level, message: message.into(), file: None, line: None, column: None, notes: Vec::new(), rendered: None }
+        Diagnostic {
+            level,
+            message: message.into(),
+            file: None,
+            line: None,
+            column: None,
+            notes: Vec::new(),
+            rendered: None,
+            root: None,
+            origin: None,
+            compiler_json: None,
+        }
     }
 
     /// A warning with no location yet.
@@ -89,6 +139,21 @@ impl Diagnostic {
     pub fn note(mut self, note: impl Into<String>) -> Self {
         self.notes.push(note.into());
         self
+    }
+
+    /// Records the folder `file` is relative to (kept where one was recorded before).
+    pub fn rooted(mut self, root: &Path) -> Self {
+        self.root.get_or_insert_with(|| root.to_path_buf());
+        self
+    }
+
+    /// `file` joined to `root`: absolute where the root is known.
+    pub fn full_path(&self) -> Option<PathBuf> {
+        let file = self.file.as_ref()?;
+        Some(match &self.root {
+            Some(root) => root.join(file),
+            None => file.clone(),
+        })
     }
 
     /// `file:line:col`, as far as known.
@@ -119,5 +184,283 @@ impl fmt::Display for Diagnostic {
             write!(f, "\n   = {note}")?;
         }
         Ok(())
+    }
+}
+
+impl Diagnostic {
+    /// The full text with every path absolute (`root` joined), the source line and a caret
+    /// under the column: what a build script prints, where the reader cannot know which folder
+    /// a relative path starts from. rustc's own rendering is kept, its `-->`/`:::` paths made
+    /// absolute.
+    pub fn render_absolute(&self) -> String {
+        if let Some(rendered) = &self.rendered {
+            let root = self.root.as_deref();
+            return rendered.trim_end().lines().map(|l| absolute_location_line(l, root)).collect::<Vec<_>>().join("\n");
+        }
+        // rustc's layout: the gutter as wide as the line number.
+        let pad = " ".repeat(self.line.map_or(1, |l| l.to_string().len()));
+        let mut s = format!("{}: {}", self.level, self.message);
+        let mut shown_source = false;
+        if let Some(file) = self.full_path() {
+            s.push_str(&format!("\n{pad}--> {}", file.display()));
+            if let Some(line) = self.line {
+                s.push_str(&format!(":{line}"));
+                if let Some(col) = self.column.filter(|c| *c > 0) {
+                    s.push_str(&format!(":{col}"));
+                }
+                if let Some(snippet) = snippet(&file, line, self.column) {
+                    s.push_str(&snippet);
+                    shown_source = true;
+                }
+            }
+        }
+        for note in &self.notes {
+            // ptxas adds the source text as a note for the CLI; the snippet shows it already.
+            if shown_source && note.starts_with("source: ") {
+                continue;
+            }
+            s.push_str(&format!("\n{pad} = {note}"));
+        }
+        s
+    }
+
+    /// The source line under the location and a caret at the column, as rustc shows them
+    /// (`  |\n6 |     code\n  |     ^`, each line starting with a newline); `None` where the file
+    /// or line cannot be read.
+    pub fn source_snippet(&self) -> Option<String> {
+        snippet(&self.full_path()?, self.line?, self.column)
+    }
+
+    /// [`Diagnostic::render_absolute`] without the leading `error: `/`warning: `: cargo puts
+    /// its own `warning: pkg@ver: ` before each `cargo:warning` line.
+    pub fn render_absolute_unprefixed(&self) -> String {
+        let text = self.render_absolute();
+        let prefix = format!("{}: ", self.level);
+        match text.strip_prefix(&prefix) {
+            Some(rest) => rest.to_string(),
+            // rustc's `warning[E0000]: msg`: `msg [E0000]`, the code kept, the level dropped.
+            None => match text.strip_prefix(&self.level.to_string()).and_then(|r| r.strip_prefix('[')).and_then(|r| r.split_once("]: ")) {
+                Some((code, rest)) => match rest.split_once('\n') {
+                    Some((first, more)) => format!("{first} [{code}]\n{more}"),
+                    None => format!("{rest} [{code}]"),
+                },
+                None => text,
+            },
+        }
+    }
+}
+
+/// `   |\n 6 |     code\n   |     ^`: the source line under a location, the caret at `column`
+/// (1-based, in characters) or under the line's first character when no column is known.
+fn snippet(file: &Path, line: u32, column: Option<u32>) -> Option<String> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let src = text.lines().nth(line.checked_sub(1)? as usize)?.trim_end();
+    if src.trim().is_empty() {
+        return None;
+    }
+    let number = line.to_string();
+    let pad = " ".repeat(number.len());
+    let caret_at = match column.filter(|c| *c > 0) {
+        Some(c) => (c as usize - 1).min(src.chars().count()),
+        None => src.chars().take_while(|c| c.is_whitespace()).count(),
+    };
+    // Tabs stay tabs so the caret lines up however the terminal shows them.
+    let lead: String = src.chars().take(caret_at).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
+    Some(format!("\n{pad} |\n{number} | {src}\n{pad} | {lead}^"))
+}
+
+/// A rustc `  --> src/lib.rs:6:14` or `  ::: src/x.rs:1:1` line with the path joined to `root`.
+fn absolute_location_line(line: &str, root: Option<&Path>) -> String {
+    let Some(root) = root else { return line.to_string() };
+    let trimmed = line.trim_start();
+    let indent = &line[..line.len() - trimmed.len()];
+    for arrow in ["--> ", "::: "] {
+        if let Some(rest) = trimmed.strip_prefix(arrow) {
+            // `path:line:col`: the path is what comes before the last two `:` fields.
+            let mut parts = rest.rsplitn(3, ':');
+            let (col, ln, path) = (parts.next(), parts.next(), parts.next());
+            if let (Some(col), Some(ln), Some(path)) = (col, ln, path) {
+                if ln.parse::<u32>().is_ok() && col.trim().parse::<u32>().is_ok() && Path::new(path).is_relative() {
+                    return format!("{indent}{arrow}{}:{ln}:{col}", root.join(path).display());
+                }
+            }
+        }
+    }
+    line.to_string()
+}
+
+impl Diagnostic {
+    /// The diagnostic as cargo's `--message-format json` line (`"reason": "compiler-message"`),
+    /// which editors and CI annotators read: rustc's own JSON where it came from rustc, else
+    /// one built from the location (one primary span with the source line), the notes as
+    /// `note` children and [`Diagnostic::render_absolute`] as `rendered`. File names are
+    /// absolute: the kernel crate is not the workspace a tool reading the stream knows.
+    pub fn compiler_message(&self) -> serde_json::Value {
+        use serde_json::json;
+        let message = match &self.compiler_json {
+            Some(raw) => {
+                let mut m = raw.clone();
+                absolutize_spans(&mut m, self.root.as_deref());
+                if let Some(r) = m.get("rendered").and_then(|r| r.as_str()) {
+                    let root = self.root.as_deref();
+                    let fixed: Vec<String> = r.lines().map(|l| absolute_location_line(l, root)).collect();
+                    m["rendered"] = json!(fixed.join("\n") + "\n");
+                }
+                m
+            }
+            None => {
+                let children: Vec<serde_json::Value> = self
+                    .notes
+                    .iter()
+                    .map(|n| json!({"message": n, "code": null, "level": "note", "spans": [], "children": [], "rendered": null}))
+                    .collect();
+                json!({
+                    "$message_type": "diagnostic",
+                    "message": self.message,
+                    "code": null,
+                    "level": self.level,
+                    "spans": self.span().into_iter().collect::<Vec<_>>(),
+                    "children": children,
+                    "rendered": self.render_absolute() + "\n",
+                })
+            }
+        };
+        let (package_id, manifest_path, target) = match &self.origin {
+            Some(o) => (o.package_id(), o.manifest_path.display().to_string(), o.target_json()),
+            None => (
+                String::new(),
+                String::new(),
+                json!({"kind": [], "crate_types": [], "name": "", "src_path": "", "edition": "2021", "doc": false, "doctest": false, "test": false}),
+            ),
+        };
+        json!({"reason": "compiler-message", "package_id": package_id, "manifest_path": manifest_path, "target": target, "message": message})
+    }
+
+    /// rustc's JSON span for the location: byte offsets and the source line read from the file.
+    fn span(&self) -> Option<serde_json::Value> {
+        let file = self.full_path()?;
+        let line = self.line.filter(|l| *l > 0)?;
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        let line_start_byte: usize = text.split_inclusive('\n').take(line as usize - 1).map(str::len).sum();
+        let src = text.lines().nth(line as usize - 1).unwrap_or_default();
+        let col = self.column.filter(|c| *c > 0).unwrap_or_else(|| src.chars().take_while(|c| c.is_whitespace()).count() as u32 + 1);
+        let byte_col: usize = src.chars().take(col as usize - 1).map(char::len_utf8).sum();
+        let start = line_start_byte + byte_col;
+        let end = start + src[byte_col.min(src.len())..].chars().next().map_or(0, char::len_utf8);
+        Some(serde_json::json!({
+            "file_name": file.display().to_string(),
+            "byte_start": start,
+            "byte_end": end,
+            "line_start": line,
+            "line_end": line,
+            "column_start": col,
+            "column_end": col + 1,
+            "is_primary": true,
+            "text": [{"text": src, "highlight_start": col, "highlight_end": col + 1}],
+            "label": null,
+            "suggested_replacement": null,
+            "suggestion_applicability": null,
+            "expansion": null,
+        }))
+    }
+}
+
+/// Every `file_name` of rustc's JSON (spans, children, macro expansions) joined to `root`.
+fn absolutize_spans(v: &mut serde_json::Value, root: Option<&Path>) {
+    let Some(root) = root else { return };
+    match v {
+        serde_json::Value::Object(map) => {
+            if let Some(serde_json::Value::String(f)) = map.get_mut("file_name") {
+                if Path::new(f.as_str()).is_relative() && !f.starts_with('<') {
+                    *f = root.join(&*f).display().to_string();
+                }
+            }
+            for (_, child) in map.iter_mut() {
+                absolutize_spans(child, Some(root));
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|i| absolutize_spans(i, Some(root))),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod diag_tests {
+    use super::*;
+
+    fn temp_source() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/lib.rs"), "fn a() {}\n\tlet x = y + 1;\n").unwrap();
+        let root = dir.path().to_path_buf();
+        (dir, root)
+    }
+
+    #[test]
+    fn diag_renders_an_absolute_path_the_source_line_and_a_caret() {
+        let (_dir, root) = temp_source();
+        let d = Diagnostic::error("ptxas: bad")
+            .at("src/lib.rs", Some(2), Some(10))
+            .note("source: let x = y + 1;")
+            .note("for sm_80, sm_90")
+            .rooted(&root);
+        let text = d.render_absolute();
+        let expected = format!(
+            "error: ptxas: bad\n --> {}:2:10\n  |\n2 | \tlet x = y + 1;\n  | \t        ^\n  = for sm_80, sm_90",
+            root.join("src/lib.rs").display()
+        );
+        assert_eq!(text, expected);
+        assert!(d.render_absolute_unprefixed().starts_with("ptxas: bad\n"));
+    }
+
+    #[test]
+    fn diag_without_a_column_puts_the_caret_under_the_first_character() {
+        let (_dir, root) = temp_source();
+        let text = Diagnostic::warning("w").at("src/lib.rs", Some(2), None).rooted(&root).render_absolute();
+        assert!(text.ends_with("2 | \tlet x = y + 1;\n  | \t^"), "{text}");
+    }
+
+    #[test]
+    fn diag_rustc_rendering_gets_absolute_paths_and_keeps_its_code() {
+        let mut d = Diagnostic::error("cannot find value").at("src/lib.rs", Some(6), Some(14)).rooted(Path::new("/k"));
+        d.rendered = Some("error[E0425]: cannot find value\n --> src/lib.rs:6:14\n  |\n  ::: /abs/other.rs:1:2\n".into());
+        assert_eq!(d.render_absolute(), "error[E0425]: cannot find value\n --> /k/src/lib.rs:6:14\n  |\n  ::: /abs/other.rs:1:2");
+        assert!(d.render_absolute_unprefixed().starts_with("cannot find value [E0425]\n --> /k/src/lib.rs:6:14"));
+    }
+
+    #[test]
+    fn diag_compiler_message_is_cargos_shape_with_a_span_at_the_line() {
+        let (_dir, root) = temp_source();
+        let mut d = Diagnostic::error("ptxas: bad").at("src/lib.rs", Some(2), Some(6)).note("for sm_80, sm_90").rooted(&root);
+        d.origin = Some(Origin {
+            package: "k".into(),
+            manifest_path: root.join("Cargo.toml"),
+            target: "k".into(),
+            src_path: root.join("src/lib.rs"),
+        });
+        let m = d.compiler_message();
+        assert_eq!(m["reason"], "compiler-message");
+        assert_eq!(m["manifest_path"], root.join("Cargo.toml").display().to_string());
+        let span = &m["message"]["spans"][0];
+        assert_eq!(span["file_name"], root.join("src/lib.rs").display().to_string());
+        // Line 2 starts at byte 10; column 6 is `x`, after a tab and `let `.
+        assert_eq!((span["line_start"].as_u64(), span["column_start"].as_u64(), span["byte_start"].as_u64()), (Some(2), Some(6), Some(15)));
+        assert_eq!(span["text"][0]["text"], "\tlet x = y + 1;");
+        assert_eq!(m["message"]["children"][0]["message"], "for sm_80, sm_90");
+        assert_eq!(m["message"]["level"], "error");
+    }
+
+    #[test]
+    fn diag_compiler_message_forwards_rustcs_json_with_absolute_files() {
+        let mut d = Diagnostic::error("x").at("src/lib.rs", Some(1), Some(1)).rooted(Path::new("/k"));
+        d.compiler_json = Some(serde_json::json!({"message": "x", "level": "error", "code": {"code": "E0425", "explanation": null},
+            "spans": [{"file_name": "src/lib.rs", "expansion": {"span": {"file_name": "/abs/m.rs"}}}],
+            "children": [{"spans": [{"file_name": "src/a.rs"}]}], "rendered": "error: x\n --> src/lib.rs:1:1\n"}));
+        let m = d.compiler_message()["message"].clone();
+        assert_eq!(m["spans"][0]["file_name"], "/k/src/lib.rs");
+        assert_eq!(m["spans"][0]["expansion"]["span"]["file_name"], "/abs/m.rs");
+        assert_eq!(m["children"][0]["spans"][0]["file_name"], "/k/src/a.rs");
+        assert_eq!(m["code"]["code"], "E0425");
+        assert_eq!(m["rendered"], "error: x\n --> /k/src/lib.rs:1:1\n");
     }
 }

@@ -184,7 +184,7 @@ impl BuildOptions {
                 launcher: find_launcher(krate)?,
                 stored: AtomicBool::new(false),
             };
-            let out = job.run(reporter)?;
+            let out = job.run(&crate::report::WithOrigin { inner: reporter, origin: krate.origin() })?;
             if job.stored.load(Ordering::Relaxed) {
                 if let Some(shared) = &job.shared {
                     shared.evict();
@@ -708,6 +708,7 @@ impl CrateJob<'_> {
                 "`extern \"ptx-kernel\" fn {name}` has no `#[no_mangle]`, so it is not exported as kernel `{name}`"
             ))
             .at(relative(&file, &self.krate.dir), Some(line), None)
+            .rooted(&self.krate.dir)
             .note("hosts load kernels by name: add `#[no_mangle]` to the function, or use `#[ptx_device::kernel]`");
             reporter.report(Event::Diagnostic(&d));
         }

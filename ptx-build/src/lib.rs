@@ -49,6 +49,7 @@ mod engine;
 mod error;
 #[doc(hidden)]
 pub mod fuzzing;
+mod host_types;
 #[doc(hidden)]
 pub mod inline_ptx;
 mod link;
@@ -68,7 +69,7 @@ pub mod toolchain;
 
 pub use arch::{Arch, ArchRequest};
 pub use builder::{Builder, Generated};
-pub use diag::{Diagnostic, Level};
+pub use diag::{Diagnostic, Level, Origin};
 pub use engine::{BuildOptions, BuildOutput, CheckOutput, CrateOutput, ManifestFlags};
 pub use error::{Error, Result};
 pub use options::{Options, Profile};

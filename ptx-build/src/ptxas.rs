@@ -136,7 +136,7 @@ pub fn diagnostics(stderr: &str, ptx_text: &str, ptx_path: &Path, source_root: &
                 let show =
                     |p: &ptx::SourcePos| format!("{}:{}:{}", relative(&source_root.join(&p.file), source_root).display(), p.line, p.column);
                 let at = chain[mine];
-                d = d.at(relative(&source_root.join(&at.file), source_root), Some(at.line), Some(at.column));
+                d = d.at(relative(&source_root.join(&at.file), source_root), Some(at.line), Some(at.column)).rooted(source_root);
                 if let Some(text) = source_line(&source_root.join(&at.file), at.line) {
                     d = d.note(format!("source: {text}"));
                 }

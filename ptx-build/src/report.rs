@@ -117,3 +117,23 @@ pub struct Silent;
 impl Reporter for Silent {
     fn report(&self, _: Event<'_>) {}
 }
+
+/// Passes events on, naming `origin` as the package of every diagnostic that names none (the
+/// stages below the engine report diagnostics without knowing the package).
+pub(crate) struct WithOrigin<'a> {
+    pub(crate) inner: &'a dyn Reporter,
+    pub(crate) origin: crate::diag::Origin,
+}
+
+impl Reporter for WithOrigin<'_> {
+    fn report(&self, event: Event<'_>) {
+        match event {
+            Event::Diagnostic(d) if d.origin.is_none() => {
+                let mut d = d.clone();
+                d.origin = Some(self.origin.clone());
+                self.inner.report(Event::Diagnostic(&d));
+            }
+            e => self.inner.report(e),
+        }
+    }
+}

@@ -412,7 +412,8 @@ impl Frontend<'_> {
             for line in BufReader::new(stdout).lines().map_while(std::result::Result::ok) {
                 match Message::parse(&line) {
                     Some(Message::CompilerMessage { message }) => {
-                        let d = from_rustc(&message);
+                        let mut d = from_rustc(&message).rooted(&self.krate.workspace_root);
+                        d.compiler_json = serde_json::from_str::<serde_json::Value>(&line).ok().map(|mut v| v["message"].take());
                         if d.level == Level::Error && !d.message.starts_with("aborting due to") {
                             errors += 1;
                         }

@@ -18,6 +18,10 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 /// `half::f16` and `half::bf16`: the host types of CUDA's `__half` and `__nv_bfloat16` parameters.
 pub use half;
+/// `#[derive(DeviceRepr)]`: cudarc's `DeviceRepr` for a `#[repr(C)]` struct of `Copy` fields
+/// that kernels take by value, checked at the type (see `ptx_device_macros::DeviceRepr`; the same
+/// derive, usable in a crate shared with the kernels, where it adds nothing for nvptx64).
+pub use ptx_device_macros::DeviceRepr;
 
 /// Host twins of CUDA's vendor types that have no Rust primitive, for kernel parameters by value
 /// and behind pointers: the same size and alignment as in the PTX (the generated module asserts

@@ -50,6 +50,7 @@ pub fn check_crate(k: &KernelCrate) -> Result<(usize, Vec<Diagnostic>)> {
             files += 1;
         }
     }
+    let out = out.into_iter().map(|d| d.rooted(&k.dir)).collect();
     Ok((files, out))
 }
 
