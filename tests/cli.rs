@@ -301,3 +301,26 @@ fn doctor_warns_when_the_kernels_toolchain_file_differs_from_the_build_toolchain
     let t = text(&cargo_ptx().arg("doctor").current_dir(p.path()).output().unwrap());
     assert!(!t.contains("toolchain file"), "{t}");
 }
+
+/// An nvcc error every arch hits is shown once, the archs listed, its path as written from the
+/// folder the command ran in, with the source line and a caret.
+#[test]
+fn an_nvcc_error_is_shown_once_from_the_current_folder_with_its_line() {
+    cuda();
+    let dir = tempfile::tempdir().unwrap();
+    let k = dir.path().join("k");
+    std::fs::create_dir_all(k.join("cuda")).unwrap();
+    std::fs::create_dir_all(k.join("src")).unwrap();
+    std::fs::write(k.join("src/lib.rs"), "").unwrap();
+    std::fs::write(
+        k.join("Cargo.toml"),
+        "[package]\nname = \"relk\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[package.metadata.ptx]\narchs = [\"sm_80\", \"sm_90\"]\nrust = false\n[workspace]\n",
+    )
+    .unwrap();
+    std::fs::write(k.join("cuda/bad.cu"), "extern \"C\" __global__ void k(int *o) {\n  o[0] = undefined_name;\n}\n").unwrap();
+    let out = cargo_ptx().current_dir(dir.path()).args(["build", "k", "--color", "never"]).output().unwrap();
+    let t = text(&out);
+    assert!(!out.status.success(), "{t}");
+    assert!(t.contains(" --> k/cuda/bad.cu:2:10\n  |\n2 |   o[0] = undefined_name;\n  |          ^\n  = for sm_80, sm_90"), "{t}");
+    assert_eq!(t.matches("is undefined").count(), 1, "once for both archs:\n{t}");
+}

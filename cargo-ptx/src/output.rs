@@ -105,8 +105,10 @@ impl Printer {
             self.json(d.compiler_message());
             return;
         }
-        if d.rendered.is_some() {
-            self.eprint(&d.to_string());
+        // Paths as the user would write them from where the command ran.
+        let cwd = std::env::current_dir().unwrap_or_default();
+        if let Some(rendered) = d.rendered_from(&cwd) {
+            self.eprint(&rendered);
             return;
         }
         let head = match d.level {
@@ -116,7 +118,7 @@ impl Printer {
         let mut text = format!("{head}{} {}", style(":").bold(), style(&d.message).bold());
         // rustc's layout: the gutter as wide as the line number.
         let pad = " ".repeat(d.line.map_or(1, |l| l.to_string().len()));
-        if let Some(loc) = d.location() {
+        if let Some(loc) = d.location_from(&cwd) {
             text.push_str(&format!("\n{pad}{} {loc}", style("-->").blue().bold()));
         }
         // The line and a caret, as the build script shows them; ptxas's `source:` note then

@@ -158,7 +158,30 @@ impl Diagnostic {
 
     /// `file:line:col`, as far as known.
     pub fn location(&self) -> Option<String> {
-        let file = self.file.as_ref()?;
+        self.location_with(self.file.clone()?)
+    }
+
+    /// [`Diagnostic::location`] with the file named as a user in `cwd` would write it: relative
+    /// where it lies below `cwd`, else absolute (the CLI's human output).
+    pub fn location_from(&self, cwd: &Path) -> Option<String> {
+        self.location_with(from_dir(&self.full_path()?, cwd))
+    }
+
+    /// rustc's own rendering with its `-->`/`:::` paths named from `cwd`.
+    pub fn rendered_from(&self, cwd: &Path) -> Option<String> {
+        let rendered = self.rendered.as_ref()?;
+        let root = self.root.as_deref();
+        Some(
+            rendered
+                .trim_end()
+                .lines()
+                .map(|l| map_location_line(l, |p| root.map(|r| from_dir(&r.join(p), cwd))))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        )
+    }
+
+    fn location_with(&self, file: PathBuf) -> Option<String> {
         let mut s = file.display().to_string();
         if let Some(line) = self.line {
             s.push_str(&format!(":{line}"));
@@ -195,7 +218,7 @@ impl Diagnostic {
     pub fn render_absolute(&self) -> String {
         if let Some(rendered) = &self.rendered {
             let root = self.root.as_deref();
-            return rendered.trim_end().lines().map(|l| absolute_location_line(l, root)).collect::<Vec<_>>().join("\n");
+            return rendered.trim_end().lines().map(|l| map_location_line(l, |p| root.map(|r| r.join(p)))).collect::<Vec<_>>().join("\n");
         }
         // rustc's layout: the gutter as wide as the line number.
         let pad = " ".repeat(self.line.map_or(1, |l| l.to_string().len()));
@@ -269,9 +292,14 @@ fn snippet(file: &Path, line: u32, column: Option<u32>) -> Option<String> {
     Some(format!("\n{pad} |\n{number} | {src}\n{pad} | {lead}^"))
 }
 
-/// A rustc `  --> src/lib.rs:6:14` or `  ::: src/x.rs:1:1` line with the path joined to `root`.
-fn absolute_location_line(line: &str, root: Option<&Path>) -> String {
-    let Some(root) = root else { return line.to_string() };
+/// `path` as a user in `cwd` writes it: relative below `cwd`, else as it is.
+fn from_dir(path: &Path, cwd: &Path) -> PathBuf {
+    path.strip_prefix(cwd).map(Path::to_path_buf).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// A rustc `  --> src/lib.rs:6:14` or `  ::: src/x.rs:1:1` line with its relative path replaced
+/// by `map` (unchanged where `map` gives `None`).
+fn map_location_line(line: &str, map: impl Fn(&Path) -> Option<PathBuf>) -> String {
     let trimmed = line.trim_start();
     let indent = &line[..line.len() - trimmed.len()];
     for arrow in ["--> ", "::: "] {
@@ -281,7 +309,9 @@ fn absolute_location_line(line: &str, root: Option<&Path>) -> String {
             let (col, ln, path) = (parts.next(), parts.next(), parts.next());
             if let (Some(col), Some(ln), Some(path)) = (col, ln, path) {
                 if ln.parse::<u32>().is_ok() && col.trim().parse::<u32>().is_ok() && Path::new(path).is_relative() {
-                    return format!("{indent}{arrow}{}:{ln}:{col}", root.join(path).display());
+                    if let Some(mapped) = map(Path::new(path)) {
+                        return format!("{indent}{arrow}{}:{ln}:{col}", mapped.display());
+                    }
                 }
             }
         }
@@ -303,7 +333,7 @@ impl Diagnostic {
                 absolutize_spans(&mut m, self.root.as_deref());
                 if let Some(r) = m.get("rendered").and_then(|r| r.as_str()) {
                     let root = self.root.as_deref();
-                    let fixed: Vec<String> = r.lines().map(|l| absolute_location_line(l, root)).collect();
+                    let fixed: Vec<String> = r.lines().map(|l| map_location_line(l, |p| root.map(|r| r.join(p)))).collect();
                     m["rendered"] = json!(fixed.join("\n") + "\n");
                 }
                 m
