@@ -175,17 +175,27 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--keep", action="store_true", help="keep the temp dir")
+    ap.add_argument("--worktree", action="store_true",
+                    help="build ptx-build/ptx-runtime from the working tree as it is (default: a `git archive HEAD` snapshot, "
+                         "so that edits made meanwhile neither rebuild nor break them)")
     a = ap.parse_args()
     bin_dir = cuda_bin()
     env = base_env(bin_dir)
     nvcc_version = subprocess.run([os.path.join(bin_dir, "nvcc"), "--version"], capture_output=True, text=True).stdout
     nvcc_version = re.search(r"V(\d+\.\d+\.\d+)", nvcc_version).group(1)
     work = tempfile.mkdtemp(prefix="cargo-ptx-bindgen-cuda-bench-")
-    pb, pr = os.path.join(ROOT, "ptx-build"), os.path.join(ROOT, "ptx-runtime")
+    src = ROOT
+    if not a.worktree:
+        src = os.path.join(work, "cargo-ptx")
+        os.makedirs(src)
+        subprocess.run(f"git -C '{ROOT}' archive HEAD | tar -x -C '{src}'", shell=True, check=True)
+    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    rev = rev + (" + working tree" if a.worktree else "")
+    pb, pr = os.path.join(src, "ptx-build"), os.path.join(src, "ptx-runtime")
     ours = Crate(work, OURS, OURS_BUILD % "compute_80",
                  f'[dependencies]\nptx-runtime = {{ path = "{pr}" }}\n\n[build-dependencies]\nptx-build = {{ path = "{pb}" }}\n',
                  "pub mod kernels {\n    ptx_runtime::include_kernels!();\n}\n")
-    shutil.copy(os.path.join(ROOT, "Cargo.lock"), os.path.join(ours.dir, "Cargo.lock"))  # the repo's versions
+    shutil.copy(os.path.join(src, "Cargo.lock"), os.path.join(ours.dir, "Cargo.lock"))  # the repo's versions
     theirs = Crate(work, THEIRS, THEIRS_BUILD, '[build-dependencies]\nbindgen_cuda = "0.1"\n', "")
     ncu = len(glob.glob(os.path.join(FIXTURES, "*.cu")))
 
@@ -294,7 +304,7 @@ def main():
 
     print()
     print(f"{ncu} .cu files + utils.cuh, {kernels} kernels (`.entry`; bindgen_cuda's PTX: {theirs_kernels}), "
-          f"nvcc {nvcc_version}, bindgen_cuda {bg_version}, {os.cpu_count()} CPUs, {a.runs} runs interleaved, `cargo build` (dev profile)")
+          f"ptx-build at {rev}, nvcc {nvcc_version}, bindgen_cuda {bg_version}, {os.cpu_count()} CPUs, {a.runs} runs interleaved, `cargo build` (dev profile)")
     print()
     print("| what | ptx-build | bindgen_cuda | ptx-build vs bindgen_cuda | target |")
     print("|---|---|---|---|---|")

@@ -58,7 +58,7 @@ pub fn f32_inputs(n: usize, seed: u64) -> Vec<f32> {
         88.7,
         -103.9,
         1e10,
-        3.14159265,
+        std::f32::consts::PI,
     ];
     let mut w = Words(seed);
     special
@@ -96,7 +96,7 @@ pub fn f64_inputs(n: usize, seed: u64) -> Vec<f64> {
         709.7,
         -745.1,
         1e300,
-        3.141592653589793,
+        std::f64::consts::PI,
     ];
     let mut w = Words(seed);
     special
