@@ -225,7 +225,16 @@ fn human_diagnostics_show_the_source_line_and_a_caret_once_for_every_arch() {
     cuda();
     let k = KernelCrate::new("human_cu_kernels", "archs = [\"sm_80\", \"sm_90\"]\nrust = false", "");
     k.write("cuda/k.cu", "extern \"C\" __global__ void fill(float *x) {\n    x[0] = undefined_cu;\n}\n");
-    let out = cargo_ptx().arg("build").arg(&k.dir).arg("--target-dir").arg(shared_target()).args(["--color", "never"]).output().unwrap();
+    // Run in the crate's folder: paths are named from where the command runs.
+    let out = cargo_ptx()
+        .current_dir(&k.dir)
+        .arg("build")
+        .arg(&k.dir)
+        .arg("--target-dir")
+        .arg(shared_target())
+        .args(["--color", "never"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     let err = stderr(&out);
     assert!(
