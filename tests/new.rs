@@ -86,6 +86,14 @@ fn scaffold_build_and_test(kernels: &str, expect_files: &[&str], tests: &[&str])
 
     let b = cargo(&dir, &["build"]);
     assert!(b.status.success(), "cargo build of a new {kernels} project:\n{}", text(&b));
+    if kernels != "cuda" {
+        // The struct parameter is named through the shared crate (not as a twin the host would
+        // need), and its layout is checked: no warning about a kernel-crate type.
+        let generated = std::fs::read_to_string(generated_kernels_rs(&name)).unwrap();
+        let shared = format!("::{}_shared::Affine", name.replace('-', "_"));
+        assert!(generated.contains(&shared), "kernels.rs does not name {shared}:\n{generated}");
+        assert!(!text(&b).contains("defined in the kernel crate"), "{}", text(&b));
+    }
     let t = cargo(&dir, &["test"]);
     let log = text(&t);
     assert!(t.status.success(), "cargo test of a new {kernels} project:\n{log}");
@@ -106,13 +114,27 @@ fn scaffold_build_and_test(kernels: &str, expect_files: &[&str], tests: &[&str])
     }
 }
 
+/// The `kernels.rs` that the newest build of package `name` generated.
+fn generated_kernels_rs(name: &str) -> PathBuf {
+    let build = Path::new(env!("CARGO_TARGET_TMPDIR")).join("new-projects/debug/build");
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(&build)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|d| d.file_name().and_then(|f| f.to_str()).and_then(|f| f.strip_prefix(name)).is_some_and(|rest| rest.starts_with('-')))
+        .map(|d| d.join("out/kernels.rs"))
+        .filter_map(|f| Some((std::fs::metadata(&f).ok()?.modified().ok()?, f)))
+        .collect();
+    found.sort();
+    found.pop().unwrap_or_else(|| panic!("no out/kernels.rs of {name} under {}", build.display())).1
+}
+
 const TESTS: &[&str] = &["every_kernel_is_embedded_for_every_arch"];
 /// tests/gpu.rs, a libtest-mimic harness.
 const GPU_TESTS: &[&str] = &["the_kernels_load_on_this_machines_gpu", "kernels_match_the_cpu"];
 
 #[test]
 fn a_new_rust_project_builds_and_tests() {
-    scaffold_build_and_test("rust", &["kernels/Cargo.toml", "kernels/src/lib.rs"], TESTS);
+    scaffold_build_and_test("rust", &["kernels/Cargo.toml", "kernels/src/lib.rs", "shared/Cargo.toml", "shared/src/lib.rs"], TESTS);
 }
 
 #[test]
@@ -122,7 +144,7 @@ fn a_new_cuda_project_builds_and_tests() {
 
 #[test]
 fn a_new_project_with_both_languages_builds_and_tests() {
-    scaffold_build_and_test("both", &["kernels/src/lib.rs", "cuda/sigmoid.cu"], TESTS);
+    scaffold_build_and_test("both", &["kernels/src/lib.rs", "shared/src/lib.rs", "cuda/sigmoid.cu"], TESTS);
 }
 
 #[test]
@@ -134,7 +156,7 @@ fn init_fills_the_current_empty_folder_without_a_nested_repository() {
     std::fs::create_dir(&dir).unwrap();
     let out = cargo_ptx().args(["init", "--kernels", "cuda"]).current_dir(&dir).output().unwrap();
     assert!(out.status.success(), "{}", text(&out));
-    assert!(dir.join("cuda/sigmoid.cu").is_file() && !dir.join("kernels").exists());
+    assert!(dir.join("cuda/sigmoid.cu").is_file() && !dir.join("kernels").exists() && !dir.join("shared").exists());
     assert!(!dir.join(".git").exists(), "inside a repository, no second one is started");
     let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
     assert!(manifest.contains("name = \"my_gpu\""), "named after the folder:\n{manifest}");
@@ -154,10 +176,14 @@ fn registry_dependencies_by_default_and_path_dependencies_when_asked() {
     );
     let kernels = std::fs::read_to_string(tmp.path().join("reg/kernels/Cargo.toml")).unwrap();
     assert!(kernels.contains(&format!("ptx-device = \"{version}\"")), "{kernels}");
-    // Nothing points back at the checkout the binary was built from, or at any other path.
+    let shared = std::fs::read_to_string(tmp.path().join("reg/shared/Cargo.toml")).unwrap();
+    assert!(shared.contains(&format!("ptx-runtime = \"{version}\"")), "{shared}");
+    // Nothing points back at the checkout the binary was built from, or at any other path
+    // than the project's own shared/ crate.
     for f in files(&tmp.path().join("reg")) {
         let t = std::fs::read_to_string(&f).unwrap();
-        assert!(!t.contains("path =") && !t.contains(checkout().to_str().unwrap()), "{} has a path:\n{t}", f.display());
+        let own = t.replace("reg-shared = { path = \"shared\" }", "").replace("reg-shared = { path = \"../shared\" }", "");
+        assert!(!own.contains("path =") && !t.contains(checkout().to_str().unwrap()), "{} has a path:\n{t}", f.display());
     }
     assert!(!tmp.path().join("reg/.git").exists(), "--vcs none");
 
@@ -167,6 +193,8 @@ fn registry_dependencies_by_default_and_path_dependencies_when_asked() {
     assert!(kernels.contains(&format!("ptx-device = {{ path = \"{}\" }}", checkout().join("ptx-device").display())), "{kernels}");
     let manifest = std::fs::read_to_string(tmp.path().join("bypath/Cargo.toml")).unwrap();
     assert!(manifest.contains(&format!("ptx-build = {{ path = \"{}\" }}", checkout().join("ptx-build").display())), "{manifest}");
+    let shared = std::fs::read_to_string(tmp.path().join("bypath/shared/Cargo.toml")).unwrap();
+    assert!(shared.contains(&format!("ptx-runtime = {{ path = \"{}\" }}", checkout().join("ptx-runtime").display())), "{shared}");
 }
 
 /// Runs `cargo ptx <args>` in a fresh folder; it must fail, say each of `needles`, and leave

@@ -137,6 +137,9 @@ const TEMPLATES: &[Template] = &[
     // For `cargo check`, clippy and rust-analyzer inside kernels/: the nightly and the GPU target.
     template!("kernels/rust-toolchain.toml.tmpl" => "kernels/rust-toolchain.toml", KernelLanguage::rust),
     template!("kernels/cargo-config.toml" => "kernels/.cargo/config.toml", KernelLanguage::rust),
+    // The structs Rust kernels take by value, one crate for the kernels and the host.
+    template!("shared/Cargo.toml.tmpl" => "shared/Cargo.toml", KernelLanguage::rust),
+    template!("shared/src/lib.rs" => "shared/src/lib.rs", KernelLanguage::rust),
     template!("cuda/sigmoid.cu" => "cuda/sigmoid.cu", KernelLanguage::cuda),
 ];
 

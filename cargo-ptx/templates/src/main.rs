@@ -6,7 +6,11 @@ use std::time::Instant;
 
 use ptx_runtime::cudarc::driver::{CudaStream, DriverError};
 
-use {{crate}}::{input, kernels::Kernels, {{#rust}}saxpy, {{/rust}}{{#cuda}}sigmoid, {{/cuda}}{{#rust}}softplus, {{/rust}}ulps_apart};
+use {{crate}}::{{{#rust}}affine, {{/rust}}input, kernels::Kernels, {{#rust}}saxpy, {{/rust}}{{#cuda}}sigmoid, {{/cuda}}{{#rust}}softplus, {{/rust}}ulps_apart};
+{{#rust}}
+// The struct the `affine` kernel takes, from the crate the kernels share with this host.
+use {{crate}}_shared::Affine;
+{{/rust}}
 
 const N: usize = 1 << 24;
 
@@ -39,6 +43,19 @@ fn main() -> Result<(), Box<dyn Error>> {
     })?;
     let want: Vec<f32> = x.iter().map(|x| softplus(*x)).collect();
     failed |= report("softplus", &stream.clone_dtoh(&dy)?, &want, 4, ms, 2);
+
+    // A struct passed by value, the type of shared/. A power-of-two scale makes `scale * x`
+    // exact: the result is the same whether or not the GPU fuses the multiply and the add.
+    let p = Affine {
+        scale: 0.5,
+        shift: 3.0,
+    };
+    let cfg = k.affine_config(N)?;
+    let ms = time(&stream, 20, || unsafe {
+        k.affine(&stream, cfg, N as u32, p, &dx, &mut dy)
+    })?;
+    let want: Vec<f32> = x.iter().map(|x| affine(p, *x)).collect();
+    failed |= report("affine", &stream.clone_dtoh(&dy)?, &want, 0, ms, 2);
 {{/rust}}
 {{#cuda}}
 

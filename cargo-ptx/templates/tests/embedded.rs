@@ -19,10 +19,13 @@ fn images() -> Vec<&'static Image> {
 #[test]
 fn every_kernel_is_embedded_for_every_arch() {
 {{#both}}
-    assert_eq!(kernels::KERNEL_NAMES, ["saxpy", "softplus", "sigmoid"]);
+    assert_eq!(
+        kernels::KERNEL_NAMES,
+        ["saxpy", "softplus", "affine", "sigmoid"]
+    );
 {{/both}}
 {{#rust_only}}
-    assert_eq!(kernels::KERNEL_NAMES, ["saxpy", "softplus"]);
+    assert_eq!(kernels::KERNEL_NAMES, ["saxpy", "softplus", "affine"]);
 {{/rust_only}}
 {{#cuda_only}}
     assert_eq!(kernels::KERNEL_NAMES, ["sigmoid"]);

@@ -10,7 +10,11 @@ use std::sync::Arc;
 use libtest_mimic::{Arguments, Completion, Trial};
 use ptx_runtime::cudarc::driver::CudaContext;
 
-use {{crate}}::{input, kernels::Kernels, {{#rust}}saxpy, {{/rust}}{{#cuda}}sigmoid, {{/cuda}}{{#rust}}softplus, {{/rust}}ulps_apart};
+use {{crate}}::{{{#rust}}affine, {{/rust}}input, kernels::Kernels, {{#rust}}saxpy, {{/rust}}{{#cuda}}sigmoid, {{/cuda}}{{#rust}}softplus, {{/rust}}ulps_apart};
+{{#rust}}
+// The struct the `affine` kernel takes, from the crate the kernels share with this host.
+use {{crate}}_shared::Affine;
+{{/rust}}
 
 fn main() {
     let args = Arguments::from_args();
@@ -64,6 +68,18 @@ fn kernels_match_the_cpu(ctx: &Arc<CudaContext>) {
                 let ulps = ulps_apart(*g, softplus(*x));
                 assert!(ulps <= 4, "softplus({x}) = {g} at {i}, n = {n}");
             }
+
+            // A struct by value, from shared/. A power-of-two scale makes `scale * x` exact,
+            // so the result is the same whether or not the multiply and add are fused.
+            let p = Affine {
+                scale: -0.25,
+                shift: 1.5,
+            };
+            let cfg = k.affine_config(n).unwrap();
+            unsafe { k.affine(&stream, cfg, n as u32, p, &dx, &mut dy) }.unwrap();
+            let want: Vec<f32> = x.iter().map(|x| affine(p, *x)).collect();
+            let got = stream.clone_dtoh(&dy).unwrap();
+            assert_eq!(got, want, "affine, n = {n}, {:?}", k.images());
 {{/rust}}
 {{#cuda}}
             let cfg = k.sigmoid_config(n).unwrap();
