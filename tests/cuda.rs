@@ -334,7 +334,8 @@ fn cargo_ptx_check_reports_rules_without_compiling() {
         "",
         &[("cuda/k.cu", "extern \"C\" __global__ void k(unsigned *o) {\n  unsigned c;\n  asm(\"mov.u32 %0, %%clock;\" : \"=r\"(c));\n  asm(\"add.u32 %0, %0, %3;\" : \"+r\"(c));\n  o[0] = c;\n}\n")],
     );
-    let out = cargo_ptx().arg("check").arg(&k.dir).output().unwrap();
+    // From the crate's folder: paths are named from where the command runs.
+    let out = cargo_ptx().current_dir(&k.dir).arg("check").arg(&k.dir).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{err}");
     assert!(err.contains("warning: asm reads `%clock`") && err.contains("--> cuda/k.cu:3:"), "{err}");

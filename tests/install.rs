@@ -13,7 +13,7 @@ use std::process::{Command, Output};
 const PUBLISHED: &[&str] = &["cargo-ptx", "ptx-build", "ptx-runtime", "ptx-device", "ptx-device-macros"];
 /// Workspace members that are not published (`publish = false`, build scripts that reach
 /// outside their folders).
-const EXAMPLES: &[&str] = &["saxpy", "cuda-kernels", "mixed", "device-tour"];
+const EXAMPLES: &[&str] = &["saxpy", "cuda-kernels", "mixed", "device-tour", "affine", "affine-shared"];
 
 fn text(o: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
@@ -125,8 +125,10 @@ fn cargo_ptx_installed_from_its_packages_scaffolds_a_project_that_builds_and_tes
 
     // 4. Build and test it against the packages. The kernel crate is a workspace of its own
     //    (built by ptx-build's nested cargo), so it takes its own patch.
-    append(&demo.join("Cargo.toml"), &patch(&unpacked, &["ptx-build", "ptx-runtime"]));
-    append(&demo.join("kernels/Cargo.toml"), &patch(&unpacked, &["ptx-device", "ptx-device-macros"]));
+    // ptx-runtime's `#[derive(DeviceRepr)]` comes from ptx-device-macros; the kernels' shared
+    // crate names ptx-runtime as a host-only dependency, which their lock file resolves too.
+    append(&demo.join("Cargo.toml"), &patch(&unpacked, &["ptx-build", "ptx-runtime", "ptx-device-macros"]));
+    append(&demo.join("kernels/Cargo.toml"), &patch(&unpacked, &["ptx-device", "ptx-device-macros", "ptx-runtime"]));
     let project_cargo = |args: &[&str]| {
         let mut c = cargo(&target);
         c.args(args).current_dir(&demo).env_remove("CARGO_PTX_ARCH");

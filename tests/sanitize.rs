@@ -52,7 +52,8 @@ fn without_a_driver_it_says_so_in_one_line_before_building() {
         c.env("COMPUTE_SANITIZER", fake.path());
     });
     assert_eq!(code, Some(2));
-    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    // The error as our diagnostic line (and again in cargo's compiler-message shape).
+    let v: serde_json::Value = serde_json::from_str(out.lines().next().unwrap_or_default()).unwrap();
     assert_eq!(v["reason"], "ptx-diagnostic");
     assert!(v["message"].as_str().unwrap().starts_with("no CUDA driver here"), "{v}");
 }
