@@ -74,17 +74,6 @@ pub fn prefix_shared_cxx_names(units: &mut [Unit]) {
 pub fn generate(units: &[Unit]) -> Result<String> {
     check_unique(units)?;
     let unit_mods = units.iter().map(unit_module);
-    let fields = units.iter().flat_map(|u| u.kernels.iter()).map(|k| {
-        let f = ident(&k.name);
-        match &k.generic {
-            // One function per instance, indexed by the instance trait.
-            Some(g) => {
-                let n = g.instances.len();
-                quote! { #f: [CudaFunction; #n] }
-            }
-            None => quote! { #f: CudaFunction },
-        }
-    });
     // Module fields get a suffix: a .cu file and its kernel often share a name (saxpy.cu).
     let unit_fields = units.iter().map(|u| {
         let m = format_ident!("{}_module", u.name);
@@ -95,34 +84,21 @@ pub fn generate(units: &[Unit]) -> Result<String> {
         let f = format_ident!("{}_module", u.name);
         quote! { let #f = ::ptx_runtime::load(ctx, #m::IMAGES, policy)?; }
     });
-    let resolves = units.iter().flat_map(|u| {
-        let m = format_ident!("{}_module", u.name);
-        u.kernels.iter().map(move |k| {
-            let f = ident(&k.name);
-            match &k.generic {
-                Some(g) => {
-                    let names = g.instances.iter().map(|i| &i.ptx_name);
-                    quote! { #f: [#(#m.function(#names)?),*] }
-                }
-                None => {
-                    let name = k.ptx_names()[0];
-                    quote! { #f: #m.function(#name)? }
-                }
-            }
-        })
-    });
     let unit_names: Vec<Ident> = units.iter().map(|u| format_ident!("{}_module", u.name)).collect();
-    // Each launchable function gets its own slot in the plan cache: a generic kernel one per instance.
-    let mut next_slot = 0;
-    let methods: Vec<TokenStream> = units
-        .iter()
-        .flat_map(|u| u.kernels.iter())
-        .map(|k| {
-            let slot = next_slot;
-            next_slot += k.generic.as_ref().map_or(1, |g| g.instances.len());
-            method(slot, k)
-        })
-        .collect();
+    // Every function is loaded into one Vec, in KERNEL_NAMES's order: a kernel's method reaches
+    // its function (and its plan-cache slot) by that index, a generic kernel's instance by the
+    // kernel's first index plus the instance's. One field per kernel instead made `load_with`
+    // one struct literal with a `?` per kernel, whose drop paths grow with the square of the
+    // kernel count: 22 s of LLVM for 361 kernels (BENCHMARKS.md, bindgen_cuda comparison).
+    let mut next_index = 0;
+    let mut methods: Vec<TokenStream> = Vec::new();
+    for u in units {
+        for k in &u.kernels {
+            methods.push(method(next_index, k));
+            next_index += k.ptx_names().len();
+        }
+        next_index += u.untyped.len();
+    }
     let instance_traits = units.iter().flat_map(|u| u.kernels.iter()).filter_map(instance_trait);
     // The host type of a by-value struct is only known to the host compiler: assert its layout there.
     let size_checks = units.iter().flat_map(|u| {
@@ -149,26 +125,11 @@ pub fn generate(units: &[Unit]) -> Result<String> {
     });
     let all_names: Vec<&str> =
         units.iter().flat_map(|u| u.kernels.iter().flat_map(|k| k.ptx_names()).chain(u.untyped.iter().map(String::as_str))).collect();
-    let untyped_loads = units.iter().flat_map(|u| {
-        let m = format_ident!("{}_module", u.name);
-        u.untyped.iter().map(move |name| quote! { (#name, #m.function(#name)?) })
+    let unit_functions = units.iter().map(|u| {
+        let (m, field) = (format_ident!("{}", u.name), format_ident!("{}_module", u.name));
+        quote! { (&#field, #m::FUNCTIONS) }
     });
-    let typed_arms = units.iter().flat_map(|u| u.kernels.iter()).map(|k| {
-        let f = ident(&k.name);
-        match &k.generic {
-            Some(g) => {
-                let arms = g.instances.iter().enumerate().map(|(i, inst)| {
-                    let name = &inst.ptx_name;
-                    quote! { #name => Some(&self.#f[#i]), }
-                });
-                quote! { #(#arms)* }
-            }
-            None => {
-                let name = k.ptx_names()[0];
-                quote! { #name => Some(&self.#f), }
-            }
-        }
-    });
+    let function_count = all_names.len();
     let any_generic = units.iter().flat_map(|u| u.kernels.iter()).any(|k| k.generic.is_some());
     let sealed = any_generic.then(|| {
         quote! {
@@ -205,9 +166,8 @@ pub fn generate(units: &[Unit]) -> Result<String> {
         #[derive(Debug, Clone)]
         pub struct Kernels {
             #(#unit_fields,)*
-            #(#fields,)*
-            /// Kernels without a typed method, by PTX name.
-            _untyped: Vec<(&'static str, CudaFunction)>,
+            /// Every kernel's function, in [`KERNEL_NAMES`]'s order.
+            _functions: Vec<CudaFunction>,
             /// Occupancy-derived launch plans, per kernel and dynamic shared memory size.
             _plans: PlanCache,
         }
@@ -227,17 +187,18 @@ pub fn generate(units: &[Unit]) -> Result<String> {
 
             pub fn load_with(ctx: &Arc<CudaContext>, policy: Policy) -> Result<Self, LoadError> {
                 #(#loads)*
-                let _untyped = vec![#(#untyped_loads),*];
-                Ok(Kernels { #(#resolves,)* #(#unit_names,)* _untyped, _plans: PlanCache::new(ctx) })
+                let mut _functions = Vec::with_capacity(#function_count);
+                for (module, names) in [#(#unit_functions),*] {
+                    for name in names {
+                        _functions.push(module.function(name)?);
+                    }
+                }
+                Ok(Kernels { #(#unit_names,)* _functions, _plans: PlanCache::new(ctx) })
             }
 
             /// Any loaded kernel by its PTX name (see [`KERNEL_NAMES`]), typed or not.
             pub fn function(&self, name: &str) -> Option<&CudaFunction> {
-                #[allow(clippy::match_single_binding)]
-                match name {
-                    #(#typed_arms)*
-                    _ => self._untyped.iter().find(|(n, _)| *n == name).map(|(_, f)| f),
-                }
+                KERNEL_NAMES.iter().position(|n| *n == name).map(|i| &self._functions[i])
             }
 
             /// cudarc's launch builder for any loaded kernel by PTX name: the way to launch
@@ -344,6 +305,7 @@ fn unit_module(u: &Unit) -> TokenStream {
         });
     }
     let names: Vec<&str> = u.kernels.iter().flat_map(|k| k.ptx_names()).collect();
+    let functions = names.iter().copied().chain(u.untyped.iter().map(String::as_str));
     let doc = format!("PTX and cubins of `{}`, for users who load or launch by hand.", u.name);
     quote! {
         #[doc = #doc]
@@ -353,6 +315,9 @@ fn unit_module(u: &Unit) -> TokenStream {
             pub static IMAGES: &[::ptx_runtime::Image] = &[#(#images),*];
             /// The kernels of this module.
             pub const KERNELS: &[&str] = &[#(#names),*];
+            /// Every function the module's `Kernels` loads, typed ones first, in the order of
+            /// [`super::KERNEL_NAMES`].
+            pub const FUNCTIONS: &[&str] = &[#(#functions),*];
         }
     }
 }
@@ -436,9 +401,9 @@ fn method(index: usize, k: &KernelSig) -> TokenStream {
                     Some(quote! { where (#(#tps),*): #tr }),
                 ),
             };
-            (generics, bound, quote! { self.#f[#pick] }, quote! { #index + #pick })
+            (generics, bound, quote! { self._functions[#index + #pick] }, quote! { #index + #pick })
         }
-        None => (quote! {}, None, quote! { self.#f }, quote! { #index }),
+        None => (quote! {}, None, quote! { self._functions[#index] }, quote! { #index }),
     };
     let mut params = Vec::new();
     let mut pushes = Vec::new();
