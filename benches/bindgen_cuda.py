@@ -3,7 +3,10 @@
 
 Usage (from the repository root, after `cargo ptx setup`; needs crates.io or a warm cargo registry
 for bindgen_cuda 0.1.x on the first run):
-    python3 benches/bindgen_cuda.py [--runs N] [--keep]
+    python3 benches/bindgen_cuda.py [--runs N] [--keep] [--worktree]
+
+ptx-build and ptx-runtime come from a `git archive HEAD` snapshot (edits made meanwhile in the
+working tree can neither rebuild nor break them); --worktree builds the working tree as it is.
 
 Two host crates in a temp dir, each with its own target dir, hold the same ten .cu files and
 utils.cuh (benches/bindgen_cuda/: UNARY_OP/BINARY_OP/CAST_OP-style macros stamping out some 360
@@ -133,6 +136,23 @@ class Crate:
         return out
 
 
+def by_module(ptx):
+    """{module: [relative path, ...]}: ptx-build keeps a module's PTX twice (its step folder and
+    OUT_DIR/ptx-build/<module>/<arch>.ptx), bindgen_cuda once (OUT_DIR/<module>.ptx)."""
+    out = collections.defaultdict(list)
+    for p in sorted(ptx):
+        stem = os.path.splitext(os.path.basename(p))[0]
+        if re.fullmatch(r"(sm|compute)_\d+[af]?", stem):
+            stem = os.path.basename(os.path.dirname(p))
+        out[stem].append(p)
+    return out
+
+
+def entries(crate):
+    """Kernels (`.entry` lines) over one PTX file per module."""
+    return sum(open(os.path.join(crate.target, files[0])).read().count(".entry ") for files in by_module(crate.ptx()).values())
+
+
 def unit_times(crate):
     """Seconds per unit of the crate itself in the newest `cargo build --timings` report."""
     reports = sorted(glob.glob(os.path.join(crate.target, "cargo-timings", "cargo-timing-*.html")), key=os.path.getmtime)
@@ -165,7 +185,8 @@ def classify(args):
     if any(x.startswith("--list-gpu") for x in a):
         return next(x for x in a if x.startswith("--list-gpu"))
     if "-E" in a:
-        return "-E (preprocess only)"
+        # The cc crate's probe of the compiler family (ptx-build asks cc for the host compiler).
+        return "-E compiler probe" if any("detect_compiler_family" in x for x in a) else "-E (preprocess only)"
     if "-ptx" in a or "--ptx" in a:
         return "-ptx (compile)"
     return "other: " + " ".join(a[:3])
@@ -206,8 +227,7 @@ def main():
         except SystemExit:
             c.cargo(env, "build", offline=False)
     bg_version = re.search(r'name = "bindgen_cuda"\nversion = "([^"]+)"', open(os.path.join(theirs.dir, "Cargo.lock")).read()).group(1)
-    kernels = sum(open(os.path.join(ours.target, p)).read().count(".entry ") for p in ours.ptx())
-    theirs_kernels = sum(open(os.path.join(theirs.target, p)).read().count(".entry ") for p in theirs.ptx())
+    kernels, theirs_kernels = entries(ours), entries(theirs)
 
     # Cold builds, alternating (the order flips every round).
     cold = collections.defaultdict(list)
@@ -266,10 +286,11 @@ def main():
             flip_define(c)
             dt, _, _ = c.build(env)
             after = c.ptx()
-            changed = sum(1 for k, h in after.items() if before.get(k) != h)
+            mods = by_module(after)
+            changed = sum(1 for files in mods.values() if any(before.get(f) != after[f] for f in files))
             edit[c.name].append(dt)
-            verdict[c.name].append((changed, len(after)))
-            print(f"  header edit {r + 1}: {c.name} {dt:.2f} s, {changed}/{len(after)} PTX files changed", file=sys.stderr)
+            verdict[c.name].append((changed, len(mods)))
+            print(f"  header edit {r + 1}: {c.name} {dt:.2f} s, PTX of {changed}/{len(mods)} modules changed", file=sys.stderr)
 
     # No-op: nothing changed since the last build.
     noop = collections.defaultdict(list)
@@ -292,7 +313,7 @@ def main():
         none = all(ch == 0 for ch, _ in verdict[name])
         last = verdict[name][-1]
         word = "correct rebuild" if ok else ("stale PTX" if none else "partly rebuilt")
-        return f"{word} ({last[0]}/{last[1]} PTX files changed)"
+        return f"{word} (PTX of {last[0]}/{last[1]} modules changed)"
 
     def starts(name):
         c = counts[name]
