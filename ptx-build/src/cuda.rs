@@ -150,18 +150,20 @@ impl CudaCompile<'_> {
         let dep_file = scratch_dir.path().join(format!("{}.d", self.source.module));
         let scratch = cache::scratch_path(self.out);
         let mut cmd = process::compiler(&self.nvcc.tool.path, self.launcher);
-        cmd.args(self.flags())
-            .args(self.nvcc.host_args())
-            .arg("-MMD")
-            .arg("-MF")
-            .arg(&dep_file)
-            .arg("-o")
-            .arg(&scratch)
-            .arg(self.in_package(&self.source.path))
-            .current_dir(self.package_dir);
-        if self.keep_preprocessed.is_some() {
-            cmd.arg("-keep").arg("-keep-dir").arg(scratch_dir.path());
-        }
+        cmd.args(self.flags()).args(self.nvcc.host_args());
+        // The files nvcc read: from the line markers of the translation unit it keeps on the
+        // way (`-keep`, 7% of a compile), not from `-MMD`, which preprocesses the whole unit a
+        // second time (12% of nvcc's time on macro-heavy files: BENCHMARKS.md). sccache caches
+        // `-MMD` compiles but not `-keep` ones, so a launcher keeps `-MMD`.
+        let kept = self.launcher.is_none().then(|| {
+            let stem = self.source.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            scratch_dir.path().join(format!("{stem}.cpp1.ii"))
+        });
+        match &kept {
+            Some(_) => cmd.arg("-keep").arg("-keep-dir").arg(scratch_dir.path()),
+            None => cmd.arg("-MMD").arg("-MF").arg(&dep_file),
+        };
+        cmd.arg("-o").arg(&scratch).arg(self.in_package(&self.source.path)).current_dir(self.package_dir);
         let out = process::output("nvcc", &mut cmd)?;
         let text = format!("{}{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
         if !out.status.success() {
@@ -196,18 +198,20 @@ impl CudaCompile<'_> {
             crate::ptx::relative_file_lines(&scratch, self.package_dir)?;
         }
         cache::rename_into_place(&scratch, self.out)?;
-        if let Some(keep) = self.keep_preprocessed {
+        let prerequisites = match &kept {
             // nvcc names its intermediate files after the source's stem.
-            let stem = self.source.path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-            // Missing (another nvcc's naming), the kernels are read with `nvcc -E` instead.
-            let _ = std::fs::rename(scratch_dir.path().join(format!("{stem}.cpp1.ii")), keep);
-        }
-        let deps: Vec<PathBuf> = std::fs::read_to_string(&dep_file)
-            .map(|d| depfile::parse(&d).prerequisites)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|p| if p.is_relative() { self.package_dir.join(p) } else { p })
-            .collect();
+            Some(ii) => {
+                let text = std::fs::read_to_string(ii).map_err(|e| Error::io("read nvcc's preprocessed unit", ii, e))?;
+                let files = crate::signature::user_files(&text);
+                if let Some(keep) = self.keep_preprocessed {
+                    // The kernels stamped out by macros are read from it.
+                    let _ = std::fs::rename(ii, keep);
+                }
+                files
+            }
+            None => std::fs::read_to_string(&dep_file).map(|d| depfile::parse(&d).prerequisites).unwrap_or_default(),
+        };
+        let deps: Vec<PathBuf> = prerequisites.into_iter().map(|p| if p.is_relative() { self.package_dir.join(p) } else { p }).collect();
         // The install's include folder is where nvcc found cuda_runtime.h (it includes it first).
         let cuda_include =
             deps.iter().find(|d| d.file_name().is_some_and(|n| n == "cuda_runtime.h")).and_then(|d| d.parent()).map(Path::to_path_buf);

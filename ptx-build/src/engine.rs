@@ -861,14 +861,12 @@ impl CrateJob<'_> {
         let nvcc = self.nvcc.expect("cuda jobs only with nvcc");
         let ptx_path = out_dir.join(arch.to_string()).join(format!("{}.ptx", src.module));
         let lone = self.krate.manifest_path.extension().is_some_and(|e| e == "cu");
-        // Kernels defined inside macros of the .cu itself (candle's style) are read from the
-        // preprocessed unit nvcc keeps on the way; sccache would not cache a `-keep` compile.
+        // Kernels stamped out by macros (candle's style) are read from the preprocessed unit nvcc
+        // keeps on the way (not under a launcher: sccache would not cache a `-keep` compile).
         let first_arch = self.archs.first() == Some(&arch);
         let kept = work.join(format!("{}.cpp1.ii", src.module));
         let _ = std::fs::remove_file(&kept);
-        let keep = first_arch
-            && self.launcher.is_none()
-            && std::fs::read_to_string(&src.path).is_ok_and(|text| crate::signature::kernels_in_macros(&text));
+        let keep = first_arch && self.launcher.is_none();
         let include_help = self.opts.source.include_help(self.krate.options_table.as_ref(), lone);
         let compile = CudaCompile {
             nvcc,

@@ -820,19 +820,11 @@ pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> 
     Ok(out)
 }
 
-/// Whether C++ source `src` defines kernels inside preprocessor macros (a `__global__` in a
-/// `#define`), as candle's files do: their kernels are then read after the preprocessor.
-pub fn kernels_in_macros(src: &str) -> bool {
-    c_lex::tokens(src).iter().any(|t| t.directive && t.text == "__global__")
-}
-
-/// The kernels of a preprocessed translation unit (`nvcc -E`), at the file and line the
-/// preprocessor's line markers (`# 12 "cuda/k.cu"`) give: for a kernel a macro stamped out, the
-/// line of the macro's use. Files are relative to `dir` (where nvcc ran); kernels of system
-/// headers are left out.
-pub fn cuda_kernels_preprocessed(text: &str, dir: &Path) -> Result<Vec<KernelSig>> {
-    // (line in `text` of the first line a marker describes, file, its line number there, system)
-    let mut markers: Vec<(u32, &str, u32, bool)> = Vec::new();
+/// The preprocessor's line markers (`# 12 "cuda/k.cu" 2`) of a translation unit: (line in
+/// `text` of the first line the marker describes, file, its line number there, whether it is a
+/// system header).
+fn line_markers(text: &str) -> Vec<(u32, &str, u32, bool)> {
+    let mut markers = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let Some(rest) = line.strip_prefix("# ") else { continue };
         let Some((number, rest)) = rest.split_once(' ') else { continue };
@@ -840,6 +832,27 @@ pub fn cuda_kernels_preprocessed(text: &str, dir: &Path) -> Result<Vec<KernelSig
         let Some((file, flags)) = rest.split_once('"') else { continue };
         markers.push((i as u32 + 2, file, number, flags.split_whitespace().any(|f| f == "3")));
     }
+    markers
+}
+
+/// The files a translation unit was read from, as its line markers name them, in order of
+/// first appearance: what `-MMD` would list (system headers and `<built-in>` left out).
+pub(crate) fn user_files(text: &str) -> Vec<PathBuf> {
+    let mut seen = std::collections::HashSet::new();
+    line_markers(text)
+        .into_iter()
+        .filter(|(_, file, _, system)| !system && !file.starts_with('<'))
+        .filter(|(_, file, _, _)| seen.insert(*file))
+        .map(|(_, file, _, _)| PathBuf::from(file))
+        .collect()
+}
+
+/// The kernels of a preprocessed translation unit (`nvcc -E`), at the file and line the
+/// preprocessor's line markers (`# 12 "cuda/k.cu"`) give: for a kernel a macro stamped out, the
+/// line of the macro's use. Files are relative to `dir` (where nvcc ran); kernels of system
+/// headers are left out.
+pub fn cuda_kernels_preprocessed(text: &str, dir: &Path) -> Result<Vec<KernelSig>> {
+    let markers = line_markers(text);
     let mut out = Vec::new();
     for mut sig in cuda_kernels_in(Path::new(""), text)? {
         let at = markers.partition_point(|m| m.0 <= sig.line);
@@ -1027,15 +1040,14 @@ mod tests {
 
     #[test]
     fn kernels_of_a_preprocessed_unit_are_at_the_line_of_the_macro_use() {
-        let src = "#define K(N, T) extern \"C\" __global__ void N(const T *x, T *y) {}\nK(a, float)\n";
-        assert!(kernels_in_macros(src));
-        assert!(!kernels_in_macros("extern \"C\" __global__ void k() {}\n#define N 4\n"));
         // What `nvcc -E` makes of it: line markers, `__attribute__((global))`, a system header.
         let ii = "# 1 \"cuda/k.cu\"\n# 1 \"/usr/include/stdint.h\" 1 3 4\nextern \"C\" __attribute__((global)) void sys(int *p) {}\n# 2 \"cuda/k.cu\" 2\n\n\nextern \"C\" __attribute__((global)) void a(const float *x, float *y) {}\nextern \"C\" __attribute__((global)) void b(const double *x, double *y) {}\n";
         let sigs = cuda_kernels_preprocessed(ii, Path::new("/pkg")).unwrap();
         let at: Vec<(String, String, u32)> = sigs.iter().map(|s| (s.name.clone(), s.file.display().to_string(), s.line)).collect();
         assert_eq!(at, [("a".to_string(), "/pkg/cuda/k.cu".to_string(), 4), ("b".to_string(), "/pkg/cuda/k.cu".to_string(), 5)]);
         assert_eq!(sigs[1].params[0].ty, ParamType::Pointer { mutable: false, elem: "f64".into() });
+        // The files it was read from, as `-MMD` lists them.
+        assert_eq!(user_files(ii), [PathBuf::from("cuda/k.cu")]);
     }
 
     #[test]
