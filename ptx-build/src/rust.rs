@@ -300,18 +300,8 @@ impl Frontend<'_> {
         // No bitcode: check mode runs no codegen (`--emit=llvm-bc` would force it).
         let flags: Vec<String> =
             self.cargo_rustflags(use_sysroot).into_iter().filter(|f| !f.starts_with("--emit") && f != "-Ccodegen-units=1").collect();
-        let mut cmd = self.scrubbed_cargo(&flags, false);
-        cmd.arg("rustc").args(["--lib", "--target", TARGET, "--profile", "check"]);
-        if !use_sysroot {
-            cmd.arg("-Zbuild-std=core");
-        }
-        cmd.arg("--manifest-path")
-            .arg(&self.krate.manifest_path)
-            .args(["-p", &self.krate.name])
-            .arg("--target-dir")
-            .arg(&self.cargo_target_dir)
-            .args(self.manifest_flags.args());
-        self.feature_args(&mut cmd);
+        let mut cmd = self.cargo_rustc(&flags, false, use_sysroot);
+        cmd.args(["--profile", "check"]);
         cmd.arg("--").arg("-Zunpretty=expanded");
         // The check profile has debug assertions on; a release build's `cfg(debug_assertions)` is off.
         if self.profile == Profile::Release {
@@ -356,9 +346,11 @@ impl Frontend<'_> {
         }
     }
 
-    fn command(&self, use_sysroot: bool) -> Command {
-        let mut cmd = self.scrubbed_cargo(&self.cargo_rustflags(use_sysroot), self.color);
-        cmd.arg("rustc").args(["--lib", "--crate-type", "rlib", "--target", TARGET]);
+    /// `cargo rustc` of the kernel crate's lib for the GPU target, in the nested target dir,
+    /// with its features and cargo's `--locked`-style flags: what the build and the expansion share.
+    fn cargo_rustc(&self, rustflags: &[String], color: bool, use_sysroot: bool) -> Command {
+        let mut cmd = self.scrubbed_cargo(rustflags, color);
+        cmd.arg("rustc").args(["--lib", "--target", TARGET]);
         if !use_sysroot {
             cmd.arg("-Zbuild-std=core");
         }
@@ -367,12 +359,21 @@ impl Frontend<'_> {
             .args(["-p", &self.krate.name])
             .arg("--target-dir")
             .arg(&self.cargo_target_dir)
-            .arg(if self.color { "--message-format=json-diagnostic-rendered-ansi" } else { "--message-format=json" })
             .args(self.manifest_flags.args());
+        self.feature_args(&mut cmd);
+        cmd
+    }
+
+    fn command(&self, use_sysroot: bool) -> Command {
+        let mut cmd = self.cargo_rustc(&self.cargo_rustflags(use_sysroot), self.color, use_sysroot);
+        cmd.args(["--crate-type", "rlib"]).arg(if self.color {
+            "--message-format=json-diagnostic-rendered-ansi"
+        } else {
+            "--message-format=json"
+        });
         if self.profile == Profile::Release {
             cmd.arg("--release");
         }
-        self.feature_args(&mut cmd);
         // For the kernel crate alone (RUSTFLAGS would rebuild `core` per crate): its sources
         // named relative to the workspace in the PTX, as rustc's messages name them. The path
         // in the flag also keeps two checkouts of one crate apart in a shared target dir: cargo
