@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use ptx_build::arch::{self, ArchRequest};
-use ptx_build::config::KernelCrate;
-use ptx_build::toolchain::{self, Cuda, Rust};
+use ptx_build::project::KernelCrate;
+use ptx_build::tools::{self, Cuda, Rust};
 
 use crate::tools::CudaTool;
 
@@ -52,7 +52,7 @@ pub struct Report {
 /// them (none outside a project, or where cargo cannot read it: the build says why).
 pub fn project_crates() -> Vec<KernelCrate> {
     let front = ptx_build::Options::from_env().unwrap_or_default();
-    ptx_build::config::find_kernel_crates(None, &[], &[], &front, &ptx_build::options::Source::CommandLine).unwrap_or_default()
+    ptx_build::project::find_kernel_crates(None, &[], &[], &front, &ptx_build::options::Source::CommandLine).unwrap_or_default()
 }
 
 /// The toolchains to check: `--toolchain`, else those the project's Rust kernel crates use
@@ -69,7 +69,7 @@ pub fn toolchains(given: Option<&str>, crates: &[KernelCrate]) -> Vec<(String, V
         }
     }
     if out.is_empty() {
-        out.push((toolchain::DEFAULT_TOOLCHAIN.to_string(), Vec::new()));
+        out.push((tools::DEFAULT_TOOLCHAIN.to_string(), Vec::new()));
     }
     out
 }
@@ -80,7 +80,7 @@ fn has_rust_kernels(k: &KernelCrate) -> bool {
 
 /// `cargo ptx setup`, naming the toolchain when it is not the default one.
 fn setup_command(toolchain: &str) -> String {
-    if toolchain == toolchain::DEFAULT_TOOLCHAIN {
+    if toolchain == tools::DEFAULT_TOOLCHAIN {
         "cargo ptx setup".into()
     } else {
         format!("cargo ptx setup --toolchain {toolchain}")
@@ -177,7 +177,7 @@ pub fn report(toolchain: Option<&str>) -> Report {
     // code with another compiler than the one that builds it.
     for k in crates.iter().filter(|k| has_rust_kernels(k)) {
         let Some((file, channel)) = toolchain_file(k) else { continue };
-        let host = toolchain::host_triple();
+        let host = tools::host_triple();
         let short = |t: &str| t.strip_suffix(&format!("-{host}")).unwrap_or(t).to_string();
         if short(&channel) != short(&k.config.toolchain) {
             let cwd = std::env::current_dir().unwrap_or_default();
@@ -270,7 +270,7 @@ pub fn report(toolchain: Option<&str>) -> Report {
     // not where our own ptxas step found one.
     if let Some(nvcc) = &cuda.nvcc {
         let dir = nvcc.path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let reachable = dir.join("ptxas").is_file() || toolchain::on_path("ptxas").is_some();
+        let reachable = dir.join("ptxas").is_file() || tools::on_path("ptxas").is_some();
         if let (false, Some((name, arch))) = (reachable, crates.iter().find_map(|k| nvcc_runs_ptxas(k).map(|a| (k.name.clone(), a)))) {
             ready = false;
             let is_var = nvcc.source != "PATH" && nvcc.source.chars().all(|c| c.is_ascii_uppercase() || c == '_');
@@ -316,7 +316,7 @@ pub fn report(toolchain: Option<&str>) -> Report {
     let env_options = ptx_build::Options::from_env();
     match env_options.as_ref().map(|o| o.shared_cache().dir()) {
         Ok(Some(dir)) => {
-            let s = ptx_build::shared_cache::SharedCache::new(&dir).stats();
+            let s = ptx_build::cache::steps::SharedCache::new(&dir).stats();
             let detail = format!(
                 "shared step cache: {} entries, {:.1} MiB (set CARGO_PTX_CACHE_DIR to move it, `off` to disable)",
                 s.entries,
@@ -338,7 +338,7 @@ pub fn report(toolchain: Option<&str>) -> Report {
         }
     }
     if let Some(launcher) = env_options.ok().and_then(|o| o.launcher).filter(|l| !l.trim().is_empty()) {
-        match ptx_build::toolchain::find_program(&launcher) {
+        match ptx_build::tools::find_program(&launcher) {
             Some(p) => checks.push(check(
                 "launcher",
                 Status::Ok,

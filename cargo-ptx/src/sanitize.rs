@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use ptx_build::{process, toolchain};
+use ptx_build::{tools as toolchain, tools::process};
 use serde::Serialize;
 
 use crate::error::{Error, Result};

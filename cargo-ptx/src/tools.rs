@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ptx_build::toolchain;
+use ptx_build::tools;
 
 use crate::error::{Error, Result};
 
@@ -109,18 +109,18 @@ impl CudaTool {
             .filter_map(|v| std::env::var_os(v).filter(|v| !v.is_empty()).map(PathBuf::from))
             .collect();
         // The same install as the ptxas that built the cubins, so the disassembler knows their archs.
-        if let Some(ptxas) = toolchain::Cuda::find().ptxas {
+        if let Some(ptxas) = tools::Cuda::find().ptxas {
             if let Some(root) = ptxas.path.parent().and_then(Path::parent) {
                 roots.push(root.to_path_buf());
             }
         }
-        roots.extend(toolchain::setup_root());
+        roots.extend(tools::setup_root());
         for root in &roots {
             if let Some(p) = self.relative_paths().iter().map(|rel| root.join(rel)).find(|p| p.is_file()) {
                 return Ok(p);
             }
         }
-        if let Some(p) = toolchain::on_path(self.name()) {
+        if let Some(p) = tools::on_path(self.name()) {
             return Ok(p);
         }
         let default = Path::new("/usr/local/cuda");

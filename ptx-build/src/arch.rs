@@ -197,7 +197,9 @@ impl Supported {
 /// nvidia-smi ships with every driver install, so this needs no CUDA toolkit, and it keeps the
 /// engine free of a driver binding that would fail to link on machines without one.
 pub fn native() -> Result<Vec<Arch>> {
-    let out = crate::process::probe(crate::process::command("nvidia-smi").args(["--query-gpu=compute_cap", "--format=csv,noheader"]));
+    let out = crate::tools::process::probe(
+        crate::tools::process::command("nvidia-smi").args(["--query-gpu=compute_cap", "--format=csv,noheader"]),
+    );
     let out = match out {
         Ok(o) if o.status.success() => o,
         Ok(o) => return Err(Error::NoNativeGpu { why: format!("nvidia-smi failed: {}", String::from_utf8_lossy(&o.stderr).trim()) }),

@@ -5,22 +5,22 @@
 
 use std::path::Path;
 
-use crate::toolchain::Tool;
+use crate::tools::Tool;
 
 /// The PTX reader (`.entry` headers, parameters, `.file`/`.loc` line tables): entries found.
 pub fn ptx_module(text: &str) -> usize {
-    let m = crate::ptx::Module::parse(text);
+    let m = crate::backend::ptx::Module::parse(text);
     m.entries.len()
 }
 
 /// The C/C++ kernel signature reader: kernels found, or the first refusal.
 pub fn cuda_signatures(src: &str) -> crate::Result<usize> {
-    crate::signature::cuda_kernels_in(Path::new("fuzz.cu"), src).map(|k| k.len())
+    crate::embed::signature::cuda_kernels_in(Path::new("fuzz.cu"), src).map(|k| k.len())
 }
 
 /// The Rust kernel signature reader on one file's text: kernels found, or the first refusal.
 pub fn rust_signatures(src: &str) -> crate::Result<usize> {
-    crate::signature::rust_kernels_in_text(Path::new("fuzz.rs"), src).map(|k| k.len())
+    crate::embed::signature::rust_kernels_in_text(Path::new("fuzz.rs"), src).map(|k| k.len())
 }
 
 /// The inline-PTX checker on C/C++ source: diagnostics.
@@ -38,7 +38,7 @@ pub fn inline_ptx_rust(src: &str) -> usize {
 
 /// The Makefile-style dep-file reader (nvcc's `-MF`, rustc's dep-info): prerequisites.
 pub fn depfile(text: &str) -> usize {
-    let d = crate::depfile::parse(text);
+    let d = crate::text::depfile::parse(text);
     d.prerequisites.len() + d.env.len()
 }
 
@@ -60,7 +60,7 @@ pub fn tool_output(text: &str, ptx: &str) -> usize {
     let tool = Tool { path: "nvcc".into(), version: "13.0.88".into(), source: "fuzz".into() };
     let root = Path::new("/pkg");
     crate::cuda::diagnostics(text, root, "sm_80".parse().expect("a known arch"), &tool).len()
-        + crate::ptxas::diagnostics(text, ptx, Path::new("/pkg/k.ptx"), root, &tool).len()
+        + crate::backend::ptxas::diagnostics(text, ptx, Path::new("/pkg/k.ptx"), root, &tool).len()
 }
 
 #[cfg(test)]
@@ -178,7 +178,7 @@ mod tests {
                 _ => " ",
             };
             let text = format!("out/k.ptx: {}\n", paths.iter().map(|p| escape(p)).collect::<Vec<_>>().join(sep));
-            let parsed = crate::depfile::parse(&text);
+            let parsed = crate::text::depfile::parse(&text);
             // Escaped spaces, leading and trailing ones too, stay part of the path.
             let mut want: Vec<std::path::PathBuf> = Vec::new();
             for p in &paths {

@@ -32,43 +32,30 @@
 #![warn(missing_docs)]
 
 pub mod arch;
-mod bitcode;
-mod builder;
-mod c_lex;
+mod backend;
+mod build_script;
 #[doc(hidden)]
 pub mod cache;
-mod cargo_json;
-mod codegen;
-#[doc(hidden)]
-pub mod config;
 mod cuda;
-mod cxx;
-mod depfile;
 mod diag;
+#[doc(hidden)]
+pub mod embed;
 mod engine;
 mod error;
 #[doc(hidden)]
 pub mod fuzzing;
-mod host_types;
 #[doc(hidden)]
 pub mod inline_ptx;
-mod link;
 pub mod options;
 #[doc(hidden)]
-pub mod process;
-mod ptx;
-mod ptxas;
+pub mod project;
 mod report;
 mod rust;
-pub mod shared_cache;
-mod shared_ir;
-#[doc(hidden)]
-pub mod signature;
-mod sysroot;
-pub mod toolchain;
+mod text;
+pub mod tools;
 
 pub use arch::{Arch, ArchRequest};
-pub use builder::{Builder, Generated};
+pub use build_script::{Builder, Generated};
 pub use diag::{Diagnostic, Level, Origin};
 pub use engine::{BuildOptions, BuildOutput, CheckOutput, CrateOutput, ManifestFlags};
 pub use error::{Error, Result};

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::backend::ptxas::Resources;
 use crate::diag::Diagnostic;
-use crate::ptxas::Resources;
 
 /// PTX (every arch) or a cubin (`sm_XX` archs, when ptxas is found).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -1,4 +1,4 @@
-//! `asm()` statements in CUDA C++: found with [`crate::c_lex`], checked against NVIDIA's
+//! `asm()` statements in CUDA C++: found with [`crate::text::c_lex`], checked against NVIDIA's
 //! constraint letters, `%N` references and the template rules of [`super::template`].
 
 use std::path::Path;
@@ -8,9 +8,9 @@ use super::template::{
     changing_register_read, declared_registers, destination, is_special_register, operand_refs, statements, unscoped_definitions,
     writes_memory,
 };
-use crate::c_lex::{self, Kind, Token};
 use crate::diag::Diagnostic;
 use crate::error::{Error, Result};
+use crate::text::c_lex::{self, Kind, Token};
 
 /// The constraint letters of the reference: `.u16`, `.u32`, `.u64`, `.u128`, `.f32`, `.f64`,
 /// immediate, and a compile-time constant string (`C`, C++17 templates).

@@ -19,13 +19,13 @@
 //!
 //! The modules follow the seams: `template` holds the rules on PTX template text that both
 //! languages share (statements, labels, registers, memory writes); `cuda` finds `asm()`
-//! statements in C++ through [`crate::c_lex`] (no C++ parser crate handles CUDA's dialect) and
+//! statements in C++ through [`crate::text::c_lex`] (no C++ parser crate handles CUDA's dialect) and
 //! checks their constraints and `%N` references; `rust` reads `asm!` with syn and checks its
 //! `{N}`/`{name}` references and options.
 
-use crate::config::KernelCrate;
 use crate::diag::{relative, Diagnostic};
 use crate::error::Result;
+use crate::project::KernelCrate;
 
 mod cuda;
 mod rust;
@@ -45,7 +45,7 @@ pub fn check_crate(k: &KernelCrate) -> Result<(usize, Vec<Diagnostic>)> {
         files += 1;
     }
     if let (true, Some(lib)) = (k.config.rust, &k.lib_src) {
-        for (path, file) in crate::signature::module_files(lib)? {
+        for (path, file) in crate::embed::signature::module_files(lib)? {
             check_rust_file(&relative(&path, &k.dir), &file, &mut out);
             files += 1;
         }

@@ -6,12 +6,12 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::arch::Arch;
+use crate::backend::ptx;
 use crate::cache;
 use crate::diag::{relative, Diagnostic, Level};
 use crate::error::{Error, Result};
-use crate::process;
-use crate::ptx;
-use crate::toolchain::Tool;
+use crate::tools::process;
+use crate::tools::Tool;
 
 /// What ptxas reports for one kernel with `-v`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

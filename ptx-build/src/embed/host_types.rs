@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::diag::Diagnostic;
+use crate::embed::signature::{self, KernelSig, ParamType};
 use crate::error::Result;
-use crate::signature::{self, KernelSig, ParamType};
 
 /// Crates whose types the host cannot take from a path as the kernel names them: the
 /// standard library's own and the device crate (nvptx64 only).

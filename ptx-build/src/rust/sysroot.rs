@@ -18,11 +18,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::arch::Arch;
-use crate::bitcode::Profile;
+use crate::backend::bitcode::Profile;
 use crate::cache::{self, Key, ScratchDir};
 use crate::error::{Error, Result};
 use crate::rust::TARGET;
-use crate::toolchain::Rust;
+use crate::tools::Rust;
 
 /// The crates `-Zbuild-std=core` builds for the target.
 const STD_CRATES: &[&str] = &["core", "compiler_builtins", "rustc_std_workspace_core"];

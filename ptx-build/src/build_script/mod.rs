@@ -21,17 +21,17 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::arch::ArchRequest;
+use crate::backend::ptx;
 use crate::cache;
-use crate::codegen::{self, EmbeddedImage, StructLayout, Unit};
-use crate::config::{glob_files, CudaFiles};
 use crate::diag::{Diagnostic, Level};
+use crate::embed::codegen::{self, EmbeddedImage, StructLayout, Unit};
+use crate::embed::signature;
 use crate::engine::{BuildOptions, BuildOutput};
 use crate::error::{Error, Result};
 use crate::options::{self, CudaStd, Define, Options, Profile, PtxIsa, Source};
-use crate::ptx;
+use crate::project::{glob_files, CudaFiles};
 use crate::report::{Artifact, ArtifactKind, Event, Reporter};
-use crate::signature;
-use crate::toolchain;
+use crate::tools;
 
 /// Builds kernels from a build script and generates the module that embeds them.
 ///
@@ -269,7 +269,7 @@ impl Builder {
         let source = Source::Builder(manifest_dir.join("build.rs"));
         let options = self.kernel_options()?;
         let option_vars = options::ENV_VARS.iter().map(|(var, _)| var);
-        for var in toolchain::ENV_VARS.iter().chain(option_vars).chain(crate::cuda::ENV_VARS) {
+        for var in tools::ENV_VARS.iter().chain(option_vars).chain(crate::cuda::ENV_VARS) {
             reporter.directive(format!("cargo:rerun-if-env-changed={var}"));
         }
 
@@ -385,7 +385,7 @@ impl Builder {
             .find(|a| a.kind == ArtifactKind::Ptx)
             .map(|a| a.kernels.iter().map(|k| k.name.as_str()).collect())
             .unwrap_or_default();
-        let sigs = crate::cxx::bind(sigs, &entries);
+        let sigs = crate::embed::demangle::bind(sigs, &entries);
         let (sigs, untypeable): (Vec<_>, Vec<_>) = sigs.into_iter().partition(|s| s.untyped.is_none() && !s.mangled);
         for s in &untypeable {
             let why = match &s.untyped {
@@ -461,7 +461,7 @@ impl Builder {
 /// warning with the fix (see `host_types`).
 fn rust_kernels_for_host(lib_rs: &Path, mut sigs: Vec<signature::KernelSig>, reporter: &BuildScript) -> Result<Vec<signature::KernelSig>> {
     let root = lib_rs.parent().unwrap_or(Path::new("/"));
-    for w in crate::host_types::resolve(lib_rs, &mut sigs)? {
+    for w in crate::embed::host_types::resolve(lib_rs, &mut sigs)? {
         // Paths relative to the crate's folder where they lie below it, absolute in the output.
         let file = w.file.clone().unwrap_or_default();
         let w = Diagnostic { file: Some(crate::diag::relative(&file, root)), ..w }.rooted(root);

@@ -12,12 +12,12 @@ use std::sync::OnceLock;
 
 use crate::arch::Arch;
 use crate::cache;
-use crate::config::{CudaConfig, CudaSource};
-use crate::depfile;
 use crate::diag::{relative, Diagnostic, Level};
 use crate::error::{Error, Result};
-use crate::process;
-use crate::toolchain::Tool;
+use crate::project::{CudaConfig, CudaSource};
+use crate::text::depfile;
+use crate::tools::process;
+use crate::tools::Tool;
 
 /// Variables that change what nvcc does (besides those of tool discovery).
 pub const ENV_VARS: &[&str] = &["CXX", "NVCC_CCBIN", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "CUDAFLAGS"];
@@ -44,7 +44,7 @@ impl Nvcc {
             if std::env::var_os("TARGET").is_none() {
                 // Outside a build script: the host's triple (asking rustc costs a process start,
                 // so only when nvcc is about to run).
-                let host = crate::toolchain::host_triple();
+                let host = crate::tools::host_triple();
                 build.target(&host).host(&host);
             }
             build
@@ -67,7 +67,7 @@ impl Nvcc {
     pub fn archs(&self) -> Option<&[String]> {
         self.archs
             .get_or_init(|| {
-                let text = crate::toolchain::tool_output(&self.tool.path, &["--list-gpu-arch"])?;
+                let text = crate::tools::tool_output(&self.tool.path, &["--list-gpu-arch"])?;
                 Some(text.split_whitespace().map(str::to_string).collect())
             })
             .as_deref()
@@ -171,7 +171,7 @@ impl CudaCompile<'_> {
             // PTX's line table like our own ptxas step does.
             let diagnostics = match std::fs::read_to_string(&scratch) {
                 Ok(ptx) if text.lines().any(|l| l.starts_with("ptxas ") && l.contains(", line ")) => {
-                    crate::ptxas::diagnostics(&text, &ptx, self.out, self.package_dir, &self.nvcc.tool)
+                    crate::backend::ptxas::diagnostics(&text, &ptx, self.out, self.package_dir, &self.nvcc.tool)
                 }
                 _ => diagnostics(&text, self.package_dir, self.arch, &self.nvcc.tool),
             };
@@ -195,14 +195,14 @@ impl CudaCompile<'_> {
         }
         // Left absolute under `cuda-gdb`, where the debugger must find the sources.
         if !self.device_debug {
-            crate::ptx::relative_file_lines(&scratch, self.package_dir)?;
+            crate::backend::ptx::relative_file_lines(&scratch, self.package_dir)?;
         }
         cache::rename_into_place(&scratch, self.out)?;
         let prerequisites = match &kept {
             // nvcc names its intermediate files after the source's stem.
             Some(ii) => {
                 let text = std::fs::read_to_string(ii).map_err(|e| Error::io("read nvcc's preprocessed unit", ii, e))?;
-                let files = crate::signature::user_files(&text);
+                let files = crate::embed::signature::user_files(&text);
                 if let Some(keep) = self.keep_preprocessed {
                     // The kernels stamped out by macros are read from it.
                     let _ = std::fs::rename(ii, keep);

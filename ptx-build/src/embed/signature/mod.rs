@@ -2,7 +2,7 @@
 //!
 //! Rust kernels are read with syn through the crate's module tree (`mod x;` followed into
 //! `x.rs` / `x/mod.rs`, `#[path]` honoured); CUDA C++ kernels are the `__global__` functions of
-//! a .cu file (read with [`crate::c_lex`]: no C++ parser crate reads CUDA's dialect). Each parameter becomes the type a typed launch
+//! a .cu file (read with [`crate::text::c_lex`]: no C++ parser crate reads CUDA's dialect). Each parameter becomes the type a typed launch
 //! method takes; [`check`] then compares count and sizes with the PTX `.entry` parameters, so a
 //! source the PTX did not come from is caught at build time, not on the GPU.
 
@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 
 use quote::ToTokens;
 
-use crate::c_lex::{self, Kind};
+use crate::backend::ptx;
 use crate::error::{Error, Result};
-use crate::ptx;
+use crate::text::c_lex::{self, Kind};
 
 /// A primitive passed by value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

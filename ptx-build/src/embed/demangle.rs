@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::signature::{c_type, Generic, Instance, KernelSig, ParamType};
+use crate::embed::signature::{c_type, Generic, Instance, KernelSig, ParamType};
 
 /// A mangled kernel name, demangled and split.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -235,7 +235,7 @@ mod tests {
     }
 
     fn read(src: &str) -> Vec<KernelSig> {
-        crate::signature::cuda_kernels_in(std::path::Path::new("k.cu"), src).unwrap()
+        crate::embed::signature::cuda_kernels_in(std::path::Path::new("k.cu"), src).unwrap()
     }
 
     #[test]

@@ -10,19 +10,19 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::arch::{self, Arch, ArchRequest};
+use crate::backend::link::ArchLink;
+use crate::backend::ptxas::{self, Resources};
+use crate::cache::steps::SharedCache;
 use crate::cache::{self, Key};
-use crate::config::{self, CudaSource, KernelCrate};
 use crate::cuda::{CudaCompile, Nvcc};
 use crate::diag::{relative, Diagnostic, Level};
 use crate::error::{Error, Result};
 use crate::inline_ptx;
-use crate::link::ArchLink;
 use crate::options::{Options, PtxIsa, Source};
-use crate::ptxas::{self, Resources};
+use crate::project::{self, CudaSource, KernelCrate};
 use crate::report::{Artifact, ArtifactKind, Event, KernelInfo, Reporter};
 use crate::rust::{Frontend, RustKernels};
-use crate::shared_cache::SharedCache;
-use crate::toolchain::{Cuda, Libdevice, Llvm, Rust};
+use crate::tools::{Cuda, Libdevice, Llvm, Rust};
 
 /// What to build and how: what `cargo ptx build` and [`Builder`](crate::Builder) hand the engine.
 #[derive(Clone, Debug, Default)]
@@ -45,7 +45,7 @@ pub struct BuildOptions {
     /// Colored rustc diagnostics.
     pub color: bool,
     /// .cu files outside kernel crates (a host crate's `Builder::cuda` files).
-    pub cuda_files: Vec<config::CudaFiles>,
+    pub cuda_files: Vec<project::CudaFiles>,
     /// cargo's `--locked`, `--offline` and `--frozen`, for the nested cargo that builds Rust
     /// kernels.
     pub manifest_flags: ManifestFlags,
@@ -115,7 +115,7 @@ pub struct CrateOutput {
     /// Kernel signatures read from what the compiler saw, by module, where the source alone
     /// does not show every kernel: a .cu file after the preprocessor (kernels stamped out by
     /// macros), a Rust crate after macro expansion. Other modules are read from their source.
-    pub signatures: std::collections::BTreeMap<String, Vec<crate::signature::KernelSig>>,
+    pub signatures: std::collections::BTreeMap<String, Vec<crate::embed::signature::KernelSig>>,
 }
 
 impl BuildOptions {
@@ -215,7 +215,7 @@ impl BuildOptions {
         let mut crates = if self.paths.is_empty() && !self.cuda_files.is_empty() {
             Vec::new()
         } else {
-            config::find_kernel_crates(self.manifest_path.as_deref(), &self.paths, &self.packages, &front, &self.source)?
+            project::find_kernel_crates(self.manifest_path.as_deref(), &self.paths, &self.packages, &front, &self.source)?
         };
         for f in &self.cuda_files {
             crates.push(f.clone().into_crate(&front)?);
@@ -411,7 +411,7 @@ struct CudaStamp {
 #[derive(Serialize, Deserialize)]
 struct SignatureStamp {
     key: String,
-    sigs: Vec<crate::signature::KernelSig>,
+    sigs: Vec<crate::embed::signature::KernelSig>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -436,7 +436,7 @@ struct JobOut {
     /// Files the job read (a .cu file and its headers).
     inputs: Vec<PathBuf>,
     /// A .cu module's signatures read after the preprocessor (see `CrateOutput::signatures`).
-    signatures: Option<(String, Vec<crate::signature::KernelSig>)>,
+    signatures: Option<(String, Vec<crate::embed::signature::KernelSig>)>,
 }
 
 impl CrateJob<'_> {
@@ -615,7 +615,11 @@ impl CrateJob<'_> {
     /// The Rust kernels with those stamped out by macros, read from the expanded crate the
     /// front end wrote when the source reader missed some; `None` leaves the Builder to the
     /// source reader (those kernels then stay untyped, and a warning says why).
-    fn expanded_signatures(&self, r: &crate::rust::RustKernels, reporter: &dyn Reporter) -> Option<Vec<crate::signature::KernelSig>> {
+    fn expanded_signatures(
+        &self,
+        r: &crate::rust::RustKernels,
+        reporter: &dyn Reporter,
+    ) -> Option<Vec<crate::embed::signature::KernelSig>> {
         let lib = self.krate.lib_src.as_deref()?;
         match crate::rust::expanded_kernels(lib, r) {
             Ok(sigs) => sigs,
@@ -679,9 +683,9 @@ impl CrateJob<'_> {
     /// the link would bind the crate's own calls of that function to the kernel (a kernel that
     /// calls `math::sin` and is named `__nv_sinf` calls itself).
     fn check_rust_kernel_names(&self, kernels: &[String]) -> Result<()> {
-        let sigs = || self.krate.lib_src.as_deref().and_then(|src| crate::signature::rust_kernels(src).ok()).unwrap_or_default();
+        let sigs = || self.krate.lib_src.as_deref().and_then(|src| crate::embed::signature::rust_kernels(src).ok()).unwrap_or_default();
         let root = &self.krate.dir;
-        let at = |sig: Option<&crate::signature::KernelSig>| match sig {
+        let at = |sig: Option<&crate::embed::signature::KernelSig>| match sig {
             Some(s) => format!("{}:{}", relative(&s.file, root).display(), s.line),
             None => relative(self.krate.lib_src.as_deref().unwrap_or(&self.krate.manifest_path), root).display().to_string(),
         };
@@ -703,7 +707,7 @@ impl CrateJob<'_> {
     /// host cannot launch them by name.
     fn warn_unexported_kernels(&self, reporter: &dyn Reporter) {
         let Some(src) = self.krate.lib_src.as_deref() else { return };
-        for (name, file, line) in crate::signature::unexported_rust_kernels(src).unwrap_or_default() {
+        for (name, file, line) in crate::embed::signature::unexported_rust_kernels(src).unwrap_or_default() {
             let d = Diagnostic::warning(format!(
                 "`extern \"ptx-kernel\" fn {name}` has no `#[no_mangle]`, so it is not exported as kernel `{name}`"
             ))
@@ -720,7 +724,7 @@ impl CrateJob<'_> {
         let Some(nvcc) = self.nvcc.filter(|_| !self.krate.cuda_sources.is_empty()) else { return Ok(()) };
         let Some(include) = nvcc.tool.path.parent().and_then(Path::parent).map(|r| r.join("include")) else { return Ok(()) };
         for lib in &self.krate.config.cuda.libraries {
-            let header = crate::toolchain::CUDA_LIBRARIES.iter().find(|(n, _)| n == lib).map(|(_, h)| *h).unwrap_or("");
+            let header = crate::tools::CUDA_LIBRARIES.iter().find(|(n, _)| n == lib).map(|(_, h)| *h).unwrap_or("");
             if !include.join(header).is_file() {
                 return Err(Error::ToolMissing {
                     what: format!("{lib}'s headers ({header} in {})", include.display()),
@@ -770,8 +774,8 @@ impl CrateJob<'_> {
     /// `file:line` of a kernel's definition, as far as the sources tell.
     fn definition(&self, artifact: &Artifact, kernel: &str) -> String {
         let sigs = match &artifact.source {
-            Some(src) if src.extension().is_some_and(|e| e == "cu") => crate::signature::cuda_kernels(src).ok(),
-            Some(src) => crate::signature::rust_kernels(src).ok(),
+            Some(src) if src.extension().is_some_and(|e| e == "cu") => crate::embed::signature::cuda_kernels(src).ok(),
+            Some(src) => crate::embed::signature::rust_kernels(src).ok(),
             None => None,
         };
         let root = &self.krate.dir;
@@ -839,7 +843,7 @@ impl CrateJob<'_> {
                     out: &ptx_path,
                 }
                 .run()?;
-                crate::ptx::relative_file_lines(&ptx_path, &self.krate.workspace_root)?;
+                crate::backend::ptx::relative_file_lines(&ptx_path, &self.krate.workspace_root)?;
                 self.shared_store(&link_key, &[("ptx", &ptx_path)], &());
                 let h = cache::file_hash(&ptx_path).unwrap_or_default();
                 cache::write_stamp(&link_stamp, &LinkStamp { key: link_key, ptx_hash: h.clone() })?;
@@ -938,7 +942,7 @@ impl CrateJob<'_> {
                 let read = compile.run()?;
                 let inputs: Vec<(PathBuf, String)> = read.iter().filter_map(|p| Some((p.clone(), cache::file_hash(p)?))).collect();
                 let text = std::fs::read_to_string(&ptx_path).map_err(|e| Error::io("read", &ptx_path, e))?;
-                let kernels = crate::ptx::Module::parse(&text).entries.into_iter().map(|e| e.name).collect();
+                let kernels = crate::backend::ptx::Module::parse(&text).entries.into_iter().map(|e| e.name).collect();
                 let stamp = CudaStamp { key, inputs, ptx_hash: cache::file_hash(&ptx_path).unwrap_or_default(), kernels };
                 cache::write_stamp(&stamp_path, &stamp)?;
                 if let Some(sk) = &shared_key {
@@ -970,10 +974,10 @@ impl CrateJob<'_> {
         stamp: &CudaStamp,
         work: &Path,
         reporter: &dyn Reporter,
-    ) -> Option<Vec<crate::signature::KernelSig>> {
-        let source = crate::signature::cuda_kernels(&compile.source.path).unwrap_or_default();
+    ) -> Option<Vec<crate::embed::signature::KernelSig>> {
+        let source = crate::embed::signature::cuda_kernels(&compile.source.path).unwrap_or_default();
         let shown = |entry: &String| {
-            let name = crate::cxx::demangle(entry).map(|d| d.name().to_string()).unwrap_or_else(|| entry.clone());
+            let name = crate::embed::demangle::demangle(entry).map(|d| d.name().to_string()).unwrap_or_else(|| entry.clone());
             source.iter().any(|s| s.name == name)
         };
         if stamp.kernels.iter().all(shown) {
@@ -993,7 +997,7 @@ impl CrateJob<'_> {
             Some(text) => Ok(text),
             None => compile.preprocess(),
         };
-        let read = text.and_then(|text| crate::signature::cuda_kernels_preprocessed(&text, compile.package_dir));
+        let read = text.and_then(|text| crate::embed::signature::cuda_kernels_preprocessed(&text, compile.package_dir));
         match read {
             Ok(sigs) => {
                 // Not cached is only slower: the next build reads them again.
@@ -1090,7 +1094,7 @@ impl CrateJob<'_> {
 /// The `launcher` program of a crate, found on PATH (or as a path), or an error saying how to get it.
 fn find_launcher(krate: &KernelCrate) -> Result<Option<PathBuf>> {
     let Some(name) = &krate.config.launcher else { return Ok(None) };
-    crate::toolchain::find_program(name).map(Some).ok_or_else(|| Error::ToolMissing {
+    crate::tools::find_program(name).map(Some).ok_or_else(|| Error::ToolMissing {
         what: format!("the launcher `{name}`"),
         detail: format!(" (the `launcher` option of `{}`, or CARGO_PTX_LAUNCHER)", krate.name),
         help: format!("install it (`cargo ptx setup --with sccache` installs sccache) or put it on PATH, or unset the option; `{name}` runs nvcc and ptxas"),

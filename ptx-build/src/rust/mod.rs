@@ -3,8 +3,10 @@
 //!
 //! Like spirv-builder, the nested cargo gets its own target dir (an outer cargo holds the lock
 //! on the user's) and an environment scrubbed of the outer build's variables. No linker runs:
-//! the crate is built as an rlib with `--emit=llvm-bc`, and [`crate::bitcode`] links the
-//! crates into one module that [`crate::link`] takes to PTX per arch.
+//! the crate is built as an rlib with `--emit=llvm-bc`, and [`crate::backend::bitcode`] links the
+//! crates into one module that [`crate::backend::link`] takes to PTX per arch.
+
+pub mod sysroot;
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
@@ -14,18 +16,17 @@ use std::process::{Command, Stdio};
 use serde::{Deserialize, Serialize};
 
 use crate::arch::Arch;
-use crate::bitcode::{self, Profile};
+use crate::backend::bitcode::{self, Profile};
 use crate::cache::{self, Key};
-use crate::cargo_json::{Message, RustcDiagnostic};
-use crate::config::KernelCrate;
-use crate::depfile;
 use crate::diag::{dir_prefix, Diagnostic, Level};
 use crate::engine::ManifestFlags;
 use crate::error::{Error, Result};
-use crate::process;
+use crate::project::cargo::{Message, RustcDiagnostic};
+use crate::project::KernelCrate;
 use crate::report::{Event, Reporter};
-use crate::sysroot;
-use crate::toolchain::{Llvm, Rust};
+use crate::text::depfile;
+use crate::tools::process;
+use crate::tools::{Llvm, Rust};
 
 pub const TARGET: &str = "nvptx64-nvidia-cuda";
 
@@ -278,7 +279,7 @@ impl Frontend<'_> {
     /// are any: kernels stamped out by macros. `None` also when the sources cannot be read (the
     /// Builder reports that error itself).
     fn macro_kernels(&self, kernels: &[String]) -> Option<Vec<String>> {
-        let sigs = crate::signature::rust_kernels(self.krate.lib_src.as_deref()?).ok()?;
+        let sigs = crate::embed::signature::rust_kernels(self.krate.lib_src.as_deref()?).ok()?;
         let missing: Vec<String> = kernels.iter().filter(|k| !sigs.iter().any(|s| s.ptx_names().contains(&k.as_str()))).cloned().collect();
         (!missing.is_empty()).then_some(missing)
     }
@@ -487,14 +488,19 @@ fn expansion(success: bool, stdout: &[u8], stderr: &[u8], missing: &[String]) ->
 /// The signatures of every Rust kernel of the crate rooted at `lib`, kernels stamped out by
 /// macros included, when the front end expanded the crate (`Ok(None)` when it did not need to);
 /// the error, for a warning, says why those kernels stay untyped.
-pub(crate) fn expanded_kernels(lib: &Path, r: &RustKernels) -> std::result::Result<Option<Vec<crate::signature::KernelSig>>, String> {
+pub(crate) fn expanded_kernels(
+    lib: &Path,
+    r: &RustKernels,
+) -> std::result::Result<Option<Vec<crate::embed::signature::KernelSig>>, String> {
     if let Some(why) = &r.expand_error {
         return Err(format!("the crate could not be expanded ({why})"));
     }
     let Some(expanded) = r.expanded.as_deref() else { return Ok(None) };
     // A source the reader refuses is the Builder's error to report, as without expansion.
-    let Ok(source) = crate::signature::rust_kernels(lib) else { return Ok(None) };
-    crate::signature::rust_kernels_expanded(lib, source, expanded).map(Some).map_err(|e| format!("reading the expanded crate failed ({e})"))
+    let Ok(source) = crate::embed::signature::rust_kernels(lib) else { return Ok(None) };
+    crate::embed::signature::rust_kernels_expanded(lib, source, expanded)
+        .map(Some)
+        .map_err(|e| format!("reading the expanded crate failed ({e})"))
 }
 
 struct Unit {

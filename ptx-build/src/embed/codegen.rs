@@ -9,9 +9,9 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
 use crate::arch::{Arch, Variant};
+use crate::embed::signature::{KernelSig, ParamType};
 use crate::error::{Error, Result};
 use crate::report::ArtifactKind;
-use crate::signature::{KernelSig, ParamType};
 
 /// One embedded image, a file under `OUT_DIR`.
 #[derive(Clone, Debug)]
@@ -486,7 +486,7 @@ fn method(index: usize, k: &KernelSig) -> TokenStream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::signature::{Generic, Instance, Param, Scalar};
+    use crate::embed::signature::{Generic, Instance, Param, Scalar};
 
     pub(crate) fn sample() -> Vec<Unit> {
         let sig = |name: &str, params: Vec<(&str, ParamType)>| KernelSig {

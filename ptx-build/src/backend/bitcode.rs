@@ -1,7 +1,7 @@
 //! LLVM bitcode as both back-end stages see it: the build profile, the kernels a module
 //! defines, its undefined symbols, and linking a crate with its dependencies.
 //!
-//! [`crate::rust`] (which writes the bitcode) and [`crate::link`] (which takes it to PTX per
+//! [`crate::rust`] (which writes the bitcode) and [`crate::backend::link`] (which takes it to PTX per
 //! arch) both need these; keeping them here lets each stage depend on this module instead of on
 //! the other.
 
@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use crate::cache;
 use crate::error::Result;
-use crate::process;
-use crate::toolchain::Llvm;
+use crate::tools::process;
+use crate::tools::Llvm;
 
 pub use crate::options::Profile;
 

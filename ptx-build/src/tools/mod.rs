@@ -11,6 +11,8 @@
 //!
 //! A variable naming one file wins over a root because it is the more specific request.
 
+pub mod process;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -18,7 +20,6 @@ use std::sync::OnceLock;
 
 use crate::arch::Supported;
 use crate::error::{Error, Result};
-use crate::process;
 
 /// Every environment variable tool discovery reads (a build script reruns when one changes).
 pub const ENV_VARS: &[&str] = &[

@@ -1,14 +1,16 @@
 //! Kernel crates: finding them with `cargo metadata` and resolving their [`Options`] from the
 //! front end's layer over `[package.metadata.ptx]` over `[workspace.metadata.ptx]`.
 
+pub mod cargo;
+
 use std::path::{Path, PathBuf};
 
 use crate::arch::ArchRequest;
-use crate::cargo_json::{metadata, Metadata, Package};
 use crate::diag::Diagnostic;
 use crate::error::{Error, Result};
 pub use crate::options::PtxIsa;
 use crate::options::{Options, Profile, Source};
+use crate::project::cargo::{metadata, Metadata, Package};
 use crate::rust::Features;
 
 /// A package with `[package.metadata.ptx]`.

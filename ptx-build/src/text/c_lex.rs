@@ -1,5 +1,5 @@
 //! A C/C++ lexer for what the engine reads of CUDA sources: the kernel signatures
-//! ([`crate::signature`]) and the `asm()` statements ([`crate::inline_ptx`]).
+//! ([`crate::embed::signature`]) and the `asm()` statements ([`crate::inline_ptx`]).
 //!
 //! It is a lexer, not a parser (no C++ parser crate reads CUDA's dialect, and neither reader
 //! needs more): it drops comments and line continuations, keeps string and character literals

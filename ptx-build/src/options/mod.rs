@@ -82,7 +82,7 @@ options! {
 
     /// The rustup toolchain for Rust kernels [default: nightly].
     #[cfg_attr(feature = "clap", arg(long, value_name = "NAME", help_heading = "Kernel options"))]
-    toolchain: String = crate::toolchain::DEFAULT_TOOLCHAIN.to_string();
+    toolchain: String = crate::tools::DEFAULT_TOOLCHAIN.to_string();
 
     /// Features of the kernel crate to enable.
     #[cfg_attr(feature = "clap", arg(short = 'F', long, value_name = "FEATURES", value_delimiter = ',', help_heading = "Kernel options"))]
@@ -187,7 +187,7 @@ impl SharedCacheSetting {
     /// The folder, or `None` when off or when no cache folder can be found.
     pub fn dir(&self) -> Option<PathBuf> {
         match self {
-            SharedCacheSetting::Default => crate::toolchain::home().map(|h| h.join("steps")),
+            SharedCacheSetting::Default => crate::tools::home().map(|h| h.join("steps")),
             SharedCacheSetting::Off => None,
             SharedCacheSetting::Dir(d) => Some(d.clone()),
         }
@@ -281,9 +281,8 @@ impl Options {
 
     /// Value checks no type can express.
     pub fn check(&self, source: &Source) -> Result<()> {
-        if let Some(unknown) = self.cuda_libraries.iter().flatten().find(|l| !crate::toolchain::CUDA_LIBRARIES.iter().any(|(n, _)| n == l))
-        {
-            let known: Vec<&str> = crate::toolchain::CUDA_LIBRARIES.iter().map(|(n, _)| *n).collect();
+        if let Some(unknown) = self.cuda_libraries.iter().flatten().find(|l| !crate::tools::CUDA_LIBRARIES.iter().any(|(n, _)| n == l)) {
+            let known: Vec<&str> = crate::tools::CUDA_LIBRARIES.iter().map(|(n, _)| *n).collect();
             return Err(source
                 .error("cuda-libraries", format!("`{unknown}` is not a CUDA library setup can install (known: {})", known.join(", "))));
         }

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::process;
+use crate::tools::process;
 
 /// `cargo metadata --format-version 1 --no-deps`: the workspace's own packages only.
 #[derive(Debug, Deserialize)]

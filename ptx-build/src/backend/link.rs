@@ -3,18 +3,18 @@
 //!
 //! This is the recipe of LLVM's NVPTX guide, run with the llvm-tools of the same nightly that
 //! wrote the bitcode (an older LLVM cannot read it). What the Rust front end shares with this
-//! stage (the profile, reading and linking bitcode) is in [`crate::bitcode`].
+//! stage (the profile, reading and linking bitcode) is in [`crate::backend::bitcode`].
 
 use std::path::Path;
 
 use crate::arch::Arch;
-use crate::bitcode::{undefined_symbols, Profile};
+use crate::backend::bitcode::{undefined_symbols, Profile};
+use crate::backend::shared_memory;
 use crate::cache;
-use crate::config::PtxIsa;
 use crate::error::{Error, Result};
-use crate::process;
-use crate::shared_ir;
-use crate::toolchain::{Libdevice, Llvm};
+use crate::project::PtxIsa;
+use crate::tools::process;
+use crate::tools::{Libdevice, Llvm};
 
 /// One arch's link of a crate's module to PTX.
 pub struct ArchLink<'a> {
@@ -124,18 +124,19 @@ impl ArchLink<'_> {
     }
 
     /// The crate's module as `opt` must see it, before libdevice joins it: ptx-device's shared
-    /// arrays in the shared state space ([`shared_ir::rewrite`]) and, with `fmad`, its float
-    /// multiplies and adds marked contractable ([`shared_ir::contract`]; libdevice is left as
+    /// arrays in the shared state space ([`shared_memory::rewrite`]) and, with `fmad`, its float
+    /// multiplies and adds marked contractable ([`shared_memory::contract`]; libdevice is left as
     /// nvcc leaves it). Returns the module to link (`self.module` itself when nothing changed)
     /// and whether it has shared arrays.
     fn prepare_module(&self, tmp: &Path) -> Result<(std::path::PathBuf, bool)> {
         let ctx = || format!(" for `{}` ({})", self.package, self.arch);
         let out = process::checked("llvm-dis", ctx, process::command(self.llvm.tool("llvm-dis")).arg(self.module).arg("-o").arg("-"))?;
         let ir = String::from_utf8_lossy(&out.stdout);
-        let mut rewrite = shared_ir::rewrite(&ir).map_err(|message| Error::SharedRewrite { package: self.package.to_string(), message })?;
+        let mut rewrite =
+            shared_memory::rewrite(&ir).map_err(|message| Error::SharedRewrite { package: self.package.to_string(), message })?;
         let has_shared = rewrite.changed;
         if self.fmad {
-            if let Some(contracted) = shared_ir::contract(&rewrite.ir) {
+            if let Some(contracted) = shared_memory::contract(&rewrite.ir) {
                 rewrite.ir = contracted;
                 rewrite.changed = true;
             }
@@ -143,12 +144,12 @@ impl ArchLink<'_> {
         if !rewrite.changed {
             return Ok((self.module.to_path_buf(), false));
         }
-        if let Some(big) = rewrite.arrays.iter().find(|a| a.bytes.is_some_and(|b| b > shared_ir::STATIC_LIMIT)) {
+        if let Some(big) = rewrite.arrays.iter().find(|a| a.bytes.is_some_and(|b| b > shared_memory::STATIC_LIMIT)) {
             return Err(Error::SharedTooLarge {
                 package: self.package.to_string(),
                 location: big.location.clone(),
                 bytes: big.bytes.unwrap_or_default(),
-                limit: shared_ir::STATIC_LIMIT,
+                limit: shared_memory::STATIC_LIMIT,
                 arch: self.arch.to_string(),
             });
         }
@@ -160,11 +161,11 @@ impl ArchLink<'_> {
     }
 
     /// After `opt`, the constant shared-array offsets cast to generic and back
-    /// ([`shared_ir::fold_casts`]); returns the module for `llc`.
+    /// ([`shared_memory::fold_casts`]); returns the module for `llc`.
     fn fold_shared_casts(&self, tmp: &Path, optimized: &Path) -> Result<std::path::PathBuf> {
         let ctx = || format!(" for `{}` ({})", self.package, self.arch);
         let out = process::checked("llvm-dis", ctx, process::command(self.llvm.tool("llvm-dis")).arg(optimized).arg("-o").arg("-"))?;
-        let Some(folded) = shared_ir::fold_casts(&String::from_utf8_lossy(&out.stdout)) else {
+        let Some(folded) = shared_memory::fold_casts(&String::from_utf8_lossy(&out.stdout)) else {
             return Ok(optimized.to_path_buf());
         };
         let text = tmp.join("folded.ll");
@@ -177,7 +178,7 @@ impl ArchLink<'_> {
     fn check_undefined(&self, module: &Path) -> Result<()> {
         let mut undefined = undefined_symbols(self.llvm, module)?;
         // CUDA's `extern __shared__`: sized by the launch, never defined by a module.
-        undefined.retain(|s| s != shared_ir::DYNAMIC);
+        undefined.retain(|s| s != shared_memory::DYNAMIC);
         if undefined.is_empty() {
             return Ok(());
         }
