@@ -363,7 +363,7 @@ pub fn report(toolchain: Option<&str>) -> Report {
     if let Some(mix) = &cuda.mixed {
         checks.push(check("CUDA release", Status::Warning, None, None, mix.clone(), Some("cargo ptx setup --force".into())));
     }
-    match ptx_build::arch::native() {
+    match ptx_build::tools::gpu::native() {
         Ok(gpus) => checks.push(check(
             "GPU",
             Status::Ok,
@@ -468,7 +468,7 @@ fn nvcc_runs_ptxas(k: &KernelCrate) -> Option<String> {
     if k.cuda_sources.is_empty() {
         return None;
     }
-    let native = || arch::native().unwrap_or_default();
+    let native = || ptx_build::tools::gpu::native().unwrap_or_default();
     match &k.config.archs {
         None => native().into_iter().find(|a| a.capability >= 90).map(|a| a.to_string()),
         Some(requests) => requests.iter().find_map(|r| match r {

@@ -1,10 +1,14 @@
 //! GPU architectures: parsing `sm_80`, `sm_90a`, `sm_100f`, `compute_80`, lists, `all` and
-//! `native`, and checking them against what the found tools support.
+//! `native`, and checking them against what the found tools support; the target triple. The
+//! GPUs of this machine (`native`) are found in [`crate::tools::gpu`].
 
 use std::fmt;
 use std::str::FromStr;
 
 use crate::error::{Error, Result};
+
+/// The LLVM target Rust kernels are built for.
+pub const TARGET: &str = "nvptx64-nvidia-cuda";
 
 /// Compute capabilities NVIDIA has published, as `major * 10 + minor`.
 /// Anything else is a typo (`sm_8`, `sm_999`), caught before a tool sees it.
@@ -190,34 +194,6 @@ impl Supported {
         let plain: Vec<String> = self.all().iter().map(|a| a.to_string()).collect();
         plain.join(", ")
     }
-}
-
-/// Reads the GPUs of this machine through the driver's `nvidia-smi`.
-///
-/// nvidia-smi ships with every driver install, so this needs no CUDA toolkit, and it keeps the
-/// engine free of a driver binding that would fail to link on machines without one.
-pub fn native() -> Result<Vec<Arch>> {
-    let out = crate::tools::process::probe(
-        crate::tools::process::command("nvidia-smi").args(["--query-gpu=compute_cap", "--format=csv,noheader"]),
-    );
-    let out = match out {
-        Ok(o) if o.status.success() => o,
-        Ok(o) => return Err(Error::NoNativeGpu { why: format!("nvidia-smi failed: {}", String::from_utf8_lossy(&o.stderr).trim()) }),
-        Err(e) => return Err(Error::NoNativeGpu { why: format!("no NVIDIA driver (nvidia-smi: {e})") }),
-    };
-    let mut archs = Vec::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let cap = line.trim().replace('.', "");
-        if let Ok(cap) = cap.parse::<u32>() {
-            archs.push(Arch::sm(cap));
-        }
-    }
-    archs.sort();
-    archs.dedup();
-    if archs.is_empty() {
-        return Err(Error::NoNativeGpu { why: "nvidia-smi lists no GPU".into() });
-    }
-    Ok(archs)
 }
 
 #[cfg(test)]

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::backend::ptxas::Resources;
 use crate::diag::Diagnostic;
 
 /// PTX (every arch) or a cubin (`sm_XX` archs, when ptxas is found).
@@ -61,19 +60,6 @@ impl KernelInfo {
     /// A kernel whose resources are not known (no ptxas run).
     pub fn named(name: &str) -> Self {
         KernelInfo { name: name.to_string(), registers: None, spill_stores: None, spill_loads: None, shared_bytes: None, stack_bytes: None }
-    }
-}
-
-impl From<&Resources> for KernelInfo {
-    fn from(r: &Resources) -> Self {
-        KernelInfo {
-            name: r.name.clone(),
-            registers: Some(r.registers),
-            spill_stores: Some(r.spill_stores),
-            spill_loads: Some(r.spill_loads),
-            shared_bytes: Some(r.shared_bytes),
-            stack_bytes: Some(r.stack_bytes),
-        }
     }
 }
 

@@ -12,7 +12,7 @@ use crate::backend::bitcode::{undefined_symbols, Profile};
 use crate::backend::shared_memory;
 use crate::cache;
 use crate::error::{Error, Result};
-use crate::project::PtxIsa;
+use crate::options::PtxIsa;
 use crate::tools::process;
 use crate::tools::{Libdevice, Llvm};
 

@@ -10,6 +10,7 @@ use crate::backend::ptx;
 use crate::cache;
 use crate::diag::{relative, Diagnostic, Level};
 use crate::error::{Error, Result};
+use crate::report::KernelInfo;
 use crate::tools::process;
 use crate::tools::Tool;
 
@@ -179,6 +180,20 @@ fn fatal_help(message: &str, ptxas: &Tool) -> Option<String> {
         return Some("choose an arch this ptxas supports (`cargo ptx doctor` lists them)".into());
     }
     None
+}
+
+/// The resources as the engine reports them.
+impl From<&Resources> for KernelInfo {
+    fn from(r: &Resources) -> Self {
+        KernelInfo {
+            name: r.name.clone(),
+            registers: Some(r.registers),
+            spill_stores: Some(r.spill_stores),
+            spill_loads: Some(r.spill_loads),
+            shared_bytes: Some(r.shared_bytes),
+            stack_bytes: Some(r.stack_bytes),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -202,7 +202,7 @@ impl CudaCompile<'_> {
             // nvcc names its intermediate files after the source's stem.
             Some(ii) => {
                 let text = std::fs::read_to_string(ii).map_err(|e| Error::io("read nvcc's preprocessed unit", ii, e))?;
-                let files = crate::embed::signature::user_files(&text);
+                let files = crate::text::line_markers::user_files(&text);
                 if let Some(keep) = self.keep_preprocessed {
                     // The kernels stamped out by macros are read from it.
                     let _ = std::fs::rename(ii, keep);

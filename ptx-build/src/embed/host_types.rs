@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::diag::Diagnostic;
-use crate::embed::signature::{self, KernelSig, ParamType};
+use crate::embed::signature::{KernelSig, ParamType};
 use crate::error::Result;
 
 /// Crates whose types the host cannot take from a path as the kernel names them: the
@@ -22,7 +22,7 @@ const NOT_SHARED: &[&str] = &["core", "std", "alloc", "ptx_device"];
 /// paths the host can use, and returns a warning for each type the kernel crate defines itself
 /// (once per type), at its definition, with the fix.
 pub fn resolve(lib_rs: &Path, sigs: &mut [KernelSig]) -> Result<Vec<Diagnostic>> {
-    let files = signature::module_files(lib_rs)?;
+    let files = crate::rust::modules::module_files(lib_rs)?;
     let mut local_types: BTreeMap<String, (PathBuf, u32, u32)> = BTreeMap::new();
     let mut local_mods: Vec<String> = Vec::new();
     let mut uses: BTreeMap<PathBuf, Uses> = BTreeMap::new();
@@ -179,7 +179,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let lib = dir.path().join("lib.rs");
         std::fs::write(&lib, src).unwrap();
-        let mut sigs = signature::rust_kernels(&lib).unwrap();
+        let mut sigs = crate::embed::signature::rust_kernels(&lib).unwrap();
         let warnings = resolve(&lib, &mut sigs).unwrap();
         let types = sigs
             .iter()

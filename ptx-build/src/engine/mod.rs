@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::arch::{self, Arch, ArchRequest};
+use crate::arch::{Arch, ArchRequest};
 use crate::backend::link::ArchLink;
 use crate::backend::ptxas::{self, Resources};
 use crate::cache::steps::SharedCache;
@@ -21,7 +21,7 @@ use crate::inline_ptx;
 use crate::options::{Options, PtxIsa, Source};
 use crate::project::{self, CudaSource, KernelCrate};
 use crate::report::{Artifact, ArtifactKind, Event, KernelInfo, Reporter};
-use crate::rust::{Frontend, RustKernels};
+use crate::rust::{Frontend, ManifestFlags, RustKernels};
 use crate::tools::{Cuda, Libdevice, Llvm, Rust};
 
 /// What to build and how: what `cargo ptx build` and [`Builder`](crate::Builder) hand the engine.
@@ -49,30 +49,6 @@ pub struct BuildOptions {
     /// cargo's `--locked`, `--offline` and `--frozen`, for the nested cargo that builds Rust
     /// kernels.
     pub manifest_flags: ManifestFlags,
-}
-
-/// cargo's `--locked`, `--offline` and `--frozen`: what the nested cargo may do to Cargo.lock
-/// and the network. A CI job that passes them to `cargo ptx build` means the kernel crate's
-/// build too.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ManifestFlags {
-    /// Fail if Cargo.lock would change.
-    pub locked: bool,
-    /// No network access.
-    pub offline: bool,
-    /// Both.
-    pub frozen: bool,
-}
-
-impl ManifestFlags {
-    /// The flags as cargo's arguments.
-    pub fn args(&self) -> Vec<&'static str> {
-        [(self.locked, "--locked"), (self.offline, "--offline"), (self.frozen, "--frozen")]
-            .into_iter()
-            .filter(|f| f.0)
-            .map(|f| f.1)
-            .collect()
-    }
 }
 
 /// Everything a build produced.
@@ -264,7 +240,7 @@ impl BuildOptions {
         let requests = if let Some(a) = &krate.config.archs {
             a.clone()
         } else {
-            match arch::native() {
+            match crate::tools::gpu::native() {
                 Ok(native) => native.into_iter().map(ArchRequest::Arch).collect(),
                 Err(Error::NoNativeGpu { why }) => {
                     return Err(Error::NoArch {
@@ -283,7 +259,7 @@ impl BuildOptions {
         for r in requests {
             match r {
                 ArchRequest::Arch(a) => archs.push(a),
-                ArchRequest::Native => archs.extend(arch::native()?),
+                ArchRequest::Native => archs.extend(crate::tools::gpu::native()?),
                 ArchRequest::All => {
                     // Every arch all the tools of this crate know.
                     let candidates: Vec<Arch> = match (llvm_supported, uses_nvcc.and_then(Nvcc::archs)) {

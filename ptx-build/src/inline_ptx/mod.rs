@@ -45,7 +45,7 @@ pub fn check_crate(k: &KernelCrate) -> Result<(usize, Vec<Diagnostic>)> {
         files += 1;
     }
     if let (true, Some(lib)) = (k.config.rust, &k.lib_src) {
-        for (path, file) in crate::embed::signature::module_files(lib)? {
+        for (path, file) in crate::rust::modules::module_files(lib)? {
             check_rust_file(&relative(&path, &k.dir), &file, &mut out);
             files += 1;
         }

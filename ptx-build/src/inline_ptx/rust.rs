@@ -25,7 +25,7 @@ struct RustVisitor<'a> {
 }
 
 fn fn_inlinable(attrs: &[syn::Attribute], sig: &syn::Signature) -> bool {
-    let kernel = sig.abi.as_ref().and_then(|a| a.name.as_ref()).is_some_and(|n| crate::embed::signature::is_kernel_abi(&n.value()))
+    let kernel = sig.abi.as_ref().and_then(|a| a.name.as_ref()).is_some_and(|n| crate::rust::modules::is_kernel_abi(&n.value()))
         || attrs.iter().any(|a| a.path().segments.last().is_some_and(|s| s.ident == "kernel"));
     let never = attrs
         .iter()

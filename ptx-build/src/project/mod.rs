@@ -8,10 +8,8 @@ use std::path::{Path, PathBuf};
 use crate::arch::ArchRequest;
 use crate::diag::Diagnostic;
 use crate::error::{Error, Result};
-pub use crate::options::PtxIsa;
-use crate::options::{Options, Profile, Source};
+use crate::options::{Options, Profile, PtxIsa, Source};
 use crate::project::cargo::{metadata, Metadata, Package};
-use crate::rust::Features;
 
 /// A package with `[package.metadata.ptx]`.
 #[derive(Clone, Debug)]
@@ -95,6 +93,17 @@ impl Default for PtxConfig {
     fn default() -> Self {
         PtxConfig::resolve(&Options::default())
     }
+}
+
+/// Cargo feature selection for the kernel crate.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Features {
+    /// `features`.
+    pub features: Vec<String>,
+    /// `all-features`.
+    pub all_features: bool,
+    /// `no-default-features`.
+    pub no_default_features: bool,
 }
 
 /// How CUDA C++ sources are found and compiled.

@@ -6,6 +6,7 @@
 //! the crate is built as an rlib with `--emit=llvm-bc`, and [`crate::backend::bitcode`] links the
 //! crates into one module that [`crate::backend::link`] takes to PTX per arch.
 
+pub mod modules;
 pub mod sysroot;
 
 use std::collections::BTreeSet;
@@ -19,16 +20,15 @@ use crate::arch::Arch;
 use crate::backend::bitcode::{self, Profile};
 use crate::cache::{self, Key};
 use crate::diag::{dir_prefix, Diagnostic, Level};
-use crate::engine::ManifestFlags;
 use crate::error::{Error, Result};
 use crate::project::cargo::{Message, RustcDiagnostic};
-use crate::project::KernelCrate;
+use crate::project::{Features, KernelCrate};
 use crate::report::{Event, Reporter};
 use crate::text::depfile;
 use crate::tools::process;
 use crate::tools::{Llvm, Rust};
 
-pub const TARGET: &str = "nvptx64-nvidia-cuda";
+use crate::arch::TARGET;
 
 /// Variables of an outer cargo or build script that must not leak into the nested cargo.
 const SCRUBBED: &[&str] = &[
@@ -59,12 +59,28 @@ const SCRUBBED: &[&str] = &[
 ];
 const SCRUBBED_PREFIXES: &[&str] = &["CARGO_CFG_", "CARGO_FEATURE_", "CARGO_PKG_", "DEP_"];
 
-/// Cargo feature selection for the kernel crate.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Features {
-    pub features: Vec<String>,
-    pub all_features: bool,
-    pub no_default_features: bool,
+/// cargo's `--locked`, `--offline` and `--frozen`: what the nested cargo may do to Cargo.lock
+/// and the network. A CI job that passes them to `cargo ptx build` means the kernel crate's
+/// build too.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ManifestFlags {
+    /// Fail if Cargo.lock would change.
+    pub locked: bool,
+    /// No network access.
+    pub offline: bool,
+    /// Both.
+    pub frozen: bool,
+}
+
+impl ManifestFlags {
+    /// The flags as cargo's arguments.
+    pub fn args(&self) -> Vec<&'static str> {
+        [(self.locked, "--locked"), (self.offline, "--offline"), (self.frozen, "--frozen")]
+            .into_iter()
+            .filter(|f| f.0)
+            .map(|f| f.1)
+            .collect()
+    }
 }
 
 /// One kernel crate's front-end job.

@@ -18,10 +18,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::arch::Arch;
+use crate::arch::TARGET;
 use crate::backend::bitcode::Profile;
 use crate::cache::{self, Key, ScratchDir};
 use crate::error::{Error, Result};
-use crate::rust::TARGET;
 use crate::tools::Rust;
 
 /// The crates `-Zbuild-std=core` builds for the target.

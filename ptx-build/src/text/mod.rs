@@ -1,5 +1,7 @@
 //! Text formats several stages read: C/C++ tokens (`c_lex`, for kernel signatures and inline
-//! PTX) and make-style dependency files (`depfile`, rustc's and nvcc's).
+//! PTX) make-style dependency files (`depfile`, rustc's and nvcc's), and a preprocessed unit's line
+//! markers (`line_markers`).
 
 pub mod c_lex;
 pub mod depfile;
+pub mod line_markers;

@@ -11,6 +11,7 @@
 //!
 //! A variable naming one file wins over a root because it is the more specific request.
 
+pub mod gpu;
 pub mod process;
 
 use std::collections::BTreeMap;
