@@ -214,7 +214,7 @@ fn doctor_in_a_project_checks_the_toolchain_its_kernels_pin() {
 #[test]
 fn setup_in_a_project_installs_the_toolchain_its_kernels_pin() {
     // The installed nightly under its full name: setup must take it from the metadata.
-    let full = format!("nightly-{}", ptx_build::tools::host_triple());
+    let full = format!("nightly-{}", ptx_build::internals::tools::host_triple());
     let p = project(&format!("archs = [\"sm_80\"]\ntoolchain = \"{full}\""), &[]);
     let out = cargo_ptx().args(["setup", "--no-cuda"]).current_dir(p.path()).output().unwrap();
     let t = text(&out);

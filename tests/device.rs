@@ -170,7 +170,7 @@ fn bad_fmad_and_unroll_threshold_values_are_refused() {
 fn libdevice_declarations_match_the_bitcode_exactly() {
     let cuda = cuda();
     let libdevice = &cuda.libdevice.as_ref().unwrap().path;
-    let rust = ptx_build::tools::Rust::find("nightly").unwrap();
+    let rust = ptx_build::internals::tools::Rust::find("nightly").unwrap();
     let nm = rust.require().unwrap().tool("llvm-nm");
     let out = Command::new(nm).args(["--defined-only", "--extern-only", "--format=just-symbols"]).arg(libdevice).output().unwrap();
     assert!(out.status.success());
@@ -188,8 +188,8 @@ fn libdevice_declarations_match_the_bitcode_exactly() {
 #[test]
 fn the_device_crate_passes_the_inline_ptx_checker() {
     let mut diagnostics = Vec::new();
-    for (file, parsed) in ptx_build::embed::signature::module_files(&root().join("ptx-device/src/lib.rs")).unwrap() {
-        ptx_build::inline_ptx::check_rust_file(&file, &parsed, &mut diagnostics);
+    for (file, parsed) in ptx_build::internals::rust_modules::module_files(&root().join("ptx-device/src/lib.rs")).unwrap() {
+        ptx_build::internals::inline_ptx::check_rust_file(&file, &parsed, &mut diagnostics);
     }
     assert!(diagnostics.is_empty(), "{diagnostics:#?}");
 }

@@ -86,7 +86,7 @@ fn a_lone_cu_file_takes_the_archs_of_the_workspace_around_it() {
     let (_tmp, dir) = new_project();
     // No --arch and no archs around it: the help names the manifest to put them in, not the .cu
     // file (whether or not this machine has a GPU, `native` is not asked for then).
-    if ptx_build::tools::gpu::native().is_err() {
+    if ptx_build::internals::tools::gpu::native().is_err() {
         let r = run_in(&dir, &["build", "cuda/sigmoid.cu", "--message-format", "json"]);
         let manifest = dir.join("Cargo.toml");
         r.assert_error(&[
@@ -110,7 +110,7 @@ fn a_lone_cu_file_takes_the_archs_of_the_workspace_around_it() {
 
 #[test]
 fn a_lone_cu_file_outside_any_package_says_to_pass_an_arch() {
-    if ptx_build::tools::gpu::native().is_ok() {
+    if ptx_build::internals::tools::gpu::native().is_ok() {
         eprintln!("skipped: this machine has a GPU, so `native` gives the archs");
         return;
     }
@@ -132,7 +132,7 @@ fn a_lone_cu_file_in_a_kernel_crate_takes_its_archs_and_a_bad_value_is_an_error(
     let r = run_in(&dir, &["build", "kernels/extra.cu", "--message-format", "json"]);
     r.assert_error(&[&format!("invalid `archs` in [package.metadata.ptx] of {}", kernels.display()), "expected a list"]);
     // No archs there at all and no GPU: the help names the kernel crate's table.
-    if ptx_build::tools::gpu::native().is_err() {
+    if ptx_build::internals::tools::gpu::native().is_err() {
         std::fs::write(&kernels, manifest.replace("archs = [\"sm_80\"]", "")).unwrap();
         let r = run_in(&dir, &["build", "kernels/extra.cu", "--message-format", "json"]);
         r.assert_error(&[&format!("add `archs = [\"sm_80\"]` to [package.metadata.ptx] of {}", kernels.display())]);

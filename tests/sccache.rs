@@ -31,13 +31,13 @@ impl Drop for Server {
 }
 
 fn sccache() -> Option<PathBuf> {
-    ptx_build::tools::installed_tool("sccache").or_else(|| ptx_build::tools::on_path("sccache"))
+    ptx_build::internals::tools::installed_tool("sccache").or_else(|| ptx_build::internals::tools::on_path("sccache"))
 }
 
 #[test]
 fn a_second_runner_gets_nvcc_and_ptxas_from_sccache_over_redis() {
     cuda();
-    let (Some(redis), Some(sccache)) = (ptx_build::tools::on_path("redis-server"), sccache()) else {
+    let (Some(redis), Some(sccache)) = (ptx_build::internals::tools::on_path("redis-server"), sccache()) else {
         eprintln!("skipped: needs redis-server on PATH (apt-get install redis-server) and sccache (cargo ptx setup --with sccache)");
         return;
     };

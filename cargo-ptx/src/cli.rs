@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use ptx_build::internals::tools as toolchain;
 use ptx_build::options::{Options, Profile, Source};
-use ptx_build::tools as toolchain;
 use ptx_build::{BuildOptions, ManifestFlags};
 
 use crate::output::{Format, Printer};
@@ -439,7 +439,7 @@ fn cache_cmd(a: CacheArgs) -> ExitCode {
         });
         return ExitCode::FAILURE;
     };
-    let cache = ptx_build::cache::steps::SharedCache::new(dir);
+    let cache = ptx_build::internals::cache::steps::SharedCache::new(dir);
     if a.clear {
         let before = cache.stats();
         if let Err(e) = cache.clear() {
@@ -540,7 +540,7 @@ fn new_project(path: PathBuf, a: ProjectArgs, init: bool) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ptx_build::project::PtxConfig;
+    use ptx_build::internals::project::PtxConfig;
     use ptx_build::Builder;
 
     /// Metadata as a kernel crate's Cargo.toml writes it.

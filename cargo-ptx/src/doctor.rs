@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use ptx_build::arch::{self, ArchRequest};
-use ptx_build::project::KernelCrate;
-use ptx_build::tools::{self, Cuda, Rust};
+use ptx_build::internals::project::KernelCrate;
+use ptx_build::internals::tools::{self, Cuda, Rust};
 
 use crate::tools::CudaTool;
 
@@ -52,7 +52,7 @@ pub struct Report {
 /// them (none outside a project, or where cargo cannot read it: the build says why).
 pub fn project_crates() -> Vec<KernelCrate> {
     let front = ptx_build::Options::from_env().unwrap_or_default();
-    ptx_build::project::find_kernel_crates(None, &[], &[], &front, &ptx_build::options::Source::CommandLine).unwrap_or_default()
+    ptx_build::internals::project::find_kernel_crates(None, &[], &[], &front, &ptx_build::options::Source::CommandLine).unwrap_or_default()
 }
 
 /// The toolchains to check: `--toolchain`, else those the project's Rust kernel crates use
@@ -316,7 +316,7 @@ pub fn report(toolchain: Option<&str>) -> Report {
     let env_options = ptx_build::Options::from_env();
     match env_options.as_ref().map(|o| o.shared_cache().dir()) {
         Ok(Some(dir)) => {
-            let s = ptx_build::cache::steps::SharedCache::new(&dir).stats();
+            let s = ptx_build::internals::cache::steps::SharedCache::new(&dir).stats();
             let detail = format!(
                 "shared step cache: {} entries, {:.1} MiB (set CARGO_PTX_CACHE_DIR to move it, `off` to disable)",
                 s.entries,
@@ -338,7 +338,7 @@ pub fn report(toolchain: Option<&str>) -> Report {
         }
     }
     if let Some(launcher) = env_options.ok().and_then(|o| o.launcher).filter(|l| !l.trim().is_empty()) {
-        match ptx_build::tools::find_program(&launcher) {
+        match ptx_build::internals::tools::find_program(&launcher) {
             Some(p) => checks.push(check(
                 "launcher",
                 Status::Ok,
@@ -363,7 +363,7 @@ pub fn report(toolchain: Option<&str>) -> Report {
     if let Some(mix) = &cuda.mixed {
         checks.push(check("CUDA release", Status::Warning, None, None, mix.clone(), Some("cargo ptx setup --force".into())));
     }
-    match ptx_build::tools::gpu::native() {
+    match ptx_build::internals::tools::gpu::native() {
         Ok(gpus) => checks.push(check(
             "GPU",
             Status::Ok,
@@ -468,7 +468,7 @@ fn nvcc_runs_ptxas(k: &KernelCrate) -> Option<String> {
     if k.cuda_sources.is_empty() {
         return None;
     }
-    let native = || ptx_build::tools::gpu::native().unwrap_or_default();
+    let native = || ptx_build::internals::tools::gpu::native().unwrap_or_default();
     match &k.config.archs {
         None => native().into_iter().find(|a| a.capability >= 90).map(|a| a.to_string()),
         Some(requests) => requests.iter().find_map(|r| match r {

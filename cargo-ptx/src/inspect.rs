@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use ptx_build::tools::process;
+use ptx_build::internals::tools::process;
 use ptx_build::{Artifact, ArtifactKind, BuildOptions, BuildOutput, KernelInfo, Reporter};
 
 use crate::error::{Error, Result};

@@ -47,7 +47,7 @@ impl Printer {
         if verbose >= 2 {
             // `-vv`: each tool's command line, as cargo's `Running` lines (above the bar).
             let bar = bar.clone();
-            ptx_build::tools::process::echo_commands(move |line| {
+            ptx_build::internals::tools::process::echo_commands(move |line| {
                 let text = format!("{} `{line}`", style(format!("{:>12}", "Running")).green().bold());
                 match &bar {
                     Some(bar) => bar.println(text),

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use ptx_build::{tools as toolchain, tools::process};
+use ptx_build::internals::tools::{self as toolchain, process};
 use serde::Serialize;
 
 use crate::error::{Error, Result};

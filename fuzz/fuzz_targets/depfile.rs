@@ -1,5 +1,5 @@
 #![no_main]
 // The dep-file reader (nvcc -MF, rustc dep-info).
 libfuzzer_sys::fuzz_target!(|text: &str| {
-    ptx_build::fuzzing::depfile(text);
+    ptx_build::internals::fuzzing::depfile(text);
 });

@@ -1,5 +1,5 @@
 #![no_main]
 // [package.metadata.ptx] as cargo metadata hands it over (JSON).
 libfuzzer_sys::fuzz_target!(|json: &str| {
-    ptx_build::fuzzing::metadata(json);
+    ptx_build::internals::fuzzing::metadata(json);
 });

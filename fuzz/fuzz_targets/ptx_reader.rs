@@ -1,5 +1,5 @@
 #![no_main]
 // The PTX reader: .entry headers, .param arrays, .file/.loc line tables.
 libfuzzer_sys::fuzz_target!(|text: &str| {
-    ptx_build::fuzzing::ptx_module(text);
+    ptx_build::internals::fuzzing::ptx_module(text);
 });

@@ -30,29 +30,28 @@
 //! (the one place a tool is started, with the command line in its errors).
 
 #![warn(missing_docs)]
+// Without `internals`, what only cargo-ptx calls looks unused; the workspace build, where
+// cargo-ptx turns the feature on, still reports dead code.
+#![cfg_attr(not(feature = "internals"), allow(dead_code, unused_imports))]
 
 pub mod arch;
 mod backend;
 mod build_script;
-#[doc(hidden)]
-pub mod cache;
+mod cache;
 mod cuda;
 mod diag;
-#[doc(hidden)]
-pub mod embed;
+mod embed;
 mod engine;
 mod error;
-#[doc(hidden)]
-pub mod fuzzing;
-#[doc(hidden)]
-pub mod inline_ptx;
+#[cfg(any(test, feature = "internals"))]
+mod fuzzing;
+mod inline_ptx;
 pub mod options;
-#[doc(hidden)]
-pub mod project;
+mod project;
 mod report;
 mod rust;
 mod text;
-pub mod tools;
+mod tools;
 
 pub use arch::{Arch, ArchRequest};
 pub use build_script::{Builder, Generated};
@@ -62,3 +61,37 @@ pub use error::{Error, Result};
 pub use options::{Options, Profile};
 pub use report::{Artifact, ArtifactKind, Event, KernelInfo, Reporter, Silent};
 pub use rust::ManifestFlags;
+
+/// The engine's parts that `cargo-ptx` uses beyond the build-script API (and this repository's
+/// end-to-end tests and fuzz targets), behind the `internals` feature. Not a stable API: it
+/// changes with any release, so whoever enables the feature depends on an exact version
+/// (`ptx-build = { version = "=0.1.0", features = ["internals"] }`), as cargo-ptx does: a
+/// newer ptx-build can then never break `cargo install cargo-ptx`.
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod internals {
+    /// Content hashes, atomic writes, stale scratch files and the machine-wide step cache.
+    pub mod cache {
+        pub use crate::cache::*;
+    }
+    /// Text entry points of every parser that reads outside input, for the fuzz targets.
+    pub mod fuzzing {
+        pub use crate::fuzzing::*;
+    }
+    /// The inline-PTX checker (`asm()` in .cu files, `asm!` in Rust kernels).
+    pub mod inline_ptx {
+        pub use crate::inline_ptx::*;
+    }
+    /// Kernel crates and their resolved options.
+    pub mod project {
+        pub use crate::project::*;
+    }
+    /// A Rust crate's source files as rustc finds them.
+    pub mod rust_modules {
+        pub use crate::rust::modules::*;
+    }
+    /// Finding and versioning tools, the machine's GPUs, and starting processes.
+    pub mod tools {
+        pub use crate::tools::*;
+    }
+}

@@ -168,8 +168,8 @@ impl Run {
 }
 
 /// The CUDA tools the build tests rely on, found the way `cargo ptx` finds them.
-pub fn cuda() -> ptx_build::tools::Cuda {
-    let cuda = ptx_build::tools::Cuda::find();
+pub fn cuda() -> ptx_build::internals::tools::Cuda {
+    let cuda = ptx_build::internals::tools::Cuda::find();
     assert!(cuda.ptxas.is_some() && cuda.libdevice.is_some(), "these tests need ptxas and libdevice: run `cargo ptx setup` first (README)");
     cuda
 }
@@ -180,7 +180,7 @@ pub fn hide_cuda(cmd: &mut Command, empty_home: &Path) {
         cmd.env_remove(v);
     }
     // The shared step cache (and its `core`) stays where it was: hiding CUDA is not about it.
-    if let Some(steps) = ptx_build::tools::home().map(|h| h.join("steps")) {
+    if let Some(steps) = ptx_build::internals::tools::home().map(|h| h.join("steps")) {
         cmd.env("CARGO_PTX_CACHE_DIR", steps);
     }
     cmd.env("CARGO_PTX_HOME", empty_home);
