@@ -328,18 +328,17 @@ fn build_options(a: &BuildArgs, color: bool) -> ptx_build::Result<BuildOptions> 
     }
     // `-I dir` on the command line is relative to where the command runs.
     let cwd = std::env::current_dir().unwrap_or_default();
-    Ok(BuildOptions {
-        manifest_path: a.select.manifest_path.clone(),
-        paths: a.select.paths.clone(),
-        packages: a.select.packages.clone(),
-        options: options.resolve_paths(&cwd, &Source::CommandLine)?,
-        source: Source::CommandLine,
-        target_dir: a.target_dir.clone(),
-        jobs: a.jobs,
-        color,
-        cuda_files: Vec::new(),
-        manifest_flags: ManifestFlags { locked: a.manifest.locked, offline: a.manifest.offline, frozen: a.manifest.frozen },
-    })
+    let mut opts = BuildOptions::default();
+    opts.manifest_path = a.select.manifest_path.clone();
+    opts.paths = a.select.paths.clone();
+    opts.packages = a.select.packages.clone();
+    opts.options = options.resolve_paths(&cwd, &Source::CommandLine)?;
+    opts.source = Source::CommandLine;
+    opts.target_dir = a.target_dir.clone();
+    opts.jobs = a.jobs;
+    opts.color = color;
+    opts.manifest_flags = ManifestFlags { locked: a.manifest.locked, offline: a.manifest.offline, frozen: a.manifest.frozen };
+    Ok(opts)
 }
 
 fn inspect_cmd(a: InspectArgs) -> ExitCode {
@@ -355,18 +354,14 @@ fn inspect_cmd(a: InspectArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let build = BuildOptions {
-        manifest_path,
-        paths,
-        packages,
-        options,
-        source: Source::CommandLine,
-        target_dir: a.target_dir,
-        jobs: None,
-        color: printer.colors(),
-        cuda_files: Vec::new(),
-        manifest_flags: ManifestFlags::default(),
-    };
+    let mut build = BuildOptions::default();
+    build.manifest_path = manifest_path;
+    build.paths = paths;
+    build.packages = packages;
+    build.options = options;
+    build.source = Source::CommandLine;
+    build.target_dir = a.target_dir;
+    build.color = printer.colors();
     let opts = inspect::InspectOptions {
         build,
         kernel: a.kernel,
@@ -408,7 +403,10 @@ fn sanitize_cmd(a: SanitizeArgs) -> ExitCode {
 fn check(a: CheckArgs) -> ExitCode {
     let printer = Printer::new(format_of(a.out.message_format), a.out.quiet, a.out.verbose);
     let Select { paths, manifest_path, packages } = a.select;
-    let opts = BuildOptions { manifest_path, paths, packages, ..BuildOptions::default() };
+    let mut opts = BuildOptions::default();
+    opts.manifest_path = manifest_path;
+    opts.paths = paths;
+    opts.packages = packages;
     printer.finish_check(opts.check(&printer))
 }
 
@@ -439,7 +437,7 @@ fn cache_cmd(a: CacheArgs) -> ExitCode {
         });
         return ExitCode::FAILURE;
     };
-    let cache = ptx_build::internals::cache::steps::SharedCache::new(dir);
+    let cache = ptx_build::internals::cache::StepCache::new(dir);
     if a.clear {
         let before = cache.stats();
         if let Err(e) = cache.clear() {

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ptx_build::arch::{self, ArchRequest};
+use ptx_build::arch::ArchRequest;
 use ptx_build::internals::project::KernelCrate;
 use ptx_build::internals::tools::{self, Cuda, Rust};
 
@@ -316,7 +316,7 @@ pub fn report(toolchain: Option<&str>) -> Report {
     let env_options = ptx_build::Options::from_env();
     match env_options.as_ref().map(|o| o.shared_cache().dir()) {
         Ok(Some(dir)) => {
-            let s = ptx_build::internals::cache::steps::SharedCache::new(&dir).stats();
+            let s = ptx_build::internals::cache::StepCache::new(&dir).stats();
             let detail = format!(
                 "shared step cache: {} entries, {:.1} MiB (set CARGO_PTX_CACHE_DIR to move it, `off` to disable)",
                 s.entries,

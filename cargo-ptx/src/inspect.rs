@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use ptx_build::arch::{Arch, Variant};
 use ptx_build::internals::tools::process;
 use ptx_build::{Artifact, ArtifactKind, BuildOptions, BuildOutput, KernelInfo, Reporter};
 
@@ -50,9 +51,12 @@ pub fn render(out: &BuildOutput, opts: &InspectOptions) -> Result<String> {
     }
     let mut chosen: Vec<&Artifact> = with_kernel.iter().copied().filter(|a| a.kind == wanted).collect();
     if chosen.is_empty() {
-        let archs: Vec<&str> = with_kernel.iter().map(|a| a.arch.as_str()).collect();
+        let mut archs: Vec<ptx_build::Arch> = with_kernel.iter().map(|a| a.arch).collect();
+        archs.sort();
+        archs.dedup();
+        let archs: Vec<String> = archs.iter().map(|a| a.to_string()).collect();
         return Err(Error::Inspect {
-            message: format!("no cubin of kernel `{name}` to disassemble: the build made PTX only (archs: {})", dedup(archs).join(", ")),
+            message: format!("no cubin of kernel `{name}` to disassemble: the build made PTX only (archs: {})", archs.join(", ")),
             help: "name a real GPU arch (`--arch sm_90`; `compute_XX` is PTX only) and make sure ptxas is found (`cargo ptx doctor`)"
                 .into(),
         });
@@ -104,17 +108,11 @@ pub fn render(out: &BuildOutput, opts: &InspectOptions) -> Result<String> {
     Ok(text)
 }
 
-fn dedup(mut v: Vec<&str>) -> Vec<&str> {
-    v.sort();
-    v.dedup();
-    v
-}
-
 /// `sm_90a` > `sm_90` > `compute_90` > `sm_89`.
-fn arch_key(arch: &str) -> (u32, u8) {
-    let digits: String = arch.chars().filter(|c| c.is_ascii_digit()).collect();
-    let suffix = arch.chars().last().filter(|c| c.is_ascii_alphabetic()).is_some() as u8 + arch.starts_with("sm_") as u8;
-    (digits.parse().unwrap_or(0), suffix)
+/// Newer first; of one capability, the variants before the plain arch and a cubin arch before
+/// PTX alone.
+fn arch_key(arch: &Arch) -> (u32, bool, bool) {
+    (arch.capability, arch.variant != Variant::Plain, arch.makes_cubin())
 }
 
 fn describe_resources(info: Option<&KernelInfo>) -> String {
@@ -464,8 +462,8 @@ mod tests {
 
     #[test]
     fn highest_arch_first() {
-        let mut v = ["sm_80", "compute_90", "sm_90", "sm_90a", "sm_89"];
+        let mut v: Vec<Arch> = ["sm_80", "compute_90", "sm_90", "sm_90a", "sm_89"].iter().map(|a| a.parse().unwrap()).collect();
         v.sort_by_key(|a| std::cmp::Reverse(arch_key(a)));
-        assert_eq!(v, ["sm_90a", "sm_90", "compute_90", "sm_89", "sm_80"]);
+        assert_eq!(v.iter().map(Arch::to_string).collect::<Vec<_>>(), ["sm_90a", "sm_90", "compute_90", "sm_89", "sm_80"]);
     }
 }

@@ -412,7 +412,7 @@ fn print_resources(out: &BuildOutput) {
                 let n = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_else(|| "-".into());
                 rows.push([
                     k.name.clone(),
-                    a.arch.clone(),
+                    a.arch.to_string(),
                     n(k.registers),
                     format!("{}/{}", n(k.spill_stores), n(k.spill_loads)),
                     n(k.shared_bytes),

@@ -86,6 +86,13 @@ impl fmt::Display for Arch {
     }
 }
 
+/// As its name (`sm_90a`): how artifacts name their arch in JSON.
+impl serde::Serialize for Arch {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 const ARCH_HELP: &str = "write `sm_` or `compute_` and the compute capability without the dot, e.g. `sm_80` (A100), `sm_89` (L4, RTX 40xx), `sm_90` (H100/H200), `sm_90a`, `sm_100f`, `compute_80`; or `all`, or `native`";
 
 impl FromStr for Arch {

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::arch::Arch;
 use crate::diag::Diagnostic;
 
 /// PTX (every arch) or a cubin (`sm_XX` archs, when ptxas is found).
@@ -27,7 +28,7 @@ pub struct Artifact {
     /// The module's source: the Rust crate's root file or the .cu file.
     pub source: Option<PathBuf>,
     /// The arch it is for (`sm_90`, `compute_80`).
-    pub arch: String,
+    pub arch: Arch,
     /// PTX or cubin.
     pub kind: ArtifactKind,
     /// Where it was written.

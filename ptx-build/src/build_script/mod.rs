@@ -21,16 +21,14 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::arch::ArchRequest;
-use crate::backend::ptx;
 use crate::cache;
-use crate::diag::{Diagnostic, Level};
-use crate::embed::codegen::{self, EmbeddedImage, StructLayout, Unit};
-use crate::embed::signature;
+use crate::diag::Level;
+use crate::embed::{self, CrateModules};
 use crate::engine::{BuildOptions, BuildOutput};
 use crate::error::{Error, Result};
 use crate::options::{self, CudaStd, Define, Options, Profile, PtxIsa, Source};
 use crate::project::{glob_files, CudaFiles};
-use crate::report::{Artifact, ArtifactKind, Event, Reporter};
+use crate::report::{Event, Reporter};
 use crate::tools;
 
 /// Builds kernels from a build script and generates the module that embeds them.
@@ -274,13 +272,13 @@ impl Builder {
         }
 
         let cuda_files = self.host_cuda(&manifest_dir, &out_dir, &source, reporter)?;
-        let opts = BuildOptions {
-            paths: self.kernel_crates.iter().map(|p| manifest_dir.join(p)).collect(),
-            options: options.resolve_paths(&manifest_dir, &source)?,
-            source,
-            cuda_files: cuda_files.into_iter().collect(),
-            ..BuildOptions::default()
-        };
+        let mut opts = BuildOptions::default();
+        opts.paths = self.kernel_crates.iter().map(|p| manifest_dir.join(p)).collect();
+        opts.options = options.resolve_paths(&manifest_dir, &source)?;
+        opts.source = source;
+        opts.cuda_files = cuda_files.into_iter().collect();
+        // The embed stage's input: every module's kernel signatures.
+        opts.signatures = true;
         if opts.paths.is_empty() && opts.cuda_files.is_empty() {
             return Err(Error::NoKernelCrate {
                 searched: "the Builder (neither `.kernel_crate(..)` nor `.cuda(..)` was given)".into(),
@@ -297,43 +295,13 @@ impl Builder {
             .collect();
         let output = opts.run(reporter)?;
 
-        let mut units: Vec<Unit> = Vec::new();
-        let mut rerun: BTreeSet<PathBuf> = BTreeSet::new();
-        for c in &output.crates {
-            rerun.extend(c.sources.iter().cloned());
-            // One unit per PTX module: the Rust crate's, and one per .cu file.
-            let mut modules: Vec<&str> = Vec::new();
-            for a in &c.artifacts {
-                if !modules.contains(&a.module.as_str()) {
-                    modules.push(&a.module);
-                }
-            }
-            for module in modules {
-                let artifacts: Vec<&Artifact> = c.artifacts.iter().filter(|a| a.module == module).collect();
-                let source = artifacts.first().and_then(|a| a.source.clone());
-                let cuda_source = source.as_ref().filter(|p| p.extension().is_some_and(|e| e == "cu"));
-                let sigs = match (c.signatures.get(module), cuda_source) {
-                    (Some(sigs), Some(_)) => sigs.clone(),
-                    (None, Some(cu)) => c_kernels(cu)?,
-                    (read, None) => {
-                        let krate_dir = c.manifest_path.parent().unwrap_or(Path::new(".")).to_path_buf();
-                        let lib_rs = c.lib_src.clone().unwrap_or_else(|| krate_dir.join("src/lib.rs"));
-                        // The expanded crate's kernels where the front end read them, else the source's.
-                        let sigs = match read {
-                            Some(sigs) => sigs.clone(),
-                            None => signature::rust_kernels(&lib_rs)?,
-                        };
-                        rust_kernels_for_host(&lib_rs, sigs, reporter)?
-                    }
-                };
-                // Unit names are Rust modules of the generated file: unique across crates.
-                let unit_name =
-                    if units.iter().any(|u| u.name == module) { format!("{}_{}", c.lib_name, module) } else { module.to_string() };
-                units.push(self.unit(&unit_name, sigs, &artifacts, &out_dir)?);
-            }
-        }
-        codegen::prefix_shared_cxx_names(&mut units);
-        let code = codegen::generate(&units)?;
+        let rerun: BTreeSet<PathBuf> = output.crates.iter().flat_map(|c| c.sources.iter().cloned()).collect();
+        let crates: Vec<CrateModules<'_>> = output
+            .crates
+            .iter()
+            .map(|c| CrateModules { lib_name: &c.lib_name, artifacts: &c.artifacts, signatures: &c.signatures })
+            .collect();
+        let code = embed::generate(&crates, &out_dir, reporter)?;
         let module = out_dir.join(self.out_file.as_deref().unwrap_or("kernels.rs"));
         cache::write_atomic(&module, code.as_bytes())?;
         for p in rerun.iter().filter(|p| !p.ends_with("Cargo.lock") || locks_before.contains(*p)) {
@@ -373,106 +341,6 @@ impl Builder {
             target_dir: Some(out_dir.join("ptx-target")),
         }))
     }
-
-    /// One PTX module's unit: its signatures checked against its PTX, its images copied to
-    /// `OUT_DIR`. Kernels that cannot be typed (C++ mangled names, untypeable parameters, and
-    /// PTX entries the source does not show, such as kernels stamped out by macros) are
-    /// embedded without a typed method, with a warning.
-    fn unit(&self, name: &str, sigs: Vec<signature::KernelSig>, artifacts: &[&Artifact], out_dir: &Path) -> Result<Unit> {
-        // C++ kernels are bound to their mangled entries (templates become generic kernels).
-        let entries: Vec<&str> = artifacts
-            .iter()
-            .find(|a| a.kind == ArtifactKind::Ptx)
-            .map(|a| a.kernels.iter().map(|k| k.name.as_str()).collect())
-            .unwrap_or_default();
-        let sigs = crate::embed::demangle::bind(sigs, &entries);
-        let (sigs, untypeable): (Vec<_>, Vec<_>) = sigs.into_iter().partition(|s| s.untyped.is_none() && !s.mangled);
-        for s in &untypeable {
-            let why = match &s.untyped {
-                Some(reason) => reason.clone(),
-                None => {
-                    "no mangled PTX name matches this C++ declaration's parameters; declare it `extern \"C\"` for a typed method".into()
-                }
-            };
-            println!(
-                "cargo:warning={}:{}: kernel `{}` has no typed launch method ({why}); it is embedded: launch it with `kernels.launch_builder(&stream, NAME)`",
-                s.file.display(),
-                s.line,
-                s.name
-            );
-        }
-        let mut untyped: Vec<String> = Vec::new();
-        let mut images = Vec::new();
-        let mut struct_layouts: Vec<StructLayout> = Vec::new();
-        for a in artifacts {
-            let ext = match a.kind {
-                ArtifactKind::Ptx => "ptx",
-                ArtifactKind::Cubin => "cubin",
-            };
-            let rel = format!("ptx-build/{name}/{}.{ext}", a.arch);
-            let bytes = std::fs::read(&a.path).map_err(|e| Error::io("read", &a.path, e))?;
-            let mut ptx_isa = None;
-            if a.kind == ArtifactKind::Ptx {
-                let module = ptx::Module::parse(&String::from_utf8_lossy(&bytes));
-                if untyped.is_empty() {
-                    untyped = module
-                        .entries
-                        .iter()
-                        .map(|e| e.name.clone())
-                        .filter(|n| !sigs.iter().any(|s| s.ptx_names().contains(&n.as_str())))
-                        .collect();
-                }
-                for (entry, instance) in sigs.iter().flat_map(|s| s.monomorphic()) {
-                    signature::check(&instance, module.entry(&entry))?;
-                }
-                for sig in &sigs {
-                    if struct_layouts.iter().any(|l| l.kernel == sig.name) {
-                        continue;
-                    }
-                    // A generic kernel's non-generic struct parameters are the same in every instance.
-                    if let Some(entry) = sig.ptx_names().first().and_then(|n| module.entry(n)) {
-                        for (i, (p, e)) in sig.params.iter().zip(&entry.params).enumerate() {
-                            if matches!(p.ty, signature::ParamType::ByValue { .. }) {
-                                struct_layouts.push(StructLayout { kernel: sig.name.clone(), param: i, size: e.size, align: e.align });
-                            }
-                        }
-                    }
-                }
-                ptx_isa = module.version.clone();
-            }
-            cache::write_atomic(&out_dir.join(&rel), &bytes)?;
-            images.push(EmbeddedImage { arch: a.arch.parse()?, kind: a.kind, file: rel, ptx_isa });
-        }
-        if !untyped.is_empty() {
-            let typed = sigs.iter().map(|s| s.ptx_names().len()).sum::<usize>();
-            let total = typed + untyped.len();
-            println!(
-                "cargo:warning=ptx-build: {} of {total} kernels of `{name}` have typed launch methods; the other {} are embedded and listed in KERNEL_NAMES: launch them with `kernels.launch_builder(&stream, NAME)`",
-                typed,
-                untyped.len()
-            );
-        }
-        Ok(Unit { name: name.to_string(), kernels: sigs, images, struct_layouts, untyped })
-    }
-}
-
-/// The Rust kernels of a crate, their by-value struct types named as the host can reach them
-/// (`use shared::Affine` -> `::shared::Affine`); a type the kernel crate defines itself is a
-/// warning with the fix (see `host_types`).
-fn rust_kernels_for_host(lib_rs: &Path, mut sigs: Vec<signature::KernelSig>, reporter: &BuildScript) -> Result<Vec<signature::KernelSig>> {
-    let root = lib_rs.parent().unwrap_or(Path::new("/"));
-    for w in crate::embed::host_types::resolve(lib_rs, &mut sigs)? {
-        // Paths relative to the crate's folder where they lie below it, absolute in the output.
-        let file = w.file.clone().unwrap_or_default();
-        let w = Diagnostic { file: Some(crate::diag::relative(&file, root)), ..w }.rooted(root);
-        reporter.report(Event::Diagnostic(&w));
-    }
-    Ok(sigs)
-}
-
-/// The `__global__` kernels of a .cu file.
-fn c_kernels(cu: &Path) -> Result<Vec<signature::KernelSig>> {
-    signature::cuda_kernels(cu)
 }
 
 fn env_path(var: &'static str) -> Result<PathBuf> {

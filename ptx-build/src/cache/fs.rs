@@ -1,16 +1,12 @@
-//! Content hashes, fingerprints and atomic writes.
+//! Atomic writes, private scratch folders, what killed builds leave behind, and stamps (small
+//! JSON records of what a step produced).
 //!
-//! Every cached step is keyed by the content of its inputs, the versions of the tools and the
-//! flags; never by modification times alone. Outputs are written to a temporary file in the same
-//! folder and renamed into place, so two builds at once never see half a file.
-//!
-//! Hashing is xxh3-128 and the temporary files are made here rather than with `sha2` and
+//! Outputs are written to a temporary file in the same folder and renamed into place, so two
+//! builds at once never see half a file. The temporary files are made here rather than with
 //! `tempfile`: ptx-build is a build-dependency of every host crate, and each package in its tree
 //! costs a no-op `cargo build` of that crate about a millisecond (resolution and fingerprints;
-//! BENCHMARKS.md). A cache key needs no cryptographic hash, and 128 bits make an accidental
-//! collision out of reach.
+//! BENCHMARKS.md).
 
-use std::fmt::Write as _;
 use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -18,54 +14,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde::{de::DeserializeOwned, Serialize};
-use xxhash_rust::xxh3::{xxh3_128, Xxh3};
 
 use crate::error::{Error, Result};
-
-/// Builds a content key from strings, bytes and files, in order.
-#[derive(Clone)]
-pub struct Key(Xxh3);
-
-impl Key {
-    pub fn new(domain: &str) -> Self {
-        let mut key = Key(Xxh3::new());
-        key.str(domain);
-        key
-    }
-
-    /// Adds a string, length-prefixed so that ("ab","c") and ("a","bc") differ.
-    pub fn str(&mut self, s: &str) -> &mut Self {
-        self.bytes(s.as_bytes())
-    }
-
-    pub fn bytes(&mut self, b: &[u8]) -> &mut Self {
-        self.0.update(&(b.len() as u64).to_le_bytes());
-        self.0.update(b);
-        self
-    }
-
-    pub fn finish(&self) -> String {
-        hex(&self.0.digest128().to_be_bytes())
-    }
-}
-
-/// The hash of a file's content, or `None` when it cannot be read.
-pub fn file_hash(path: &Path) -> Option<String> {
-    let content = fs::read(path).ok()?;
-    Some(hex(&xxh3_128(&content).to_be_bytes()))
-}
-
-/// The hash of some bytes, as [`file_hash`] spells it.
-pub fn bytes_hash(bytes: &[u8]) -> String {
-    hex(&xxh3_128(bytes).to_be_bytes())
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
-}
 
 /// Creates `dir` and its parents.
 pub fn create_dir_all(dir: &Path) -> Result<()> {
@@ -109,12 +59,14 @@ pub fn scratch_path(path: &Path) -> PathBuf {
 pub struct ScratchDir(PathBuf);
 
 impl ScratchDir {
+    /// A new folder inside `parent` (created with its parents).
     pub fn new(parent: &Path) -> Result<ScratchDir> {
         let dir = unique_sibling(&parent.join("step"));
         create_dir_all(&dir)?;
         Ok(ScratchDir(dir))
     }
 
+    /// The folder.
     pub fn path(&self) -> &Path {
         &self.0
     }
@@ -160,6 +112,7 @@ pub fn read_stamp<T: DeserializeOwned>(path: &Path) -> Option<T> {
     serde_json::from_slice(&text).ok()
 }
 
+/// Writes a stamp atomically.
 pub fn write_stamp<T: Serialize>(path: &Path, stamp: &T) -> Result<()> {
     let json = serde_json::to_vec_pretty(stamp).map_err(|e| Error::io("encode", path, std::io::Error::other(e)))?;
     write_atomic(path, &json)
@@ -168,14 +121,6 @@ pub fn write_stamp<T: Serialize>(path: &Path, stamp: &T) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn keys_depend_on_boundaries_and_content() {
-        let a = Key::new("t").str("ab").str("c").finish();
-        let b = Key::new("t").str("a").str("bc").finish();
-        assert_ne!(a, b);
-        assert_eq!(a, Key::new("t").str("ab").str("c").finish());
-    }
 
     #[test]
     fn atomic_write_replaces_whole_file() {
@@ -228,17 +173,5 @@ mod tests {
             assert!(!dead.exists() && !dead_dir.exists(), "a dead process's files go");
         }
         assert!(live.exists() && other.exists(), "this process's scratch and real artifacts stay");
-    }
-
-    #[test]
-    fn file_hashes_follow_content() {
-        let dir = tempfile::tempdir().unwrap();
-        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
-        fs::write(&a, b"same").unwrap();
-        fs::write(&b, b"same").unwrap();
-        assert_eq!(file_hash(&a), file_hash(&b));
-        fs::write(&b, b"other").unwrap();
-        assert_ne!(file_hash(&a), file_hash(&b));
-        assert_eq!(file_hash(&dir.path().join("missing")), None);
     }
 }

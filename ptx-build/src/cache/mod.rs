@@ -1,7 +1,13 @@
-//! Caches: content keys, atomic writes and stamps (`fs`), and the machine-wide step cache
-//! (`steps`).
+//! Caches. Every step that runs a tool is a [`CachedStep`]: keyed by content (`hash`), recorded
+//! in the target dir by a stamp written atomically (`fs`), and shared between checkouts and
+//! target dirs through the machine's [`StepCache`] (`store`).
 
-pub mod fs;
-pub mod steps;
+mod fs;
+mod hash;
+mod step;
+mod store;
 
-pub use fs::*;
+pub use fs::{create_dir_all, read_stamp, remove_stale, rename_into_place, scratch_path, write_atomic, write_stamp, ScratchDir};
+pub use hash::{bytes_hash, file_hash, Key};
+pub use step::{CachedStep, Done, Outcome};
+pub use store::{Stats, StepCache};

@@ -100,7 +100,7 @@ pub struct CudaCompile<'a> {
     pub launcher: Option<&'a Path>,
     /// Where the user adds an include folder, for how this build was started (a missing
     /// header's note).
-    pub include_help: &'a str,
+    pub include_help: String,
     /// Where to keep the translation unit nvcc preprocessed for the device (`-keep`), for
     /// reading kernels that macros stamp out: cheaper than a second, `-E` run of nvcc.
     pub keep_preprocessed: Option<&'a Path>,

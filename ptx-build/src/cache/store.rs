@@ -1,7 +1,8 @@
-//! The shared step cache: outputs of link, llc, ptxas and nvcc kept outside the target dir,
-//! keyed exactly as the target dir's own stamps are (inputs' content, tool versions, flags), so
-//! another checkout, a fresh target dir or a CI job that restored the folder starts no tool for
-//! unchanged kernels.
+//! The machine-wide step cache (the `shared-cache` option, `~/.cache/cargo-ptx/steps` by
+//! default): outputs of the link, ptxas and nvcc steps kept outside the target dir, keyed by
+//! their inputs' content, tool versions and flags (never by a checkout's paths), so another
+//! checkout, a fresh target dir or a CI job that restored the folder starts no tool for
+//! unchanged kernels. [`super::CachedStep`] consults it after the target dir's own stamp.
 //!
 //! An entry is a folder `v1/<key[..2]>/<key>/` holding the output files and `entry.json` (each
 //! file's hash and length, and the step's metadata). It is written whole in a private scratch
@@ -12,21 +13,25 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::cache::{self, ScratchDir};
+use super::fs::{create_dir_all, read_stamp, remove_stale, write_atomic, write_stamp, ScratchDir};
+use super::hash::bytes_hash;
 use crate::error::{Error, Result};
 
 /// Default size limit: 5 GiB (`CARGO_PTX_CACHE_SIZE` in MiB changes it).
 const DEFAULT_LIMIT: u64 = 5 << 30;
 
-/// A shared step cache folder.
-#[derive(Clone, Debug)]
-pub struct SharedCache {
+/// A step cache folder.
+#[derive(Debug)]
+pub struct StepCache {
     root: PathBuf,
+    /// Whether this process stored an entry (then the folder may need an eviction).
+    stored: AtomicBool,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -55,10 +60,10 @@ pub struct Stats {
     pub limit: u64,
 }
 
-impl SharedCache {
+impl StepCache {
     /// The cache in `root` (created on the first store).
-    pub fn new(root: impl Into<PathBuf>) -> SharedCache {
-        SharedCache { root: root.into() }
+    pub fn new(root: impl Into<PathBuf>) -> StepCache {
+        StepCache { root: root.into(), stored: AtomicBool::new(false) }
     }
 
     /// Its folder.
@@ -79,7 +84,7 @@ impl SharedCache {
     /// runs the step.
     pub fn fetch(&self, key: &str, outputs: &[(&str, &Path)], accept: impl FnOnce(&Value) -> bool) -> Option<Value> {
         let dir = self.entry_dir(key);
-        let entry: Entry = cache::read_stamp(&dir.join("entry.json"))?;
+        let entry: Entry = read_stamp(&dir.join("entry.json"))?;
         if !accept(&entry.meta) {
             return None;
         }
@@ -88,7 +93,7 @@ impl SharedCache {
             let want = entry.files.iter().find(|f| f.name == *name)?;
             let bytes = fs::read(dir.join(name)).ok();
             match bytes {
-                Some(b) if b.len() as u64 == want.len && cache::bytes_hash(&b) == want.hash => contents.push((dest, b)),
+                Some(b) if b.len() as u64 == want.len && bytes_hash(&b) == want.hash => contents.push((dest, b)),
                 _ => {
                     // Corrupt or truncated: drop it so the next store replaces it.
                     self.remove(&dir);
@@ -97,7 +102,7 @@ impl SharedCache {
             }
         }
         for (dest, bytes) in contents {
-            cache::write_atomic(dest, &bytes).ok()?;
+            write_atomic(dest, &bytes).ok()?;
         }
         // The entry's use time, for eviction.
         let _ = fs::File::options().append(true).open(dir.join("entry.json")).and_then(|f| f.set_modified(SystemTime::now()));
@@ -108,19 +113,19 @@ impl SharedCache {
     /// key (a step whose recorded inputs changed).
     pub fn store(&self, key: &str, files: &[(&str, &Path)], meta: &impl Serialize) -> Result<()> {
         let tmp_root = self.root.join("tmp");
-        cache::create_dir_all(&tmp_root)?;
-        cache::remove_stale(&tmp_root);
+        create_dir_all(&tmp_root)?;
+        remove_stale(&tmp_root);
         let scratch = ScratchDir::new(&tmp_root)?;
         let mut entry = Entry { files: Vec::new(), meta: serde_json::to_value(meta).unwrap_or(Value::Null) };
         for (name, path) in files {
             let bytes = fs::read(path).map_err(|e| Error::io("read", path, e))?;
             fs::write(scratch.path().join(name), &bytes).map_err(|e| Error::io("write", scratch.path().join(name), e))?;
-            entry.files.push(EntryFile { name: name.to_string(), hash: cache::bytes_hash(&bytes), len: bytes.len() as u64 });
+            entry.files.push(EntryFile { name: name.to_string(), hash: bytes_hash(&bytes), len: bytes.len() as u64 });
         }
-        cache::write_stamp(&scratch.path().join("entry.json"), &entry)?;
+        write_stamp(&scratch.path().join("entry.json"), &entry)?;
         let dest = self.entry_dir(key);
         if let Some(parent) = dest.parent() {
-            cache::create_dir_all(parent)?;
+            create_dir_all(parent)?;
         }
         if fs::rename(scratch.path(), &dest).is_err() {
             // Taken: another process published this key first (same content), or an entry with
@@ -131,6 +136,7 @@ impl SharedCache {
                 let _ = fs::rename(scratch.path(), &dest);
             }
         }
+        self.stored.store(true, Ordering::Relaxed);
         Ok(())
     }
 
@@ -173,6 +179,14 @@ impl SharedCache {
         self.evict_to(limit());
     }
 
+    /// [`StepCache::evict`], when this process stored anything: a build that only read the
+    /// cache leaves it as it was.
+    pub fn evict_if_stored(&self) {
+        if self.stored.load(Ordering::Relaxed) {
+            self.evict();
+        }
+    }
+
     fn evict_to(&self, limit: u64) {
         let mut entries = self.entries();
         let mut total: u64 = entries.iter().map(|e| e.1).sum();
@@ -211,9 +225,9 @@ fn limit() -> u64 {
 mod tests {
     use super::*;
 
-    fn setup() -> (tempfile::TempDir, SharedCache, PathBuf) {
+    fn setup() -> (tempfile::TempDir, StepCache, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
-        let cache = SharedCache::new(dir.path().join("cache"));
+        let cache = StepCache::new(dir.path().join("cache"));
         let src = dir.path().join("k.ptx");
         fs::write(&src, b".version 8.0\n").unwrap();
         (dir, cache, src)

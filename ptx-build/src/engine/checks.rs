@@ -1,0 +1,145 @@
+//! Checks of a crate's sources and results that no compiler makes: inline PTX, kernel names
+//! that clash or that the link would bind to something else, missing CUDA libraries.
+
+use std::path::Path;
+
+use super::job::CrateJob;
+use crate::diag::{relative, Diagnostic, Level};
+use crate::embed::signature;
+use crate::error::{Error, Result};
+use crate::inline_ptx;
+use crate::report::{Artifact, ArtifactKind, Event, Reporter};
+
+impl CrateJob<'_> {
+    /// Runs the inline-PTX checker over the crate's .cu files and Rust sources.
+    pub(super) fn check_inline_ptx(&self, reporter: &dyn Reporter) -> Result<()> {
+        let (_, diags) = inline_ptx::check_crate(self.krate)?;
+        for d in &diags {
+            reporter.report(Event::Diagnostic(d));
+        }
+        let count = diags.iter().filter(|d| d.level == Level::Error).count();
+        if count > 0 {
+            return Err(Error::InlinePtx { package: self.krate.name.clone(), count, diagnostics: diags });
+        }
+        Ok(())
+    }
+
+    /// A kernel name in two modules of the crate (Rust and CUDA, or two .cu files) would make
+    /// launching by name ambiguous.
+    pub(super) fn check_unique_kernels(&self, artifacts: &[Artifact]) -> Result<()> {
+        let Some(&first) = self.archs.first() else { return Ok(()) };
+        let ptx: Vec<&Artifact> = artifacts.iter().filter(|a| a.kind == ArtifactKind::Ptx && a.arch == first).collect();
+        for (i, a) in ptx.iter().enumerate() {
+            for b in &ptx[i + 1..] {
+                // C++ (mangled) kernels get no method, so two .cu modules may each define the same
+                // helper kernel (llm.c does): they are loaded as separate modules.
+                if let Some(k) = a.kernels.iter().find(|k| !k.name.starts_with("_Z") && b.kernels.iter().any(|o| o.name == k.name)) {
+                    return Err(Error::DuplicateKernel {
+                        name: k.name.clone(),
+                        first: self.definition(a, &k.name),
+                        second: self.definition(b, &k.name),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A Rust kernel named like a libdevice function or an LLVM intrinsic is refused at its line:
+    /// the link would bind the crate's own calls of that function to the kernel (a kernel that
+    /// calls `math::sin` and is named `__nv_sinf` calls itself).
+    pub(super) fn check_rust_kernel_names(&self, kernels: &[String]) -> Result<()> {
+        let sigs = || self.krate.lib_src.as_deref().and_then(|src| signature::rust_kernels(src).ok()).unwrap_or_default();
+        let root = &self.krate.dir;
+        let at = |sig: Option<&signature::KernelSig>| match sig {
+            Some(s) => format!("{}:{}", relative(&s.file, root).display(), s.line),
+            None => relative(self.krate.lib_src.as_deref().unwrap_or(&self.krate.manifest_path), root).display().to_string(),
+        };
+        for name in kernels {
+            if let Some(reason) = reserved_name(name) {
+                let sigs = sigs();
+                return Err(Error::ReservedKernelName {
+                    name: name.clone(),
+                    location: at(sigs.iter().find(|s| &s.name == name)),
+                    reason: reason.into(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Warns (when the front end ran) about `extern "ptx-kernel"` functions without
+    /// `#[no_mangle]`: rustc drops them or exports them under a mangled name, and either way the
+    /// host cannot launch them by name.
+    pub(super) fn warn_unexported_kernels(&self, reporter: &dyn Reporter) {
+        let Some(src) = self.krate.lib_src.as_deref() else { return };
+        for (name, file, line) in signature::unexported_rust_kernels(src).unwrap_or_default() {
+            let d = Diagnostic::warning(format!(
+                "`extern \"ptx-kernel\" fn {name}` has no `#[no_mangle]`, so it is not exported as kernel `{name}`"
+            ))
+            .at(relative(&file, &self.krate.dir), Some(line), None)
+            .rooted(&self.krate.dir)
+            .note("hosts load kernels by name: add `#[no_mangle]` to the function, or use `#[ptx_device::kernel]`");
+            reporter.report(Event::Diagnostic(&d));
+        }
+    }
+
+    /// The CUDA libraries the crate lists (`cuda-libraries`) must have their headers in the
+    /// CUDA install nvcc comes from, or nvcc would fail on the `#include` once per file and arch.
+    pub(super) fn check_cuda_libraries(&self) -> Result<()> {
+        let Some(nvcc) = self.nvcc.filter(|_| !self.krate.cuda_sources.is_empty()) else { return Ok(()) };
+        let Some(include) = nvcc.tool.path.parent().and_then(Path::parent).map(|r| r.join("include")) else { return Ok(()) };
+        for lib in &self.krate.config.cuda.libraries {
+            let header = crate::tools::CUDA_LIBRARIES.iter().find(|(n, _)| n == lib).map(|(_, h)| *h).unwrap_or("");
+            if !include.join(header).is_file() {
+                return Err(Error::ToolMissing {
+                    what: format!("{lib}'s headers ({header} in {})", include.display()),
+                    detail: format!(" (`cuda-libraries` of `{}`)", self.krate.name),
+                    help: format!(
+                        "run `cargo ptx setup` in the project (it installs what `cuda-libraries` lists), or `cargo ptx setup --with {lib}`"
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The same rule for the kernels of .cu files, at their definition.
+    pub(super) fn check_cuda_kernel_names(&self, artifacts: &[Artifact]) -> Result<()> {
+        for a in artifacts.iter().filter(|a| a.kind == ArtifactKind::Ptx && a.module != self.krate.lib_name) {
+            if let Some((k, reason)) = a.kernels.iter().find_map(|k| Some((k, reserved_name(&k.name)?))) {
+                return Err(Error::ReservedKernelName {
+                    name: k.name.clone(),
+                    location: self.definition(a, &k.name),
+                    reason: reason.into(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// `file:line` of a kernel's definition, as far as the sources tell.
+    pub(super) fn definition(&self, artifact: &Artifact, kernel: &str) -> String {
+        let sigs = match &artifact.source {
+            Some(src) if src.extension().is_some_and(|e| e == "cu") => signature::cuda_kernels(src).ok(),
+            Some(src) => signature::rust_kernels(src).ok(),
+            None => None,
+        };
+        let root = &self.krate.dir;
+        match sigs.and_then(|s| s.into_iter().find(|s| s.name == kernel)) {
+            Some(s) => format!("{}:{}", relative(&s.file, root).display(), s.line),
+            None => artifact.source.as_ref().map(|p| relative(p, root).display().to_string()).unwrap_or_else(|| artifact.module.clone()),
+        }
+    }
+}
+
+/// Why a kernel may not have this name, if it may not.
+fn reserved_name(name: &str) -> Option<&'static str> {
+    if name.starts_with("__nv_") {
+        Some("has the name of a libdevice function (`__nv_*`): linking libdevice would make calls of that function call the kernel instead")
+    } else if name.starts_with("llvm.") {
+        Some("has the name of an LLVM intrinsic (`llvm.*`), which LLVM reserves")
+    } else {
+        None
+    }
+}

@@ -1,0 +1,302 @@
+//! One kernel crate's build: the front end once, then every (arch, module) job in parallel,
+//! then the results gathered into a [`CrateOutput`].
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use super::steps::{CudaRecord, JobOut};
+use super::{pool, BuildOptions, CrateOutput};
+use crate::arch::Arch;
+use crate::cache::{self, Key, StepCache};
+use crate::cuda::Nvcc;
+use crate::diag::{relative, Diagnostic};
+use crate::error::{Error, Result};
+use crate::project::KernelCrate;
+use crate::report::{Artifact, ArtifactKind, Event, Reporter};
+use crate::rust::Frontend;
+use crate::tools::{Cuda, Llvm, Rust};
+
+pub(super) struct CrateJob<'a> {
+    pub opts: &'a BuildOptions,
+    pub krate: &'a KernelCrate,
+    /// The toolchain and its LLVM, when the crate has Rust kernels.
+    pub rust: Option<(&'a Rust, &'a Llvm)>,
+    pub cuda: &'a Cuda,
+    pub nvcc: Option<&'a Nvcc>,
+    /// Sorted; the first is the lowest.
+    pub archs: Vec<Arch>,
+    pub libdevice_hash: String,
+    /// Content hashes of headers, computed once per build (several archs read them).
+    hashes: Mutex<HashMap<PathBuf, Option<String>>>,
+    /// The machine's step cache, unless off.
+    pub step_cache: Option<StepCache>,
+    /// The program nvcc and ptxas run through.
+    pub launcher: Option<PathBuf>,
+    /// The target dir (absolute).
+    target: PathBuf,
+    /// `<target>/ptx/<profile>/<crate>`: the artifacts.
+    pub out_dir: PathBuf,
+    /// Stamps and scratch files of this crate, per manifest (see [`CrateJob::new`]).
+    pub work: PathBuf,
+}
+
+/// One unit of per-arch work.
+#[derive(Clone, Copy)]
+enum Job {
+    /// Link the Rust module for an arch, then ptxas.
+    Rust(Arch),
+    /// nvcc one .cu file (by index) for an arch, then ptxas.
+    Cuda(Arch, usize),
+}
+
+impl<'a> CrateJob<'a> {
+    pub fn new(
+        opts: &'a BuildOptions,
+        krate: &'a KernelCrate,
+        rust: Option<(&'a Rust, &'a Llvm)>,
+        cuda: &'a Cuda,
+        nvcc: Option<&'a Nvcc>,
+        archs: Vec<Arch>,
+    ) -> Result<Self> {
+        // Absolute: the nested cargo runs in another folder, where a relative `--target-dir`
+        // would name another place.
+        let target = opts.target_dir.clone().unwrap_or_else(|| krate.target_dir.clone());
+        let target = std::path::absolute(&target).unwrap_or(target);
+        let out_dir = target.join("ptx").join(krate.config.profile.dir_name()).join(&krate.name);
+        // Per manifest: two workspaces sharing a target dir (CARGO_TARGET_DIR) may both have a
+        // kernel crate of this name.
+        let manifest_key = Key::new("manifest").str(&krate.manifest_path.to_string_lossy()).finish();
+        let work = out_dir.join(format!(".work-{}", &manifest_key[..12]));
+        Ok(CrateJob {
+            opts,
+            krate,
+            rust,
+            cuda,
+            nvcc,
+            archs,
+            libdevice_hash: cuda.libdevice.as_ref().and_then(|l| cache::file_hash(&l.path)).unwrap_or_default(),
+            hashes: Mutex::new(HashMap::new()),
+            step_cache: krate.config.shared_cache.as_ref().map(StepCache::new),
+            launcher: find_launcher(krate)?,
+            target,
+            out_dir,
+            work,
+        })
+    }
+
+    pub fn run(&self, reporter: &dyn Reporter) -> Result<CrateOutput> {
+        self.check_inline_ptx(reporter)?;
+        self.prepare_dirs()?;
+        self.check_cuda_libraries()?;
+        let cuda_jobs = if self.nvcc.is_some() { self.krate.cuda_sources.len() } else { 0 };
+        let rust_steps = if self.rust.is_some() { 1 + self.archs.len() } else { 0 };
+        reporter.report(Event::Plan { steps: rust_steps + self.archs.len() * cuda_jobs });
+
+        let frontend = self.frontend();
+        let rust = match &frontend {
+            Some(fe) => {
+                let r = fe.compile(reporter)?;
+                self.check_rust_kernel_names(&r.kernels)?;
+                if !r.fresh {
+                    self.warn_unexported_kernels(reporter);
+                }
+                reporter.report(Event::StepDone);
+                Some(r)
+            }
+            None => None,
+        };
+
+        // CUDA jobs first: nvcc is the slow step.
+        let mut jobs: Vec<Job> = Vec::new();
+        for arch in &self.archs {
+            jobs.extend((0..cuda_jobs).map(|i| Job::Cuda(*arch, i)));
+        }
+        if rust.is_some() {
+            jobs.extend(self.archs.iter().map(|a| Job::Rust(*a)));
+        }
+        let results = pool::parallel(self.jobs(), jobs.len(), |i| match jobs[i] {
+            Job::Rust(arch) => self.rust_arch(arch, rust.as_ref().expect("rust jobs only with a front end"), reporter),
+            Job::Cuda(arch, n) => self.cuda_arch(arch, &self.krate.cuda_sources[n], reporter),
+        });
+        let (mut artifacts, inputs, first_arch_cuda) = self.gather(results, reporter)?;
+        if !self.krate.cuda_sources.is_empty() && self.nvcc.is_none() {
+            // The crate's Rust kernels were built above; its .cu files cannot be.
+            return Err(self.nvcc_missing());
+        }
+        artifacts.sort_by(|a, b| (&a.arch, &a.module, a.kind as u8).cmp(&(&b.arch, &b.module, b.kind as u8)));
+        self.check_unique_kernels(&artifacts)?;
+        self.check_cuda_kernel_names(&artifacts)?;
+        if let Some(c) = &self.step_cache {
+            c.evict_if_stored();
+        }
+
+        if rust.as_ref().is_none_or(|r| r.fresh) && artifacts.iter().all(|a| a.fresh) {
+            reporter.report(Event::Status { verb: "Fresh", message: self.krate.name.clone() });
+        }
+        for a in &artifacts {
+            reporter.report(Event::Artifact(a));
+        }
+        let signatures = match self.opts.signatures {
+            true => self.signatures(frontend.as_ref().zip(rust.as_ref()), &artifacts, &first_arch_cuda, reporter)?,
+            false => BTreeMap::new(),
+        };
+        let mut kernels: Vec<String> = rust.as_ref().map(|r| r.kernels.clone()).unwrap_or_default();
+        if let Some(first) = self.archs.first() {
+            let cuda_ptx = artifacts.iter().filter(|a| a.kind == ArtifactKind::Ptx && a.arch == *first && a.module != self.krate.lib_name);
+            for a in cuda_ptx {
+                kernels.extend(a.kernels.iter().map(|k| k.name.clone()));
+            }
+        }
+        let mut sources: Vec<PathBuf> = rust.map(|r| r.sources).unwrap_or_default();
+        sources.extend(inputs);
+        Ok(CrateOutput {
+            name: self.krate.name.clone(),
+            lib_name: self.krate.lib_name.clone(),
+            lib_src: self.krate.lib_src.clone(),
+            manifest_path: self.krate.manifest_path.clone(),
+            archs: self.archs.clone(),
+            kernels,
+            artifacts,
+            sources,
+            signatures,
+        })
+    }
+
+    /// Creates the work folder and removes what a killed build left: its scratch folders and
+    /// half-written artifacts.
+    fn prepare_dirs(&self) -> Result<()> {
+        cache::create_dir_all(&self.work)?;
+        cache::remove_stale(&self.work);
+        for arch in &self.archs {
+            cache::remove_stale(&self.work.join(arch.to_string()));
+            cache::remove_stale(&self.out_dir.join(arch.to_string()));
+        }
+        Ok(())
+    }
+
+    /// The Rust front end of the crate, when it has Rust kernels.
+    fn frontend(&self) -> Option<Frontend<'_>> {
+        let (rust, llvm) = self.rust?;
+        Some(Frontend {
+            rust,
+            llvm,
+            krate: self.krate,
+            profile: self.krate.config.profile,
+            features: &self.krate.config.features,
+            // The lowest arch of the build, so the bitcode is valid for every arch.
+            cpu: *self.archs.first()?,
+            cargo_target_dir: self.target.join("ptx").join("cargo"),
+            work_dir: self.work.clone(),
+            color: self.opts.color,
+            shared_cache: self.step_cache.as_ref().map(StepCache::root),
+            manifest_flags: self.opts.manifest_flags,
+        })
+    }
+
+    /// The jobs' results: artifacts, the files they read, and the first arch's nvcc records
+    /// (for the signatures of kernels that macros stamp out). A source error every arch hits is
+    /// one error: each diagnostic is reported once, with the archs it applies to.
+    #[allow(clippy::type_complexity)]
+    fn gather(
+        &self,
+        results: Vec<Result<JobOut>>,
+        reporter: &dyn Reporter,
+    ) -> Result<(Vec<Artifact>, BTreeSet<PathBuf>, BTreeMap<String, (String, CudaRecord)>)> {
+        let mut artifacts = Vec::new();
+        let mut inputs: BTreeSet<PathBuf> = BTreeSet::new();
+        let mut first_arch_cuda = BTreeMap::new();
+        let mut first_error: Option<Error> = None;
+        let mut diagnostics: Vec<(Diagnostic, Vec<String>)> = Vec::new();
+        for r in results {
+            let e = match r {
+                Ok(out) => {
+                    artifacts.extend(out.artifacts);
+                    inputs.extend(out.inputs);
+                    first_arch_cuda.extend(out.first_arch_cuda);
+                    continue;
+                }
+                Err(e) => e,
+            };
+            if let Error::Ptxas { diagnostics: ds, arch, .. } | Error::Nvcc { diagnostics: ds, arch, .. } = &e {
+                for d in ds {
+                    match diagnostics.iter_mut().find(|(seen, _)| seen == d) {
+                        Some((_, archs)) => archs.push(arch.clone()),
+                        None => diagnostics.push((d.clone(), vec![arch.clone()])),
+                    }
+                }
+            }
+            // The same file failing for several archs: one error naming them all.
+            match (&mut first_error, e) {
+                (Some(Error::Nvcc { file, arch, .. }), Error::Nvcc { file: f2, arch: a2, .. }) if *file == f2 => {
+                    arch.push_str(", ");
+                    arch.push_str(&a2);
+                }
+                (Some(Error::Ptxas { package, arch, .. }), Error::Ptxas { package: p2, arch: a2, .. }) if *package == p2 => {
+                    arch.push_str(", ");
+                    arch.push_str(&a2);
+                }
+                (None, e) => first_error = Some(e),
+                _ => {}
+            }
+        }
+        for (mut d, archs) in diagnostics {
+            if archs.len() > 1 {
+                d.notes.push(format!("for {}", archs.join(", ")));
+            }
+            reporter.report(Event::Diagnostic(&d));
+        }
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok((artifacts, inputs, first_arch_cuda)),
+        }
+    }
+
+    fn nvcc_missing(&self) -> Error {
+        let n = self.krate.cuda_sources.len();
+        Error::ToolMissing {
+            what: "nvcc".into(),
+            detail: format!(
+                " (needed for {n} .cu file{} of `{}`, e.g. {})",
+                if n == 1 { "" } else { "s" },
+                self.krate.name,
+                relative(&self.krate.cuda_sources[0].path, &self.krate.dir).display()
+            ),
+            help: "run `cargo ptx setup` (installs NVIDIA's nvcc, ptxas and libdevice), or set NVCC or CUDA_PATH".into(),
+        }
+    }
+
+    fn jobs(&self) -> usize {
+        self.opts
+            .jobs
+            .or_else(|| std::env::var("NUM_JOBS").ok().and_then(|n| n.parse().ok()))
+            .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+            .max(1)
+    }
+
+    /// The content hash of a file, computed once per build.
+    pub fn hash_of(&self, path: &Path) -> Option<String> {
+        if let Some(h) = self.hashes.lock().unwrap_or_else(|e| e.into_inner()).get(path) {
+            return h.clone();
+        }
+        let h = cache::file_hash(path);
+        self.hashes.lock().unwrap_or_else(|e| e.into_inner()).insert(path.to_path_buf(), h.clone());
+        h
+    }
+
+    /// Each recorded input (relative to the package folder where it lies below it) still has
+    /// the recorded hash.
+    pub fn inputs_unchanged(&self, inputs: &[(PathBuf, String)]) -> bool {
+        inputs.iter().all(|(p, h)| self.hash_of(&self.krate.dir.join(p)).as_deref() == Some(h.as_str()))
+    }
+}
+
+/// The `launcher` program of a crate, found on PATH (or as a path), or an error saying how to get it.
+fn find_launcher(krate: &KernelCrate) -> Result<Option<PathBuf>> {
+    let Some(name) = &krate.config.launcher else { return Ok(None) };
+    crate::tools::find_program(name).map(Some).ok_or_else(|| Error::ToolMissing {
+        what: format!("the launcher `{name}`"),
+        detail: format!(" (the `launcher` option of `{}`, or CARGO_PTX_LAUNCHER)", krate.name),
+        help: format!("install it (`cargo ptx setup --with sccache` installs sccache) or put it on PATH, or unset the option; `{name}` runs nvcc and ptxas"),
+    })
+}

@@ -1,0 +1,215 @@
+//! The embed stage's input, read only when a Builder asks for it: every module's kernel
+//! signatures, from the sources where they show every kernel, else from what the compiler saw
+//! (rustc's expansion of the crate, the .cu file's preprocessed unit) for kernels that macros
+//! stamp out. What cannot be read leaves those kernels untyped, with a warning saying why.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::job::CrateJob;
+use super::steps::CudaRecord;
+use crate::arch::Arch;
+use crate::cache::{CachedStep, Key};
+use crate::diag::{relative, Diagnostic};
+use crate::embed::signature::KernelSig;
+use crate::embed::{demangle, host_types, signature};
+use crate::error::Result;
+use crate::report::{Artifact, ArtifactKind, Event, Reporter};
+use crate::rust::{Frontend, RustKernels};
+
+impl CrateJob<'_> {
+    /// Each module's signatures: the Rust crate's (by-value struct types named as the host can
+    /// reach them) and each .cu file's. `first_arch_cuda` holds each .cu module's nvcc key and
+    /// record for the first arch.
+    pub(super) fn signatures(
+        &self,
+        rust: Option<(&Frontend<'_>, &RustKernels)>,
+        artifacts: &[Artifact],
+        first_arch_cuda: &BTreeMap<String, (String, CudaRecord)>,
+        reporter: &dyn Reporter,
+    ) -> Result<BTreeMap<String, Vec<KernelSig>>> {
+        let mut out = BTreeMap::new();
+        if let (Some((fe, r)), Some(lib)) = (rust, self.krate.lib_src.as_deref()) {
+            let sigs = rust_signatures(
+                lib,
+                signature::rust_kernels(lib)?,
+                &r.kernels,
+                |missing| fe.expand(r, missing),
+                reporter,
+                &self.krate.name,
+            );
+            out.insert(self.krate.lib_name.clone(), self.for_host(lib, sigs, reporter)?);
+        }
+        let Some(first) = self.archs.first().copied() else { return Ok(out) };
+        for src in &self.krate.cuda_sources {
+            let entries: Vec<String> = artifacts
+                .iter()
+                .find(|a| a.kind == ArtifactKind::Ptx && a.arch == first && a.module == src.module)
+                .map(|a| a.kernels.iter().map(|k| k.name.clone()).collect())
+                .unwrap_or_default();
+            let source = signature::cuda_kernels(&src.path)?;
+            let shown = |entry: &String| {
+                let name = demangle::demangle(entry).map(|d| d.name().to_string()).unwrap_or_else(|| entry.clone());
+                source.iter().any(|s| s.name == name)
+            };
+            let sigs = match (entries.iter().all(shown), first_arch_cuda.get(&src.module)) {
+                (false, Some((key, record))) => self.preprocessed(first, src, key, record, reporter).unwrap_or(source),
+                _ => source,
+            };
+            out.insert(src.module.clone(), sigs);
+        }
+        Ok(out)
+    }
+
+    /// The kernels of a .cu file read from its preprocessed translation unit: the one the first
+    /// arch's nvcc kept, or `nvcc -E` with the same flags (after a step-cache hit). Cached,
+    /// keyed by the compile and the content of every file nvcc read. `None` after a warning.
+    fn preprocessed(
+        &self,
+        arch: Arch,
+        src: &crate::project::CudaSource,
+        key: &str,
+        record: &CudaRecord,
+        reporter: &dyn Reporter,
+    ) -> Option<Vec<KernelSig>> {
+        let work = self.work.join(arch.to_string());
+        let mut k = Key::new("preprocessed-signatures-v2");
+        k.str(key);
+        for (path, hash) in &record.inputs {
+            k.str(&path.to_string_lossy()).str(hash);
+        }
+        let kept = self.kept_unit(arch, src);
+        let step =
+            CachedStep { stamp: work.join(format!("signatures-{}.json", src.module)), key: k.finish(), shared: None, outputs: Vec::new() };
+        let read = step.run(
+            |_: &Vec<KernelSig>| true,
+            || {
+                let text = match std::fs::read_to_string(&kept) {
+                    Ok(text) => text,
+                    Err(_) => {
+                        let out = self.out_dir.join(arch.to_string()).join(format!("{}.ptx", src.module));
+                        self.cuda_compile(arch, src, &work, &out, None).preprocess()?
+                    }
+                };
+                signature::cuda_kernels_preprocessed(&text, &self.krate.dir)
+            },
+        );
+        let _ = std::fs::remove_file(&kept);
+        match read {
+            Ok(done) => Some(done.meta),
+            Err(e) => {
+                let d = Diagnostic::warning(format!(
+                    "the kernels of {} that macros stamp out get no typed launch method: {e}",
+                    relative(&src.path, &self.krate.dir).display()
+                ));
+                reporter.report(Event::Diagnostic(&d));
+                None
+            }
+        }
+    }
+
+    /// By-value struct types named as the host can reach them (`use shared::Affine` ->
+    /// `::shared::Affine`); a type the kernel crate defines itself is a warning with the fix.
+    fn for_host(&self, lib: &Path, mut sigs: Vec<KernelSig>, reporter: &dyn Reporter) -> Result<Vec<KernelSig>> {
+        let root = lib.parent().unwrap_or(Path::new("/"));
+        for w in host_types::resolve(lib, &mut sigs)? {
+            // Paths relative to the crate's folder where they lie below it, absolute in the output.
+            let file = w.file.clone().unwrap_or_default();
+            let w = Diagnostic { file: Some(relative(&file, root)), ..w }.rooted(root);
+            reporter.report(Event::Diagnostic(&w));
+        }
+        Ok(sigs)
+    }
+}
+
+/// The Rust kernels of the crate rooted at `lib`: those the source reader found (`source`), and,
+/// when the bitcode exports kernels it did not (`exported`: kernels stamped out by macros),
+/// those read from the expanded crate that `expand` writes. When the expansion fails, those
+/// kernels stay untyped and a warning says why.
+fn rust_signatures(
+    lib: &Path,
+    source: Vec<KernelSig>,
+    exported: &[String],
+    expand: impl FnOnce(&[String]) -> std::result::Result<PathBuf, String>,
+    reporter: &dyn Reporter,
+    package: &str,
+) -> Vec<KernelSig> {
+    let missing: Vec<String> = exported.iter().filter(|k| !source.iter().any(|s| s.ptx_names().contains(&k.as_str()))).cloned().collect();
+    if missing.is_empty() {
+        return source;
+    }
+    let read = expand(&missing).map_err(|why| format!("the crate could not be expanded ({why})")).and_then(|path| {
+        signature::rust_kernels_expanded(lib, source.clone(), &path).map_err(|e| format!("reading the expanded crate failed ({e})"))
+    });
+    match read {
+        Ok(sigs) => sigs,
+        Err(why) => {
+            reporter.report(Event::Diagnostic(
+                &Diagnostic::warning(format!("kernels of `{package}` stamped out by macros get no typed launch method: {why}"))
+                    .at(lib, None, None)
+                    .note("they are embedded and listed in KERNEL_NAMES: launch them with `kernels.launch_builder(&stream, NAME)`"),
+            ));
+            source
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    #[derive(Default)]
+    struct Recorder(Mutex<Vec<String>>);
+
+    impl Reporter for Recorder {
+        fn report(&self, event: Event<'_>) {
+            if let Event::Diagnostic(d) = event {
+                self.0.lock().unwrap().push(d.message.clone());
+            }
+        }
+    }
+
+    #[test]
+    fn kernels_stamped_out_by_macros_are_read_from_the_expansion_or_stay_untyped_with_the_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = dir.path().join("lib.rs");
+        std::fs::write(&lib, "//! Kernels.\nm!(k);\n").unwrap();
+        let source = signature::rust_kernels(&lib).unwrap();
+        let exported = ["k".to_string()];
+        let r = Recorder::default();
+
+        // Every kernel shown by the source: no expansion.
+        let none = rust_signatures(&lib, source.clone(), &[], |_| panic!("no expansion needed"), &r, "kern");
+        assert!(none.is_empty() && r.0.lock().unwrap().is_empty());
+
+        let failed =
+            rust_signatures(&lib, source.clone(), &exported, |_| Err("`cargo rustc` failed: error: no such command".into()), &r, "kern");
+        assert!(failed.is_empty());
+        assert_eq!(
+            r.0.lock().unwrap().pop().unwrap(),
+            "kernels of `kern` stamped out by macros get no typed launch method: the crate could not be expanded (`cargo rustc` failed: error: no such command)"
+        );
+
+        let expanded = dir.path().join("expanded.rs");
+        let unread = rust_signatures(&lib, source.clone(), &exported, |_| Ok(expanded.clone()), &r, "kern");
+        assert!(unread.is_empty());
+        let w = r.0.lock().unwrap().pop().unwrap();
+        assert!(w.contains("reading the expanded crate failed (could not read") && w.contains("expanded.rs"), "{w}");
+
+        std::fs::write(&expanded, "#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn k(x: *mut f32) {}\n").unwrap();
+        let k = rust_signatures(
+            &lib,
+            source,
+            &exported,
+            |missing| {
+                assert_eq!(missing, ["k".to_string()]);
+                Ok(expanded.clone())
+            },
+            &r,
+            "kern",
+        );
+        assert_eq!((k[0].name.as_str(), k[0].line), ("k", 2), "placed at the macro call `m!(k)`");
+    }
+}

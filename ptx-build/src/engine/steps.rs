@@ -1,0 +1,266 @@
+//! The per-arch steps of a crate, each a [`CachedStep`]: the Rust link, nvcc for one .cu file,
+//! and ptxas for the PTX of either.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::job::CrateJob;
+use crate::arch::Arch;
+use crate::backend::link::ArchLink;
+use crate::backend::ptxas::{self, Resources};
+use crate::cache::{CachedStep, Key, Outcome};
+use crate::cuda::CudaCompile;
+use crate::diag::relative;
+use crate::error::Result;
+use crate::project::CudaSource;
+use crate::report::{Artifact, ArtifactKind, Event, KernelInfo, Reporter};
+use crate::rust::RustKernels;
+
+/// What a job produced.
+pub(super) struct JobOut {
+    pub artifacts: Vec<Artifact>,
+    /// Files the job read (a .cu file and its headers).
+    pub inputs: Vec<PathBuf>,
+    /// For a .cu file's first arch: its module name, the nvcc step's key and record (the
+    /// signature stage reads the kernels macros stamp out with the same flags).
+    pub first_arch_cuda: Option<(String, (String, CudaRecord))>,
+}
+
+/// What the nvcc step records.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(super) struct CudaRecord {
+    /// Every file nvcc read outside the CUDA install, relative to the package where it lies
+    /// below it (so the record holds in another checkout), with its content hash.
+    pub inputs: Vec<(PathBuf, String)>,
+    /// The PTX's kernels.
+    pub kernels: Vec<String>,
+}
+
+/// A PTX module of a crate: the Rust kernels, or one .cu file.
+struct Module<'a> {
+    name: &'a str,
+    source: Option<&'a Path>,
+    kernels: &'a [String],
+    /// What relative `.file` paths in the PTX are relative to (see `rust::Frontend`'s flags and
+    /// `ptx::relative_file_lines`).
+    root: &'a Path,
+}
+
+impl CrateJob<'_> {
+    /// The Rust module linked for `arch`, then assembled.
+    pub(super) fn rust_arch(&self, arch: Arch, rust: &RustKernels, reporter: &dyn Reporter) -> Result<JobOut> {
+        let (toolchain, llvm) = self.rust.expect("rust jobs only with a toolchain");
+        let work = self.work.join(arch.to_string());
+        let ptx_path = self.out_dir.join(arch.to_string()).join(format!("{}.ptx", self.krate.lib_name));
+        let config = &self.krate.config;
+        let key = {
+            // v4: the stamp holds output hashes and metadata (the cached-step protocol).
+            let mut k = Key::new("link-v4");
+            k.str(&rust.module_hash).str(&rust.kernels.join(",")).str(&self.libdevice_hash).str(&toolchain.version);
+            k.str(&arch.to_string()).str(&config.ptx_isa.map(|i| i.to_string()).unwrap_or_default());
+            k.str(&format!("{:?}{}", config.profile, config.ftz));
+            k.str(&format!("fmad={} unroll={:?}", config.fmad, config.unroll_threshold));
+            k.finish()
+        };
+        let step = CachedStep {
+            stamp: work.join("link.json"),
+            shared: self.step_cache.as_ref().map(|c| (c, key.clone())),
+            key,
+            outputs: vec![("ptx", ptx_path.clone())],
+        };
+        let done = step.run(
+            |_: &()| true,
+            || {
+                reporter.report(Event::Status { verb: "Linking", message: format!("{} for {arch}", self.krate.name) });
+                ArchLink {
+                    llvm,
+                    package: &self.krate.name,
+                    module: &rust.module,
+                    kernels: &rust.kernels,
+                    libdevice: self.cuda.libdevice.as_ref(),
+                    arch,
+                    ptx_isa: config.ptx_isa,
+                    ftz: config.ftz,
+                    fmad: config.fmad,
+                    unroll_threshold: config.unroll_threshold,
+                    profile: config.profile,
+                    work_dir: &work,
+                    out: &ptx_path,
+                }
+                .run()?;
+                crate::backend::ptx::relative_file_lines(&ptx_path, &self.krate.workspace_root)
+            },
+        )?;
+        reporter.report(Event::StepDone);
+        let module = Module {
+            name: &self.krate.lib_name,
+            source: self.krate.lib_src.as_deref(),
+            kernels: &rust.kernels,
+            root: &self.krate.workspace_root,
+        };
+        let artifacts = self.with_cubin(arch, &module, &ptx_path, &done.hashes[0], done.outcome == Outcome::Fresh, &work, reporter)?;
+        Ok(JobOut { artifacts, inputs: Vec::new(), first_arch_cuda: None })
+    }
+
+    /// One .cu file compiled by nvcc for `arch`, then assembled.
+    pub(super) fn cuda_arch(&self, arch: Arch, src: &CudaSource, reporter: &dyn Reporter) -> Result<JobOut> {
+        let work = self.work.join(arch.to_string());
+        let ptx_path = self.out_dir.join(arch.to_string()).join(format!("{}.ptx", src.module));
+        // The signature stage reads kernels that macros stamp out (candle's style) from the
+        // preprocessed unit nvcc keeps on the way, for the first arch (not under a launcher:
+        // sccache would not cache a `-keep` compile).
+        let first_arch = self.archs.first() == Some(&arch);
+        let kept = self.kept_unit(arch, src);
+        let _ = std::fs::remove_file(&kept);
+        let keep = first_arch && self.launcher.is_none() && self.opts.signatures;
+        let compile = self.cuda_compile(arch, src, &work, &ptx_path, keep.then_some(kept.as_path()));
+        let nvcc = compile.nvcc;
+        // Keyed by the flags, nvcc and its host compiler; the record adds the hash of every file
+        // nvcc read last time (headers inside the CUDA install are covered by its version).
+        let key = {
+            let mut k = Key::new("cuda-v2");
+            k.str(&nvcc.tool.version).str(&nvcc.tool.path.to_string_lossy()).str(&nvcc.host_key()).str(&src.path.to_string_lossy());
+            for f in compile.flags() {
+                k.str(&f.to_string_lossy());
+            }
+            k.finish()
+        };
+        // The step cache's key cannot hold this checkout's paths: flags and the source are
+        // named relative to the package, the source by its content too; the record's other
+        // inputs are checked before an entry is used.
+        let shared = match (&self.step_cache, self.hash_of(&src.path)) {
+            (Some(cache), Some(source_hash)) => {
+                let mut k = Key::new("cuda-shared-v1");
+                k.str(&nvcc.tool.version).str(&nvcc.host_key()).str(&relative(&src.path, &self.krate.dir).to_string_lossy());
+                k.str(&source_hash);
+                for f in compile.flags() {
+                    k.str(&relative_flag(&f.to_string_lossy(), &self.krate.dir));
+                }
+                Some((cache, k.finish()))
+            }
+            _ => None,
+        };
+        let step =
+            CachedStep { stamp: work.join(format!("cuda-{}.json", src.module)), key, shared, outputs: vec![("ptx", ptx_path.clone())] };
+        let done = step.run(
+            |r: &CudaRecord| self.inputs_unchanged(&r.inputs),
+            || {
+                reporter.report(Event::Status {
+                    verb: "Compiling",
+                    message: format!("{} (CUDA, {}) for {arch}", self.krate.name, relative(&src.path, &self.krate.dir).display()),
+                });
+                let read = compile.run()?;
+                let inputs = read.iter().filter_map(|p| Some((relative(p, &self.krate.dir), self.hash_of(p)?))).collect();
+                let text = std::fs::read_to_string(&ptx_path).map_err(|e| crate::error::Error::io("read", &ptx_path, e))?;
+                let kernels = crate::backend::ptx::Module::parse(&text).entries.into_iter().map(|e| e.name).collect();
+                Ok(CudaRecord { inputs, kernels })
+            },
+        )?;
+        reporter.report(Event::StepDone);
+        let record = done.meta;
+        let module = Module { name: &src.module, source: Some(&src.path), kernels: &record.kernels, root: &self.krate.dir };
+        let artifacts = self.with_cubin(arch, &module, &ptx_path, &done.hashes[0], done.outcome == Outcome::Fresh, &work, reporter)?;
+        let inputs = record.inputs.iter().map(|(p, _)| self.krate.dir.join(p)).collect();
+        let first_arch_cuda = first_arch.then(|| (src.module.clone(), (step.key, record)));
+        Ok(JobOut { artifacts, inputs, first_arch_cuda })
+    }
+
+    /// Where the first arch's nvcc run keeps the preprocessed unit of `src`.
+    pub(super) fn kept_unit(&self, arch: Arch, src: &CudaSource) -> PathBuf {
+        self.work.join(arch.to_string()).join(format!("{}.cpp1.ii", src.module))
+    }
+
+    /// The nvcc run of `src` for `arch`, as the crate's options ask.
+    pub(super) fn cuda_compile<'c>(
+        &'c self,
+        arch: Arch,
+        src: &'c CudaSource,
+        work: &'c Path,
+        out: &'c Path,
+        keep_preprocessed: Option<&'c Path>,
+    ) -> CudaCompile<'c> {
+        let lone = self.krate.manifest_path.extension().is_some_and(|e| e == "cu");
+        CudaCompile {
+            nvcc: self.nvcc.expect("cuda jobs only with nvcc"),
+            source: src,
+            config: &self.krate.config.cuda,
+            package_dir: &self.krate.dir,
+            arch,
+            ftz: self.krate.config.ftz,
+            fmad: self.krate.config.fmad,
+            device_debug: self.krate.config.cuda.gdb,
+            out,
+            work_dir: work,
+            launcher: self.launcher.as_deref(),
+            include_help: self.opts.source.include_help(self.krate.options_table.as_ref(), lone),
+            keep_preprocessed,
+        }
+    }
+
+    /// The PTX artifact and, for `sm_XX` archs with ptxas found, the cubin: the one ptxas step
+    /// of Rust and CUDA kernels. Keyed by the PTX, the ptxas and the arch.
+    #[allow(clippy::too_many_arguments)]
+    fn with_cubin(
+        &self,
+        arch: Arch,
+        module: &Module<'_>,
+        ptx_path: &Path,
+        ptx_hash: &str,
+        ptx_fresh: bool,
+        work: &Path,
+        reporter: &dyn Reporter,
+    ) -> Result<Vec<Artifact>> {
+        let artifact = |kind, path: PathBuf, kernels, fresh| Artifact {
+            package: self.krate.name.clone(),
+            module: module.name.to_string(),
+            source: module.source.map(Path::to_path_buf),
+            arch,
+            kind,
+            path,
+            kernels,
+            fresh,
+        };
+        let mut artifacts = vec![artifact(
+            ArtifactKind::Ptx,
+            ptx_path.to_path_buf(),
+            module.kernels.iter().map(|k| KernelInfo::named(k)).collect(),
+            ptx_fresh,
+        )];
+        let Some(ptxas_tool) = self.cuda.ptxas.as_ref().filter(|_| arch.makes_cubin()) else {
+            return Ok(artifacts);
+        };
+        let cubin = ptx_path.with_extension("cubin");
+        let key = Key::new("ptxas-v2")
+            .str(ptx_hash)
+            .str(&ptxas_tool.version)
+            .str(&ptxas_tool.path.to_string_lossy())
+            .str(&arch.to_string())
+            .finish();
+        let step = CachedStep {
+            stamp: work.join(format!("ptxas-{}.json", module.name)),
+            shared: self.step_cache.as_ref().map(|c| (c, key.clone())),
+            key,
+            outputs: vec![("cubin", cubin.clone())],
+        };
+        let done = step.run(
+            |_: &Vec<Resources>| true,
+            || {
+                reporter.report(Event::Status {
+                    verb: "Assembling",
+                    message: format!("{} ({}) for {arch} (ptxas {})", self.krate.name, module.name, ptxas_tool.version),
+                });
+                ptxas::assemble(ptxas_tool, self.launcher.as_deref(), ptx_path, arch, &cubin, &self.krate.name, module.root)
+            },
+        )?;
+        let kernels = done.meta.iter().map(KernelInfo::from).collect();
+        artifacts.push(artifact(ArtifactKind::Cubin, cubin, kernels, done.outcome == Outcome::Fresh));
+        Ok(artifacts)
+    }
+}
+
+/// A flag with the package folder's path made relative (`-I/abs/pkg/include` -> `-Iinclude`),
+/// for keys that hold across checkouts.
+fn relative_flag(flag: &str, dir: &Path) -> String {
+    flag.replace(&crate::diag::dir_prefix(dir), "")
+}

@@ -1,0 +1,275 @@
+//! The nested cargo that builds a kernel crate for the GPU target: an environment scrubbed of
+//! the outer build's variables, the crate's features and cargo's `--locked`-style flags, and
+//! cargo's JSON messages read for diagnostics and the bitcode each unit left.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use super::Frontend;
+use crate::arch::TARGET;
+use crate::backend::bitcode::Profile;
+use crate::diag::{dir_prefix, Diagnostic, Level};
+use crate::error::{Error, Result};
+use crate::project::cargo::{Message, RustcDiagnostic};
+use crate::report::{Event, Reporter};
+use crate::tools::process;
+
+/// Variables of an outer cargo or build script that must not leak into the nested cargo.
+const SCRUBBED: &[&str] = &[
+    "RUSTC",
+    "RUSTC_WRAPPER",
+    "RUSTC_WORKSPACE_WRAPPER",
+    "RUSTFLAGS",
+    "CARGO_ENCODED_RUSTFLAGS",
+    "RUSTDOCFLAGS",
+    "CARGO_TARGET_DIR",
+    "CARGO_BUILD_TARGET",
+    "CARGO_BUILD_TARGET_DIR",
+    "CARGO_BUILD_RUSTFLAGS",
+    "CARGO_BUILD_RUSTC",
+    "CARGO_BUILD_RUSTC_WRAPPER",
+    "RUSTUP_TOOLCHAIN",
+    "OUT_DIR",
+    "TARGET",
+    "HOST",
+    "PROFILE",
+    "OPT_LEVEL",
+    "DEBUG",
+    "NUM_JOBS",
+    "CARGO_MANIFEST_DIR",
+    "CARGO_MANIFEST_PATH",
+    "CARGO_PKG_NAME",
+    "CARGO_PRIMARY_PACKAGE",
+];
+const SCRUBBED_PREFIXES: &[&str] = &["CARGO_CFG_", "CARGO_FEATURE_", "CARGO_PKG_", "DEP_"];
+
+/// A crate the nested cargo compiled to bitcode.
+pub(super) struct Unit {
+    pub crate_name: String,
+    pub bitcode: PathBuf,
+}
+
+impl Frontend<'_> {
+    /// cargo with the outer build's variables scrubbed and the toolchain, flags and colour set.
+    pub(super) fn scrubbed_cargo(&self, rustflags: &[String], color: bool) -> Command {
+        let mut cmd = process::command(&self.rust.cargo);
+        for (var, _) in std::env::vars_os() {
+            let name = var.to_string_lossy();
+            if SCRUBBED.contains(&name.as_ref()) || SCRUBBED_PREFIXES.iter().any(|p| name.starts_with(p)) {
+                cmd.env_remove(&var);
+            }
+        }
+        cmd.env("RUSTC", &self.rust.rustc)
+            .env("RUSTUP_TOOLCHAIN", &self.rust.toolchain)
+            .env("CARGO_ENCODED_RUSTFLAGS", rustflags.join("\x1f"))
+            .env("CARGO_TERM_PROGRESS_WHEN", "never")
+            .env("CARGO_TERM_COLOR", if color { "always" } else { "never" });
+        // cargo reads `.cargo/config.toml` from its working folder up, not from the manifest's.
+        // One folder whatever the caller's, so `cargo ptx build` in any folder and build.rs read
+        // the same configuration, and one above the kernel workspace: the `.cargo/config.toml`
+        // that `cargo ptx new` writes there (target and `build-std` for `cargo check` and
+        // rust-analyzer) would otherwise add `-Zbuild-std` to a `--sysroot` build and compile
+        // `core` again. The flags below set the target and `core` themselves.
+        cmd.current_dir(config_dir(&self.krate.workspace_root));
+        cmd
+    }
+
+    fn feature_args(&self, cmd: &mut Command) {
+        if !self.features.features.is_empty() {
+            cmd.arg("--features").arg(self.features.features.join(","));
+        }
+        if self.features.all_features {
+            cmd.arg("--all-features");
+        }
+        if self.features.no_default_features {
+            cmd.arg("--no-default-features");
+        }
+    }
+
+    /// `cargo rustc` of the kernel crate's lib for the GPU target, in the nested target dir,
+    /// with its features and cargo's `--locked`-style flags: what the build and the expansion share.
+    pub(super) fn cargo_rustc(&self, rustflags: &[String], color: bool, use_sysroot: bool) -> Command {
+        let mut cmd = self.scrubbed_cargo(rustflags, color);
+        cmd.arg("rustc").args(["--lib", "--target", TARGET]);
+        if !use_sysroot {
+            cmd.arg("-Zbuild-std=core");
+        }
+        cmd.arg("--manifest-path")
+            .arg(&self.krate.manifest_path)
+            .args(["-p", &self.krate.name])
+            .arg("--target-dir")
+            .arg(&self.cargo_target_dir)
+            .args(self.manifest_flags.args());
+        self.feature_args(&mut cmd);
+        cmd
+    }
+
+    fn command(&self, use_sysroot: bool) -> Command {
+        let mut cmd = self.cargo_rustc(&self.cargo_rustflags(use_sysroot), self.color, use_sysroot);
+        cmd.args(["--crate-type", "rlib"]).arg(if self.color {
+            "--message-format=json-diagnostic-rendered-ansi"
+        } else {
+            "--message-format=json"
+        });
+        if self.profile == Profile::Release {
+            cmd.arg("--release");
+        }
+        // For the kernel crate alone (RUSTFLAGS would rebuild `core` per crate): its sources
+        // named relative to the workspace in the PTX, as rustc's messages name them. The path
+        // in the flag also keeps two checkouts of one crate apart in a shared target dir: cargo
+        // fingerprints path packages by workspace-relative paths and mtimes, and without it
+        // hands the second checkout the first one's bitcode when its files are older.
+        cmd.arg("--").arg(format!("--remap-path-prefix={}=", dir_prefix(&self.krate.workspace_root)));
+        cmd
+    }
+
+    /// The crates compiled to bitcode, and the dep-info files of proc-macros the kernels use
+    /// (built for the host: their sources are inputs of the kernels too).
+    pub(super) fn run_cargo(&self, reporter: &dyn Reporter, use_sysroot: bool) -> Result<(Vec<Unit>, Vec<PathBuf>)> {
+        let mut cmd = self.command(use_sysroot);
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).stdin(Stdio::null());
+        let mut child = process::spawn("cargo", &mut cmd)?;
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let target_root = self.cargo_target_dir.join(TARGET);
+
+        let (units, host_dep_infos, errors, stderr_text) = std::thread::scope(|s| {
+            // cargo's own lines (Compiling, Downloading, manifest errors) come on stderr.
+            let err_thread = s.spawn(move || {
+                let mut text = String::new();
+                for line in BufReader::new(stderr).lines().map_while(std::result::Result::ok) {
+                    let t = line.trim_start();
+                    if let Some(rest) = t.strip_prefix("Compiling ").or_else(|| t.strip_prefix("Downloaded ")) {
+                        reporter.report(Event::Progress { message: rest.to_string() });
+                    }
+                    text.push_str(&line);
+                    text.push('\n');
+                }
+                text
+            });
+            let mut units = Vec::new();
+            let mut host_dep_infos = Vec::new();
+            let mut errors = 0;
+            for line in BufReader::new(stdout).lines().map_while(std::result::Result::ok) {
+                match Message::parse(&line) {
+                    Some(Message::CompilerMessage { message }) => {
+                        let mut d = from_rustc(&message).rooted(&self.krate.workspace_root);
+                        d.compiler_json = serde_json::from_str::<serde_json::Value>(&line).ok().map(|mut v| v["message"].take());
+                        if d.level == Level::Error && !d.message.starts_with("aborting due to") {
+                            errors += 1;
+                        }
+                        if !d.message.starts_with("aborting due to") {
+                            reporter.report(Event::Diagnostic(&d));
+                        }
+                    }
+                    Some(Message::CompilerArtifact { target, filenames }) => {
+                        if target.kind.iter().any(|k| k == "proc-macro") {
+                            host_dep_infos.extend(filenames.iter().filter_map(|f| dep_info_of_host_lib(f)));
+                            continue;
+                        }
+                        let crate_name = target.name.replace('-', "_");
+                        for f in &filenames {
+                            if f.starts_with(&target_root) {
+                                if let Some(bc) = bitcode_of(f) {
+                                    if bc.is_file() && !units.iter().any(|u: &Unit| u.bitcode == bc) {
+                                        units.push(Unit { crate_name: crate_name.clone(), bitcode: bc });
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            (units, host_dep_infos, errors, err_thread.join().unwrap_or_default())
+        });
+        let status = process::wait("cargo", &cmd, &mut child)?;
+        if status.success() {
+            return Ok((units, host_dep_infos));
+        }
+        if errors > 0 {
+            return Err(Error::RustCompile { package: self.krate.name.clone(), errors, extra: String::new() });
+        }
+        let relevant: Vec<&str> =
+            stderr_text.lines().filter(|l| !l.trim_start().starts_with("Compiling") && !l.trim_start().starts_with("Downloaded")).collect();
+        Err(process::failed_with(
+            "cargo",
+            format!(" building kernel crate `{}` for {TARGET}", self.krate.name),
+            &cmd,
+            relevant.iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n"),
+        ))
+    }
+}
+
+/// The folder the nested cargo runs in: the one above the kernel crate's workspace (the
+/// workspace itself at the file system's root).
+fn config_dir(workspace_root: &Path) -> &Path {
+    workspace_root.parent().unwrap_or(workspace_root)
+}
+
+/// `deps/libcore-<hash>.rlib` or `.rmeta` -> `deps/core-<hash>.bc` (what `--emit=llvm-bc` wrote).
+fn bitcode_of(file: &Path) -> Option<PathBuf> {
+    let name = file.file_name()?.to_str()?;
+    let stem = name.strip_suffix(".rlib").or_else(|| name.strip_suffix(".rmeta"))?;
+    let stem = stem.strip_prefix("lib")?;
+    if !stem.contains('-') {
+        return None; // the uplifted copy without a hash
+    }
+    let dir = file.parent()?;
+    let dir = if dir.ends_with("deps") { dir.to_path_buf() } else { dir.join("deps") };
+    Some(dir.join(format!("{stem}.bc")))
+}
+
+/// `deps/libmy_macros-<hash>.so` -> `deps/my_macros-<hash>.d` (rustc's dep-info beside it).
+fn dep_info_of_host_lib(file: &Path) -> Option<PathBuf> {
+    let stem = file.file_stem()?.to_str()?;
+    let stem = stem.strip_prefix("lib").unwrap_or(stem);
+    let dir = file.parent()?;
+    let dir = if dir.ends_with("deps") { dir.to_path_buf() } else { dir.join("deps") };
+    Some(dir.join(format!("{stem}.d")))
+}
+
+fn from_rustc(m: &RustcDiagnostic) -> Diagnostic {
+    let level = if m.is_error() { Level::Error } else { Level::Warning };
+    let mut d = Diagnostic::new(level, m.message.clone());
+    if let Some(span) = m.spans.iter().find(|s| s.is_primary) {
+        d = d.at(span.file_name.clone(), Some(span.line_start), Some(span.column_start));
+    }
+    d.rendered = m.rendered.clone();
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_nested_cargo_runs_above_the_kernel_workspace() {
+        // kernels/.cargo/config.toml (for editors) stays out of the nested build.
+        assert_eq!(config_dir(Path::new("/p/my-gpu/kernels")), Path::new("/p/my-gpu"));
+        assert_eq!(config_dir(Path::new("/")), Path::new("/"));
+    }
+
+    #[test]
+    fn finds_the_dep_info_of_a_proc_macro() {
+        assert_eq!(
+            dep_info_of_host_lib(Path::new("/t/release/deps/libptx_device_macros-9f1e.so")),
+            Some(PathBuf::from("/t/release/deps/ptx_device_macros-9f1e.d"))
+        );
+        assert_eq!(
+            dep_info_of_host_lib(Path::new("/t/release/deps/my_macros-1.dll")),
+            Some(PathBuf::from("/t/release/deps/my_macros-1.d"))
+        );
+    }
+
+    #[test]
+    fn finds_bitcode_next_to_rlibs() {
+        assert_eq!(
+            bitcode_of(Path::new("/t/nvptx64-nvidia-cuda/release/deps/libcore-29de.rlib")),
+            Some(PathBuf::from("/t/nvptx64-nvidia-cuda/release/deps/core-29de.bc"))
+        );
+        assert_eq!(bitcode_of(Path::new("/t/x/release/deps/libk_k-0d27.rmeta")), Some(PathBuf::from("/t/x/release/deps/k_k-0d27.bc")));
+        assert_eq!(bitcode_of(Path::new("/t/x/release/libk.rlib")), None);
+    }
+}
