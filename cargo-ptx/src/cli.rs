@@ -424,7 +424,7 @@ fn cache_cmd(a: CacheArgs) -> ExitCode {
     let printer = Printer::new(Format::Human, false, 0);
     let dir = match a.dir {
         Some(d) => Some(d),
-        None => Options::from_env().map(|o| o.shared_cache().dir()).unwrap_or_else(|e| {
+        None => Options::from_env().map(|o| o.resolve().shared_cache.dir()).unwrap_or_else(|e| {
             printer.error(&e);
             None
         }),
@@ -538,7 +538,6 @@ fn new_project(path: PathBuf, a: ProjectArgs, init: bool) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ptx_build::internals::project::PtxConfig;
     use ptx_build::Builder;
 
     /// Metadata as a kernel crate's Cargo.toml writes it.
@@ -556,9 +555,10 @@ mod tests {
         }
     }
 
-    /// Every option, set through each front end: the same options, the same resolved build.
+    /// Every option, set through each front end (and its variable, where it has one): the same
+    /// options, the same resolved build.
     #[test]
-    fn every_option_means_the_same_in_metadata_cli_and_builder() {
+    fn every_option_means_the_same_in_metadata_cli_builder_and_environment() {
         type Set = fn(Builder) -> Builder;
         let table: &[(&str, &str, &[&str], Set)] = &[
             ("archs", r#"archs = ["sm_80", "sm_90a"]"#, &["--arch", "sm_80,sm_90a"], |b| b.arch("sm_80").arch("sm_90a")),
@@ -588,8 +588,18 @@ mod tests {
             }),
             ("launcher", r#"launcher = "sccache""#, &["--launcher", "sccache"], |b| b.launcher("sccache")),
         ];
+        // The variables' text, as a shell sets them: the flag's value.
+        let env: &[(&str, &str)] = &[
+            ("archs", "sm_80,sm_90a"),
+            ("profile", "debug"),
+            ("toolchain", "nightly-2026-05-19"),
+            ("shared_cache", "/var/cache/ptx"),
+            ("launcher", "sccache"),
+        ];
         let covered: Vec<&str> = table.iter().map(|r| r.0).collect();
         assert_eq!(covered, Options::KEYS, "every declared option has a row, in declaration order");
+        let with_vars: Vec<&str> = ptx_build::options::ENV_VARS.iter().map(|(_, key)| *key).collect();
+        assert_eq!(env.iter().map(|e| e.0).collect::<Vec<_>>(), with_vars, "every option with a variable has a value here");
         for (key, toml, cli, builder) in table {
             let meta = from_toml(toml).unwrap_or_else(|e| panic!("{key}: {e}"));
             let flags = from_cli(cli).unwrap_or_else(|e| panic!("{key}: {e}"));
@@ -597,8 +607,16 @@ mod tests {
             assert_eq!(meta, flags, "{key}: metadata vs command line");
             assert_eq!(meta, built, "{key}: metadata vs Builder");
             assert_ne!(meta, Options::default(), "{key}: the row sets something");
-            assert_eq!(PtxConfig::resolve(&meta), PtxConfig::resolve(&built), "{key}");
+            assert_eq!(meta.resolve(), built.resolve(), "{key}");
+            if let Some((_, text)) = env.iter().find(|e| e.0 == *key) {
+                let (var, _) = ptx_build::options::ENV_VARS.iter().find(|(_, k)| k == key).expect("listed above");
+                let vars = Options::from_vars(|v| (v == *var).then(|| text.to_string())).unwrap_or_else(|e| panic!("{key}: {e}"));
+                assert_eq!(meta, vars, "{key}: metadata vs {var}");
+            }
         }
+        // A bad variable names itself.
+        let e = Options::from_vars(|v| (v == "CARGO_PTX_PROFILE").then(|| "fast".to_string())).unwrap_err().to_string();
+        assert!(e.starts_with("invalid `profile` in the environment variable CARGO_PTX_PROFILE: `fast` is not a kernel profile"), "{e}");
     }
 
     /// A bad value gets the same explanation whichever front end it came through.
@@ -644,9 +662,9 @@ mod tests {
 
     #[test]
     fn release_is_the_default_profile_and_the_flag_says_so() {
-        assert_eq!(from_cli(&[]).unwrap().profile(), Profile::Release);
-        assert_eq!(Builder::new().kernel_options().unwrap().profile(), Profile::Release);
-        assert_eq!(from_toml("").unwrap().profile(), Profile::Release);
+        assert_eq!(from_cli(&[]).unwrap().resolve().profile, Profile::Release);
+        assert_eq!(Builder::new().kernel_options().unwrap().resolve().profile, Profile::Release);
+        assert_eq!(from_toml("").unwrap().resolve().profile, Profile::Release);
         assert!(from_cli(&["--release", "--profile", "debug"]).is_err(), "--release and --profile debug conflict");
     }
 }

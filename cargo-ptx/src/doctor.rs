@@ -314,7 +314,7 @@ pub fn report(toolchain: Option<&str>) -> Report {
         checks.push(check(r.var, Status::Missing, None, Some(r.path.clone()), r.problem.clone(), Some(r.help.clone())));
     }
     let env_options = ptx_build::Options::from_env();
-    match env_options.as_ref().map(|o| o.shared_cache().dir()) {
+    match env_options.as_ref().map(|o| o.resolve().shared_cache.dir()) {
         Ok(Some(dir)) => {
             let s = ptx_build::internals::cache::StepCache::new(&dir).stats();
             let detail = format!(

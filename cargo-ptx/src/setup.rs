@@ -165,7 +165,7 @@ pub fn setup(opts: &SetupOptions, reporter: &dyn Reporter) -> Result<SetupReport
 
 /// The `cuda-libraries` of the project's kernel crates.
 fn project_libraries(crates: &[ptx_build::internals::project::KernelCrate]) -> Vec<String> {
-    let mut libs: Vec<String> = crates.iter().flat_map(|k| k.config.cuda.libraries.clone()).collect();
+    let mut libs: Vec<String> = crates.iter().flat_map(|k| k.config.cuda_libraries.clone()).collect();
     libs.sort();
     libs.dedup();
     libs

@@ -20,14 +20,25 @@
 //! `[package.metadata.ptx]` key and a `cargo ptx build` flag. `cargo ptx` (the `cargo-ptx` crate)
 //! runs the same engine through [`BuildOptions`].
 //!
-//! Inside, one stage a module: `toolchain` (find and version every tool) -> `config` (kernel
-//! crates and their options) -> `arch` -> `rust` (nested cargo to LLVM bitcode) / `cuda` (nvcc)
-//! -> `link` (bitcode + libdevice -> PTX) -> `ptxas` (cubins, resource usage) -> `ptx` (read
-//! PTX) -> `signature` (kernel signatures) -> `codegen` (the embedded module), with `cache`
-//! (content keys, atomic writes) under all of them. Shared by several stages: `bitcode`
-//! (reading and linking crate bitcode, for `rust` and `link`), `depfile` (rustc's and nvcc's
-//! make-style dep files), `c_lex` (the C++ lexer of `signature` and `inline_ptx`) and `process`
-//! (the one place a tool is started, with the command line in its errors).
+//! Inside, one folder a stage, in the order a build runs them (`engine` drives them):
+//!
+//! | stage | what it does | reads | writes |
+//! |---|---|---|---|
+//! | `project` | finds kernel crates (`cargo metadata`) and resolves their [`Options`] | `Cargo.toml`s | `KernelCrate`s |
+//! | `tools` | finds and versions rustc, llvm-tools, nvcc, ptxas, libdevice; starts every process | the environment | `Rust`, `Cuda` |
+//! | `arch` | parses and checks archs | option values | [`Arch`]s |
+//! | `inline_ptx` | checks `asm!`/`asm()` against NVIDIA's rules before any compiler | sources | diagnostics |
+//! | `rust` | nested cargo: a kernel crate to one LLVM bitcode module | a crate | `RustKernels` |
+//! | `cuda` | nvcc: a .cu file to PTX for one arch | a .cu file | PTX, the files it read |
+//! | `backend` | bitcode + libdevice to PTX per arch (`link`), PTX to cubins (`ptxas`), reading PTX (`ptx`) | bitcode, PTX | PTX, cubins, resources |
+//! | `embed` | for a [`Builder`]: signatures, binding to PTX entries, host types, the generated module | sources, PTX | `kernels.rs` |
+//!
+//! Under all of them: `cache` (every step is a `CachedStep`: key -> stamp -> the machine's step
+//! cache -> run -> store), `options`, `report` (events for the front end), `diag`, `error` and
+//! `text` (the C++ lexer, make-style dep files, line markers). `build_script` is the Builder
+//! front end; `cargo-ptx` is the other, reaching what it needs beyond this API through the
+//! `internals` feature. Modules import each other only down this list (a unit test checks
+//! that no two import each other in a circle).
 
 #![warn(missing_docs)]
 // Without `internals`, what only cargo-ptx calls looks unused; the workspace build, where
@@ -46,6 +57,8 @@ mod error;
 #[cfg(any(test, feature = "internals"))]
 mod fuzzing;
 mod inline_ptx;
+#[cfg(test)]
+mod layout;
 pub mod options;
 mod project;
 mod report;

@@ -20,13 +20,12 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::arch::ArchRequest;
 use crate::cache;
 use crate::diag::Level;
 use crate::embed::{self, CrateModules};
 use crate::engine::{BuildOptions, BuildOutput};
 use crate::error::{Error, Result};
-use crate::options::{self, CudaStd, Define, Options, Profile, PtxIsa, Source};
+use crate::options::{self, Options, Source};
 use crate::project::{glob_files, CudaFiles};
 use crate::report::{Event, Reporter};
 use crate::tools;
@@ -57,10 +56,47 @@ pub struct Generated {
     pub output: BuildOutput,
 }
 
-/// Appends to a list option.
-fn push<T>(list: &mut Option<Vec<T>>, item: T) {
-    list.get_or_insert_with(Vec::new).push(item);
+/// One method per option, generated from its declaration (`options_list!`), under the
+/// option's own name or, for a list, the name of one item (`feature`, `cuda_include`).
+macro_rules! builder_setters {
+    ($(
+        $(#[$($attr:tt)*])*
+        $field:ident : $ty:ty $(= $default:expr)?,
+            $(env $env:literal,)?
+            builder $setter:ident ( $($arg:ident : $argty:ty),* ) $how:ident $value:expr;
+    )*) => {
+        impl Builder {
+            $( builder_setter! { [] $(#[$($attr)*])* $field, $setter ($($arg: $argty),*) $how $value } )*
+        }
+    };
 }
+
+/// One Builder method: the option's doc comments kept (its serde and clap attributes dropped).
+macro_rules! builder_setter {
+    ([$($docs:tt)*] #[doc = $doc:literal] $($rest:tt)*) => {
+        builder_setter! { [$($docs)* #[doc = $doc]] $($rest)* }
+    };
+    ([$($docs:tt)*] #[$($other:tt)*] $($rest:tt)*) => {
+        builder_setter! { [$($docs)*] $($rest)* }
+    };
+    ([$($docs:tt)*] $field:ident, $setter:ident ($($arg:ident : $argty:ty),*) $how:ident $value:expr) => {
+        #[doc = concat!("`", stringify!($field), "` (see [`Options::", stringify!($field), "`]):")]
+        $($docs)*
+        pub fn $setter(mut self, $($arg: $argty),*) -> Self {
+            let value: std::result::Result<_, String> = $value;
+            match value {
+                Ok(v) => builder_setter!(@$how self.options.$field, v),
+                Err(m) => self.invalid.push((stringify!($field), m)),
+            }
+            self
+        }
+    };
+    (@set $slot:expr, $v:expr) => { $slot = Some($v) };
+    (@push $slot:expr, $v:expr) => { $slot.get_or_insert_with(Vec::new).push($v) };
+    (@extend $slot:expr, $v:expr) => { $slot.get_or_insert_with(Vec::new).extend($v) };
+}
+
+crate::options::options_list!(builder_setters);
 
 impl Builder {
     /// A builder with nothing to build yet.
@@ -90,150 +126,6 @@ impl Builder {
     /// Every option set in `options` (over those set before).
     pub fn options(mut self, options: Options) -> Self {
         self.options = options.or(self.options);
-        self
-    }
-
-    /// `archs`: an arch (`sm_80`, `compute_90`, `all`, `native`) or a comma list; repeatable.
-    /// Default: `CARGO_PTX_ARCH`, else the kernel crate's `archs`, else `native`.
-    pub fn arch(mut self, arch: impl AsRef<str>) -> Self {
-        match crate::arch::parse_list(arch.as_ref()) {
-            Ok(list) => list.into_iter().for_each(|a: ArchRequest| push(&mut self.options.archs, a)),
-            Err(e) => self.invalid.push(("archs", e.to_string())),
-        }
-        self
-    }
-
-    /// `profile`: [`Profile::Release`] (the default) or [`Profile::Debug`].
-    pub fn profile(mut self, profile: Profile) -> Self {
-        self.options.profile = Some(profile);
-        self
-    }
-
-    /// `toolchain`: the rustup toolchain for Rust kernels (default `nightly`).
-    pub fn toolchain(mut self, name: impl Into<String>) -> Self {
-        self.options.toolchain = Some(name.into());
-        self
-    }
-
-    /// `features`: a feature of the kernel crates to enable; repeatable.
-    pub fn feature(mut self, name: impl Into<String>) -> Self {
-        push(&mut self.options.features, name.into());
-        self
-    }
-
-    /// `all-features`.
-    pub fn all_features(mut self, yes: bool) -> Self {
-        self.options.all_features = Some(yes);
-        self
-    }
-
-    /// `no-default-features`.
-    pub fn no_default_features(mut self, yes: bool) -> Self {
-        self.options.no_default_features = Some(yes);
-        self
-    }
-
-    /// `ftz`: flush denormals to zero (libdevice's `__CUDA_FTZ`, nvcc `-ftz=true`).
-    pub fn ftz(mut self, yes: bool) -> Self {
-        self.options.ftz = Some(yes);
-        self
-    }
-
-    /// `fmad`: contract `a * b + c` into FMA, as nvcc's `-fmad` (Rust kernels: LLVM `contract`
-    /// flags on the crate's own code, not libdevice's; CUDA C++: `nvcc -fmad=`). Default true.
-    pub fn fmad(mut self, yes: bool) -> Self {
-        self.options.fmad = Some(yes);
-        self
-    }
-
-    /// `unroll-threshold`: opt's `-unroll-threshold` for Rust kernels (IR instructions a loop may
-    /// grow to by unrolling; `2000` unrolls what `#pragma unroll` would). Default: LLVM's own.
-    pub fn unroll_threshold(mut self, threshold: u32) -> Self {
-        match threshold.to_string().parse::<crate::options::UnrollThreshold>() {
-            Ok(t) => self.options.unroll_threshold = Some(t),
-            Err(m) => self.invalid.push(("unroll_threshold", m)),
-        }
-        self
-    }
-
-    /// `ptx-isa`: pin the PTX ISA version of Rust kernels (`"7.8"`).
-    pub fn ptx_isa(mut self, version: impl AsRef<str>) -> Self {
-        match version.as_ref().parse::<PtxIsa>() {
-            Ok(v) => self.options.ptx_isa = Some(v),
-            Err(m) => self.invalid.push(("ptx_isa", m)),
-        }
-        self
-    }
-
-    /// `rust`: whether the kernel crates' lib targets hold Rust kernels.
-    pub fn rust(mut self, yes: bool) -> Self {
-        self.options.rust = Some(yes);
-        self
-    }
-
-    /// `cuda-sources`: a glob of the kernel crates' CUDA C++ files, relative to each kernel
-    /// crate (for the host crate's own files, see [`Builder::cuda`]); repeatable.
-    pub fn cuda_sources(mut self, glob: impl Into<String>) -> Self {
-        push(&mut self.options.cuda_sources, glob.into());
-        self
-    }
-
-    /// `cuda-include`: an `-I` folder for nvcc, relative to the host crate; repeatable.
-    pub fn cuda_include(mut self, dir: impl Into<PathBuf>) -> Self {
-        push(&mut self.options.cuda_include, dir.into());
-        self
-    }
-
-    /// `cuda-defines`: `-D NAME` (`value` `None`) or `-D NAME=VALUE`; repeatable.
-    pub fn cuda_define(mut self, name: impl AsRef<str>, value: Option<&str>) -> Self {
-        match Define::new(name.as_ref(), value.map(str::to_string)) {
-            Ok(d) => push(&mut self.options.cuda_defines, d),
-            Err(m) => self.invalid.push(("cuda_defines", m)),
-        }
-        self
-    }
-
-    /// `nvcc-flags`: one extra nvcc flag, passed as it is; repeatable.
-    pub fn nvcc_flag(mut self, flag: impl Into<String>) -> Self {
-        push(&mut self.options.nvcc_flags, flag.into());
-        self
-    }
-
-    /// `cuda-std`: nvcc's `-std` (`"c++20"`).
-    pub fn cuda_std(mut self, std: impl AsRef<str>) -> Self {
-        match std.as_ref().parse::<CudaStd>() {
-            Ok(v) => self.options.cuda_std = Some(v),
-            Err(m) => self.invalid.push(("cuda_std", m)),
-        }
-        self
-    }
-
-    /// `cuda-gdb`: CUDA C++ for cuda-gdb (nvcc `-G`: device debug info, optimisations off).
-    pub fn cuda_gdb(mut self, yes: bool) -> Self {
-        self.options.cuda_gdb = Some(yes);
-        self
-    }
-
-    /// `cuda-libraries`: a CUDA library whose headers the .cu files include (`"cublas"`);
-    /// repeatable.
-    pub fn cuda_library(mut self, name: impl Into<String>) -> Self {
-        push(&mut self.options.cuda_libraries, name.into());
-        self
-    }
-
-    /// `shared-cache`: the shared step cache folder (relative to the host crate), or `None` to
-    /// use none.
-    pub fn shared_cache(mut self, dir: Option<impl Into<PathBuf>>) -> Self {
-        self.options.shared_cache = Some(match dir {
-            Some(d) => crate::options::SharedCacheSetting::Dir(d.into()),
-            None => crate::options::SharedCacheSetting::Off,
-        });
-        self
-    }
-
-    /// `launcher`: run nvcc and ptxas through this program (`"sccache"`).
-    pub fn launcher(mut self, program: impl Into<String>) -> Self {
-        self.options.launcher = Some(program.into());
         self
     }
 

@@ -14,7 +14,8 @@ use crate::arch::Arch;
 use crate::cache;
 use crate::diag::{relative, Diagnostic, Level};
 use crate::error::{Error, Result};
-use crate::project::{CudaConfig, CudaSource};
+use crate::options::Config;
+use crate::project::CudaSource;
 use crate::text::depfile;
 use crate::tools::process;
 use crate::tools::Tool;
@@ -83,7 +84,8 @@ impl Nvcc {
 pub struct CudaCompile<'a> {
     pub nvcc: &'a Nvcc,
     pub source: &'a CudaSource,
-    pub config: &'a CudaConfig,
+    /// The crate's options (includes, defines, flags, standard).
+    pub config: &'a Config,
     /// The package folder: `cuda-include` is relative to it, diagnostics name files below it
     /// relative to it.
     pub package_dir: &'a Path,
@@ -112,24 +114,25 @@ impl CudaCompile<'_> {
     pub fn flags(&self) -> Vec<OsString> {
         let mut a: Vec<OsString> = vec!["-ptx".into(), format!("-arch={}", self.arch.compute_name()).into()];
         a.push(if self.device_debug { "-G" } else { "-lineinfo" }.into());
-        a.push(format!("-std={}", self.config.std).into());
+        a.push(format!("-std={}", self.config.cuda_std.as_str()).into());
         if self.ftz {
             a.push("-ftz=true".into());
         }
         if !self.fmad {
             a.push("-fmad=false".into());
         }
-        for inc in &self.config.include {
+        for inc in &self.config.cuda_include {
             a.push("-I".into());
             a.push(self.in_package(&self.package_dir.join(inc)).into());
         }
-        for (name, value) in &self.config.defines {
+        for d in &self.config.cuda_defines {
+            let (name, value) = (&d.name, &d.value);
             a.push(match value {
                 Some(v) => format!("-D{name}={v}").into(),
                 None => format!("-D{name}").into(),
             });
         }
-        a.extend(self.config.flags.iter().map(OsString::from));
+        a.extend(self.config.nvcc_flags.iter().map(OsString::from));
         a
     }
 

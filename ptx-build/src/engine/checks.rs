@@ -89,7 +89,7 @@ impl CrateJob<'_> {
     pub(super) fn check_cuda_libraries(&self) -> Result<()> {
         let Some(nvcc) = self.nvcc.filter(|_| !self.krate.cuda_sources.is_empty()) else { return Ok(()) };
         let Some(include) = nvcc.tool.path.parent().and_then(Path::parent).map(|r| r.join("include")) else { return Ok(()) };
-        for lib in &self.krate.config.cuda.libraries {
+        for lib in &self.krate.config.cuda_libraries {
             let header = crate::tools::CUDA_LIBRARIES.iter().find(|(n, _)| n == lib).map(|(_, h)| *h).unwrap_or("");
             if !include.join(header).is_file() {
                 return Err(Error::ToolMissing {

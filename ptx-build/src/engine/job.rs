@@ -77,7 +77,7 @@ impl<'a> CrateJob<'a> {
             archs,
             libdevice_hash: cuda.libdevice.as_ref().and_then(|l| cache::file_hash(&l.path)).unwrap_or_default(),
             hashes: Mutex::new(HashMap::new()),
-            step_cache: krate.config.shared_cache.as_ref().map(StepCache::new),
+            step_cache: krate.config.shared_cache.dir().map(StepCache::new),
             launcher: find_launcher(krate)?,
             target,
             out_dir,
@@ -183,7 +183,7 @@ impl<'a> CrateJob<'a> {
             llvm,
             krate: self.krate,
             profile: self.krate.config.profile,
-            features: &self.krate.config.features,
+            config: &self.krate.config,
             // The lowest arch of the build, so the bitcode is valid for every arch.
             cpu: *self.archs.first()?,
             cargo_target_dir: self.target.join("ptx").join("cargo"),
@@ -293,7 +293,7 @@ impl<'a> CrateJob<'a> {
 
 /// The `launcher` program of a crate, found on PATH (or as a path), or an error saying how to get it.
 fn find_launcher(krate: &KernelCrate) -> Result<Option<PathBuf>> {
-    let Some(name) = &krate.config.launcher else { return Ok(None) };
+    let Some(name) = krate.config.launcher.as_ref().filter(|l| !l.trim().is_empty()) else { return Ok(None) };
     crate::tools::find_program(name).map(Some).ok_or_else(|| Error::ToolMissing {
         what: format!("the launcher `{name}`"),
         detail: format!(" (the `launcher` option of `{}`, or CARGO_PTX_LAUNCHER)", krate.name),

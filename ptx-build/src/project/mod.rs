@@ -5,10 +5,9 @@ pub mod cargo;
 
 use std::path::{Path, PathBuf};
 
-use crate::arch::ArchRequest;
 use crate::diag::Diagnostic;
 use crate::error::{Error, Result};
-use crate::options::{Options, Profile, PtxIsa, Source};
+use crate::options::{Config, Options, Source};
 use crate::project::cargo::{metadata, Metadata, Package};
 
 /// A package with `[package.metadata.ptx]`.
@@ -20,12 +19,16 @@ pub struct KernelCrate {
     pub lib_name: String,
     /// The lib target's root file (`src/lib.rs`), where kernel signatures are read.
     pub lib_src: Option<PathBuf>,
+    /// Its Cargo.toml (for files outside a package: the first file).
     pub manifest_path: PathBuf,
+    /// The package folder: paths in diagnostics are relative to it.
     pub dir: PathBuf,
+    /// The root of its cargo workspace (rustc names sources relative to it).
     pub workspace_root: PathBuf,
     /// The target dir of the crate's workspace (artifacts go under `<it>/ptx/`).
     pub target_dir: PathBuf,
-    pub config: PtxConfig,
+    /// Its options, every layer applied.
+    pub config: Config,
     /// The .cu files to build (from `cuda-sources`, or a lone file given on the command line).
     pub cuda_sources: Vec<CudaSource>,
     /// Unknown keys and similar slips in the metadata.
@@ -38,95 +41,10 @@ pub struct KernelCrate {
     pub options_table: Option<Source>,
 }
 
-/// A kernel crate's options with every layer applied and the defaults filled in.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PtxConfig {
-    /// The lib target holds Rust kernels.
-    pub rust: bool,
-    /// `None`: the GPUs of this machine.
-    pub archs: Option<Vec<ArchRequest>>,
-    pub toolchain: String,
-    pub profile: Profile,
-    pub features: Features,
-    pub ftz: bool,
-    /// Contract `a * b + c` into FMA (LLVM `contract` flags on the crate's code, nvcc `-fmad`).
-    pub fmad: bool,
-    /// opt's `-unroll-threshold`; `None`: LLVM's own.
-    pub unroll_threshold: Option<u32>,
-    pub ptx_isa: Option<PtxIsa>,
-    pub cuda: CudaConfig,
-    /// The shared step cache folder; `None`: off.
-    pub shared_cache: Option<PathBuf>,
-    /// The program nvcc and ptxas run through (`sccache`).
-    pub launcher: Option<String>,
-}
-
-impl PtxConfig {
-    /// Defaults applied to merged options.
-    pub fn resolve(o: &Options) -> PtxConfig {
-        PtxConfig {
-            rust: o.rust(),
-            archs: o.archs.clone(),
-            toolchain: o.toolchain(),
-            profile: o.profile(),
-            features: Features { features: o.features(), all_features: o.all_features(), no_default_features: o.no_default_features() },
-            ftz: o.ftz(),
-            fmad: o.fmad(),
-            unroll_threshold: o.unroll_threshold.map(|t| t.0),
-            ptx_isa: o.ptx_isa,
-            cuda: CudaConfig {
-                sources: o.cuda_sources.clone(),
-                include: o.cuda_include(),
-                defines: o.cuda_defines().into_iter().map(|d| (d.name, d.value)).collect(),
-                flags: o.nvcc_flags(),
-                std: o.cuda_std().as_str().to_string(),
-                gdb: o.cuda_gdb(),
-                libraries: o.cuda_libraries(),
-            },
-            shared_cache: o.shared_cache().dir(),
-            launcher: Some(o.launcher()).filter(|l| !l.trim().is_empty()),
-        }
-    }
-}
-
-impl Default for PtxConfig {
-    fn default() -> Self {
-        PtxConfig::resolve(&Options::default())
-    }
-}
-
-/// Cargo feature selection for the kernel crate.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Features {
-    /// `features`.
-    pub features: Vec<String>,
-    /// `all-features`.
-    pub all_features: bool,
-    /// `no-default-features`.
-    pub no_default_features: bool,
-}
-
-/// How CUDA C++ sources are found and compiled.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct CudaConfig {
-    /// Globs relative to the package; `None`: `cuda/**/*.cu` when `cuda/` exists.
-    pub sources: Option<Vec<String>>,
-    /// `-I` folders, absolute.
-    pub include: Vec<PathBuf>,
-    /// `-D NAME[=VALUE]`.
-    pub defines: Vec<(String, Option<String>)>,
-    pub flags: Vec<String>,
-    /// nvcc's `-std`.
-    pub std: String,
-    /// nvcc `-G` instead of `-lineinfo`.
-    pub gdb: bool,
-    /// CUDA libraries whose headers must be in the CUDA install (`cublas`).
-    pub libraries: Vec<String>,
-}
-
 /// One .cu file of a kernel crate.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CudaSource {
+    /// The file.
     pub path: PathBuf,
     /// Names its PTX module and artifacts (`saxpy` for `cuda/saxpy.cu`); a Rust identifier,
     /// unique in the crate.
@@ -332,7 +250,7 @@ fn kernel_crate(meta: &Metadata, pkg: &Package, front: &Options, source: &Source
             );
         }
     }
-    let config = PtxConfig::resolve(&front.clone().or(pkg_options));
+    let config = front.clone().or(pkg_options).resolve();
     let lib = pkg.targets.iter().find(|t| t.is_lib());
     let lib_name = match lib {
         Some(t) => t.name.replace('-', "_"),
@@ -345,7 +263,7 @@ fn kernel_crate(meta: &Metadata, pkg: &Package, front: &Options, source: &Source
         None => pkg.name.replace('-', "_"),
     };
     let lib_src = lib.map(|t| t.src_path.clone());
-    let cuda_sources = cuda_sources(&dir, &config.cuda, &lib_name, &pkg_source, &mut warnings)?;
+    let cuda_sources = cuda_sources(&dir, config.cuda_sources.as_deref(), &lib_name, &pkg_source, &mut warnings)?;
     Ok(Some(KernelCrate {
         name: pkg.name.to_string(),
         lib_name,
@@ -385,6 +303,7 @@ pub struct CudaFiles {
     pub name: String,
     /// Paths in diagnostics are relative to it.
     pub dir: PathBuf,
+    /// The .cu files.
     pub files: Vec<PathBuf>,
     /// Default: the target dir of the cargo workspace around `dir`, else `dir/target`.
     pub target_dir: Option<PathBuf>,
@@ -432,7 +351,7 @@ impl CudaFiles {
             manifest_path,
             workspace_root: self.dir.clone(),
             target_dir,
-            config: PtxConfig { rust: false, ..PtxConfig::resolve(&front) },
+            config: Config { rust: false, ..front.resolve() },
             cuda_sources,
             dir: self.dir,
             warnings,
@@ -452,10 +371,16 @@ pub(crate) fn identifier(s: &str) -> String {
 
 /// Expands `cuda-sources` (or the default `cuda/**/*.cu`) and names each file's module: its
 /// stem, with parent folders added where two stems (or the Rust crate's name) clash.
-fn cuda_sources(dir: &Path, cfg: &CudaConfig, lib_name: &str, source: &Source, warnings: &mut Vec<Diagnostic>) -> Result<Vec<CudaSource>> {
-    let explicit = cfg.sources.is_some();
-    let globs = match &cfg.sources {
-        Some(g) => g.clone(),
+fn cuda_sources(
+    dir: &Path,
+    sources: Option<&[String]>,
+    lib_name: &str,
+    source: &Source,
+    warnings: &mut Vec<Diagnostic>,
+) -> Result<Vec<CudaSource>> {
+    let explicit = sources.is_some();
+    let globs = match sources {
+        Some(g) => g.to_vec(),
         None if dir.join("cuda").is_dir() => vec!["cuda/**/*.cu".to_string()],
         None => return Ok(Vec::new()),
     };

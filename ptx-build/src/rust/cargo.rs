@@ -76,13 +76,13 @@ impl Frontend<'_> {
     }
 
     fn feature_args(&self, cmd: &mut Command) {
-        if !self.features.features.is_empty() {
-            cmd.arg("--features").arg(self.features.features.join(","));
+        if !self.config.features.is_empty() {
+            cmd.arg("--features").arg(self.config.features.join(","));
         }
-        if self.features.all_features {
+        if self.config.all_features {
             cmd.arg("--all-features");
         }
-        if self.features.no_default_features {
+        if self.config.no_default_features {
             cmd.arg("--no-default-features");
         }
     }

@@ -21,7 +21,8 @@ use crate::backend::bitcode::{self, Profile};
 use crate::cache::{self, CachedStep, Key, Outcome};
 use crate::diag::{dir_prefix, Diagnostic};
 use crate::error::{Error, Result};
-use crate::project::{Features, KernelCrate};
+use crate::options::Config;
+use crate::project::KernelCrate;
 use crate::report::{Event, Reporter};
 use crate::text::depfile;
 use crate::tools::{Llvm, Rust};
@@ -56,7 +57,8 @@ pub struct Frontend<'a> {
     pub llvm: &'a Llvm,
     pub krate: &'a KernelCrate,
     pub profile: Profile,
-    pub features: &'a Features,
+    /// The crate's options (features, profile).
+    pub config: &'a Config,
     /// `-Ctarget-cpu`: the lowest arch of the build, so the bitcode is valid for every arch.
     pub cpu: Arch,
     /// The nested cargo's own target dir.
@@ -149,10 +151,10 @@ impl Frontend<'_> {
         for f in self.rustflags() {
             k.str(&f);
         }
-        for f in &self.features.features {
+        for f in &self.config.features {
             k.str(f);
         }
-        k.str(&format!("{}{}", self.features.all_features, self.features.no_default_features));
+        k.str(&format!("{}{}", self.config.all_features, self.config.no_default_features));
         k.finish()
     }
 

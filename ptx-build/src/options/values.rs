@@ -1,0 +1,348 @@
+//! The value types of options, each parsed from text one way for every front end (`FromStr`
+//! for flags, variables and Builder strings; the serde helpers below for metadata).
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::arch::{self, ArchRequest};
+
+/// Where the shared step cache lives.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum SharedCacheSetting {
+    /// `steps/` in the cargo-ptx cache folder (`CARGO_PTX_HOME`, `XDG_CACHE_HOME/cargo-ptx`,
+    /// `~/.cache/cargo-ptx`).
+    #[default]
+    Default,
+    /// No shared cache: steps are cached in the target dir only.
+    Off,
+    /// This folder.
+    Dir(PathBuf),
+}
+
+impl SharedCacheSetting {
+    /// The folder, or `None` when off or when no cache folder can be found.
+    pub fn dir(&self) -> Option<PathBuf> {
+        match self {
+            SharedCacheSetting::Default => crate::tools::home().map(|h| h.join("steps")),
+            SharedCacheSetting::Off => None,
+            SharedCacheSetting::Dir(d) => Some(d.clone()),
+        }
+    }
+}
+
+impl FromStr for SharedCacheSetting {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim() {
+            "" => Err("expected a folder or `off`".into()),
+            "off" | "false" | "none" => Ok(SharedCacheSetting::Off),
+            dir => Ok(SharedCacheSetting::Dir(PathBuf::from(dir))),
+        }
+    }
+}
+
+#[cfg(feature = "clap")]
+pub(crate) fn parse_shared_cache(s: &str) -> std::result::Result<SharedCacheSetting, String> {
+    s.parse()
+}
+
+/// Debug or release, as cargo names them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// Unoptimised kernels (`default<O0>`, `llc -O0`): for stepping through, slow to run.
+    Debug,
+    /// Optimised kernels (`default<O3>`).
+    #[default]
+    Release,
+}
+
+impl Profile {
+    /// The folder name under `<target-dir>/ptx/`.
+    pub fn dir_name(&self) -> &'static str {
+        match self {
+            Profile::Debug => "debug",
+            Profile::Release => "release",
+        }
+    }
+}
+
+impl FromStr for Profile {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim() {
+            "release" => Ok(Profile::Release),
+            "debug" | "dev" => Ok(Profile::Debug),
+            other => Err(format!("`{other}` is not a kernel profile: use `release` or `debug`")),
+        }
+    }
+}
+
+/// A PTX ISA version such as `7.8`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PtxIsa {
+    /// `7` of `7.8`.
+    pub major: u32,
+    /// `8` of `7.8`.
+    pub minor: u32,
+}
+
+impl PtxIsa {
+    /// LLVM's feature name: `ptx78`.
+    pub fn llvm_feature(&self) -> String {
+        format!("ptx{}{}", self.major, self.minor)
+    }
+}
+
+impl fmt::Display for PtxIsa {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+impl FromStr for PtxIsa {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let bad = || format!("`{s}` is not a PTX ISA version: write MAJOR.MINOR, e.g. `7.8` or `8.0`");
+        let (major, minor) = s.trim().split_once('.').ok_or_else(bad)?;
+        let major: u32 = major.parse().map_err(|_| bad())?;
+        let minor: u32 = minor.parse().map_err(|_| bad())?;
+        if !(1..=20).contains(&major) || minor > 9 {
+            return Err(bad());
+        }
+        Ok(PtxIsa { major, minor })
+    }
+}
+
+/// `opt`'s `-unroll-threshold`: how large (in IR instructions) a loop body may grow by unrolling.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct UnrollThreshold(pub u32);
+
+impl UnrollThreshold {
+    /// Beyond this, unrolling only bloats the PTX (and ptxas's time): a typo rather than a choice.
+    pub const MAX: u32 = 100_000;
+}
+
+impl fmt::Display for UnrollThreshold {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl FromStr for UnrollThreshold {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim().parse::<u32>() {
+            Ok(n) if n <= Self::MAX => Ok(UnrollThreshold(n)),
+            _ => Err(format!(
+                "`{s}` is not an unroll threshold: write a whole number of IR instructions from 0 (no unrolling) to {}, e.g. `2000`",
+                Self::MAX
+            )),
+        }
+    }
+}
+
+/// A C++ standard nvcc accepts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CudaStd {
+    /// `c++03`.
+    Cxx03,
+    /// `c++11`.
+    Cxx11,
+    /// `c++14`.
+    Cxx14,
+    /// `c++17`, nvcc's own default since CUDA 11.
+    #[default]
+    Cxx17,
+    /// `c++20`.
+    Cxx20,
+}
+
+impl CudaStd {
+    /// As nvcc's `-std` takes it.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            CudaStd::Cxx03 => "c++03",
+            CudaStd::Cxx11 => "c++11",
+            CudaStd::Cxx14 => "c++14",
+            CudaStd::Cxx17 => "c++17",
+            CudaStd::Cxx20 => "c++20",
+        }
+    }
+}
+
+impl FromStr for CudaStd {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        Ok(match s.trim() {
+            "c++03" => CudaStd::Cxx03,
+            "c++11" => CudaStd::Cxx11,
+            "c++14" => CudaStd::Cxx14,
+            "c++17" => CudaStd::Cxx17,
+            "c++20" => CudaStd::Cxx20,
+            other => return Err(format!("`{other}` is not a standard nvcc knows: use c++11, c++14, c++17 or c++20")),
+        })
+    }
+}
+
+/// One preprocessor definition: `-D NAME` or `-D NAME=VALUE`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Define {
+    /// A C identifier.
+    pub name: String,
+    /// `None` for `-D NAME`.
+    pub value: Option<String>,
+}
+
+impl Define {
+    /// Checks the name; `value` as given.
+    pub fn new(name: &str, value: Option<String>) -> std::result::Result<Define, String> {
+        let valid =
+            name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(format!(
+                "`{name}` is not a valid macro name: a C identifier starts with a letter or `_` and holds only letters, digits and `_`"
+            ));
+        }
+        Ok(Define { name: name.to_string(), value })
+    }
+}
+
+impl FromStr for Define {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.split_once('=') {
+            Some((n, v)) => Define::new(n.trim(), Some(v.to_string())),
+            None => Define::new(s.trim(), None),
+        }
+    }
+}
+
+/// One `--arch` item (`sm_80`, `all`, `native`), as clap parses it after splitting at commas.
+pub fn parse_arch_request(s: &str) -> std::result::Result<ArchRequest, String> {
+    let mut list = parse_arch_list(s)?;
+    if list.len() == 1 {
+        Ok(list.remove(0))
+    } else {
+        Err(format!("`{s}` is a list: give one arch per item"))
+    }
+}
+
+pub(crate) fn parse_arch_list(s: &str) -> std::result::Result<Vec<ArchRequest>, String> {
+    arch::parse_list(s).map_err(|e| e.to_string())
+}
+
+#[cfg(feature = "clap")]
+pub(crate) fn parse_ptx_isa(s: &str) -> std::result::Result<PtxIsa, String> {
+    s.parse()
+}
+
+#[cfg(feature = "clap")]
+pub(crate) fn parse_unroll_threshold(s: &str) -> std::result::Result<UnrollThreshold, String> {
+    s.parse()
+}
+
+#[cfg(feature = "clap")]
+pub(crate) fn parse_cuda_std(s: &str) -> std::result::Result<CudaStd, String> {
+    s.parse()
+}
+
+#[cfg(feature = "clap")]
+pub(crate) fn parse_define(s: &str) -> std::result::Result<Define, String> {
+    s.parse()
+}
+
+/// `archs`: a list of strings, each an arch or a comma list of archs. A lone string is refused
+/// with the list it should be: `archs = "sm_80"` looks like it works and hides a typo's shape.
+pub(crate) fn archs_de<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<Vec<ArchRequest>>, D::Error> {
+    let items = Vec::<String>::deserialize(d).map_err(|_| de::Error::custom("expected a list such as [\"sm_80\", \"sm_90\"]"))?;
+    let mut out = Vec::new();
+    for item in items {
+        out.extend(parse_arch_list(&item).map_err(de::Error::custom)?);
+    }
+    Ok(Some(out))
+}
+
+/// A string parsed with `FromStr`; a number (`ptx-isa = 7.8`) is taken as its text.
+pub(crate) fn from_str_de<'de, D: Deserializer<'de>, T: FromStr<Err = String>>(d: D) -> std::result::Result<Option<T>, D::Error> {
+    struct V<T>(std::marker::PhantomData<T>);
+    impl<T: FromStr<Err = String>> Visitor<'_> for V<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a string")
+        }
+        fn visit_str<E: de::Error>(self, s: &str) -> std::result::Result<T, E> {
+            s.parse().map_err(E::custom)
+        }
+        fn visit_f64<E: de::Error>(self, n: f64) -> std::result::Result<T, E> {
+            self.visit_str(&n.to_string())
+        }
+        fn visit_u64<E: de::Error>(self, n: u64) -> std::result::Result<T, E> {
+            self.visit_str(&n.to_string())
+        }
+        fn visit_i64<E: de::Error>(self, n: i64) -> std::result::Result<T, E> {
+            self.visit_str(&n.to_string())
+        }
+    }
+    d.deserialize_any(V(std::marker::PhantomData)).map(Some)
+}
+
+/// `cuda-defines`: `{ TILE = 16, FAST = true, OFF = false }` (false leaves a name undefined).
+pub(crate) fn defines_de<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<Vec<Define>>, D::Error> {
+    let table = serde_json::Map::<String, Value>::deserialize(d)
+        .map_err(|_| de::Error::custom("expected a table such as { TILE = 16, USE_FAST = true }"))?;
+    let mut out = Vec::new();
+    for (name, v) in table {
+        let value = match v {
+            Value::Bool(true) => None,
+            Value::Bool(false) => continue,
+            Value::String(s) => Some(s),
+            Value::Number(n) => Some(n.to_string()),
+            other => return Err(de::Error::custom(format!("`{name}`: expected a string, a number or true, found {other}"))),
+        };
+        out.push(Define::new(&name, value).map_err(de::Error::custom)?);
+    }
+    Ok(Some(out))
+}
+
+/// A value that a `CARGO_PTX_*` variable can set, read from the variable's text as the command
+/// line reads the flag.
+pub(crate) trait FromEnv: Sized {
+    fn from_env(text: &str) -> std::result::Result<Self, String>;
+}
+
+impl FromEnv for Vec<ArchRequest> {
+    fn from_env(text: &str) -> std::result::Result<Self, String> {
+        parse_arch_list(text)
+    }
+}
+
+impl FromEnv for String {
+    fn from_env(text: &str) -> std::result::Result<Self, String> {
+        Ok(text.to_string())
+    }
+}
+
+impl FromEnv for Profile {
+    fn from_env(text: &str) -> std::result::Result<Self, String> {
+        text.parse()
+    }
+}
+
+impl FromEnv for SharedCacheSetting {
+    fn from_env(text: &str) -> std::result::Result<Self, String> {
+        text.parse()
+    }
+}
