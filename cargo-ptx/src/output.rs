@@ -373,6 +373,7 @@ impl Reporter for Printer {
             }
             Event::Diagnostic(d) => self.diagnostic(d),
             Event::Artifact(a) => self.artifact(a),
+            _ => {}
         }
     }
 }
@@ -381,12 +382,7 @@ impl Reporter for Printer {
 /// `filenames` (one message per crate, as cargo sends one per compiled unit), so tools that
 /// read cargo's stream see what was built; the `ptx-artifact` lines give the per-file details.
 fn compiler_artifact(c: &ptx_build::CrateOutput) -> serde_json::Value {
-    let origin = ptx_build::Origin {
-        package: c.name.clone(),
-        manifest_path: c.manifest_path.clone(),
-        target: c.lib_name.clone(),
-        src_path: c.lib_src.clone().unwrap_or_else(|| c.manifest_path.with_file_name("src/lib.rs")),
-    };
+    let origin = c.origin();
     // Artifacts lie under `ptx/<profile>/`: debug kernels are unoptimised.
     let debug = c.artifacts.iter().any(|a| a.path.components().any(|p| p.as_os_str() == "debug"));
     json!({

@@ -42,6 +42,7 @@ impl fmt::Display for Level {
 
 /// One message from a compiler, the linker or the engine, with the source line when known.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Diagnostic {
     /// Error or warning.
     pub level: Level,
@@ -75,6 +76,7 @@ pub struct Diagnostic {
 
 /// The package a diagnostic belongs to, as cargo's JSON messages name it.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Origin {
     /// The package name.
     pub package: String,

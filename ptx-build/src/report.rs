@@ -20,6 +20,7 @@ pub enum ArtifactKind {
 
 /// One file the build produced.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Artifact {
     /// The kernel crate that made it.
     pub package: String,
@@ -42,6 +43,7 @@ pub struct Artifact {
 
 /// A kernel and, where ptxas ran, its resource usage.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct KernelInfo {
     /// The kernel's PTX name.
     pub name: String,
@@ -66,6 +68,7 @@ impl KernelInfo {
 
 /// Something worth telling the user.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Event<'a> {
     /// A stage begins, in cargo's words: `Compiling`, `Linking`, `Assembling`, `Fresh`.
     Status {

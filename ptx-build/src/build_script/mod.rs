@@ -49,6 +49,7 @@ pub struct Builder {
 
 /// What [`Builder::build`] wrote.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct Generated {
     /// The generated module (`$OUT_DIR/kernels.rs`).
     pub module: PathBuf,

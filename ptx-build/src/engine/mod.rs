@@ -103,6 +103,18 @@ pub struct CrateOutput {
     pub(crate) signatures: BTreeMap<String, Vec<KernelSig>>,
 }
 
+impl CrateOutput {
+    /// The package, as cargo's JSON messages name it.
+    pub fn origin(&self) -> crate::diag::Origin {
+        crate::diag::Origin {
+            package: self.name.clone(),
+            manifest_path: self.manifest_path.clone(),
+            target: self.lib_name.clone(),
+            src_path: self.lib_src.clone().unwrap_or_else(|| self.manifest_path.with_file_name("src/lib.rs")),
+        }
+    }
+}
+
 impl BuildOptions {
     /// Runs the build, reporting progress to `reporter`.
     pub fn run(&self, reporter: &dyn Reporter) -> Result<BuildOutput> {

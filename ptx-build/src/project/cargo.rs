@@ -19,28 +19,39 @@ use crate::tools::process;
 /// `cargo metadata --format-version 1 --no-deps`: the workspace's own packages only.
 #[derive(Debug, Deserialize)]
 pub struct Metadata {
+    /// The workspace's members.
     pub packages: Vec<Package>,
+    /// Its root folder.
     pub workspace_root: PathBuf,
+    /// Its target dir.
     pub target_directory: PathBuf,
     /// `[workspace.metadata]` (null when absent).
     #[serde(default)]
     pub metadata: Value,
 }
 
+/// A package of the workspace.
 #[derive(Debug, Deserialize)]
 pub struct Package {
+    /// Its name.
     pub name: String,
+    /// Its Cargo.toml.
     pub manifest_path: PathBuf,
+    /// Its lib, bins, tests, ...
     pub targets: Vec<Target>,
     /// `[package.metadata]` (null when absent).
     #[serde(default)]
     pub metadata: Value,
 }
 
+/// A target of a package.
 #[derive(Debug, Deserialize)]
 pub struct Target {
+    /// Its name (`my-kernels`: cargo keeps the package's spelling).
     pub name: String,
+    /// `lib`, `bin`, `proc-macro`, ...
     pub kind: Vec<String>,
+    /// Its root file.
     pub src_path: PathBuf,
 }
 
@@ -78,10 +89,21 @@ pub fn metadata(manifest: Option<&Path>) -> Result<Metadata> {
 #[derive(Debug, Deserialize)]
 #[serde(tag = "reason")]
 pub enum Message {
+    /// A diagnostic of rustc.
     #[serde(rename = "compiler-message")]
-    CompilerMessage { message: RustcDiagnostic },
+    CompilerMessage {
+        /// rustc's JSON diagnostic.
+        message: RustcDiagnostic,
+    },
+    /// A unit cargo finished, with the files it wrote.
     #[serde(rename = "compiler-artifact")]
-    CompilerArtifact { target: Target, filenames: Vec<PathBuf> },
+    CompilerArtifact {
+        /// The unit's target.
+        target: Target,
+        /// What it wrote (`.rlib`, `.rmeta`, `.so`).
+        filenames: Vec<PathBuf>,
+    },
+    /// Any other line (`build-script-executed`, `build-finished`, ...).
     #[serde(other)]
     Other,
 }
@@ -96,25 +118,34 @@ impl Message {
 /// rustc's JSON diagnostic, the fields a [`crate::Diagnostic`] needs.
 #[derive(Debug, Deserialize)]
 pub struct RustcDiagnostic {
+    /// The message's first line.
     pub message: String,
     /// `error`, `warning`, `note`, `help`, `failure-note` or `error: internal compiler error`.
     pub level: String,
     #[serde(default)]
+    /// Where it points.
     pub spans: Vec<Span>,
+    /// rustc's human rendering.
     pub rendered: Option<String>,
 }
 
 impl RustcDiagnostic {
+    /// An error (an internal compiler error too).
     pub fn is_error(&self) -> bool {
         self.level.starts_with("error")
     }
 }
 
+/// A source span of rustc's diagnostic.
 #[derive(Debug, Deserialize)]
 pub struct Span {
+    /// The file, relative to where rustc ran (the workspace root) or absolute.
     pub file_name: String,
+    /// 1-based.
     pub line_start: u32,
+    /// 1-based.
     pub column_start: u32,
+    /// The span the message is about (others are context).
     pub is_primary: bool,
 }
 

@@ -170,10 +170,12 @@ mod tests {
         assert!(on_path("sh").is_some_and(|p| p.is_absolute()), "sh is on every PATH");
         assert_eq!(on_path("no-such-tool-for-cargo-ptx"), None);
         let dir = tempfile::tempdir().unwrap();
-        let plain = dir.path().join("data");
-        fs::write(&plain, "not a program").unwrap();
-        assert!(!is_executable(&plain), "a file without the x bit is not a tool");
-        assert!(!is_executable(dir.path()), "nor is a folder");
+        fs::write(dir.path().join("data"), "not a program").unwrap();
+        fs::create_dir(dir.path().join("folder")).unwrap();
+        let path = std::env::join_paths([dir.path()]).unwrap();
+        let found = |name: &str| which::which_in(name, Some(&path), dir.path()).ok();
+        assert_eq!(found("data"), None, "a file without the x bit is not a tool");
+        assert_eq!(found("folder"), None, "nor is a folder");
     }
 
     #[test]
