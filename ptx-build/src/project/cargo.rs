@@ -3,9 +3,11 @@
 //! and where each crate's output landed).
 //!
 //! Written here rather than with `cargo_metadata`: these are a dozen fields of a stable format,
-//! and that crate brings four packages (camino, cargo-platform, semver) into the build-dependency
-//! tree of every host crate, where each package costs a no-op `cargo build` about a millisecond
-//! (BENCHMARKS.md). Unknown fields are ignored, so newer cargos keep working.
+//! and that crate adds four packages (itself, camino, cargo-platform, semver) to the
+//! build-dependency tree of every host crate, which made a host crate's no-op `cargo build` 5.9%
+//! slower (`benches/dep_cost.py`, BENCHMARKS.md), over the 5% this project allows a convenience.
+//! cargo-ptx, which no host crate builds, reads cargo's messages with `cargo_metadata`. Unknown
+//! fields are ignored, so newer cargos keep working.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
