@@ -286,6 +286,31 @@ struct SetupArgs {
     with: Vec<String>,
 }
 
+/// `--arch sm_80,,sm_90` and `--arch sm_80,` as `--arch sm_80,sm_90` and `--arch sm_80`: clap
+/// splits a list at each comma and would hand the arch parser an empty item, refused as an empty
+/// list; metadata and `CARGO_PTX_ARCH` skip empty items the same way. Arguments after `--` (the
+/// programs' own, for `sanitize`) are left alone.
+fn tidy_arch_lists(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let tidy = |list: &str| list.split(',').map(str::trim).filter(|i| !i.is_empty()).collect::<Vec<_>>().join(",");
+    let mut out = Vec::with_capacity(args.len());
+    let mut value_of_arch = false;
+    let mut rest = false;
+    for arg in args {
+        let text = arg.to_str().map(str::to_string);
+        out.push(match text {
+            Some(t) if !rest && value_of_arch => tidy(&t).into(),
+            Some(t) if !rest && t.starts_with("--arch=") => format!("--arch={}", tidy(&t["--arch=".len()..])).into(),
+            Some(t) if t == "--" => {
+                rest = true;
+                arg
+            }
+            _ => arg,
+        });
+        value_of_arch = !rest && out.last().is_some_and(|a| a == "--arch");
+    }
+    out
+}
+
 /// Runs `cargo ptx` with these arguments (the program name first).
 pub fn main(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
     // cargo runs `cargo-ptx ptx build ...`; a direct call is `cargo-ptx build ...`.
@@ -293,7 +318,7 @@ pub fn main(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
     if args.get(1).is_some_and(|a| a == "ptx") {
         args.remove(1);
     }
-    let cli = Cli::parse_from(args);
+    let cli = Cli::parse_from(tidy_arch_lists(args));
     apply_color(cli.color);
     match cli.command {
         Command::Build(a) => build(*a),
@@ -549,7 +574,7 @@ mod tests {
     fn from_cli(args: &[&str]) -> Result<Options, clap::Error> {
         let mut argv = vec!["cargo-ptx", "build"];
         argv.extend(args);
-        match Cli::try_parse_from(argv)?.command {
+        match Cli::try_parse_from(tidy_arch_lists(argv.into_iter().map(Into::into).collect()))?.command {
             Command::Build(b) => Ok(b.options.clone()),
             other => panic!("parsed as {other:?}"),
         }
@@ -648,6 +673,19 @@ mod tests {
         // A wrong type exists only in metadata; the typed front ends cannot express it.
         assert!(from_toml(r#"archs = "sm_80""#).unwrap_err().to_string().contains("expected a list such as [\"sm_80\", \"sm_90\"]"));
         assert!(from_cli(&["--no-such-flag"]).unwrap_err().to_string().contains("unexpected argument '--no-such-flag'"));
+    }
+
+    #[test]
+    fn empty_items_of_an_arch_list_are_skipped_and_an_empty_list_is_named() {
+        let two = from_cli(&["--arch", "sm_80,sm_90"]).unwrap();
+        assert_eq!(from_cli(&["--arch", "sm_80,,sm_90"]).unwrap(), two);
+        assert_eq!(from_cli(&["--arch=sm_80, ,sm_90,"]).unwrap(), two);
+        assert_eq!(from_cli(&["--arch", "sm_80,"]).unwrap(), from_cli(&["--arch", "sm_80"]).unwrap());
+        let e = from_cli(&["--arch", ","]).unwrap_err().to_string();
+        assert!(e.contains("invalid arch ``: the list is empty"), "{e}");
+        // After `--`, arguments belong to the programs sanitize runs.
+        let argv: Vec<std::ffi::OsString> = ["cargo-ptx", "sanitize", "--", "run", "--", "--arch", "a,,b"].map(Into::into).to_vec();
+        assert_eq!(tidy_arch_lists(argv.clone()), argv);
     }
 
     /// The programs' own arguments come after a second `--`, which must reach sanitize intact.

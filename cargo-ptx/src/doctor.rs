@@ -309,6 +309,10 @@ pub fn report(toolchain: Option<&str>) -> Report {
         }
     }
     // A variable naming a tool that does not work stops every build (it is never skipped).
+    if let Err(ptx_build::Error::BadToolVariable { var, path, problem, help }) = ptx_build::internals::tools::check_home() {
+        ready = false;
+        checks.push(check(&var, Status::Missing, None, Some(path), problem, Some(help)));
+    }
     for r in &cuda.rejected {
         ready = false;
         checks.push(check(r.var, Status::Missing, None, Some(r.path.clone()), r.problem.clone(), Some(r.help.clone())));

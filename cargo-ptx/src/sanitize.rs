@@ -240,8 +240,9 @@ fn build(plan: &Plan, reporter: &dyn SanitizeReporter) -> Result<Vec<PathBuf>> {
     let cargo = std::env::var_os("CARGO").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("cargo"));
     reporter.status("Building", &format!("cargo {}", plan.build_args.join(" ")));
     let mut cmd = Command::new(&cargo);
-    cmd.args(&plan.build_args).arg("--message-format=json-render-diagnostics").stderr(Stdio::inherit());
-    let out = process::output("cargo", &mut cmd)?;
+    // cargo's messages on stdout, read here; its progress and errors on the terminal.
+    cmd.args(&plan.build_args).arg("--message-format=json-render-diagnostics").stdout(Stdio::piped()).stderr(Stdio::inherit());
+    let out = process::spawn("cargo", &mut cmd).and_then(|child| process::wait_output("cargo", &cmd, child))?;
     if !out.status.success() {
         return Err(Error::Sanitize {
             message: format!("`cargo {}` failed (its errors are above)", plan.build_args.join(" ")),

@@ -111,6 +111,8 @@ pub fn pinned_version(request: &str) -> Result<&'static str> {
 }
 
 pub fn setup(opts: &SetupOptions, reporter: &dyn Reporter) -> Result<SetupReport> {
+    // Where everything is installed must be a folder before anything is.
+    tools::check_home()?;
     let mut report = SetupReport::default();
     let version = pinned_version(&opts.cuda)?;
     // What the kernel crates of the project here need is installed too: their toolchains and

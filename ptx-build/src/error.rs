@@ -337,6 +337,28 @@ pub enum Error {
         help: String,
     },
 
+    /// Two Builders of one build script put modules of one name into one generated file.
+    #[error("two Builders put a module `{module}` into {file}: one built from {first}, one from {second}\n  help: give one of the Builders a file of its own, `.out_file(\"more_kernels.rs\")`, and `include!` that file too", file = file.display())]
+    SharedGeneratedFile {
+        /// The module's name in the generated file.
+        module: String,
+        /// The generated file.
+        file: PathBuf,
+        /// What the first Builder built it from.
+        first: String,
+        /// What the second did.
+        second: String,
+    },
+
+    /// A tool found the disk full while writing into `path`.
+    #[error("the disk is full: {what} could not write into {path}\n  help: free some space (`cargo clean`; `cargo ptx cache --clear` empties the step cache), or build into a target dir on a disk with room (`--target-dir DIR`, CARGO_TARGET_DIR)", path = path.display())]
+    DiskFull {
+        /// The folder being written.
+        path: PathBuf,
+        /// Who was writing.
+        what: String,
+    },
+
     /// A build-script-only call outside a build script.
     #[error("{what} is not set: ptx_build::Builder runs inside a build script (build.rs), where cargo sets it\n  help: call it from build.rs, or use `cargo ptx build` on the command line")]
     NotInBuildScript {

@@ -185,6 +185,8 @@ pub(crate) fn relative_file_lines(ptx: &std::path::Path, root: &std::path::Path)
                 if let Some(q) = rest.find('"') {
                     if let Some(tail) = rest[q + 1..].strip_prefix(&escaped) {
                         changed = true;
+                        // nvcc keeps the `./` of the `./file.cu` it was given (`/pkg/./file.cu`).
+                        let tail = tail.trim_start_matches("./");
                         let indent = &line[..line.len() - t.len()];
                         return format!("{indent}.file{}\"{tail}", &rest[..q]);
                     }
@@ -412,6 +414,22 @@ $L__func_begin0:
         assert_eq!(inl2, vec![SourcePos { file: "src/lib.rs".into(), line: 13, column: 14 }]);
         // A line in the next function, before any .loc of its own, maps to nothing.
         assert_eq!(m.source_of(24), None);
+    }
+
+    #[test]
+    fn file_lines_are_made_relative_to_the_package_without_nvccs_dot() {
+        let dir = tempfile::tempdir().unwrap();
+        let pkg = dir.path().join("pkg ñ");
+        let ptx = dir.path().join("k.ptx");
+        let abs = escape_path(&pkg.display().to_string());
+        std::fs::write(
+            &ptx,
+            format!(".version 8.0\n\t.file\t1 \"{abs}/./-o.cu\"\n\t.file\t2 \"{abs}/cuda/k.cuh\"\n\t.file\t3 \"/usr/include/x.h\"\n"),
+        )
+        .unwrap();
+        relative_file_lines(&ptx, &pkg).unwrap();
+        let text = std::fs::read_to_string(&ptx).unwrap();
+        assert_eq!(text, ".version 8.0\n\t.file\t1 \"-o.cu\"\n\t.file\t2 \"cuda/k.cuh\"\n\t.file\t3 \"/usr/include/x.h\"\n");
     }
 
     #[test]

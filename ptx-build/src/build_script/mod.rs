@@ -20,7 +20,6 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::cache;
 use crate::diag::Level;
 use crate::embed::{self, CrateModules};
 use crate::engine::{BuildOptions, BuildOutput};
@@ -124,6 +123,11 @@ impl Builder {
         self
     }
 
+    /// The generated file's name in `OUT_DIR`.
+    fn out_file_name(&self) -> &str {
+        self.out_file.as_deref().unwrap_or("kernels.rs")
+    }
+
     /// Every option set in `options` (over those set before).
     pub fn options(mut self, options: Options) -> Self {
         self.options = options.or(self.options);
@@ -194,9 +198,7 @@ impl Builder {
             .iter()
             .map(|c| CrateModules { lib_name: &c.lib_name, artifacts: &c.artifacts, signatures: &c.signatures })
             .collect();
-        let code = embed::generate(&crates, &out_dir, reporter)?;
-        let module = out_dir.join(self.out_file.as_deref().unwrap_or("kernels.rs"));
-        cache::write_atomic(&module, code.as_bytes())?;
+        let module = embed::write_module(&crates, &out_dir, self.out_file_name(), reporter)?;
         for p in rerun.iter().filter(|p| !p.ends_with("Cargo.lock") || locks_before.contains(*p)) {
             reporter.directive(format!("cargo:rerun-if-changed={}", p.display()));
         }
@@ -231,7 +233,8 @@ impl Builder {
             dir: manifest_dir.to_path_buf(),
             files,
             // Beside the generated module: the host crate's target dir is locked by the outer cargo.
-            target_dir: Some(out_dir.join("ptx-target")),
+            // Per generated file: another Builder's files must not share its artifacts.
+            target_dir: Some(out_dir.join("ptx-target").join(self.out_file_name())),
         }))
     }
 }

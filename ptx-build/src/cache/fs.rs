@@ -12,6 +12,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
 
 use serde::{de::DeserializeOwned, Serialize};
 
@@ -22,17 +23,39 @@ pub fn create_dir_all(dir: &Path) -> Result<()> {
     fs::create_dir_all(dir).map_err(|e| Error::io("create directory", dir, e))
 }
 
+/// Scratch files and folders this process made and has not yet renamed into place or removed:
+/// what a front end ended by a signal removes on its way out ([`remove_scratch`]).
+static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn live(path: &Path) {
+    LIVE.lock().unwrap_or_else(|e| e.into_inner()).push(path.to_path_buf());
+}
+
+fn settled(path: &Path) {
+    LIVE.lock().unwrap_or_else(|e| e.into_inner()).retain(|p| p != path);
+}
+
+/// Removes every scratch file and folder this process still has: for a front end's SIGINT
+/// handler, after its tools have stopped, so that an interrupted build leaves none behind.
+pub fn remove_scratch() {
+    for p in std::mem::take(&mut *LIVE.lock().unwrap_or_else(|e| e.into_inner())) {
+        let _ = if p.is_dir() { fs::remove_dir_all(&p) } else { fs::remove_file(&p) };
+    }
+}
+
 /// Writes `contents` to `path` through a temporary file in the same folder and a rename.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     create_dir_all(dir)?;
     let tmp = unique_sibling(path);
+    live(&tmp);
     let written = fs::OpenOptions::new().write(true).create_new(true).open(&tmp).and_then(|mut f| f.write_all(contents));
-    if let Err(e) = written.and_then(|()| fs::rename(&tmp, path)) {
+    let result = written.and_then(|()| fs::rename(&tmp, path));
+    if result.is_err() {
         let _ = fs::remove_file(&tmp);
-        return Err(Error::io("write", path, e));
     }
-    Ok(())
+    settled(&tmp);
+    result.map_err(|e| Error::io("write", path, e))
 }
 
 /// `.tmp-<pid>-<n>-<name>` next to `path`: unique among the threads and processes writing there.
@@ -44,13 +67,17 @@ fn unique_sibling(path: &Path) -> PathBuf {
 
 /// Moves a finished file (written by a tool into a scratch name) to its final place.
 pub fn rename_into_place(from: &Path, to: &Path) -> Result<()> {
-    fs::rename(from, to).map_err(|e| Error::io("move into place", to, e))
+    let moved = fs::rename(from, to).map_err(|e| Error::io("move into place", to, e));
+    settled(from);
+    moved
 }
 
 /// A temporary output path next to `path`, for tools that write files themselves; unique among
 /// the threads and processes writing there, and named so that [`remove_stale`] finds it.
 pub fn scratch_path(path: &Path) -> PathBuf {
-    unique_sibling(path)
+    let p = unique_sibling(path);
+    live(&p);
+    p
 }
 
 /// A private folder for one step's intermediate files (`.tmp-<pid>-<n>` inside `parent`),
@@ -62,6 +89,7 @@ impl ScratchDir {
     /// A new folder inside `parent` (created with its parents).
     pub fn new(parent: &Path) -> Result<ScratchDir> {
         let dir = unique_sibling(&parent.join("step"));
+        live(&dir);
         create_dir_all(&dir)?;
         Ok(ScratchDir(dir))
     }
@@ -75,6 +103,7 @@ impl ScratchDir {
 impl Drop for ScratchDir {
     fn drop(&mut self) {
         let _ = fs::remove_dir_all(&self.0);
+        settled(&self.0);
     }
 }
 

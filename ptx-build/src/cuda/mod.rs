@@ -136,11 +136,15 @@ impl CudaCompile<'_> {
         a
     }
 
-    /// `path` relative to the package when it lies below it. nvcc runs in the package folder
-    /// with such paths, so its command line (and a compiler launcher's cache key, which sccache
-    /// takes from the command line and the preprocessed source) is the same in every checkout.
+    /// `path` relative to the package when it lies below it, as `./path`. nvcc runs in the
+    /// package folder with such paths, so its command line (and a compiler launcher's cache key,
+    /// which sccache takes from the command line and the preprocessed source) is the same in
+    /// every checkout; the `./` keeps a file named `-o.cu` from being read as an option.
     fn in_package(&self, path: &Path) -> PathBuf {
-        path.strip_prefix(self.package_dir).map(Path::to_path_buf).unwrap_or_else(|_| path.to_path_buf())
+        match path.strip_prefix(self.package_dir) {
+            Ok(rel) => Path::new(".").join(rel),
+            Err(_) => path.to_path_buf(),
+        }
     }
 
     /// Compiles; returns the files nvcc read (the .cu and its headers), less the CUDA install's

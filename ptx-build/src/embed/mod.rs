@@ -10,9 +10,11 @@ pub mod signature;
 pub mod unit;
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
-use crate::error::Result;
+use crate::cache;
+use crate::error::{Error, Result};
 use crate::report::{Artifact, Reporter};
 
 /// What the embed stage needs of one kernel crate's build.
@@ -25,9 +27,38 @@ pub struct CrateModules<'a> {
     pub signatures: &'a BTreeMap<String, Vec<signature::KernelSig>>,
 }
 
-/// The generated module's text for `crates`, their images copied under `out_dir`.
-pub fn generate(crates: &[CrateModules<'_>], out_dir: &Path, reporter: &dyn Reporter) -> Result<String> {
-    let mut units: Vec<codegen::Unit> = Vec::new();
+/// Writes the generated module `out_file` (a file name in `out_dir`) for `crates`, their images
+/// copied to `out_dir/ptx-build/<out_file>/`; returns its path.
+///
+/// A build script may run several Builders. Each file's images have a folder of their own, and
+/// Builders that name the same file share it: each adds its modules to what the earlier ones
+/// wrote (this process remembers them), and a module name two of them would put into one file
+/// is an error naming both sources.
+pub fn write_module(crates: &[CrateModules<'_>], out_dir: &Path, out_file: &str, reporter: &dyn Reporter) -> Result<PathBuf> {
+    /// The units this process wrote into each generated file, with the source each came from.
+    static WRITTEN: Mutex<BTreeMap<PathBuf, Vec<(codegen::Unit, String)>>> = Mutex::new(BTreeMap::new());
+    let path = out_dir.join(out_file);
+    let images = format!("ptx-build/{}", out_file.replace(['/', '\\'], "_"));
+    let new = units(crates, out_dir, &images, reporter)?;
+    let mut written = WRITTEN.lock().unwrap_or_else(|e| e.into_inner());
+    let earlier = written.entry(path.clone()).or_default();
+    for (u, source) in &new {
+        if let Some((_, first)) = earlier.iter().find(|(e, _)| e.name == u.name) {
+            return Err(Error::SharedGeneratedFile { module: u.name.clone(), file: path, first: first.clone(), second: source.clone() });
+        }
+    }
+    let mut all: Vec<codegen::Unit> = earlier.iter().chain(&new).map(|(u, _)| u.clone()).collect();
+    codegen::prefix_shared_cxx_names(&mut all);
+    let code = codegen::generate(&all)?;
+    cache::write_atomic(&path, code.as_bytes())?;
+    earlier.extend(new);
+    Ok(path)
+}
+
+/// One unit per PTX module of `crates` (the Rust crate's, one per .cu file), with the source
+/// it came from; images copied to `out_dir/<images>/<module>/`.
+fn units(crates: &[CrateModules<'_>], out_dir: &Path, images: &str, reporter: &dyn Reporter) -> Result<Vec<(codegen::Unit, String)>> {
+    let mut units: Vec<(codegen::Unit, String)> = Vec::new();
     for c in crates {
         // One unit per PTX module: the Rust crate's, and one per .cu file.
         let mut modules: Vec<&str> = Vec::new();
@@ -40,10 +71,13 @@ pub fn generate(crates: &[CrateModules<'_>], out_dir: &Path, reporter: &dyn Repo
             let artifacts: Vec<&Artifact> = c.artifacts.iter().filter(|a| a.module == module).collect();
             let sigs = c.signatures.get(module).cloned().unwrap_or_default();
             // Unit names are Rust modules of the generated file: unique across crates.
-            let name = if units.iter().any(|u| u.name == module) { format!("{}_{}", c.lib_name, module) } else { module.to_string() };
-            units.push(unit::unit(&name, sigs, &artifacts, out_dir, reporter)?);
+            let name = if units.iter().any(|u| u.0.name == module) { format!("{}_{}", c.lib_name, module) } else { module.to_string() };
+            let source = match artifacts.first().and_then(|a| a.source.as_ref()) {
+                Some(s) => s.display().to_string(),
+                None => format!("kernel crate `{}`", c.lib_name),
+            };
+            units.push((unit::unit(&name, sigs, &artifacts, out_dir, images, reporter)?, source));
         }
     }
-    codegen::prefix_shared_cxx_names(&mut units);
-    codegen::generate(&units)
+    Ok(units)
 }

@@ -17,7 +17,16 @@ use crate::report::{Artifact, ArtifactKind, Event, Reporter};
 /// `OUT_DIR`. Kernels that cannot be typed (C++ mangled names, untypeable parameters, and
 /// PTX entries the source does not show, such as kernels stamped out by macros) are
 /// embedded without a typed method, with a warning.
-pub fn unit(name: &str, sigs: Vec<KernelSig>, artifacts: &[&Artifact], out_dir: &Path, reporter: &dyn Reporter) -> Result<Unit> {
+/// `images_dir` is the folder of this generated file's images, relative to `out_dir`
+/// (`ptx-build/<file>`): each module's images go below it.
+pub fn unit(
+    name: &str,
+    sigs: Vec<KernelSig>,
+    artifacts: &[&Artifact],
+    out_dir: &Path,
+    images_dir: &str,
+    reporter: &dyn Reporter,
+) -> Result<Unit> {
     // C++ kernels are bound to their mangled entries (templates become generic kernels).
     let entries: Vec<&str> = artifacts
         .iter()
@@ -46,7 +55,7 @@ pub fn unit(name: &str, sigs: Vec<KernelSig>, artifacts: &[&Artifact], out_dir: 
             ArtifactKind::Ptx => "ptx",
             ArtifactKind::Cubin => "cubin",
         };
-        let rel = format!("ptx-build/{name}/{}.{ext}", a.arch);
+        let rel = format!("{images_dir}/{name}/{}.{ext}", a.arch);
         let bytes = std::fs::read(&a.path).map_err(|e| Error::io("read", &a.path, e))?;
         let mut ptx_isa = None;
         if a.kind == ArtifactKind::Ptx {

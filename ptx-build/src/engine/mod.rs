@@ -119,6 +119,7 @@ impl BuildOptions {
     /// Runs the build, reporting progress to `reporter`.
     pub fn run(&self, reporter: &dyn Reporter) -> Result<BuildOutput> {
         let started = Instant::now();
+        crate::tools::check_home()?;
         let crates = self.crates()?;
         for k in &crates {
             for w in &k.warnings {

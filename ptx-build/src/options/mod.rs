@@ -440,6 +440,9 @@ mod tests {
         let m = msg(serde_json::json!({"archs": "sm_80"}));
         assert!(m.contains("expected a list such as [\"sm_80\", \"sm_90\"]"), "{m}");
         assert!(msg(serde_json::json!({"archs": []})).contains("the list is empty"));
+        assert!(msg(serde_json::json!({"archs": [""]})).contains("the list is empty"));
+        let (skipped, _) = parse(serde_json::json!({"archs": ["sm_80", "", "sm_90,"]}));
+        assert_eq!(skipped.unwrap().archs.unwrap().len(), 2, "empty items are skipped");
         assert!(msg(serde_json::json!({"ptx-isa": "seven"})).contains("not a PTX ISA version"));
         assert!(msg(serde_json::json!({"ftz": "yes"})).contains("invalid `ftz`"));
         assert!(msg(serde_json::json!({"cuda-std": "c++98"})).contains("not a standard nvcc knows"));

@@ -269,8 +269,9 @@ pub(crate) fn parse_define(s: &str) -> std::result::Result<Define, String> {
 pub(crate) fn archs_de<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<Vec<ArchRequest>>, D::Error> {
     let items = Vec::<String>::deserialize(d).map_err(|_| de::Error::custom("expected a list such as [\"sm_80\", \"sm_90\"]"))?;
     let mut out = Vec::new();
-    for item in items {
-        out.extend(parse_arch_list(&item).map_err(de::Error::custom)?);
+    // An empty item ("") is skipped, as in `--arch sm_80,,sm_90`; an empty list is refused.
+    for item in items.iter().filter(|i| !i.trim().is_empty()) {
+        out.extend(parse_arch_list(item).map_err(de::Error::custom)?);
     }
     Ok(Some(out))
 }

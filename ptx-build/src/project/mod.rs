@@ -93,18 +93,22 @@ pub fn find_kernel_crates(
     };
     let mut skipped: Vec<Diagnostic> = Vec::new();
     for (manifest, under) in scopes {
-        let meta = metadata(manifest.as_deref())?;
-        let root = under.clone().unwrap_or_else(|| meta.workspace_root.clone());
+        // A folder outside any workspace has no metadata of its own: only what lies below it.
+        let meta = match (&manifest, &under) {
+            (None, Some(_)) => None,
+            _ => Some(metadata(manifest.as_deref())?),
+        };
+        let Some(root) = under.clone().or_else(|| meta.as_ref().map(|m| m.workspace_root.clone())) else { continue };
         searched.push(root.display().to_string());
         // --no-deps: every package listed is a workspace member.
-        for pkg in &meta.packages {
+        for pkg in meta.iter().flat_map(|m| &m.packages) {
             let dir = pkg.manifest_path.parent().map(Path::to_path_buf).unwrap_or_default();
             if let Some(under) = &under {
                 if !dir.starts_with(under) {
                     continue;
                 }
             }
-            if let Some(k) = kernel_crate(&meta, pkg, front, source)? {
+            if let Some(k) = kernel_crate(meta.as_ref().expect("listed from it"), pkg, front, source)? {
                 push_new(&mut found, k);
             }
         }
@@ -112,7 +116,8 @@ pub fn find_kernel_crates(
         // host workspace excludes them (`cargo ptx new` does) or they stand in a workspace of
         // their own. cargo metadata does not list them; the folders do.
         let mut candidates = Vec::new();
-        manifests_below(&root, std::slice::from_ref(&meta.target_directory), WALK_DEPTH, &mut candidates);
+        let target_dirs: Vec<PathBuf> = meta.iter().map(|m| m.target_directory.clone()).collect();
+        manifests_below(&root, &target_dirs, WALK_DEPTH, &mut candidates);
         for m in candidates {
             if found.iter().any(|k| same_file(&k.manifest_path, &m)) {
                 continue;
@@ -360,6 +365,18 @@ impl CudaFiles {
     }
 }
 
+/// Whether `name` cannot be a Rust module's name: a keyword (strict or reserved, of any
+/// edition; `self`, `crate`, `super` and `Self` cannot even be raw identifiers) or `_`.
+fn is_keyword(name: &str) -> bool {
+    const KEYWORDS: &[&str] = &[
+        "_", "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate", "do", "dyn", "else", "enum",
+        "extern", "false", "final", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "macro", "match", "mod", "move", "mut",
+        "override", "priv", "pub", "ref", "return", "self", "static", "struct", "super", "trait", "true", "try", "type", "typeof",
+        "unsafe", "unsized", "use", "virtual", "where", "while", "yield",
+    ];
+    KEYWORDS.contains(&name)
+}
+
 /// `saxpy-v2` -> `saxpy_v2`, `2d` -> `_2d`: a name usable as a Rust module.
 pub(crate) fn identifier(s: &str) -> String {
     let mut out: String = s.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' }).collect();
@@ -431,7 +448,8 @@ fn name_modules(dir: &Path, files: Vec<PathBuf>, lib_name: &str) -> Result<Vec<C
             let candidate = tail(&rel[i], take);
             let clash = candidate == lib_name || rel.iter().enumerate().any(|(j, r)| j != i && tail(r, take) == candidate);
             if !clash || take >= rel[i].len() {
-                break if candidate == lib_name { format!("{candidate}_cu") } else { candidate };
+                // A module of the generated file: neither the crate's name nor a Rust keyword.
+                break if candidate == lib_name || is_keyword(&candidate) { format!("{candidate}_cu") } else { candidate };
             }
             take += 1;
         };
@@ -457,5 +475,28 @@ impl KernelCrate {
             target: self.lib_name.clone(),
             src_path: self.lib_src.clone().unwrap_or_else(|| self.dir.join("src/lib.rs")),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn modules(files: &[&str], lib_name: &str) -> Result<Vec<String>> {
+        let dir = Path::new("/pkg");
+        let files = files.iter().map(|f| dir.join(f)).collect();
+        Ok(name_modules(dir, files, lib_name)?.into_iter().map(|s| s.module).collect())
+    }
+
+    #[test]
+    fn files_named_after_rust_keywords_get_modules_the_generated_file_can_name() {
+        let got = modules(&["cuda/self.cu", "cuda/match.cu", "cuda/crate.cu", "cuda/type.cu", "_.cu", "cuda/ok.cu"], "k").unwrap();
+        assert_eq!(got, ["self_cu", "match_cu", "crate_cu", "type_cu", "__cu", "ok"]);
+        assert_eq!(modules(&["cuda/Self.cu"], "k").unwrap(), ["self_cu"]);
+        // Two files that make one name are still refused, naming both.
+        let e = modules(&["Self.cu", "self.cu"], "k").unwrap_err().to_string();
+        assert!(e.contains("Self.cu") && e.contains("self.cu"), "{e}");
+        assert_eq!(modules(&["cuda/k.cu"], "k").unwrap(), ["cuda_k"], "the Rust crate's own module keeps its name");
+        assert_eq!(modules(&["k.cu"], "k").unwrap(), ["k_cu"]);
     }
 }

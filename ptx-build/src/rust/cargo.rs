@@ -5,6 +5,9 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use super::Frontend;
 use crate::arch::TARGET;
@@ -134,7 +137,24 @@ impl Frontend<'_> {
         let stderr = child.stderr.take().expect("stderr is piped");
         let target_root = self.cargo_target_dir.join(TARGET);
 
-        let (units, host_dep_infos, errors, stderr_text) = std::thread::scope(|s| {
+        // The unit cargo started last and when: a ticker says how long it has run, so a front
+        // end that takes minutes (a large generated kernel) is not a frozen line.
+        let current = Mutex::new((String::new(), Instant::now()));
+        let done = AtomicBool::new(false);
+        let (units, host_dep_infos, errors, stderr_text, disk_full) = std::thread::scope(|s| {
+            let (current, done) = (&current, &done);
+            s.spawn(move || {
+                let mut shown = 0;
+                while !done.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(250));
+                    let (unit, since) = current.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                    let secs = since.elapsed().as_secs();
+                    if !unit.is_empty() && secs >= 2 && secs != shown {
+                        shown = secs;
+                        reporter.report(Event::Progress { message: running_for(&unit, secs) });
+                    }
+                }
+            });
             // cargo's own lines (Compiling, Downloading, manifest errors) come on stderr.
             let err_thread = s.spawn(move || {
                 let mut text = String::new();
@@ -142,6 +162,7 @@ impl Frontend<'_> {
                     let t = line.trim_start();
                     if let Some(rest) = t.strip_prefix("Compiling ").or_else(|| t.strip_prefix("Downloaded ")) {
                         reporter.report(Event::Progress { message: rest.to_string() });
+                        *current.lock().unwrap_or_else(|e| e.into_inner()) = (rest.to_string(), Instant::now());
                     }
                     text.push_str(&line);
                     text.push('\n');
@@ -151,9 +172,11 @@ impl Frontend<'_> {
             let mut units = Vec::new();
             let mut host_dep_infos = Vec::new();
             let mut errors = 0;
+            let mut disk_full = false;
             for line in BufReader::new(stdout).lines().map_while(std::result::Result::ok) {
                 match Message::parse(&line) {
                     Some(Message::CompilerMessage { message }) => {
+                        disk_full |= says_disk_full(message.rendered.as_deref().unwrap_or(&message.message));
                         let mut d = from_rustc(&message).rooted(&self.krate.workspace_root);
                         d.compiler_json = serde_json::from_str::<serde_json::Value>(&line).ok().map(|mut v| v["message"].take());
                         if d.level == Level::Error && !d.message.starts_with("aborting due to") {
@@ -182,11 +205,19 @@ impl Frontend<'_> {
                     _ => {}
                 }
             }
-            (units, host_dep_infos, errors, err_thread.join().unwrap_or_default())
+            let stderr_text = err_thread.join().unwrap_or_default();
+            done.store(true, Ordering::Relaxed);
+            (units, host_dep_infos, errors, stderr_text, disk_full)
         });
         let status = process::wait("cargo", &cmd, &mut child)?;
         if status.success() {
             return Ok((units, host_dep_infos));
+        }
+        if disk_full || says_disk_full(&stderr_text) {
+            return Err(Error::DiskFull {
+                path: self.cargo_target_dir.clone(),
+                what: format!("cargo building kernel crate `{}`", self.krate.name),
+            });
         }
         if errors > 0 {
             return Err(Error::RustCompile { package: self.krate.name.clone(), errors, extra: String::new() });
@@ -200,6 +231,24 @@ impl Frontend<'_> {
             relevant.iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n"),
         ))
     }
+}
+
+/// The progress line while cargo compiles `unit` (`saxpy-kernels v0.1.0 (/path)`): its name and
+/// version, and for how long it has run.
+fn running_for(unit: &str, secs: u64) -> String {
+    let name: Vec<&str> = unit.split_whitespace().take(2).collect();
+    let time = if secs < 60 { format!("{secs}s") } else { format!("{}m {:02}s", secs / 60, secs % 60) };
+    format!("{} (rustc, running for {time})", name.join(" "))
+}
+
+/// Whether a tool's output says the disk it wrote to is full: `No space left on device`
+/// (ENOSPC), or a linker killed by SIGBUS, which is how `ld` dies when the file it maps in the
+/// target dir cannot grow.
+pub(crate) fn says_disk_full(text: &str) -> bool {
+    text.contains("No space left on device")
+        || text.contains("os error 28")
+        || text.contains("signal 7 [Bus error]")
+        || text.contains("(SIGBUS)")
 }
 
 /// The folder the nested cargo runs in: the one above the kernel crate's workspace (the
@@ -237,12 +286,71 @@ fn from_rustc(m: &RustcDiagnostic) -> Diagnostic {
         d = d.at(span.file_name.clone(), Some(span.line_start), Some(span.column_start));
     }
     d.rendered = m.rendered.clone();
+    if let Some(help) = gpu_target_help(&m.message) {
+        d.notes.push(help.to_string());
+        // rustc's own rendering is what the user reads: the help goes under it, as rustc's would.
+        if let Some(r) = &mut d.rendered {
+            let body = r.trim_end().to_string();
+            *r = format!("{body}\n  = help: {help}\n\n");
+        }
+    }
     d
+}
+
+/// What to do instead, for rustc errors that mean "this needs `alloc` or `std`", which the GPU
+/// target does not have: kernels are `no_std` with `core` alone.
+fn gpu_target_help(message: &str) -> Option<&'static str> {
+    let heap_types = ["Vec", "String", "Box", "Rc", "Arc", "BTreeMap", "VecDeque"];
+    let needs_alloc = message.contains("can't find crate for `alloc`")
+        || message.starts_with("cannot find macro `vec`")
+        || heap_types.iter().any(|t| {
+            message == format!("cannot find type `{t}` in this scope")
+                || message == format!("failed to resolve: use of undeclared type `{t}`")
+        });
+    if needs_alloc {
+        return Some("GPU kernels have `core` only: there is no heap (`alloc`: `Vec`, `Box`, `String`) on nvptx64-nvidia-cuda; use fixed-size arrays, `ptx_device::shared_array!`, or device memory the host allocates and passes as a pointer");
+    }
+    if message.contains("can't find crate for `std`") {
+        return Some("GPU kernels have `core` only: add `#![no_std]` to the kernel crate (and to its dependencies), and use `core::` paths instead of `std::`");
+    }
+    None
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_front_end_says_what_runs_and_for_how_long() {
+        assert_eq!(running_for("big-kernels v0.1.0 (/src/big kernels)", 7), "big-kernels v0.1.0 (rustc, running for 7s)");
+        assert_eq!(running_for("big-kernels v0.1.0 (/src)", 86), "big-kernels v0.1.0 (rustc, running for 1m 26s)");
+    }
+
+    #[test]
+    fn a_full_disk_is_recognised_in_what_cargo_and_the_linker_print() {
+        assert!(says_disk_full("error: failed to write /t/deps/libk.rmeta: No space left on device (os error 28)"));
+        assert!(says_disk_full("  = note: collect2: fatal error: ld terminated with signal 7 [Bus error]\n"));
+        assert!(says_disk_full("error: linking with `cc` failed: exit status: 1 (signal: 7 (SIGBUS))"));
+        assert!(!says_disk_full("error[E0308]: mismatched types"));
+    }
+
+    #[test]
+    fn alloc_and_std_errors_say_kernels_have_core_only() {
+        let m = |message: &str| RustcDiagnostic {
+            message: message.into(),
+            level: "error".into(),
+            spans: Vec::new(),
+            rendered: Some(format!("error[E0463]: {message}\n --> src/lib.rs:3:1\n\n")),
+        };
+        let d = from_rustc(&m("can't find crate for `alloc`"));
+        assert!(d.notes[0].starts_with("GPU kernels have `core` only: there is no heap"), "{:?}", d.notes);
+        let r = d.rendered.unwrap();
+        assert!(r.ends_with("--> src/lib.rs:3:1\n  = help: GPU kernels have `core` only: there is no heap (`alloc`: `Vec`, `Box`, `String`) on nvptx64-nvidia-cuda; use fixed-size arrays, `ptx_device::shared_array!`, or device memory the host allocates and passes as a pointer\n\n"), "{r}");
+        assert!(from_rustc(&m("cannot find type `Vec` in this scope")).notes[0].contains("no heap"));
+        assert!(from_rustc(&m("cannot find macro `vec` in this scope")).notes[0].contains("no heap"));
+        assert!(from_rustc(&m("can't find crate for `std`")).notes[0].contains("add `#![no_std]`"));
+        assert!(from_rustc(&m("cannot find type `Foo` in this scope")).notes.is_empty());
+    }
 
     #[test]
     fn the_nested_cargo_runs_above_the_kernel_workspace() {

@@ -64,6 +64,21 @@ pub fn home() -> Option<PathBuf> {
     std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".cache").join("cargo-ptx"))
 }
 
+/// `CARGO_PTX_HOME`, when it is set to something that is not a folder: an error naming the
+/// variable (otherwise nothing installed is found, and setup fails to install there).
+pub fn check_home() -> crate::error::Result<()> {
+    let Some(h) = std::env::var_os("CARGO_PTX_HOME").filter(|h| !h.is_empty()).map(PathBuf::from) else { return Ok(()) };
+    if h.exists() && !h.is_dir() {
+        return Err(crate::error::Error::BadToolVariable {
+            var: "CARGO_PTX_HOME".into(),
+            path: h,
+            problem: "is not a folder".into(),
+            help: "point it at a folder (where `cargo ptx setup` installs NVIDIA's tools and the step cache lives), or unset it to use ~/.cache/cargo-ptx".into(),
+        });
+    }
+    Ok(())
+}
+
 pub(crate) fn setup_help(toolchain: &str) -> String {
     format!("run `cargo ptx setup`, or `rustup toolchain install {toolchain} --profile minimal --component rust-src,llvm-tools`")
 }

@@ -4,9 +4,16 @@
 //! name the tool, its path, the command line that failed and what it printed. Keeping every
 //! start here means one policy for all of them: a grep for `Command::new`, `.output()`,
 //! `.spawn()` or `.status()` in the engine finds this file only.
+//!
+//! A front end that owns its process tree (`cargo ptx`, after [`own_process_tree`]) has every
+//! tool started in a process group of its own, so that [`terminate_all`] (its SIGINT and SIGTERM
+//! handler) ends each tool together with what that tool started (the nested cargo's rustc,
+//! nvcc's cicc and ptxas), at once. Inside a build script the tools stay in cargo's group: a
+//! Ctrl-C at the terminal reaches them with cargo.
 
 use std::ffi::OsStr;
-use std::process::{Child, Command, ExitStatus, Output};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::Mutex;
 
 use crate::error::{Error, Result};
 
@@ -17,7 +24,88 @@ use crate::error::{Error, Result};
 pub fn command(program: impl AsRef<OsStr>) -> Command {
     let mut cmd = Command::new(program);
     cmd.env_remove("RUST_BACKTRACE").env_remove("RUST_LIB_BACKTRACE");
+    #[cfg(unix)]
+    if RUNNING.lock().unwrap_or_else(|e| e.into_inner()).is_some() {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
     cmd
+}
+
+/// The process groups of the tools running now, while a front end owns the process tree.
+static RUNNING: Mutex<Option<Vec<u32>>> = Mutex::new(None);
+
+/// From now on, every tool runs in a process group of its own, ended by [`terminate_all`]. For a
+/// front end that handles SIGINT and SIGTERM itself (`cargo ptx`); a build script must not call
+/// it (a terminal's Ctrl-C would no longer reach the tools).
+pub fn own_process_tree() {
+    RUNNING.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_with(Vec::new);
+}
+
+/// Set once [`terminate_all`] ran: the tools' failures that follow are its doing.
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether [`terminate_all`] ended the tools.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// Ends every tool started since [`own_process_tree`], each with everything it started: SIGTERM
+/// to each process group, then SIGKILL to what is left after a second.
+pub fn terminate_all() {
+    INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
+    let groups: Vec<u32> = RUNNING.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_default();
+    #[cfg(unix)]
+    {
+        let signal_all = |sig| groups.iter().filter(|g| **g > 1).for_each(|g| unsafe_kill_group(*g, sig));
+        signal_all(libc::SIGTERM);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+        while std::time::Instant::now() < deadline && groups.iter().any(|g| group_alive(*g)) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        signal_all(libc::SIGKILL);
+    }
+    #[cfg(not(unix))]
+    let _ = groups;
+}
+
+/// Sends `sig` to the process group `pgid`.
+#[cfg(unix)]
+fn unsafe_kill_group(pgid: u32, sig: libc::c_int) {
+    // SAFETY: kill(2) with a negative pid signals that group; it touches no memory of ours.
+    unsafe {
+        libc::kill(-(pgid as libc::pid_t), sig);
+    }
+}
+
+/// Whether any process of group `pgid` is still there (signal 0 checks without sending).
+#[cfg(unix)]
+fn group_alive(pgid: u32) -> bool {
+    // SAFETY: as in `unsafe_kill_group`; signal 0 only checks.
+    unsafe { libc::kill(-(pgid as libc::pid_t), 0) == 0 }
+}
+
+fn track(id: u32) {
+    if let Some(groups) = RUNNING.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+        groups.push(id);
+    }
+}
+
+fn untrack(id: u32) {
+    if let Some(groups) = RUNNING.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+        groups.retain(|g| *g != id);
+    }
+}
+
+/// Runs `cmd` to completion with its output captured (stdin closed, as `Command::output`), as a
+/// tracked tool.
+fn run_to_end(cmd: &mut Command) -> std::io::Result<Output> {
+    let child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    let id = child.id();
+    track(id);
+    let out = child.wait_with_output();
+    untrack(id);
+    out
 }
 
 /// A command for a compiler, through `launcher` (`sccache`) when one is set: `sccache nvcc ..`.
@@ -53,7 +141,7 @@ fn echo(cmd: &Command) {
 /// Runs `cmd` to completion and returns its output, whatever its exit status.
 pub fn output(tool: &str, cmd: &mut Command) -> Result<Output> {
     echo(cmd);
-    cmd.output().map_err(|source| spawn_error(tool, cmd, source))
+    run_to_end(cmd).map_err(|source| spawn_error(tool, cmd, source))
 }
 
 /// Runs `cmd` and fails with what it printed when it exits non-zero.
@@ -69,18 +157,31 @@ pub fn checked(tool: &str, context: impl FnOnce() -> String, cmd: &mut Command) 
 /// Runs `cmd` to ask a tool something optional (a version, a list of archs): the caller treats
 /// a tool that cannot start as an answer, not as an error.
 pub fn probe(cmd: &mut Command) -> std::io::Result<Output> {
-    cmd.output()
+    run_to_end(cmd)
 }
 
 /// Starts `cmd` for a caller that reads its output while it runs (set up the pipes first).
 pub fn spawn(tool: &str, cmd: &mut Command) -> Result<Child> {
     echo(cmd);
-    cmd.spawn().map_err(|source| spawn_error(tool, cmd, source))
+    let child = cmd.spawn().map_err(|source| spawn_error(tool, cmd, source))?;
+    track(child.id());
+    Ok(child)
 }
 
 /// Waits for a child that [`spawn`] started from `cmd`.
 pub fn wait(tool: &str, cmd: &Command, child: &mut Child) -> Result<ExitStatus> {
-    child.wait().map_err(|source| spawn_error(tool, cmd, source))
+    let status = child.wait().map_err(|source| spawn_error(tool, cmd, source));
+    untrack(child.id());
+    status
+}
+
+/// Waits for a child that [`spawn`] started from `cmd` and collects the output it was set up to
+/// pipe (what it was not, such as an inherited stderr, is empty).
+pub fn wait_output(tool: &str, cmd: &Command, child: Child) -> Result<Output> {
+    let id = child.id();
+    let out = child.wait_with_output().map_err(|source| spawn_error(tool, cmd, source));
+    untrack(id);
+    out
 }
 
 /// The error of a tool that ran and exited non-zero: `context` says for what (" for `k`

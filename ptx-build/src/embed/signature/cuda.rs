@@ -238,7 +238,8 @@ pub fn cuda_kernels_preprocessed(text: &str, dir: &Path) -> Result<Vec<KernelSig
         if system {
             continue;
         }
-        sig.file = dir.join(file);
+        // nvcc was given `./file.cu`: the markers keep the `./`.
+        sig.file = dir.join(Path::new(file).components().filter(|c| *c != std::path::Component::CurDir).collect::<std::path::PathBuf>());
         sig.line = number + (sig.line - start);
         out.push(sig);
     }
@@ -376,7 +377,7 @@ mod tests {
     #[test]
     fn kernels_of_a_preprocessed_unit_are_at_the_line_of_the_macro_use() {
         // What `nvcc -E` makes of it: line markers, `__attribute__((global))`, a system header.
-        let ii = "# 1 \"cuda/k.cu\"\n# 1 \"/usr/include/stdint.h\" 1 3 4\nextern \"C\" __attribute__((global)) void sys(int *p) {}\n# 2 \"cuda/k.cu\" 2\n\n\nextern \"C\" __attribute__((global)) void a(const float *x, float *y) {}\nextern \"C\" __attribute__((global)) void b(const double *x, double *y) {}\n";
+        let ii = "# 1 \"./cuda/k.cu\"\n# 1 \"/usr/include/stdint.h\" 1 3 4\nextern \"C\" __attribute__((global)) void sys(int *p) {}\n# 2 \"./cuda/k.cu\" 2\n\n\nextern \"C\" __attribute__((global)) void a(const float *x, float *y) {}\nextern \"C\" __attribute__((global)) void b(const double *x, double *y) {}\n";
         let sigs = cuda_kernels_preprocessed(ii, Path::new("/pkg")).unwrap();
         let at: Vec<(String, String, u32)> = sigs.iter().map(|s| (s.name.clone(), s.file.display().to_string(), s.line)).collect();
         assert_eq!(at, [("a".to_string(), "/pkg/cuda/k.cu".to_string(), 4), ("b".to_string(), "/pkg/cuda/k.cu".to_string(), 5)]);
