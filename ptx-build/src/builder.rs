@@ -148,8 +148,9 @@ impl Builder {
         self
     }
 
-    /// `unroll-threshold`: opt's `-unroll-threshold` for Rust kernels (IR instructions a loop may
-    /// grow to by unrolling; `2000` unrolls what `#pragma unroll` would). Default: LLVM's own.
+    /// `unroll-threshold`: opt's `-unroll-threshold` for Rust kernels (IR instructions up to which
+    /// a loop with a constant trip count unrolls completely). Default: 1500, what nvcc's build
+    /// unrolls (300 is LLVM's own).
     pub fn unroll_threshold(mut self, threshold: u32) -> Self {
         match threshold.to_string().parse::<crate::options::UnrollThreshold>() {
             Ok(t) => self.options.unroll_threshold = Some(t),
@@ -404,6 +405,7 @@ impl Builder {
         let mut untyped: Vec<String> = Vec::new();
         let mut images = Vec::new();
         let mut struct_layouts: Vec<StructLayout> = Vec::new();
+        let mut launch_bounds: Vec<(String, u32)> = Vec::new();
         for a in artifacts {
             let ext = match a.kind {
                 ArtifactKind::Ptx => "ptx",
@@ -439,6 +441,13 @@ impl Builder {
                     }
                 }
                 ptx_isa = module.version.clone();
+                // Every arch's PTX has the same bounds, but keep the largest: never refuse a launch the driver takes.
+                for (name, bound) in module.entries.iter().filter_map(|e| Some((&e.name, e.max_threads?))) {
+                    match launch_bounds.iter_mut().find(|(n, _)| n == name) {
+                        Some((_, b)) => *b = (*b).max(bound),
+                        None => launch_bounds.push((name.clone(), bound)),
+                    }
+                }
             }
             cache::write_atomic(&out_dir.join(&rel), &bytes)?;
             images.push(EmbeddedImage { arch: a.arch.parse()?, kind: a.kind, file: rel, ptx_isa });
@@ -452,7 +461,7 @@ impl Builder {
                 untyped.len()
             );
         }
-        Ok(Unit { name: name.to_string(), kernels: sigs, images, struct_layouts, untyped })
+        Ok(Unit { name: name.to_string(), kernels: sigs, images, struct_layouts, untyped, launch_bounds })
     }
 }
 
