@@ -51,7 +51,7 @@ pub struct PtxConfig {
     pub ftz: bool,
     /// Contract `a * b + c` into FMA (LLVM `contract` flags on the crate's code, nvcc `-fmad`).
     pub fmad: bool,
-    /// opt's `-unroll-threshold`; `None`: LLVM's own.
+    /// opt's `-unroll-threshold`; `None`: `link::DEFAULT_UNROLL_THRESHOLD`.
     pub unroll_threshold: Option<u32>,
     pub ptx_isa: Option<PtxIsa>,
     pub cuda: CudaConfig,

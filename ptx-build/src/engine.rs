@@ -799,8 +799,8 @@ impl CrateJob<'_> {
 
         // Link: keyed by the module, libdevice, LLVM, arch and flags.
         let link_key = {
-            // v3: shared arrays moved to addrspace(3); fmad and unroll-threshold in the key.
-            let mut k = Key::new("link-v3");
+            // The link stage's recipe (its rewrites and default flags); fmad and unroll-threshold.
+            let mut k = Key::new(crate::link::RECIPE);
             k.str(&rust.module_hash).str(&rust.kernels.join(",")).str(self.libdevice_hash).str(&toolchain.version);
             k.str(&arch.to_string()).str(&self.ptx_isa.map(|i| i.to_string()).unwrap_or_default());
             k.str(&format!("{:?}{}", profile, self.krate.config.ftz));

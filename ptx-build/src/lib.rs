@@ -32,6 +32,7 @@
 #![warn(missing_docs)]
 
 pub mod arch;
+mod atomic_ir;
 mod bitcode;
 mod builder;
 mod c_lex;
@@ -52,8 +53,10 @@ pub mod fuzzing;
 mod host_types;
 #[doc(hidden)]
 pub mod inline_ptx;
+mod launch_bounds_ir;
 mod link;
 pub mod options;
+mod prepass;
 #[doc(hidden)]
 pub mod process;
 mod ptx;
