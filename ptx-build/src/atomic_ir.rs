@@ -83,7 +83,7 @@ fn definition(name: &str) -> Option<String> {
     let (op, ty) = name.strip_prefix(RMW)?.rsplit_once('_')?;
     let align = ir_type(ty)?;
     let (_, float) = OPS.iter().find(|(o, _)| *o == op)?;
-    if *float != !ty.starts_with('i') {
+    if *float == ty.starts_with('i') {
         return None;
     }
     Some(format!(

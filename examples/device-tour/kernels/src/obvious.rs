@@ -181,8 +181,8 @@ pub unsafe fn rs_dense16_obvious(batch: u32, w: *const f32, x: *const f32, out: 
     let mut acc = [0.0f32; DENSE_OUT];
     for k in 0..DENSE_IN {
         let v = *x.add(k * batch + s);
-        for i in 0..DENSE_OUT {
-            acc[i] += *w.add(i * DENSE_IN + k) * v;
+        for (i, a) in acc.iter_mut().enumerate() {
+            *a += *w.add(i * DENSE_IN + k) * v;
         }
     }
     for (i, a) in acc.iter().enumerate() {
