@@ -1,6 +1,7 @@
 //! ptx-device in CI (no GPU): every helper compiled into one kernel crate for sm_80 and sm_90
-//! and accepted by ptxas, the libdevice declarations against the .bc's symbol table, the
-//! inline-PTX checker over the crate's own `asm!`, and typed launch methods for `#[kernel]`s.
+//! and accepted by ptxas, the obvious-way twins compiled as nvcc compiles their C++, the
+//! libdevice declarations against the .bc's symbol table, the inline-PTX checker over the crate's
+//! own `asm!`, and typed launch methods for `#[kernel]`s.
 
 mod common;
 
@@ -40,9 +41,13 @@ fn every_helper_builds_for_sm_80_and_sm_90_without_a_warning() {
             "fence.acq_rel.sys",
             "cp.async.ca.shared.global",
             "cp.async.wait_group 0",
-            "atom.cas.b64",
-            "atom.add.f64",
-            "atom.min.s64",
+            // The generic atomics, LLVM's now: the state space inferred, CAS at device scope.
+            "atom.relaxed.gpu.global.cas.b64",
+            "atom.global.add.f64",
+            "atom.global.min.s64",
+            "atom.shared.add.f32",
+            "atom.global.inc.u32",
+            "atom.shared.dec.u32",
             "%clock64",
             "%globaltimer",
             "___PTX_SHARED[",
@@ -73,6 +78,13 @@ fn every_helper_builds_for_sm_80_and_sm_90_without_a_warning() {
         // A shuffle in 8-lane segments packs (32 - 8) << 8 | 31 into its `c` operand.
         assert!(entry(&ptx, "rs_helpers").contains(", 6175, -1;"), "{arch}: no width-8 shuffle");
         shared_memory_twins_use_the_shared_state_space(arch, &ptx);
+        obvious_twins_compile_as_nvccs(arch, &ptx);
+        let cuda = std::fs::read_to_string(k.module_artifact("release", arch, "obvious", "ptx")).unwrap();
+        let bounded = entry_header(&cuda, "cu_histogram16");
+        assert!(
+            bounded.contains(".maxntid 256, 1, 1") && bounded.contains(".minnctapersm 4"),
+            "{arch}: nvcc's __launch_bounds__:\n{bounded}"
+        );
     }
     let cubin = run
         .of("ptx-artifact")
@@ -81,7 +93,7 @@ fn every_helper_builds_for_sm_80_and_sm_90_without_a_warning() {
         .unwrap()
         .clone();
     let names: Vec<&str> = cubin["kernels"].as_array().unwrap().iter().map(|k| k["name"].as_str().unwrap()).collect();
-    assert_eq!(names.len(), 16, "{names:?}");
+    assert_eq!(names.len(), 23, "{names:?}");
 }
 
 /// The body of `.entry name` in a PTX text.
@@ -106,6 +118,48 @@ fn shared_memory_twins_use_the_shared_state_space(arch: &str, ptx: &str) {
     assert_eq!(sgemm.matches("fma.rn.f32").count(), 512, "{arch}: 8 x 8 x 8 unrolled FMAs in SGEMM");
     assert_eq!(sgemm.matches("ld.shared.v4").count(), 32, "{arch}: 16-byte shared loads in SGEMM");
     assert!(!sgemm.contains("cvta.global"), "{arch}: a global pointer went back to generic for the asm");
+}
+
+/// From `.entry name(` to the body's `{`: the parameters and the tuning directives.
+fn entry_header<'a>(ptx: &'a str, name: &str) -> &'a str {
+    let body = entry(ptx, name);
+    &body[..body.find("\n{").unwrap_or(body.len())]
+}
+
+/// Issue 23's CI check: the twins written the obvious way (`src/obvious.rs`) compile to what
+/// nvcc makes of the same C++: shared atomics in the shared state space (never a generic `atom`
+/// on a shared array), no local frame for the by-value loops, the fixed-trip loops unrolled, and
+/// `launch_bounds` as `.maxntid`/`.minnctapersm`.
+fn obvious_twins_compile_as_nvccs(arch: &str, ptx: &str) {
+    for kernel in ["rs_histogram_obvious", "rs_histogram16_obvious"] {
+        let body = entry(ptx, kernel);
+        let shared = body.lines().filter(|l| l.trim_start().starts_with("atom.shared.add.u32")).count();
+        let generic = body.lines().filter(|l| l.trim_start().starts_with("atom.add.") || l.trim_start().starts_with("red.add.")).count();
+        let per_load = if kernel == "rs_histogram_obvious" { 4 } else { 16 };
+        assert_eq!((shared, generic), (per_load, 0), "{arch} {kernel}: one atom.shared per byte, unrolled, no generic atom:\n{body}");
+        assert!(body.contains("atom.global.add.u32") && !body.contains("cvta.shared"), "{arch} {kernel}: the flush to global memory");
+    }
+    for kernel in [
+        "rs_histogram_obvious",
+        "rs_histogram16_obvious",
+        "rs_sgemm_obvious",
+        "rs_transpose_obvious",
+        "rs_conv5_obvious",
+        "rs_dense16_obvious",
+    ] {
+        let body = entry(ptx, kernel);
+        assert!(!body.contains(".local") && !body.contains("__local_depot"), "{arch} {kernel}: a local-memory frame:\n{body}");
+    }
+    let fmas = |kernel: &str| entry(ptx, kernel).matches("fma.rn.f32").count();
+    assert_eq!(fmas("rs_sgemm_obvious"), 512, "{arch}: the 8-step loop over 8 x 8 FMAs unrolled, as nvcc's build unrolls it");
+    assert_eq!(fmas("rs_conv5_obvious"), 25, "{arch}: the 5 x 5 taps unrolled");
+    // nvcc unrolls the 32 x 16 loop only by four: left rolled here, as the default's upper bound.
+    assert_eq!(fmas("rs_dense16_obvious"), 16, "{arch}: the 32-step loop of 16 FMAs stays a loop");
+    let transpose = entry(ptx, "rs_transpose_obvious");
+    assert_eq!(transpose.matches("ld.shared.").count(), 4, "{arch}: the step_by loop unrolled");
+    let header = entry_header(ptx, "rs_histogram16_obvious");
+    assert!(header.contains(".maxntid 256") && header.contains(".minnctapersm 4"), "{arch}: launch_bounds(256, 4):\n{header}");
+    assert!(!entry_header(ptx, "rs_histogram_obvious").contains(".maxntid"), "{arch}: no bound where none was asked");
 }
 
 #[test]
@@ -147,13 +201,45 @@ fn fmad_and_unroll_threshold_change_the_code() {
     let body = |ptx: &str, name: &str| entry(ptx, name).to_string();
     let default = ptx(&["--release"]);
     assert!(body(&default, "k").contains("fma.rn.f32"), "{default}");
-    // LLVM's own budget leaves the 128-step loop rolled (partly unrolled, with a branch back).
-    assert!(body(&default, "l").contains("bra"), "{default}");
+    // The default budget unrolls the 128-step loop completely, as nvcc does the same C++.
+    let l = body(&default, "l");
+    assert!(!l.contains("bra") && l.matches("fma.rn.f32").count() == 128, "{l}");
     let no_fmad = ptx(&["--release", "--fmad=false"]);
     assert!(!body(&no_fmad, "k").contains("fma.rn.f32") && body(&no_fmad, "k").contains("mul.rn.f32"), "{no_fmad}");
-    let unrolled = ptx(&["--release", "--unroll-threshold", "5000"]);
-    let l = body(&unrolled, "l");
-    assert!(!l.contains("bra") && l.matches("fma.rn.f32").count() == 128, "{l}");
+    // LLVM's own budget leaves it rolled (partly unrolled, with a branch back).
+    let rolled = ptx(&["--release", "--unroll-threshold", "300"]);
+    assert!(body(&rolled, "l").contains("bra"), "{rolled}");
+}
+
+#[test]
+fn an_atomic_on_a_type_ptx_lacks_and_bad_launch_bounds_are_errors_at_the_line() {
+    cuda();
+    let k = KernelCrate::new(
+        "bad_atomic_kernels",
+        "archs = [\"sm_90\"]",
+        "#![no_std]\nuse ptx_device::prelude::*;\n\n#[kernel]\npub unsafe fn k(out: *mut u8) {\n    atomic_add(out, 1u8);\n}\n\n#[kernel(launch_bounds(2048, 2))]\npub unsafe fn b(out: *mut u32) {\n    atomic_add(out, 1u32);\n}\n",
+    );
+    let device = root().join("ptx-device");
+    let manifest = std::fs::read_to_string(k.dir.join("Cargo.toml")).unwrap();
+    k.write(
+        "Cargo.toml",
+        &manifest.replace(
+            "[package.metadata.ptx]",
+            &format!("[dependencies]\nptx-device = {{ path = {:?} }}\n\n[package.metadata.ptx]", device.display().to_string()),
+        ),
+    );
+    let run = k.build(&["--release"]);
+    run.assert_error(&[
+        "PTX has no atomic add for `u8`: `atomic_add` takes `u32`, `i32`, `u64`, `i64`, `f32` or `f64`",
+        "`launch_bounds(2048)`: a block has at most 1024 threads on every GPU",
+    ]);
+    // Each at its own token: the call, and the number in the attribute.
+    let at = |needle: &str| {
+        let e = run.errors().into_iter().find(|e| e["message"].as_str().unwrap_or_default().contains(needle)).unwrap();
+        (e["file"].as_str().unwrap_or_default().to_string(), e["line"].as_u64(), e["column"].as_u64())
+    };
+    assert_eq!(at("atomic add for `u8`"), ("src/lib.rs".to_string(), Some(6), Some(5)));
+    assert_eq!(at("launch_bounds(2048)"), ("src/lib.rs".to_string(), Some(9), Some(24)));
 }
 
 #[test]

@@ -220,6 +220,16 @@ pub enum Error {
         message: String,
     },
 
+    /// The link stage met a ptx-device helper or marker it does not know (an atomic, a launch
+    /// bound).
+    #[error("kernel crate `{package}`: {message}\n  help: the kernel crate's ptx-device is newer than this cargo-ptx, or the marker was written by hand; use the ptx-device of the same release")]
+    LinkRewrite {
+        /// The kernel crate.
+        package: String,
+        /// What was not understood.
+        message: String,
+    },
+
     /// libdevice is not LLVM bitcode.
     #[error("libdevice at {path} is not LLVM bitcode (corrupt or truncated file)\n  help: reinstall it with `cargo ptx setup --force`, or point LIBDEVICE at a good libdevice.10.bc")]
     CorruptLibdevice {

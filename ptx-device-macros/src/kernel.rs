@@ -5,6 +5,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{quote, ToTokens};
 use syn::spanned::Spanned;
 
+use crate::bounds::Bounds;
 use crate::error;
 
 pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -22,20 +23,22 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         // The function itself is dropped: its body would only add errors about the same problem.
         return errors.into_iter().map(|(span, message)| error(span, message)).collect();
     }
+    // The launch bounds' marker, on each exported kernel (a generic kernel's instances).
+    let section = args.bounds.section().map(|s| quote! { section #s });
     if instances.is_empty() {
         let syn::ItemFn { attrs, vis, sig, block } = f;
         let name = &sig.ident;
         let inputs = &sig.inputs;
         return quote! {
-            ::ptx_device::__kernel! { [#(#attrs)*] [#vis] #name [#inputs] #block }
+            ::ptx_device::__kernel! { #section [#(#attrs)*] [#vis] #name [#inputs] #block }
         };
     }
-    expand_generic(&f, &instances)
+    expand_generic(&f, &instances, section)
 }
 
 /// A generic kernel: the function as written (an ordinary generic function the crate may call
 /// too), and one exported kernel per instance whose body calls it with the instance's types.
-fn expand_generic(f: &syn::ItemFn, instances: &[KernelInstance]) -> TokenStream {
+fn expand_generic(f: &syn::ItemFn, instances: &[KernelInstance], section: Option<TokenStream>) -> TokenStream {
     let name = &f.sig.ident;
     let vis = &f.vis;
     // Parameters by name: the wrappers forward them; patterns other than a name are refused
@@ -67,7 +70,7 @@ fn expand_generic(f: &syn::ItemFn, instances: &[KernelInstance]) -> TokenStream 
         let doc = format!(" `{name}` for `{}`: the kernel exported as `{}`.", inst.text, inst.ptx_name);
         out.extend(quote! {
             ::ptx_device::__kernel! {
-                [#[doc = #doc]] [#vis] #kernel [#(#params),*] {
+                #section [#[doc = #doc]] [#vis] #kernel [#(#params),*] {
                     // `unsafe` for editions where an unsafe call needs it in an unsafe fn too.
                     unsafe { #name::<#(#args),*>(#(#names),*) }
                 }
@@ -77,9 +80,11 @@ fn expand_generic(f: &syn::ItemFn, instances: &[KernelInstance]) -> TokenStream 
     out
 }
 
-/// What `#[kernel(..)]` takes: nothing, or `instances(..)` for a generic kernel.
+/// What `#[kernel(..)]` takes: nothing, `instances(..)` for a generic kernel, and CUDA's
+/// `__launch_bounds__`/`__maxnreg__` as `launch_bounds(..)`/`max_registers(..)`.
 struct KernelArgs {
     instances: Option<InstanceList>,
+    bounds: Bounds,
 }
 
 /// `instances(f32, f64)` or `instances((f32, u32), (f64, u64))`.
@@ -95,35 +100,44 @@ struct InstanceArgs {
     types: Vec<syn::Type>,
 }
 
+const ARGS_HELP: &str = "#[kernel] takes `instances(..)`, `launch_bounds(..)` and `max_registers(..)`";
+
 const INSTANCES_HELP: &str =
     "as in `#[kernel(instances(f32, f64))]`, or for two type parameters `#[kernel(instances((f32, u32), (f64, u64)))]`";
 
 impl syn::parse::Parse for KernelArgs {
     fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
-        if input.is_empty() {
-            return Ok(KernelArgs { instances: None });
+        let mut args = KernelArgs { instances: None, bounds: Bounds::default() };
+        while !input.is_empty() {
+            let key: syn::Ident = input.parse().map_err(|e| syn::Error::new(e.span(), format!("{ARGS_HELP}, {INSTANCES_HELP}")))?;
+            if key == "launch_bounds" {
+                args.bounds.parse_launch_bounds(&key, input)?;
+            } else if key == "max_registers" {
+                args.bounds.parse_max_registers(&key, input)?;
+            } else if key == "instances" {
+                if args.instances.is_some() {
+                    return Err(syn::Error::new(key.span(), format!("#[kernel] takes one `instances(..)`, {INSTANCES_HELP}")));
+                }
+                let content;
+                let paren = syn::parenthesized!(content in input);
+                let list = syn::punctuated::Punctuated::<InstanceArgs, syn::Token![,]>::parse_terminated(&content)?;
+                args.instances = Some(InstanceList {
+                    span: key.span().join(paren.span.close()).unwrap_or(key.span()),
+                    list: list.into_iter().collect(),
+                });
+            } else {
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!("{ARGS_HELP} (`instances`: the types a generic kernel is exported for), {INSTANCES_HELP}"),
+                ));
+            }
+            if !input.is_empty() {
+                input
+                    .parse::<syn::Token![,]>()
+                    .map_err(|e| syn::Error::new(e.span(), format!("expected `,` between the arguments of #[kernel]: {ARGS_HELP}")))?;
+            }
         }
-        let key: syn::Ident = input
-            .parse()
-            .map_err(|e| syn::Error::new(e.span(), format!("#[kernel] takes no argument but `instances(..)`, {INSTANCES_HELP}")))?;
-        if key != "instances" {
-            return Err(syn::Error::new(
-                key.span(),
-                format!("#[kernel] takes no argument but `instances(..)` (the types a generic kernel is exported for), {INSTANCES_HELP}"),
-            ));
-        }
-        let content;
-        let paren = syn::parenthesized!(content in input);
-        let list = syn::punctuated::Punctuated::<InstanceArgs, syn::Token![,]>::parse_terminated(&content)?;
-        if !input.is_empty() {
-            return Err(syn::Error::new(input.span(), format!("#[kernel] takes one `instances(..)`, {INSTANCES_HELP}")));
-        }
-        Ok(KernelArgs {
-            instances: Some(InstanceList {
-                span: key.span().join(paren.span.close()).unwrap_or(key.span()),
-                list: list.into_iter().collect(),
-            }),
-        })
+        Ok(args)
     }
 }
 
@@ -559,7 +573,7 @@ mod tests {
         rejects("pub unsafe fn f((a, b): (u32, u32)) {}", "a plain name");
         rejects("pub struct S;", "#[kernel] applies to a function");
         let e = super::expand("inline".parse().unwrap(), "pub unsafe fn f() {}".parse().unwrap()).to_string();
-        assert!(e.contains("#[kernel] takes no argument but `instances(..)`"), "{e}");
+        assert!(e.contains("#[kernel] takes `instances(..)`, `launch_bounds(..)` and `max_registers(..)`"), "{e}");
     }
 
     #[test]
@@ -663,9 +677,40 @@ mod tests {
             "instance `[f32; 4]`, parameter `x`: `[f32; 4]`: an array cannot be passed by value",
         );
         rejects_with("instances(1)", f, "expected a type in `instances(..)`");
-        rejects_with("instances(f32) extra", f, "#[kernel] takes one `instances(..)`");
-        rejects_with("types(f32)", f, "#[kernel] takes no argument but `instances(..)`");
+        rejects_with("instances(f32) extra", f, "expected `,` between the arguments of #[kernel]");
+        rejects_with("instances(f32), instances(f64)", f, "#[kernel] takes one `instances(..)`");
+        rejects_with("types(f32)", f, "#[kernel] takes `instances(..)`, `launch_bounds(..)` and `max_registers(..)`");
         // A parameter wrong for every instance is reported once, at the parameter.
         assert_eq!(errors_with("instances(f32, f64)", "pub unsafe fn f<T>(x: &T) {}").len(), 1);
+    }
+
+    #[test]
+    fn launch_bounds_mark_the_exported_kernel_and_each_instance() {
+        let out = expand_with("launch_bounds(256, 2), max_registers(64)", "pub unsafe fn k(n: u32) { body(); }");
+        assert!(
+            out.starts_with(
+                ":: ptx_device :: __kernel ! { section \".ptx.launch_bounds:maxntid=256,minctasm=2,maxnreg=64\" [] [pub] k [n : u32]"
+            ),
+            "{out}"
+        );
+        let out = expand_with("instances(f32, f64), launch_bounds(128)", "pub unsafe fn add<T>(x: *mut T) {}");
+        assert_eq!(out.matches("section \".ptx.launch_bounds:maxntid=128\" [# [doc").count(), 2, "{out}");
+        // The generic function itself is not a kernel: no marker on it.
+        assert!(out.starts_with("pub unsafe fn add < T >"), "{out}");
+        assert!(!expand("pub unsafe fn k() {}").contains("section"));
+    }
+
+    #[test]
+    fn bad_launch_bounds_are_errors_at_the_attribute() {
+        let f = "pub unsafe fn k(n: u32) {}";
+        rejects_with("launch_bounds(0)", f, "`launch_bounds(0)`: a block has at least 1 thread");
+        rejects_with("launch_bounds(1025)", f, "`launch_bounds(1025)`: a block has at most 1024 threads on every GPU");
+        assert!(errors_with("launch_bounds(256, 2), instances(f32)", "pub unsafe fn k<T>(x: *mut T) {}").is_empty());
+        rejects_with("max_registers(300)", f, "`max_registers(300)`: a thread has from 1 to 255 registers");
+        // On something that is not a kernel function.
+        let e = expand_with("launch_bounds(256)", "pub struct S;");
+        assert!(e.contains("#[kernel] applies to a function"), "{e}");
+        let e = crate::bounds::standalone("256, 2".parse().unwrap()).to_string();
+        assert!(e.contains("`#[launch_bounds]` is an argument of `#[kernel]`: write `#[kernel(launch_bounds(256, 2))]`"), "{e}");
     }
 }

@@ -11,6 +11,7 @@
 
 use proc_macro2::{Span, TokenStream};
 
+mod bounds;
 mod device_repr;
 mod kernel;
 mod shared;
@@ -44,9 +45,27 @@ mod shared;
 /// The generic function stays an ordinary function of the crate; the generated module of
 /// `ptx-build` gives it one launch method generic over the same parameters
 /// (`kernels.add::<f32>(..)`), which compiles only for the listed types.
+///
+/// CUDA's `__launch_bounds__(MAX_THREADS, MIN_BLOCKS_PER_SM)` and `__maxnreg__(N)` are
+/// `launch_bounds(..)` and `max_registers(..)`, with integer literals; the PTX gets `.maxntid`,
+/// `.minnctapersm` and `.maxnreg` as nvcc writes them, so ptxas caps the registers to fit the
+/// blocks, and the generated launch method refuses a block of more threads, naming the bound:
+///
+/// ```ignore
+/// #[kernel(launch_bounds(256, 2))] // at most 256 threads a block; 2 blocks an SM: <= 128 registers
+/// pub unsafe fn sgemm(n: u32, a: *const f32, b: *const f32, c: *mut f32) { .. }
+/// ```
 #[proc_macro_attribute]
 pub fn kernel(attr: proc_macro::TokenStream, item: proc_macro::TokenStream) -> proc_macro::TokenStream {
     kernel::expand(attr.into(), item.into()).into()
+}
+
+/// CUDA's spelling, `#[launch_bounds(256, 2)]`: an error that names the form `#[kernel]` takes,
+/// `#[kernel(launch_bounds(256, 2))]` (a bound belongs to a kernel, and only `#[kernel]` can put
+/// it there).
+#[proc_macro_attribute]
+pub fn launch_bounds(attr: proc_macro::TokenStream, _item: proc_macro::TokenStream) -> proc_macro::TokenStream {
+    bounds::standalone(attr.into()).into()
 }
 
 /// A fixed-size array in the block's shared memory (`.shared`): `shared_array![f32; 256]` is

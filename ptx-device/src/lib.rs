@@ -6,11 +6,12 @@
 //! | CUDA C++ | ptx-device |
 //! |---|---|
 //! | `__global__ void f(..)` | [`#[kernel]`](macro@kernel) `pub unsafe fn f(..)` |
+//! | `__launch_bounds__(256, 2)`, `__maxnreg__(64)` | `#[kernel(launch_bounds(256, 2), max_registers(64))]` |
 //! | `threadIdx`, `blockIdx`, `blockDim`, `gridDim`, `warpSize` | [`index`]: [`thread_idx()`](index::thread_idx)`.x`, .., [`global_index()`](index::global_index), [`lane_id()`](index::lane_id) |
 //! | `__syncthreads`, `__syncwarp`, `__threadfence*` | [`sync`] |
 //! | `__shared__ T a[N]`, `extern __shared__ T a[]` | [`shared_array!`], [`shared::dynamic_shared`] (in the shared state space: `ld.shared`/`st.shared`) |
 //! | `__shfl*_sync(.., width)`, `__all_sync`, `__ballot_sync`, `__activemask`, `__match*_sync` | [`warp`] |
-//! | `atomicAdd`, `atomicAdd_block`, `atomicAdd_system`, `atomicCAS`, .. (and shared/`red` forms) | [`atomic`] |
+//! | `atomicAdd`, `atomicAdd_block`, `atomicAdd_system`, `atomicCAS`, `atomicInc`, .. (and shared/`red` forms) | [`atomic`] |
 //! | `float4`, `uint4`, `double2`, .., 16-byte loads and stores | [`vector`] |
 //! | `#pragma unroll` | [`unroll::unroll`] |
 //! | `clock()`, `clock64()`, `%globaltimer` | [`time`] |
@@ -78,7 +79,7 @@ gpu_or_doc! {
     pub mod vector;
     pub mod warp;
 
-    pub use ptx_device_macros::{kernel, shared_array};
+    pub use ptx_device_macros::{kernel, launch_bounds, shared_array};
 
     /// Everything a kernel usually needs, for `use ptx_device::prelude::*`.
     pub mod prelude {
@@ -89,7 +90,7 @@ gpu_or_doc! {
         pub use crate::unroll::unroll;
         pub use crate::vector::{f32x2, f32x4, f64x2, i32x4, u32x2, u32x4, u64x2};
         pub use crate::warp::*;
-        pub use crate::{kernel, math, shared_array};
+        pub use crate::{kernel, launch_bounds, math, shared_array};
     }
 }
 
@@ -103,6 +104,14 @@ macro_rules! __kernel {
     ([$($attr:tt)*] [$($vis:tt)*] $name:ident [$($params:tt)*] $body:block) => {
         $($attr)*
         #[no_mangle]
+        $($vis)* unsafe extern "ptx-kernel" fn $name($($params)*) $body
+    };
+    // `launch_bounds`/`max_registers`: the section is a marker the link stage turns into LLVM's
+    // `nvvm.maxntid`/`nvvm.minctasm`/`nvvm.maxnreg` attributes (and removes).
+    (section $section:literal [$($attr:tt)*] [$($vis:tt)*] $name:ident [$($params:tt)*] $body:block) => {
+        $($attr)*
+        #[no_mangle]
+        #[link_section = $section]
         $($vis)* unsafe extern "ptx-kernel" fn $name($($params)*) $body
     };
 }

@@ -7,10 +7,13 @@
 
 #![warn(missing_docs)]
 
+mod bounds;
+
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
+pub use bounds::{check_launch_bounds, LaunchError};
 pub use cudarc;
 use cudarc::driver::{
     sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaView, CudaViewMut, DriverError, LaunchArgs, LaunchConfig, PushKernelArg,
@@ -391,11 +394,23 @@ pub fn choose_block_size<E>(
 /// The [`LaunchPlan`] of `function` on `ctx`'s device with `dynamic_shared_bytes` per block,
 /// asked of the driver (a few dozen occupancy queries: cache it, as [`PlanCache`] does).
 pub fn launch_plan(ctx: &Arc<CudaContext>, function: &CudaFunction, dynamic_shared_bytes: u32) -> Result<LaunchPlan, DriverError> {
+    launch_plan_within(ctx, function, dynamic_shared_bytes, u32::MAX)
+}
+
+/// [`launch_plan`] with blocks of at most `max_threads` threads: a kernel's launch bound
+/// (`.maxntid`), which the generated `_plan` and `_config` methods pass.
+pub fn launch_plan_within(
+    ctx: &Arc<CudaContext>,
+    function: &CudaFunction,
+    dynamic_shared_bytes: u32,
+    max_threads: u32,
+) -> Result<LaunchPlan, DriverError> {
     use sys::CUdevice_attribute::*;
     use sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK;
-    // The function's limit already accounts for its registers; it also binds the context, which
-    // the occupancy queries below need.
-    let max_block = function.get_attribute(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?.max(0) as u32;
+    // The function's limit already accounts for its registers (and for `.maxntid`, but the bound
+    // is applied here too, so it does not rest on that); it also binds the context, which the
+    // occupancy queries below need.
+    let max_block = (function.get_attribute(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?.max(0) as u32).min(max_threads);
     let warp = ctx.attribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE)?.max(1) as u32;
     let sm_count = ctx.attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?.max(1) as u32;
     let max_threads_sm = ctx.attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?.max(1) as u32;
@@ -428,12 +443,23 @@ impl PlanCache {
 
     /// The plan of kernel number `index` (any stable number per kernel), `function`.
     pub fn plan(&self, index: usize, function: &CudaFunction, dynamic_shared_bytes: u32) -> Result<LaunchPlan, DriverError> {
+        self.plan_within(index, function, dynamic_shared_bytes, u32::MAX)
+    }
+
+    /// [`Self::plan`] for a kernel with a launch bound: blocks of at most `max_threads`.
+    pub fn plan_within(
+        &self,
+        index: usize,
+        function: &CudaFunction,
+        dynamic_shared_bytes: u32,
+        max_threads: u32,
+    ) -> Result<LaunchPlan, DriverError> {
         let key = (index, dynamic_shared_bytes);
         if let Some(p) = self.plans.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return Ok(*p);
         }
         // Computed outside the lock: two threads may both ask the driver once; both get the same answer.
-        let plan = launch_plan(&self.ctx, function, dynamic_shared_bytes)?;
+        let plan = launch_plan_within(&self.ctx, function, dynamic_shared_bytes, max_threads)?;
         self.plans.lock().unwrap_or_else(|e| e.into_inner()).insert(key, plan);
         Ok(plan)
     }

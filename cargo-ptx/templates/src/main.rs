@@ -4,7 +4,8 @@
 use std::error::Error;
 use std::time::Instant;
 
-use ptx_runtime::cudarc::driver::{CudaStream, DriverError};
+use ptx_runtime::cudarc::driver::CudaStream;
+use ptx_runtime::LaunchError;
 
 use {{crate}}::{{{#rust}}affine, {{/rust}}input, kernels::Kernels, {{#rust}}saxpy, {{/rust}}{{#cuda}}sigmoid, {{/cuda}}{{#rust}}softplus, {{/rust}}ulps_apart};
 {{#rust}}
@@ -77,7 +78,7 @@ fn main() -> Result<(), Box<dyn Error>> {
 fn time(
     stream: &CudaStream,
     runs: usize,
-    mut launch: impl FnMut() -> Result<(), DriverError>,
+    mut launch: impl FnMut() -> Result<(), LaunchError>,
 ) -> Result<f64, Box<dyn Error>> {
     if runs > 1 {
         launch()?;

@@ -1,7 +1,9 @@
 //! `cargo run --release -p device-tour --example device-bench`: a shared-memory reduction, a
 //! warp-shuffle reduction, a row softmax, and issue 12's twins (float4 saxpy, padded-tile
 //! transpose, 256-bin shared-atomic histogram, register-blocked SGEMM) written with ptx-device,
-//! each against the nvcc build of the same CUDA C++, with the device's copy bandwidth
+//! the same twins written the obvious way and a 5 x 5 convolution and a small dense layer
+//! (issue 23: generic atomics, by-value loops, plain `for` loops, no kernel option), each against
+//! the nvcc build of the same CUDA C++, with the device's copy bandwidth
 //! (device-to-device memcpy) as the ceiling of the memory-bound ones and the FP32 peak as
 //! SGEMM's. Medians over many runs, Rust and CUDA alternating
 //! (each first in half of the rounds).
@@ -51,7 +53,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let bytes = (n * 4) as f64;
     let copy_ms = median(time(&ctx, &s, || s.memcpy_dtod(&dx, &mut dy).unwrap()));
     let copy = 2.0 * bytes / copy_ms / 1e6;
-    println!("copy bandwidth (DtoD memcpy, 2 x {} MiB moved): {copy:.0} GB/s ({:.1} us)", n * 4 >> 20, copy_ms * 1e3);
+    println!("copy bandwidth (DtoD memcpy, 2 x {} MiB moved): {copy:.0} GB/s ({:.1} us)", (n * 4) >> 20, copy_ms * 1e3);
     println!();
     println!(
         "{:<16} {:>10} {:>10} {:>10} {:>9} {:>9} {:>8} {:>8}",
@@ -155,6 +157,75 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         100.0 * ct * 1e12 / peak,
         peak / 1e12
     );
+
+    // Issue 23's obvious-way twins (kernels/src/obvious.rs) against the same CUDA twins: generic
+    // atomics on shared memory, by-value loops over small arrays, plain `for` loops, no option.
+    println!();
+    println!("obvious-way Rust twins (registers and local bytes of each side from the driver):");
+    let attrs = |name: &str| {
+        use sys::CUfunction_attribute_enum::{CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, CU_FUNC_ATTRIBUTE_NUM_REGS};
+        let f = k.function(name).unwrap();
+        (f.get_attribute(CU_FUNC_ATTRIBUTE_NUM_REGS).unwrap(), f.get_attribute(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES).unwrap())
+    };
+    let regs = |rust: &str, cuda: &str| {
+        let ((rr, rl), (cr, cl)) = (attrs(rust), attrs(cuda));
+        println!("{:<16} registers {rr} / {cr}, local memory {rl} / {cl} bytes ({rust} / {cuda})", "");
+    };
+    let (r, c) = both(&mut || unsafe { k.rs_histogram_obvious(&s, hcfg, n as u32, &dw, &mut hr) }.unwrap(), &mut || {
+        unsafe { k.cu_histogram(&s, hcfg, n as u32, &dw, &mut hc) }.unwrap()
+    });
+    report("histogram (obv)", bytes, r, c);
+    regs("rs_histogram_obvious", "cu_histogram");
+    // The resident grid (8 blocks of 256 an SM): with the 4 of `hcfg` a warp's 16 shared atomics
+    // per 16-byte load leave the load's latency half hidden, and either side's instruction order
+    // moves its time by a few percent (BENCHMARKS.md, issue 23).
+    let n4 = (n / 4) as u32;
+    let h16cfg = LaunchConfig { grid_dim: (sms * 8, 1, 1), ..hcfg };
+    let (r, c) = both(&mut || unsafe { k.rs_histogram16_obvious(&s, h16cfg, n4, &dw, &mut hr) }.unwrap(), &mut || {
+        unsafe { k.cu_histogram16(&s, h16cfg, n4, &dw, &mut hc) }.unwrap()
+    });
+    report("histogram16 (obv)", bytes, r, c);
+    regs("rs_histogram16_obvious", "cu_histogram16");
+    let (r, c) = both(&mut || unsafe { k.rs_transpose_obvious(&s, tcfg, side as u32, &dx, &mut dy) }.unwrap(), &mut || {
+        unsafe { k.cu_transpose(&s, tcfg, side as u32, &dx, &mut dz) }.unwrap()
+    });
+    report("transpose (obv)", 2.0 * bytes, r, c);
+    regs("rs_transpose_obvious", "cu_transpose");
+    // 5 x 5 convolution of the 8192^2 input into 8188^2 pixels.
+    let cw = side as u32 - 4;
+    let taps = s.clone_htod(&x[..25])?;
+    let ccfg = LaunchConfig { grid_dim: (cw.div_ceil(32), cw.div_ceil(8), 1), block_dim: (32, 8, 1), shared_mem_bytes: 0 };
+    let (r, c) = both(&mut || unsafe { k.rs_conv5_obvious(&s, ccfg, cw, cw, &dx, &taps, &mut dy) }.unwrap(), &mut || {
+        unsafe { k.cu_conv5(&s, ccfg, cw, cw, &dx, &taps, &mut dz) }.unwrap()
+    });
+    report("conv5 (obv)", bytes + (cw as f64).powi(2) * 4.0, r, c);
+    regs("rs_conv5_obvious", "cu_conv5");
+    // A 16 x 32 layer over 2^21 samples: the 32 x 2^21 inputs are the 256 MiB of `dx`.
+    let batch = (n / 32) as u32;
+    let weights = s.clone_htod(&x[..16 * 32])?;
+    let dcfg = LaunchConfig { grid_dim: (batch / 256, 1, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+    let (r, c) = both(&mut || unsafe { k.rs_dense16_obvious(&s, dcfg, batch, &weights, &dx, &mut dy) }.unwrap(), &mut || {
+        unsafe { k.cu_dense16(&s, dcfg, batch, &weights, &dx, &mut dz) }.unwrap()
+    });
+    report("dense16 (obv)", 1.5 * bytes, r, c);
+    regs("rs_dense16_obvious", "cu_dense16");
+    let (r, c) = both(&mut || unsafe { k.rs_sgemm_obvious(&s, gcfg, m as u32, &a, &b, &mut cr) }.unwrap(), &mut || {
+        unsafe { k.cu_sgemm(&s, gcfg, m as u32, &a, &b, &mut cc) }.unwrap()
+    });
+    let (r, c) = (median(r), median(c));
+    let (rt, ct) = (flops / r / 1e9, flops / c / 1e9);
+    println!(
+        "{:<16} {:>10.1} {:>10.1} {:>10.3} {:>8.1}T {:>8.1}T {:>7.1}% {:>7.1}%   (TFLOP/s; % of FP32 peak)",
+        "sgemm (obv)",
+        r * 1e3,
+        c * 1e3,
+        r / c,
+        rt,
+        ct,
+        100.0 * rt * 1e12 / peak,
+        100.0 * ct * 1e12 / peak,
+    );
+    regs("rs_sgemm_obvious", "cu_sgemm");
     println!();
     println!("medians of {} runs each; GB/s = bytes read (+ written) / time; %cp = of the copy bandwidth", 4 * RUNS);
     Ok(())

@@ -9,12 +9,28 @@ use std::path::Path;
 
 use crate::arch::Arch;
 use crate::backend::bitcode::{undefined_symbols, Profile};
-use crate::backend::shared_memory;
+use crate::backend::{atomics, launch_bounds, prepass, shared_memory};
 use crate::cache;
 use crate::error::{Error, Result};
 use crate::options::PtxIsa;
 use crate::tools::process;
 use crate::tools::{Libdevice, Llvm};
+
+/// What this stage does to a module beyond its inputs and options, for the link step's cache
+/// key: a change to the rewrites or to `opt`'s default flags must not reuse PTX linked before it.
+/// v4: ptx-device's generic atomics defined, launch bounds, jump threading first (release),
+/// [`DEFAULT_UNROLL_THRESHOLD`].
+pub const RECIPE: &str = "link-v4 atomics, launch bounds, jump threading, unroll-threshold 1500";
+
+/// `opt`'s `-unroll-threshold` where the crate sets none: the size (in IR instructions) up to
+/// which a loop with a constant trip count is unrolled completely. LLVM's own (300 at `-O3`)
+/// leaves an SGEMM's 8-step loop over 8 x 8 FMAs rolled, which nvcc's build unrolls (ptxas
+/// does it there; it does not for LLVM's loop). Measured against nvcc 13.0 + ptxas on sm_90
+/// (BENCHMARKS.md, issue 23): that 8 x 8 x 8 step unrolls from 1100 on, a 4 x 4 x 8 one from
+/// 1000, a 16 x 32 one (which nvcc unrolls only by four) from 1800, and a 16-step SGEMM (which
+/// nvcc leaves rolled) from 3000: 1500 unrolls what nvcc unrolls and nothing it does not. Partial
+/// and runtime unrolling keep LLVM's budget (`-unroll-threshold` does not change theirs).
+pub const DEFAULT_UNROLL_THRESHOLD: u32 = 1500;
 
 /// One arch's link of a crate's module to PTX.
 pub struct ArchLink<'a> {
@@ -28,7 +44,7 @@ pub struct ArchLink<'a> {
     pub ftz: bool,
     /// FMA contraction of the crate's code (`contract` flags), as nvcc's `-fmad=true`.
     pub fmad: bool,
-    /// opt's `-unroll-threshold`; `None`: LLVM's own.
+    /// opt's `-unroll-threshold`; `None`: [`DEFAULT_UNROLL_THRESHOLD`].
     pub unroll_threshold: Option<u32>,
     pub profile: Profile,
     /// The arch's work folder; intermediates go to a private folder inside it.
@@ -90,9 +106,7 @@ impl ArchLink<'_> {
         let optimized = tmp.join("opt.bc");
         let mut cmd = process::command(self.llvm.tool("opt"));
         cmd.arg("-mtriple=nvptx64-nvidia-cuda").args(self.codegen_flags()).arg(format!("-passes={}", self.pipeline()));
-        if let Some(t) = self.unroll_threshold {
-            cmd.arg(format!("-unroll-threshold={t}"));
-        }
+        cmd.arg(format!("-unroll-threshold={}", self.unroll_threshold.unwrap_or(DEFAULT_UNROLL_THRESHOLD)));
         cmd
             // nvcc's default `-prec-sqrt=true`: libdevice's `sqrtf` is `sqrt.rn.f32`, not
             // `sqrt.approx.f32` (NVVMReflect answers 0 for a name it is not given).
@@ -124,9 +138,11 @@ impl ArchLink<'_> {
     }
 
     /// The crate's module as `opt` must see it, before libdevice joins it: ptx-device's shared
-    /// arrays in the shared state space ([`shared_memory::rewrite`]) and, with `fmad`, its float
-    /// multiplies and adds marked contractable ([`shared_memory::contract`]; libdevice is left as
-    /// nvcc leaves it). Returns the module to link (`self.module` itself when nothing changed)
+    /// arrays in the shared state space ([`shared_memory::rewrite`]), its generic atomics defined
+    /// ([`atomics::define`]), its launch bounds as attributes ([`launch_bounds::rewrite`]),
+    /// with `fmad` its float multiplies and adds marked contractable ([`shared_memory::contract`];
+    /// libdevice is left as nvcc leaves it) and, in release builds, jump-threaded
+    /// ([`prepass`]). Returns the module to link (`self.module` itself when nothing changed)
     /// and whether it has shared arrays.
     fn prepare_module(&self, tmp: &Path) -> Result<(std::path::PathBuf, bool)> {
         let ctx = || format!(" for `{}` ({})", self.package, self.arch);
@@ -135,13 +151,22 @@ impl ArchLink<'_> {
         let mut rewrite =
             shared_memory::rewrite(&ir).map_err(|message| Error::SharedRewrite { package: self.package.to_string(), message })?;
         let has_shared = rewrite.changed;
+        let link_error = |message| Error::LinkRewrite { package: self.package.to_string(), message };
+        // ptx-device's generic atomics as LLVM atomics, and `launch_bounds` as NVVM attributes.
+        for pass in [atomics::define, launch_bounds::rewrite] {
+            if let Some(ir) = pass(&rewrite.ir).map_err(link_error)? {
+                rewrite.ir = ir;
+                rewrite.changed = true;
+            }
+        }
         if self.fmad {
             if let Some(contracted) = shared_memory::contract(&rewrite.ir) {
                 rewrite.ir = contracted;
                 rewrite.changed = true;
             }
         }
-        if !rewrite.changed {
+        let release = matches!(self.profile, Profile::Release);
+        if !rewrite.changed && !release {
             return Ok((self.module.to_path_buf(), false));
         }
         if let Some(big) = rewrite.arrays.iter().find(|a| a.bytes.is_some_and(|b| b > shared_memory::STATIC_LIMIT)) {
@@ -154,9 +179,16 @@ impl ArchLink<'_> {
             });
         }
         let text = tmp.join("prepared.ll");
-        cache::write_atomic(&text, rewrite.ir.as_bytes())?;
         let prepared = tmp.join("prepared.bc");
-        process::checked("llvm-as", ctx, process::command(self.llvm.tool("llvm-as")).arg(&text).arg("-o").arg(&prepared))?;
+        if release {
+            cache::write_atomic(&text, prepass::without_target(&rewrite.ir).as_bytes())?;
+            let mut cmd = process::command(self.llvm.tool("opt"));
+            cmd.arg(format!("-passes={}", prepass::PASSES)).arg(&text).arg("-o").arg(&prepared);
+            process::checked("opt", ctx, &mut cmd)?;
+        } else {
+            cache::write_atomic(&text, rewrite.ir.as_bytes())?;
+            process::checked("llvm-as", ctx, process::command(self.llvm.tool("llvm-as")).arg(&text).arg("-o").arg(&prepared))?;
+        }
         Ok((prepared, has_shared))
     }
 

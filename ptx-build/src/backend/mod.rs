@@ -1,9 +1,13 @@
 //! The back end: a Rust crate's bitcode linked with libdevice and taken to PTX per arch
-//! (`link`, with the IR rewrites of `shared_memory`), PTX to cubins (`ptxas`), and reading PTX
-//! (`ptx`), which the front ends and the embed stage use too.
+//! (`link`, with the IR rewrites of `shared_memory`, `atomics`, `launch_bounds` and the
+//! `prepass`), PTX to cubins (`ptxas`), and reading PTX (`ptx`), which the front ends and the
+//! embed stage use too.
 
+pub mod atomics;
 pub mod bitcode;
+pub mod launch_bounds;
 pub mod link;
+pub mod prepass;
 pub mod ptx;
 pub mod ptxas;
 pub mod shared_memory;

@@ -29,6 +29,9 @@ pub struct Entry {
     pub params: Vec<Param>,
     /// PTX line of the `.entry` directive (1-based).
     pub line: usize,
+    /// The most threads a block: `.maxntid` (or `.reqntid`), x * y * z, where the entry has it
+    /// (`#[kernel(launch_bounds(..))]`, CUDA's `__launch_bounds__`).
+    pub max_threads: Option<u32>,
 }
 
 /// One `.param`: its PTX type, size and alignment in bytes.
@@ -291,8 +294,9 @@ fn parse_pos(s: &str) -> Option<SourcePos> {
     Some(SourcePos { file: PathBuf::from(file), line, column })
 }
 
-/// Parses `.entry name(` ... `)`: `first` is the header line after `.entry`, `lines` start at
-/// the header line; returns the entry and lines consumed.
+/// Parses `.entry name(` ... `)` and the performance directives after it (`.maxntid`, ..):
+/// `first` is the header line after `.entry`, `lines` start at the header line; returns the
+/// entry and lines consumed.
 fn parse_entry(first: &str, lines: &[&str]) -> (Option<Entry>, usize) {
     let name: String = first.trim().chars().take_while(|c| *c != '(' && !c.is_whitespace()).collect();
     if name.is_empty() {
@@ -300,20 +304,38 @@ fn parse_entry(first: &str, lines: &[&str]) -> (Option<Entry>, usize) {
     }
     let mut params = Vec::new();
     let mut consumed = 0;
+    let mut max_threads = None;
+    let mut in_params = true;
     for l in lines {
-        consumed += 1;
         let trimmed = l.trim();
-        if trimmed.starts_with(".param") {
-            if let Some(p) = parse_param(trimmed) {
-                params.push(p);
+        if in_params {
+            consumed += 1;
+            if trimmed.starts_with(".param") {
+                if let Some(p) = parse_param(trimmed) {
+                    params.push(p);
+                }
             }
+            if trimmed.contains('{') {
+                break;
+            }
+            in_params = !trimmed.contains(')');
+            continue;
         }
-        if trimmed.contains(')') || trimmed.starts_with('{') {
+        // Between `)` and `{`: `.maxntid 256, 1, 1` (nvcc) or `.maxntid 256` (LLVM), and the
+        // other tuning directives; anything else ends the header, unconsumed.
+        let directive = trimmed.split("//").next().unwrap_or_default().trim();
+        if let Some(dims) = directive.strip_prefix(".maxntid").or_else(|| directive.strip_prefix(".reqntid")) {
+            max_threads = dims.split(',').map(|d| d.trim().parse::<u32>().ok()).try_fold(1u32, |acc, d| acc.checked_mul(d?));
+        } else if !(directive.is_empty() || TUNING.iter().any(|t| directive.starts_with(t))) {
             break;
         }
+        consumed += 1;
     }
-    (Some(Entry { name, params, line: 0 }), consumed)
+    (Some(Entry { name, params, line: 0, max_threads }), consumed)
 }
+
+/// The performance-tuning directives that may stand between an entry's parameters and its body.
+const TUNING: &[&str] = &[".minnctapersm", ".maxnreg", ".maxclusterrank", ".reqnctapercluster", ".explicitcluster", ".noreturn", ".pragma"];
 
 /// `.param .u64 .ptr .global .align 4 k_param_0,` or `.param .align 8 .b8 k_param_1[24]`.
 fn parse_param(line: &str) -> Option<Param> {
@@ -455,5 +477,21 @@ $L__func_begin0:
         assert_eq!(m.entries[0].name, "k", "Unicode indentation");
         let m = Module::parse(".visible .entry k(\n.param .align 8 .b64 p[4294967295]\n)\n");
         assert!(m.entries[0].params.is_empty(), "an overflowing size is not a parameter: {:?}", m.entries[0].params);
+    }
+
+    #[test]
+    fn reads_launch_bounds_as_nvcc_and_llvm_write_them() {
+        let nvcc = ".visible .entry cu_h(\n\t.param .u32 cu_h_param_0\n)\n\t.maxntid 256, 1, 1\n\t.minnctapersm 4\n{\n\tret;\n}\n";
+        let llvm = ".visible .entry rs_h(\n\t.param .u32 rs_h_param_0\n)\n.maxntid 128\n.minnctapersm 2                         // @rs_h\n{\n\tret;\n}\n.visible .entry plain()\n{\n}\n.visible .entry req()\n.reqntid 32, 8\n{\n}\n";
+        let m = Module::parse(nvcc);
+        assert_eq!(m.entry("cu_h").unwrap().max_threads, Some(256));
+        assert_eq!(m.entry("cu_h").unwrap().params.len(), 1);
+        let m = Module::parse(llvm);
+        assert_eq!(m.entry("rs_h").unwrap().max_threads, Some(128));
+        assert_eq!(m.entry("plain").unwrap().max_threads, None);
+        assert_eq!(m.entry("req").unwrap().max_threads, Some(256));
+        // A bad or overflowing bound is no bound.
+        let m = Module::parse(".entry k()\n.maxntid 65536, 65536, 2\n{\n}\n.entry j()\n.maxntid x\n{\n}\n");
+        assert_eq!(m.entries.iter().map(|e| e.max_threads).collect::<Vec<_>>(), [None, None]);
     }
 }

@@ -37,6 +37,15 @@ pub struct Unit {
     /// kernels stamped out by macros): loaded all the same, reached through
     /// `Kernels::function(name)` and `Kernels::launch_builder(stream, name)`.
     pub untyped: Vec<String>,
+    /// PTX entries with a launch bound (`.maxntid`): the entry and its most threads a block.
+    pub launch_bounds: Vec<(String, u32)>,
+}
+
+impl Unit {
+    /// The launch bound of PTX entry `name`, 0 for none.
+    fn max_threads(&self, name: &str) -> u32 {
+        self.launch_bounds.iter().find(|(n, _)| n == name).map_or(0, |(_, b)| *b)
+    }
 }
 
 /// A by-value struct parameter as the PTX lays it out (`.param .align A .b8 name[SIZE]`).
@@ -94,7 +103,8 @@ pub fn generate(units: &[Unit]) -> Result<String> {
     let mut methods: Vec<TokenStream> = Vec::new();
     for u in units {
         for k in &u.kernels {
-            methods.push(method(next_index, k));
+            let bounds: Vec<u32> = k.ptx_names().iter().map(|n| u.max_threads(n)).collect();
+            methods.push(method(next_index, k, &bounds));
             next_index += k.ptx_names().len();
         }
         next_index += u.untyped.len();
@@ -376,7 +386,9 @@ fn instance_type_text(args: &[String]) -> String {
     quote!(#ty).to_string().replace(" :: ", "::").replace(":: ", "::")
 }
 
-fn method(index: usize, k: &KernelSig) -> TokenStream {
+/// A kernel's launch method and its configuration helpers; `bounds` holds each PTX entry's
+/// launch bound (0: none), in `ptx_names()` order.
+fn method(index: usize, k: &KernelSig, bounds: &[u32]) -> TokenStream {
     let f = ident(&k.name);
     let config = format_ident!("{}_config", k.name);
     let config_shared = format_ident!("{}_config_with_shared", k.name);
@@ -385,7 +397,7 @@ fn method(index: usize, k: &KernelSig) -> TokenStream {
         "[`Self::{config}`] for a launch with `dynamic_shared_bytes` of dynamic shared memory per block (it can lower how many blocks fit on an SM)."
     );
     // A generic kernel's methods are generic too; the instance trait picks the function.
-    let (generics, where_clause, function, slot) = match &k.generic {
+    let (generics, where_clause, function, slot, instance) = match &k.generic {
         Some(g) => {
             let tr = instance_trait_name(&k.name);
             let tps: Vec<Ident> = g.type_params.iter().map(|t| ident(t)).collect();
@@ -401,9 +413,39 @@ fn method(index: usize, k: &KernelSig) -> TokenStream {
                     Some(quote! { where (#(#tps),*): #tr }),
                 ),
             };
-            (generics, bound, quote! { self._functions[#index + #pick] }, quote! { #index + #pick })
+            (generics, bound, quote! { self._functions[#index + #pick] }, quote! { #index + #pick }, pick)
         }
-        None => (quote! {}, None, quote! { self._functions[#index] }, quote! { #index }),
+        None => (quote! {}, None, quote! { self._functions[#index] }, quote! { #index }, quote! { 0 }),
+    };
+    // A launch bound: checked before the driver sees the launch, and the plan's block size
+    // kept within it; `instance` picks a generic kernel's entry (0 for one that is not generic).
+    let (check, plan_call) = match (bounds, &k.generic) {
+        (_, _) if bounds.iter().all(|b| *b == 0) => (quote! {}, quote! { self._plans.plan(#slot, &#function, dynamic_shared_bytes) }),
+        ([bound], None) => {
+            let name = k.ptx_names()[0];
+            (
+                quote! { ::ptx_runtime::check_launch_bounds(#name, #bound, &cfg)?; },
+                quote! { self._plans.plan_within(#slot, &#function, dynamic_shared_bytes, #bound) },
+            )
+        }
+        _ => {
+            let names = k.ptx_names();
+            (
+                quote! {
+                    const NAMES: &[&str] = &[#(#names),*];
+                    const BOUNDS: &[u32] = &[#(#bounds),*];
+                    let instance = #instance;
+                    if BOUNDS[instance] != 0 {
+                        ::ptx_runtime::check_launch_bounds(NAMES[instance], BOUNDS[instance], &cfg)?;
+                    }
+                },
+                quote! {
+                    const BOUNDS: &[u32] = &[#(#bounds),*];
+                    let bound = match BOUNDS[#instance] { 0 => u32::MAX, b => b };
+                    self._plans.plan_within(#slot, &#function, dynamic_shared_bytes, bound)
+                },
+            )
+        }
     };
     let mut params = Vec::new();
     let mut pushes = Vec::new();
@@ -458,10 +500,12 @@ fn method(index: usize, k: &KernelSig) -> TokenStream {
         /// Nothing checks the kernel's memory accesses: the launch configuration and the
         /// buffers must match what the kernel reads and writes.
         #[allow(clippy::too_many_arguments, non_snake_case)]
-        pub unsafe fn #f #generics (&self, stream: &CudaStream, cfg: LaunchConfig, #(#params),*) -> Result<(), DriverError> #where_clause {
+        pub unsafe fn #f #generics (&self, stream: &CudaStream, cfg: LaunchConfig, #(#params),*) -> Result<(), ::ptx_runtime::LaunchError> #where_clause {
+            #check
             let mut args = stream.launch_builder(&#function);
             #(#pushes)*
-            unsafe { args.launch(cfg) }.map(|_| ())
+            unsafe { args.launch(cfg) }?;
+            Ok(())
         }
 
         /// A launch configuration for `n` elements, one thread each: the block size that keeps
@@ -478,7 +522,7 @@ fn method(index: usize, k: &KernelSig) -> TokenStream {
         /// The occupancy-derived plan: block size, blocks per SM, occupancy, and the grid of a
         /// grid-stride loop (`resident_grid()`).
         pub fn #plan #generics (&self, dynamic_shared_bytes: u32) -> Result<LaunchPlan, DriverError> #where_clause {
-            self._plans.plan(#slot, &#function, dynamic_shared_bytes)
+            #plan_call
         }
     }
 }
@@ -556,6 +600,8 @@ mod tests {
             ],
             struct_layouts: vec![StructLayout { kernel: "type".into(), param: 0, size: 8, align: 4 }],
             untyped: vec!["_Z6gatherPPKfPf".into()],
+            // `saxpy` with `launch_bounds(256)`, and one instance of a generic kernel with one.
+            launch_bounds: vec![("saxpy".into(), 256), ("_Z3addI6__halfEvPT_PKS1_i".into(), 128)],
         }]
     }
 

@@ -50,6 +50,7 @@ pub fn unit(
     let mut untyped: Vec<String> = Vec::new();
     let mut images = Vec::new();
     let mut struct_layouts: Vec<StructLayout> = Vec::new();
+    let mut launch_bounds: Vec<(String, u32)> = Vec::new();
     for a in artifacts {
         let ext = match a.kind {
             ArtifactKind::Ptx => "ptx",
@@ -85,6 +86,13 @@ pub fn unit(
                 }
             }
             ptx_isa = module.version.clone();
+            // Every arch's PTX has the same bounds, but keep the largest: never refuse a launch the driver takes.
+            for (name, bound) in module.entries.iter().filter_map(|e| Some((&e.name, e.max_threads?))) {
+                match launch_bounds.iter_mut().find(|(n, _)| n == name) {
+                    Some((_, b)) => *b = (*b).max(bound),
+                    None => launch_bounds.push((name.clone(), bound)),
+                }
+            }
         }
         cache::write_atomic(&out_dir.join(&rel), &bytes)?;
         images.push(EmbeddedImage { arch: a.arch, kind: a.kind, file: rel, ptx_isa });
@@ -98,5 +106,5 @@ pub fn unit(
         );
         reporter.report(Event::Diagnostic(&Diagnostic::warning(text)));
     }
-    Ok(Unit { name: name.to_string(), kernels: sigs, images, struct_layouts, untyped })
+    Ok(Unit { name: name.to_string(), kernels: sigs, images, struct_layouts, untyped, launch_bounds })
 }

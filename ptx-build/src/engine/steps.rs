@@ -55,8 +55,8 @@ impl CrateJob<'_> {
         let ptx_path = self.out_dir.join(arch.to_string()).join(format!("{}.ptx", self.krate.lib_name));
         let config = &self.krate.config;
         let key = {
-            // v4: the stamp holds output hashes and metadata (the cached-step protocol).
-            let mut k = Key::new("link-v4");
+            // The link stage's recipe (its rewrites and default flags), then the inputs.
+            let mut k = Key::new(crate::backend::link::RECIPE);
             k.str(&rust.module_hash).str(&rust.kernels.join(",")).str(&self.libdevice_hash).str(&toolchain.version);
             k.str(&arch.to_string()).str(&config.ptx_isa.map(|i| i.to_string()).unwrap_or_default());
             k.str(&format!("{:?}{}", config.profile, config.ftz));

@@ -100,7 +100,8 @@ macro_rules! options_list {
                 builder fmad(yes: bool) set Ok(yes);
 
             /// Loop-unrolling budget of `opt` for Rust kernels (`-unroll-threshold`, in IR
-            /// instructions), e.g. `2000` to unroll what `#pragma unroll` would [default: LLVM's own].
+            /// instructions): loops with a constant trip count up to this size unroll completely
+            /// [default: 1500, what nvcc's build unrolls; `300` is LLVM's own].
             #[serde(deserialize_with = "from_str_de", default)]
             #[cfg_attr(feature = "clap", arg(long, value_name = "N", value_parser = parse_unroll_threshold, help_heading = "Kernel options"))]
             unroll_threshold: UnrollThreshold,

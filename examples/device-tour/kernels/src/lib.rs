@@ -4,17 +4,20 @@
 //!
 //! `ops` holds the per-element integer and IEEE operations; `twins` the kernels where shared
 //! memory, shared atomics, vector loads and unrolling decide the speed (saxpy on `f32x4`,
-//! SGEMM, transpose, histogram) and one that runs every newer helper; this file the warp,
+//! SGEMM, transpose, histogram) and one that runs every newer helper; `obvious` the same twins
+//! written the obvious way (generic atomics, plain loops); this file the warp,
 //! atomic, index, timing and memory kernels, and the reductions and softmax.
 #![no_std]
 
+mod obvious;
 mod ops;
 mod twins;
 
+pub use obvious::*;
 pub use ops::{F32_OPS, F64_OPS, INT_OPS};
-pub use twins::*;
 use ptx_device::prelude::*;
 use ptx_device::{mem, time};
+pub use twins::*;
 
 /// Output words per thread of [`rs_warp`].
 pub const WARP_OUTS: usize = 18;
@@ -192,7 +195,14 @@ pub unsafe fn rs_index(w: u32, h: u32, out: *mut u32) {
         return;
     }
     let (t, b, d, g) = (thread_idx(), block_idx(), block_dim(), grid_dim());
-    let words = [col as u32, row as u32, t.x | t.y << 8 | t.z << 16, b.x | b.y << 16, d.x | d.y << 8 | d.z << 16, g.x | g.y << 16 | (grid_stride() as u32) << 24];
+    let words = [
+        col as u32,
+        row as u32,
+        t.x | t.y << 8 | t.z << 16,
+        b.x | b.y << 16,
+        d.x | d.y << 8 | d.z << 16,
+        g.x | g.y << 16 | (grid_stride() as u32) << 24,
+    ];
     let out = out.add((row * w as usize + col) * INDEX_OUTS);
     for (j, v) in words.into_iter().enumerate() {
         *out.add(j) = v;

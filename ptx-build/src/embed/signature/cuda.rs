@@ -34,12 +34,30 @@ fn c_tokens(src: &str) -> Vec<(CTok<'_>, u32)> {
     // The preprocessor spells `__global__` as `__attribute__((global))`.
     const GLOBAL: [CTok<'static>; 6] =
         [CTok::Ident("__attribute__"), CTok::Punct('('), CTok::Punct('('), CTok::Ident("global"), CTok::Punct(')'), CTok::Punct(')')];
+    // Launch bounds and other attributes between `void` and the name (`__launch_bounds__(256, 4)`,
+    // or `__attribute__((launch_bounds(256, 4)))` preprocessed) say nothing of the signature:
+    // dropped with their arguments, or the name would be read as `__launch_bounds__`.
+    const SKIPPED: [&str; 4] = ["__launch_bounds__", "__maxnreg__", "__cluster_dims__", "__attribute__"];
     let mut out = Vec::with_capacity(toks.len());
     let mut i = 0;
     while i < toks.len() {
         if toks.len() - i >= GLOBAL.len() && toks[i..i + GLOBAL.len()].iter().map(|t| t.0).eq(GLOBAL) {
             out.push((CTok::Ident("__global__"), toks[i].1));
             i += GLOBAL.len();
+        } else if matches!(toks[i].0, CTok::Ident(w) if SKIPPED.contains(&w)) && toks.get(i + 1).is_some_and(|t| t.0 == CTok::Punct('(')) {
+            let mut depth = 0usize;
+            i += 1;
+            while i < toks.len() {
+                match toks[i].0 {
+                    CTok::Punct('(') => depth += 1,
+                    CTok::Punct(')') => depth -= 1,
+                    _ => {}
+                }
+                i += 1;
+                if depth == 0 {
+                    break;
+                }
+            }
         } else {
             out.push(toks[i]);
             i += 1;
@@ -373,6 +391,15 @@ fn c_param(toks: &[CTok<'_>], index: usize) -> std::result::Result<(String, Para
 mod tests {
 
     use super::*;
+
+    #[test]
+    fn launch_bounds_between_void_and_the_name_are_skipped() {
+        let src = "extern \"C\" __global__ void __launch_bounds__(256, 4) h(unsigned n, const unsigned *w) {}\nextern \"C\" __global__ void __maxnreg__(64) m(float *x) {}\nextern \"C\" __attribute__((global)) void __attribute__((launch_bounds(128, 2))) p(float *x) {}\n";
+        let sigs = cuda_kernels_in(Path::new("k.cu"), src).unwrap();
+        let names: Vec<(&str, usize)> = sigs.iter().map(|s| (s.name.as_str(), s.params.len())).collect();
+        assert_eq!(names, [("h", 2), ("m", 1), ("p", 1)]);
+        assert!(sigs.iter().all(|s| !s.mangled && s.untyped.is_none()), "{sigs:?}");
+    }
 
     #[test]
     fn kernels_of_a_preprocessed_unit_are_at_the_line_of_the_macro_use() {

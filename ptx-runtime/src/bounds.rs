@@ -1,0 +1,100 @@
+//! Launch bounds: a kernel's most threads a block (`.maxntid`, from
+//! `#[kernel(launch_bounds(..))]` or CUDA's `__launch_bounds__`), checked before the driver sees
+//! the launch, and the error of a typed launch.
+
+use std::fmt;
+
+use cudarc::driver::{sys, DriverError, LaunchConfig};
+
+/// Why a typed launch method failed.
+///
+/// `?` turns it into a `Box<dyn Error>` with its message, or into cudarc's [`DriverError`]
+/// (a launch over the bound becomes `CUDA_ERROR_INVALID_VALUE`, what the driver answers).
+#[derive(Debug)]
+pub enum LaunchError {
+    /// The driver refused the launch.
+    Driver(DriverError),
+    /// The block has more threads than the kernel's launch bound, which ptxas compiled it for
+    /// (its registers may not suffice for more).
+    TooManyThreads {
+        /// The kernel's PTX name.
+        kernel: &'static str,
+        /// The launch's block shape.
+        block: (u32, u32, u32),
+        /// The bound: `.maxntid` of the kernel's PTX entry (x * y * z).
+        max_threads: u32,
+    },
+}
+
+impl fmt::Display for LaunchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LaunchError::Driver(e) => write!(f, "{e}"),
+            LaunchError::TooManyThreads { kernel, block: (x, y, z), max_threads } => write!(
+                f,
+                "kernel `{kernel}` launched with {} threads a block ({x} x {y} x {z}), more than its launch bound of {max_threads} (`.maxntid {max_threads}`, from `#[kernel(launch_bounds({max_threads}, ..))]` or `__launch_bounds__({max_threads}, ..)`)\n  help: launch at most {max_threads} threads a block; `{kernel}_config` and `{kernel}_plan` stay within the bound",
+                u128::from(*x) * u128::from(*y) * u128::from(*z)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for LaunchError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            LaunchError::Driver(e) => Some(e),
+            LaunchError::TooManyThreads { .. } => None,
+        }
+    }
+}
+
+impl From<DriverError> for LaunchError {
+    fn from(e: DriverError) -> Self {
+        LaunchError::Driver(e)
+    }
+}
+
+impl From<LaunchError> for DriverError {
+    fn from(e: LaunchError) -> Self {
+        match e {
+            LaunchError::Driver(e) => e,
+            LaunchError::TooManyThreads { .. } => DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE),
+        }
+    }
+}
+
+/// `Ok` when `cfg`'s block has at most `max_threads` threads (the generated launch methods call
+/// this for kernels with a launch bound); the error names the kernel and the bound.
+pub fn check_launch_bounds(kernel: &'static str, max_threads: u32, cfg: &LaunchConfig) -> Result<(), LaunchError> {
+    let (x, y, z) = cfg.block_dim;
+    if u128::from(x) * u128::from(y) * u128::from(z) > u128::from(max_threads) {
+        return Err(LaunchError::TooManyThreads { kernel, block: cfg.block_dim, max_threads });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(block: (u32, u32, u32)) -> LaunchConfig {
+        LaunchConfig { grid_dim: (1, 1, 1), block_dim: block, shared_mem_bytes: 0 }
+    }
+
+    #[test]
+    fn a_block_over_the_bound_is_refused_naming_the_kernel_and_the_bound() {
+        assert!(check_launch_bounds("hist", 256, &cfg((256, 1, 1))).is_ok());
+        assert!(check_launch_bounds("hist", 256, &cfg((32, 8, 1))).is_ok());
+        let e = check_launch_bounds("hist", 256, &cfg((32, 16, 1))).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "kernel `hist` launched with 512 threads a block (32 x 16 x 1), more than its launch bound of 256 (`.maxntid 256`, from `#[kernel(launch_bounds(256, ..))]` or `__launch_bounds__(256, ..)`)\n  help: launch at most 256 threads a block; `hist_config` and `hist_plan` stay within the bound"
+        );
+        // No overflow for absurd shapes.
+        assert!(check_launch_bounds("k", 1024, &cfg((u32::MAX, u32::MAX, 2))).is_err());
+        // `?` into cudarc's error: what the driver would have said.
+        assert_eq!(DriverError::from(e).0, sys::CUresult::CUDA_ERROR_INVALID_VALUE);
+        let d = LaunchError::from(DriverError(sys::CUresult::CUDA_ERROR_LAUNCH_FAILED));
+        assert!(std::error::Error::source(&d).is_some());
+    }
+}
