@@ -64,8 +64,10 @@ macro_rules! gpu_or_doc {
 }
 
 gpu_or_doc! {
+    pub mod arch;
     pub mod atomic;
     pub mod guide;
+    pub mod half;
     pub mod index;
     pub mod int;
     pub mod libdevice;
