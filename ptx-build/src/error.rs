@@ -211,6 +211,15 @@ pub enum Error {
         arch: String,
     },
 
+    /// The link stage could not apply ptx-device's arch queries or `#[kernel(..)]` attributes.
+    #[error("kernel crate `{package}`: cannot apply ptx-device's arch queries or `#[kernel(launch_bounds/cluster_dims)]`: {message}\n  help: this is a bug in cargo-ptx or a rustc it does not know yet; please report it with the line above")]
+    KernelIr {
+        /// The kernel crate.
+        package: String,
+        /// What was not understood.
+        message: String,
+    },
+
     /// The link stage met IR it does not know how to move into shared memory.
     #[error("kernel crate `{package}`: cannot place a shared array in shared memory: {message}\n  help: this is a bug in cargo-ptx or a rustc it does not know yet; please report it with the line above")]
     SharedRewrite {

@@ -52,6 +52,7 @@ pub mod fuzzing;
 mod host_types;
 #[doc(hidden)]
 pub mod inline_ptx;
+mod kernel_ir;
 mod link;
 pub mod options;
 #[doc(hidden)]

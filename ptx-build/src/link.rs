@@ -12,6 +12,7 @@ use crate::bitcode::{undefined_symbols, Profile};
 use crate::cache;
 use crate::config::PtxIsa;
 use crate::error::{Error, Result};
+use crate::kernel_ir;
 use crate::process;
 use crate::shared_ir;
 use crate::toolchain::{Libdevice, Llvm};
@@ -97,6 +98,8 @@ impl ArchLink<'_> {
             // nvcc's default `-prec-sqrt=true`: libdevice's `sqrtf` is `sqrt.rn.f32`, not
             // `sqrt.approx.f32` (NVVMReflect answers 0 for a name it is not given).
             .arg("--nvvm-reflect-add=__CUDA_PREC_SQRT=1")
+            // `ptx_device::arch::arch_specific()` and `family_specific()` on `a`/`f` targets.
+            .args(kernel_ir::reflect_flags(self.arch))
             .arg(format!("-internalize-public-api-list={}", self.kernels.join(",")))
             .arg(&linked)
             .arg("-o")
@@ -134,6 +137,13 @@ impl ArchLink<'_> {
         let ir = String::from_utf8_lossy(&out.stdout);
         let mut rewrite = shared_ir::rewrite(&ir).map_err(|message| Error::SharedRewrite { package: self.package.to_string(), message })?;
         let has_shared = rewrite.changed;
+        // ptx-device's arch queries and `#[kernel(launch_bounds(..))]` attributes.
+        if let Some(ir) =
+            kernel_ir::rewrite(&rewrite.ir).map_err(|message| Error::KernelIr { package: self.package.to_string(), message })?
+        {
+            rewrite.ir = ir;
+            rewrite.changed = true;
+        }
         if self.fmad {
             if let Some(contracted) = shared_ir::contract(&rewrite.ir) {
                 rewrite.ir = contracted;

@@ -6,6 +6,7 @@ use quote::{quote, ToTokens};
 use syn::spanned::Spanned;
 
 use crate::error;
+use crate::kernel_attrs::LaunchAttrs;
 
 pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let args: KernelArgs = match syn::parse2(attr) {
@@ -26,16 +27,18 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         let syn::ItemFn { attrs, vis, sig, block } = f;
         let name = &sig.ident;
         let inputs = &sig.inputs;
+        let marker = args.launch.marker(&name.to_string());
         return quote! {
             ::ptx_device::__kernel! { [#(#attrs)*] [#vis] #name [#inputs] #block }
+            #marker
         };
     }
-    expand_generic(&f, &instances)
+    expand_generic(&f, &instances, &args.launch)
 }
 
 /// A generic kernel: the function as written (an ordinary generic function the crate may call
 /// too), and one exported kernel per instance whose body calls it with the instance's types.
-fn expand_generic(f: &syn::ItemFn, instances: &[KernelInstance]) -> TokenStream {
+fn expand_generic(f: &syn::ItemFn, instances: &[KernelInstance], launch: &LaunchAttrs) -> TokenStream {
     let name = &f.sig.ident;
     let vis = &f.vis;
     // Parameters by name: the wrappers forward them; patterns other than a name are refused
@@ -65,6 +68,7 @@ fn expand_generic(f: &syn::ItemFn, instances: &[KernelInstance]) -> TokenStream 
         });
         let args = &inst.args;
         let doc = format!(" `{name}` for `{}`: the kernel exported as `{}`.", inst.text, inst.ptx_name);
+        out.extend(launch.marker(&inst.ptx_name));
         out.extend(quote! {
             ::ptx_device::__kernel! {
                 [#[doc = #doc]] [#vis] #kernel [#(#params),*] {
@@ -77,9 +81,11 @@ fn expand_generic(f: &syn::ItemFn, instances: &[KernelInstance]) -> TokenStream 
     out
 }
 
-/// What `#[kernel(..)]` takes: nothing, or `instances(..)` for a generic kernel.
+/// What `#[kernel(..)]` takes: `instances(..)` for a generic kernel, `launch_bounds(..)`,
+/// `cluster_dims(..)`.
 struct KernelArgs {
     instances: Option<InstanceList>,
+    launch: LaunchAttrs,
 }
 
 /// `instances(f32, f64)` or `instances((f32, u32), (f64, u64))`.
@@ -98,32 +104,37 @@ struct InstanceArgs {
 const INSTANCES_HELP: &str =
     "as in `#[kernel(instances(f32, f64))]`, or for two type parameters `#[kernel(instances((f32, u32), (f64, u64)))]`";
 
+const ARGS_HELP: &str =
+    "#[kernel] takes `instances(..)` (the types a generic kernel is exported for), `launch_bounds(..)` and `cluster_dims(..)`";
+
 impl syn::parse::Parse for KernelArgs {
     fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
-        if input.is_empty() {
-            return Ok(KernelArgs { instances: None });
+        let mut args = KernelArgs { instances: None, launch: LaunchAttrs::default() };
+        while !input.is_empty() {
+            let key: syn::Ident = input.parse().map_err(|e| syn::Error::new(e.span(), format!("{ARGS_HELP}, {INSTANCES_HELP}")))?;
+            if key == "launch_bounds" || key == "cluster_dims" {
+                crate::kernel_attrs::parse(&key, input, &mut args.launch)?;
+            } else if key == "instances" {
+                if args.instances.is_some() {
+                    return Err(syn::Error::new(key.span(), format!("#[kernel] takes one `instances(..)`, {INSTANCES_HELP}")));
+                }
+                let content;
+                let paren = syn::parenthesized!(content in input);
+                let list = syn::punctuated::Punctuated::<InstanceArgs, syn::Token![,]>::parse_terminated(&content)?;
+                args.instances = Some(InstanceList {
+                    span: key.span().join(paren.span.close()).unwrap_or(key.span()),
+                    list: list.into_iter().collect(),
+                });
+            } else {
+                return Err(syn::Error::new(key.span(), format!("{ARGS_HELP}, not `{key}`; {INSTANCES_HELP}")));
+            }
+            if !input.is_empty() {
+                input
+                    .parse::<syn::Token![,]>()
+                    .map_err(|e| syn::Error::new(e.span(), format!("separate the arguments of #[kernel] with commas: {ARGS_HELP}")))?;
+            }
         }
-        let key: syn::Ident = input
-            .parse()
-            .map_err(|e| syn::Error::new(e.span(), format!("#[kernel] takes no argument but `instances(..)`, {INSTANCES_HELP}")))?;
-        if key != "instances" {
-            return Err(syn::Error::new(
-                key.span(),
-                format!("#[kernel] takes no argument but `instances(..)` (the types a generic kernel is exported for), {INSTANCES_HELP}"),
-            ));
-        }
-        let content;
-        let paren = syn::parenthesized!(content in input);
-        let list = syn::punctuated::Punctuated::<InstanceArgs, syn::Token![,]>::parse_terminated(&content)?;
-        if !input.is_empty() {
-            return Err(syn::Error::new(input.span(), format!("#[kernel] takes one `instances(..)`, {INSTANCES_HELP}")));
-        }
-        Ok(KernelArgs {
-            instances: Some(InstanceList {
-                span: key.span().join(paren.span.close()).unwrap_or(key.span()),
-                list: list.into_iter().collect(),
-            }),
-        })
+        Ok(args)
     }
 }
 
@@ -559,7 +570,7 @@ mod tests {
         rejects("pub unsafe fn f((a, b): (u32, u32)) {}", "a plain name");
         rejects("pub struct S;", "#[kernel] applies to a function");
         let e = super::expand("inline".parse().unwrap(), "pub unsafe fn f() {}".parse().unwrap()).to_string();
-        assert!(e.contains("#[kernel] takes no argument but `instances(..)`"), "{e}");
+        assert!(e.contains("#[kernel] takes `instances(..)` (the types a generic kernel is exported for), `launch_bounds(..)` and `cluster_dims(..)`, not `inline`"), "{e}");
     }
 
     #[test]
@@ -617,6 +628,19 @@ mod tests {
     }
 
     #[test]
+    fn launch_bounds_and_cluster_dims_leave_a_marker_per_exported_kernel() {
+        let out = expand_with("launch_bounds(384, 1), cluster_dims(2)", "pub unsafe fn k(n: u32) {}");
+        assert!(out.contains("\".ptx.kernel:k:nvvm.maxntid=384;nvvm.minctasm=1;nvvm.cluster_dim=2,1,1\""), "{out}");
+        let out = expand_with("instances(f32, f64), launch_bounds(128)", "pub unsafe fn g<T>(x: *mut T) {}");
+        for name in ["g_f32", "g_f64"] {
+            assert!(out.contains(&format!("\".ptx.kernel:{name}:nvvm.maxntid=128\"")), "{out}");
+        }
+        assert!(!expand("pub unsafe fn k(n: u32) {}").contains(".ptx.kernel:"));
+        rejects_with("launch_bounds(4096)", "pub unsafe fn k() {}", "a block has 1 to 1024 threads, not 4096");
+        rejects_with("launch_bounds(64), launch_bounds(64)", "pub unsafe fn k() {}", "`launch_bounds` is given twice");
+    }
+
+    #[test]
     fn instance_names_follow_the_shared_table() {
         // ptx-build's signature reader tests its own naming against the same table.
         for line in include_str!("instance_names.txt").lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
@@ -663,8 +687,9 @@ mod tests {
             "instance `[f32; 4]`, parameter `x`: `[f32; 4]`: an array cannot be passed by value",
         );
         rejects_with("instances(1)", f, "expected a type in `instances(..)`");
-        rejects_with("instances(f32) extra", f, "#[kernel] takes one `instances(..)`");
-        rejects_with("types(f32)", f, "#[kernel] takes no argument but `instances(..)`");
+        rejects_with("instances(f32) extra", f, "separate the arguments of #[kernel] with commas");
+        rejects_with("instances(f32), instances(f64)", f, "#[kernel] takes one `instances(..)`");
+        rejects_with("types(f32)", f, "#[kernel] takes `instances(..)`");
         // A parameter wrong for every instance is reported once, at the parameter.
         assert_eq!(errors_with("instances(f32, f64)", "pub unsafe fn f<T>(x: &T) {}").len(), 1);
     }

@@ -13,6 +13,7 @@ use proc_macro2::{Span, TokenStream};
 
 mod device_repr;
 mod kernel;
+mod kernel_attrs;
 mod shared;
 
 /// Turns `pub unsafe fn name(..)` into a kernel: an exported (`#[no_mangle]`)
@@ -44,6 +45,13 @@ mod shared;
 /// The generic function stays an ordinary function of the crate; the generated module of
 /// `ptx-build` gives it one launch method generic over the same parameters
 /// (`kernels.add::<f32>(..)`), which compiles only for the listed types.
+///
+/// CUDA's `__launch_bounds__(384, 1)` and `__cluster_dims__(2, 1, 1)` are
+/// `#[kernel(launch_bounds(384, 1), cluster_dims(2, 1, 1))]`: the PTX gets `.maxntid 384, 1, 1`,
+/// `.minnctapersm 1` and `.reqnctapercluster 2, 1, 1` (a kernel with cluster dimensions launches
+/// like any other; its grid must be a multiple of the cluster). ptxas then keeps the kernel to
+/// the registers 384 threads can have (`setmaxnreg` needs that), and the launch of a larger
+/// block fails. Kernels must be linked by cargo-ptx, whose link stage applies them.
 #[proc_macro_attribute]
 pub fn kernel(attr: proc_macro::TokenStream, item: proc_macro::TokenStream) -> proc_macro::TokenStream {
     kernel::expand(attr.into(), item.into()).into()
