@@ -668,6 +668,23 @@ fn c_tokens(src: &str) -> Vec<(CTok<'_>, u32)> {
         if toks.len() - i >= GLOBAL.len() && toks[i..i + GLOBAL.len()].iter().map(|t| t.0).eq(GLOBAL) {
             out.push((CTok::Ident("__global__"), toks[i].1));
             i += GLOBAL.len();
+        } else if matches!(toks[i].0, CTok::Ident(w) if KERNEL_ATTRIBUTES.contains(&w))
+            && toks.get(i + 1).is_some_and(|t| t.0 == CTok::Punct('('))
+        {
+            // `__launch_bounds__(256, 1)` between `void` and the name: not part of the signature.
+            let mut depth = 0;
+            i += 1;
+            while i < toks.len() {
+                match toks[i].0 {
+                    CTok::Punct('(') => depth += 1,
+                    CTok::Punct(')') => depth -= 1,
+                    _ => {}
+                }
+                i += 1;
+                if depth == 0 {
+                    break;
+                }
+            }
         } else {
             out.push(toks[i]);
             i += 1;
@@ -675,6 +692,10 @@ fn c_tokens(src: &str) -> Vec<(CTok<'_>, u32)> {
     }
     out
 }
+
+/// Kernel attributes CUDA code writes between the return type and the name
+/// (`__global__ void __launch_bounds__(256) k(..)`), and what nvcc's preprocessor makes of them.
+const KERNEL_ATTRIBUTES: &[&str] = &["__launch_bounds__", "__cluster_dims__", "__maxnreg__", "__attribute__"];
 
 /// The launch type of a C type as text (`float const*`, `unsigned int`): how demangled C++
 /// names are read.
@@ -1156,6 +1177,10 @@ mod tests {
         );
         let c = cuda_kernels_in(Path::new("t.cu"), "extern \"C\" __global__ void tma(const CUtensorMap* a) {}").unwrap();
         assert_eq!(c[0].params[0].ty, ParamType::Pointer { mutable: false, elem: "::ptx_runtime::TensorMap".into() });
+        // Launch bounds and cluster dims between the return type and the name (CUTLASS, llm.c).
+        let src = "extern \"C\" __global__ void __launch_bounds__(384, 1) __cluster_dims__(2, 1, 1) k(int n) {}\nextern \"C\" __attribute__((global)) void __attribute__((launch_bounds(256))) pp(float *x) {}";
+        let c = cuda_kernels_in(Path::new("t.cu"), src).unwrap();
+        assert_eq!(c.iter().map(|k| (k.name.as_str(), k.params.len())).collect::<Vec<_>>(), [("k", 1), ("pp", 1)]);
     }
 
     #[test]

@@ -66,6 +66,8 @@ macro_rules! gpu_or_doc {
 gpu_or_doc! {
     pub mod arch;
     pub mod atomic;
+    pub mod barrier;
+    pub mod cluster;
     pub mod guide;
     pub mod half;
     pub mod index;
@@ -73,12 +75,16 @@ gpu_or_doc! {
     pub mod libdevice;
     pub mod math;
     pub mod mem;
+    pub mod mma;
     pub mod shared;
     pub mod sync;
     pub mod time;
+    pub mod tma;
     pub mod unroll;
     pub mod vector;
     pub mod warp;
+    pub mod wgmma;
+    mod wgmma_shapes;
 
     pub use ptx_device_macros::{kernel, shared_array};
 
