@@ -33,6 +33,53 @@ pub fn reflect_flags(arch: Arch) -> Vec<String> {
     v
 }
 
+/// ptx-device's LLVM intrinsics that exist only on some archs (they are `convergent`, which
+/// rustc's `asm!` is not, so LLVM never duplicates them into divergent branches), with the PTX
+/// they are. `(intrinsic, ptx, immediate argument, needs sm_90a)`; the others need sm_90.
+const ARCH_INTRINSICS: &[(&str, &str, bool, bool)] = &[
+    ("llvm.nvvm.wgmma.fence.sync.aligned", "wgmma.fence.sync.aligned", false, true),
+    ("llvm.nvvm.wgmma.commit_group.sync.aligned", "wgmma.commit_group.sync.aligned", false, true),
+    ("llvm.nvvm.wgmma.wait_group.sync.aligned", "wgmma.wait_group.sync.aligned", true, true),
+    ("llvm.nvvm.setmaxnreg.inc.sync.aligned.u32", "setmaxnreg.inc.sync.aligned.u32", true, true),
+    ("llvm.nvvm.setmaxnreg.dec.sync.aligned.u32", "setmaxnreg.dec.sync.aligned.u32", true, true),
+    ("llvm.nvvm.barrier.cluster.arrive", "barrier.cluster.arrive", false, false),
+    ("llvm.nvvm.barrier.cluster.wait", "barrier.cluster.wait", false, false),
+];
+
+/// For an arch without them, the calls of [`ARCH_INTRINSICS`] as the inline PTX they stand for:
+/// `llc` would stop at such an intrinsic with "Cannot select" and no source line, while ptxas
+/// reports the instruction at its line, which [`crate::arch_errors`] turns into an error naming
+/// the kernel, the instruction and the arch. A call the arch query has guarded is gone before
+/// this matters (`opt` drops the branch). `None` when nothing is replaced.
+pub fn lower_for_arch(ir: &str, arch: Arch) -> Option<String> {
+    let specific = arch.capability == 90 && arch.variant == Variant::Specific;
+    let missing: Vec<&(&str, &str, bool, bool)> =
+        ARCH_INTRINSICS.iter().filter(|(_, _, _, sm90a)| if *sm90a { !specific } else { arch.capability < 90 }).collect();
+    if !missing.iter().any(|(name, ..)| ir.contains(&format!("call void @{name}("))) {
+        return None;
+    }
+    let mut out = String::with_capacity(ir.len());
+    for line in ir.lines() {
+        let mut line = line.to_string();
+        for (name, ptx, imm, _) in &missing {
+            let call = format!("call void @{name}(");
+            let Some(at) = line.find(&call) else { continue };
+            let args_at = at + call.len();
+            let Some(close) = line[args_at..].find(')') else { continue };
+            let args = &line[args_at..args_at + close];
+            // `i64 0`: the immediate, written into the instruction.
+            let text = match (imm, args.split_whitespace().last()) {
+                (true, Some(n)) => format!("{ptx} {n};"),
+                _ => format!("{ptx};"),
+            };
+            line = format!("{}call void asm sideeffect \"{text}\", \"~{{memory}}\"(){}", &line[..at], &line[args_at + close + 1..]);
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    Some(out)
+}
+
 /// Attributes for one kernel, from its marker.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct KernelAttrs {
@@ -218,6 +265,18 @@ declare noundef i32 @__ptx_device_reflect(ptr noundef) unnamed_addr #1
         assert!(rewrite(ir).unwrap_err().contains("`gone`, which is not a kernel"));
         let bad = "@m = constant [1 x i8] zeroinitializer, section \".ptx.kernel:k:oops\", align 1\n";
         assert!(rewrite(bad).unwrap_err().contains("unreadable kernel attribute marker"));
+    }
+
+    #[test]
+    fn arch_only_intrinsics_become_inline_ptx_where_the_arch_lacks_them() {
+        let ir = "define void @k() {\n  tail call void @llvm.nvvm.wgmma.fence.sync.aligned() #4, !dbg !9\n  tail call void @llvm.nvvm.wgmma.wait_group.sync.aligned(i64 1) #4, !dbg !10\n  call void @llvm.nvvm.barrier.cluster.arrive()\n  ret void\n}\n";
+        let sm80 = lower_for_arch(ir, "sm_80".parse().unwrap()).unwrap();
+        assert!(sm80.contains("tail call void asm sideeffect \"wgmma.fence.sync.aligned;\", \"~{memory}\"() #4, !dbg !9"), "{sm80}");
+        assert!(sm80.contains("asm sideeffect \"wgmma.wait_group.sync.aligned 1;\""), "{sm80}");
+        assert!(sm80.contains("asm sideeffect \"barrier.cluster.arrive;\""), "{sm80}");
+        let sm90 = lower_for_arch(ir, "sm_90".parse().unwrap()).unwrap();
+        assert!(sm90.contains("asm sideeffect \"wgmma.fence") && sm90.contains("call void @llvm.nvvm.barrier.cluster.arrive()"), "{sm90}");
+        assert!(lower_for_arch(ir, "sm_90a".parse().unwrap()).is_none());
     }
 
     #[test]

@@ -32,6 +32,7 @@
 #![warn(missing_docs)]
 
 pub mod arch;
+mod arch_errors;
 mod bitcode;
 mod builder;
 mod c_lex;

@@ -144,6 +144,10 @@ impl ArchLink<'_> {
             rewrite.ir = ir;
             rewrite.changed = true;
         }
+        if let Some(ir) = kernel_ir::lower_for_arch(&rewrite.ir, self.arch) {
+            rewrite.ir = ir;
+            rewrite.changed = true;
+        }
         if self.fmad {
             if let Some(contracted) = shared_ir::contract(&rewrite.ir) {
                 rewrite.ir = contracted;

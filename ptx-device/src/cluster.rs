@@ -13,6 +13,15 @@
 
 use core::arch::asm;
 
+// LLVM's intrinsics, which are `convergent`: rustc's `asm!` is not, and LLVM duplicated a cluster
+// barrier written as asm into both arms of an `if thread_idx().x == 0`, which deadlocked.
+unsafe extern "C" {
+    #[link_name = "llvm.nvvm.barrier.cluster.arrive"]
+    fn barrier_cluster_arrive();
+    #[link_name = "llvm.nvvm.barrier.cluster.wait"]
+    fn barrier_cluster_wait();
+}
+
 macro_rules! sreg {
     ($($(#[$doc:meta])* $name:ident = $reg:literal;)*) => {$(
         $(#[$doc])*
@@ -40,14 +49,15 @@ sreg! {
 }
 
 /// Waits until every thread of every block of the cluster gets here; shared-memory writes
-/// before it are visible to the cluster after it (`barrier.cluster.arrive.release` +
-/// `barrier.cluster.wait.acquire`).
+/// before it are visible to the cluster after it (`barrier.cluster.arrive` +
+/// `barrier.cluster.wait`, release and acquire).
 ///
 /// # Safety
 /// Every thread of the cluster calls it the same number of times.
 #[inline(always)]
 pub unsafe fn cluster_sync() {
-    asm!("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;", options(nostack, preserves_flags))
+    barrier_cluster_arrive();
+    barrier_cluster_wait();
 }
 
 /// The first half of [`cluster_sync`], so that independent work can run before the wait.
@@ -56,7 +66,7 @@ pub unsafe fn cluster_sync() {
 /// As [`cluster_sync`]; every thread later calls [`cluster_wait`].
 #[inline(always)]
 pub unsafe fn cluster_arrive() {
-    asm!("barrier.cluster.arrive.release.aligned;", options(nostack, preserves_flags))
+    barrier_cluster_arrive()
 }
 
 /// The second half of [`cluster_sync`].
@@ -65,7 +75,7 @@ pub unsafe fn cluster_arrive() {
 /// As [`cluster_sync`].
 #[inline(always)]
 pub unsafe fn cluster_wait() {
-    asm!("barrier.cluster.wait.acquire.aligned;", options(nostack, preserves_flags))
+    barrier_cluster_wait()
 }
 
 /// The same place as `p` (a pointer into this block's shared memory) in the shared memory of

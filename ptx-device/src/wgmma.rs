@@ -26,9 +26,24 @@
 //! While a multiply is in flight its accumulator must not be read or written: [`wait_group`]
 //! takes the accumulator, so the compiler cannot move its uses above the wait.
 
-use core::arch::asm;
-
 pub use crate::wgmma_shapes::{M64N128K16, M64N16K16, M64N256K16, M64N32K16, M64N64K16, M64N8K16};
+
+// The warpgroup-wide instructions are LLVM's intrinsics, not `asm!`: those are `convergent`, so
+// LLVM never duplicates them into the two arms of a divergent branch (rustc's inline asm is not,
+// and an `.aligned` instruction reached from two places deadlocks). `mma_async` itself has no
+// intrinsic LLVM 22 can be handed from Rust; it sits in uniform code between these.
+unsafe extern "C" {
+    #[link_name = "llvm.nvvm.wgmma.fence.sync.aligned"]
+    fn wgmma_fence();
+    #[link_name = "llvm.nvvm.wgmma.commit_group.sync.aligned"]
+    fn wgmma_commit_group();
+    #[link_name = "llvm.nvvm.wgmma.wait_group.sync.aligned"]
+    pub(crate) fn wgmma_wait_group(pending: i64);
+    #[link_name = "llvm.nvvm.setmaxnreg.inc.sync.aligned.u32"]
+    fn setmaxnreg_inc_u32(n: i32);
+    #[link_name = "llvm.nvvm.setmaxnreg.dec.sync.aligned.u32"]
+    fn setmaxnreg_dec_u32(n: i32);
+}
 
 /// How the tensor cores see a shared-memory tile: its swizzle, matching the one the tile was
 /// written with (TMA's `Swizzle`, or by hand).
@@ -164,7 +179,7 @@ pub unsafe fn mma_async_trans<E: Operand<S>, S: Shape, const TRANS_A: u32, const
 /// All threads of the warpgroup call it together.
 #[inline(always)]
 pub unsafe fn fence() {
-    asm!("wgmma.fence.sync.aligned;", options(nostack, preserves_flags))
+    wgmma_fence()
 }
 
 /// Closes the group of `wgmma`s issued since the last one (`wgmma.commit_group.sync.aligned`).
@@ -173,7 +188,7 @@ pub unsafe fn fence() {
 /// All threads of the warpgroup call it together.
 #[inline(always)]
 pub unsafe fn commit_group() {
-    asm!("wgmma.commit_group.sync.aligned;", options(nostack, preserves_flags))
+    wgmma_commit_group()
 }
 
 /// Waits until at most `PENDING` groups are in flight (`wgmma.wait_group.sync.aligned`); the
@@ -204,7 +219,7 @@ pub fn fence_operands<S: Shape>(acc: &mut Accumulator<S>) {
 #[inline(always)]
 pub unsafe fn setmaxnreg_inc<const N: u32>() {
     const { assert!(N >= 24 && N <= 256 && N % 8 == 0, "setmaxnreg takes a multiple of 8 from 24 to 256") };
-    asm!("setmaxnreg.inc.sync.aligned.u32 {n};", n = const N, options(nostack, preserves_flags))
+    setmaxnreg_inc_u32(N as i32)
 }
 
 /// Lowers this warp's register limit to `N` (`setmaxnreg.dec.sync.aligned.u32`, sm_90a), for a
@@ -215,5 +230,5 @@ pub unsafe fn setmaxnreg_inc<const N: u32>() {
 #[inline(always)]
 pub unsafe fn setmaxnreg_dec<const N: u32>() {
     const { assert!(N >= 24 && N <= 256 && N % 8 == 0, "setmaxnreg takes a multiple of 8 from 24 to 256") };
-    asm!("setmaxnreg.dec.sync.aligned.u32 {n};", n = const N, options(nostack, preserves_flags))
+    setmaxnreg_dec_u32(N as i32)
 }

@@ -20,13 +20,9 @@ impl Shape for M64N8K16 {
     }
     #[inline(always)]
     unsafe fn wait<const PENDING: u32>(acc: &mut Accumulator<Self>) {
-        let d = &mut acc.x;
-        asm!(
-            "wgmma.wait_group.sync.aligned {pending}; // {d0}, {d1}, {d2}, {d3}",
-            pending = const PENDING,
-            d0 = inout(reg32) d[0], d1 = inout(reg32) d[1], d2 = inout(reg32) d[2], d3 = inout(reg32) d[3],
-            options(nostack, preserves_flags),
-        );
+        crate::wgmma::wgmma_wait_group(PENDING as i64);
+        // After the wait, every accumulator register is "rewritten": no use moves above it.
+        Self::fence_operands(acc);
     }
     #[inline(always)]
     unsafe fn fence_operands(acc: &mut Accumulator<Self>) {
@@ -80,13 +76,9 @@ impl Shape for M64N16K16 {
     }
     #[inline(always)]
     unsafe fn wait<const PENDING: u32>(acc: &mut Accumulator<Self>) {
-        let d = &mut acc.x;
-        asm!(
-            "wgmma.wait_group.sync.aligned {pending}; // {d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}",
-            pending = const PENDING,
-            d0 = inout(reg32) d[0], d1 = inout(reg32) d[1], d2 = inout(reg32) d[2], d3 = inout(reg32) d[3], d4 = inout(reg32) d[4], d5 = inout(reg32) d[5], d6 = inout(reg32) d[6], d7 = inout(reg32) d[7],
-            options(nostack, preserves_flags),
-        );
+        crate::wgmma::wgmma_wait_group(PENDING as i64);
+        // After the wait, every accumulator register is "rewritten": no use moves above it.
+        Self::fence_operands(acc);
     }
     #[inline(always)]
     unsafe fn fence_operands(acc: &mut Accumulator<Self>) {
@@ -140,14 +132,9 @@ impl Shape for M64N32K16 {
     }
     #[inline(always)]
     unsafe fn wait<const PENDING: u32>(acc: &mut Accumulator<Self>) {
-        let d = &mut acc.x;
-        asm!(
-            "wgmma.wait_group.sync.aligned {pending}; // {d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}",
-            pending = const PENDING,
-            d0 = inout(reg32) d[0], d1 = inout(reg32) d[1], d2 = inout(reg32) d[2], d3 = inout(reg32) d[3], d4 = inout(reg32) d[4], d5 = inout(reg32) d[5], d6 = inout(reg32) d[6], d7 = inout(reg32) d[7],
-                d8 = inout(reg32) d[8], d9 = inout(reg32) d[9], d10 = inout(reg32) d[10], d11 = inout(reg32) d[11], d12 = inout(reg32) d[12], d13 = inout(reg32) d[13], d14 = inout(reg32) d[14], d15 = inout(reg32) d[15],
-            options(nostack, preserves_flags),
-        );
+        crate::wgmma::wgmma_wait_group(PENDING as i64);
+        // After the wait, every accumulator register is "rewritten": no use moves above it.
+        Self::fence_operands(acc);
     }
     #[inline(always)]
     unsafe fn fence_operands(acc: &mut Accumulator<Self>) {
@@ -204,16 +191,9 @@ impl Shape for M64N64K16 {
     }
     #[inline(always)]
     unsafe fn wait<const PENDING: u32>(acc: &mut Accumulator<Self>) {
-        let d = &mut acc.x;
-        asm!(
-            "wgmma.wait_group.sync.aligned {pending}; // {d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}",
-            pending = const PENDING,
-            d0 = inout(reg32) d[0], d1 = inout(reg32) d[1], d2 = inout(reg32) d[2], d3 = inout(reg32) d[3], d4 = inout(reg32) d[4], d5 = inout(reg32) d[5], d6 = inout(reg32) d[6], d7 = inout(reg32) d[7],
-                d8 = inout(reg32) d[8], d9 = inout(reg32) d[9], d10 = inout(reg32) d[10], d11 = inout(reg32) d[11], d12 = inout(reg32) d[12], d13 = inout(reg32) d[13], d14 = inout(reg32) d[14], d15 = inout(reg32) d[15],
-                d16 = inout(reg32) d[16], d17 = inout(reg32) d[17], d18 = inout(reg32) d[18], d19 = inout(reg32) d[19], d20 = inout(reg32) d[20], d21 = inout(reg32) d[21], d22 = inout(reg32) d[22], d23 = inout(reg32) d[23],
-                d24 = inout(reg32) d[24], d25 = inout(reg32) d[25], d26 = inout(reg32) d[26], d27 = inout(reg32) d[27], d28 = inout(reg32) d[28], d29 = inout(reg32) d[29], d30 = inout(reg32) d[30], d31 = inout(reg32) d[31],
-            options(nostack, preserves_flags),
-        );
+        crate::wgmma::wgmma_wait_group(PENDING as i64);
+        // After the wait, every accumulator register is "rewritten": no use moves above it.
+        Self::fence_operands(acc);
     }
     #[inline(always)]
     unsafe fn fence_operands(acc: &mut Accumulator<Self>) {
@@ -276,20 +256,9 @@ impl Shape for M64N128K16 {
     }
     #[inline(always)]
     unsafe fn wait<const PENDING: u32>(acc: &mut Accumulator<Self>) {
-        let d = &mut acc.x;
-        asm!(
-            "wgmma.wait_group.sync.aligned {pending}; // {d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}, {d32}, {d33}, {d34}, {d35}, {d36}, {d37}, {d38}, {d39}, {d40}, {d41}, {d42}, {d43}, {d44}, {d45}, {d46}, {d47}, {d48}, {d49}, {d50}, {d51}, {d52}, {d53}, {d54}, {d55}, {d56}, {d57}, {d58}, {d59}, {d60}, {d61}, {d62}, {d63}",
-            pending = const PENDING,
-            d0 = inout(reg32) d[0], d1 = inout(reg32) d[1], d2 = inout(reg32) d[2], d3 = inout(reg32) d[3], d4 = inout(reg32) d[4], d5 = inout(reg32) d[5], d6 = inout(reg32) d[6], d7 = inout(reg32) d[7],
-                d8 = inout(reg32) d[8], d9 = inout(reg32) d[9], d10 = inout(reg32) d[10], d11 = inout(reg32) d[11], d12 = inout(reg32) d[12], d13 = inout(reg32) d[13], d14 = inout(reg32) d[14], d15 = inout(reg32) d[15],
-                d16 = inout(reg32) d[16], d17 = inout(reg32) d[17], d18 = inout(reg32) d[18], d19 = inout(reg32) d[19], d20 = inout(reg32) d[20], d21 = inout(reg32) d[21], d22 = inout(reg32) d[22], d23 = inout(reg32) d[23],
-                d24 = inout(reg32) d[24], d25 = inout(reg32) d[25], d26 = inout(reg32) d[26], d27 = inout(reg32) d[27], d28 = inout(reg32) d[28], d29 = inout(reg32) d[29], d30 = inout(reg32) d[30], d31 = inout(reg32) d[31],
-                d32 = inout(reg32) d[32], d33 = inout(reg32) d[33], d34 = inout(reg32) d[34], d35 = inout(reg32) d[35], d36 = inout(reg32) d[36], d37 = inout(reg32) d[37], d38 = inout(reg32) d[38], d39 = inout(reg32) d[39],
-                d40 = inout(reg32) d[40], d41 = inout(reg32) d[41], d42 = inout(reg32) d[42], d43 = inout(reg32) d[43], d44 = inout(reg32) d[44], d45 = inout(reg32) d[45], d46 = inout(reg32) d[46], d47 = inout(reg32) d[47],
-                d48 = inout(reg32) d[48], d49 = inout(reg32) d[49], d50 = inout(reg32) d[50], d51 = inout(reg32) d[51], d52 = inout(reg32) d[52], d53 = inout(reg32) d[53], d54 = inout(reg32) d[54], d55 = inout(reg32) d[55],
-                d56 = inout(reg32) d[56], d57 = inout(reg32) d[57], d58 = inout(reg32) d[58], d59 = inout(reg32) d[59], d60 = inout(reg32) d[60], d61 = inout(reg32) d[61], d62 = inout(reg32) d[62], d63 = inout(reg32) d[63],
-            options(nostack, preserves_flags),
-        );
+        crate::wgmma::wgmma_wait_group(PENDING as i64);
+        // After the wait, every accumulator register is "rewritten": no use moves above it.
+        Self::fence_operands(acc);
     }
     #[inline(always)]
     unsafe fn fence_operands(acc: &mut Accumulator<Self>) {
@@ -364,28 +333,9 @@ impl Shape for M64N256K16 {
     }
     #[inline(always)]
     unsafe fn wait<const PENDING: u32>(acc: &mut Accumulator<Self>) {
-        let d = &mut acc.x;
-        asm!(
-            "wgmma.wait_group.sync.aligned {pending}; // {d0}, {d1}, {d2}, {d3}, {d4}, {d5}, {d6}, {d7}, {d8}, {d9}, {d10}, {d11}, {d12}, {d13}, {d14}, {d15}, {d16}, {d17}, {d18}, {d19}, {d20}, {d21}, {d22}, {d23}, {d24}, {d25}, {d26}, {d27}, {d28}, {d29}, {d30}, {d31}, {d32}, {d33}, {d34}, {d35}, {d36}, {d37}, {d38}, {d39}, {d40}, {d41}, {d42}, {d43}, {d44}, {d45}, {d46}, {d47}, {d48}, {d49}, {d50}, {d51}, {d52}, {d53}, {d54}, {d55}, {d56}, {d57}, {d58}, {d59}, {d60}, {d61}, {d62}, {d63}, {d64}, {d65}, {d66}, {d67}, {d68}, {d69}, {d70}, {d71}, {d72}, {d73}, {d74}, {d75}, {d76}, {d77}, {d78}, {d79}, {d80}, {d81}, {d82}, {d83}, {d84}, {d85}, {d86}, {d87}, {d88}, {d89}, {d90}, {d91}, {d92}, {d93}, {d94}, {d95}, {d96}, {d97}, {d98}, {d99}, {d100}, {d101}, {d102}, {d103}, {d104}, {d105}, {d106}, {d107}, {d108}, {d109}, {d110}, {d111}, {d112}, {d113}, {d114}, {d115}, {d116}, {d117}, {d118}, {d119}, {d120}, {d121}, {d122}, {d123}, {d124}, {d125}, {d126}, {d127}",
-            pending = const PENDING,
-            d0 = inout(reg32) d[0], d1 = inout(reg32) d[1], d2 = inout(reg32) d[2], d3 = inout(reg32) d[3], d4 = inout(reg32) d[4], d5 = inout(reg32) d[5], d6 = inout(reg32) d[6], d7 = inout(reg32) d[7],
-                d8 = inout(reg32) d[8], d9 = inout(reg32) d[9], d10 = inout(reg32) d[10], d11 = inout(reg32) d[11], d12 = inout(reg32) d[12], d13 = inout(reg32) d[13], d14 = inout(reg32) d[14], d15 = inout(reg32) d[15],
-                d16 = inout(reg32) d[16], d17 = inout(reg32) d[17], d18 = inout(reg32) d[18], d19 = inout(reg32) d[19], d20 = inout(reg32) d[20], d21 = inout(reg32) d[21], d22 = inout(reg32) d[22], d23 = inout(reg32) d[23],
-                d24 = inout(reg32) d[24], d25 = inout(reg32) d[25], d26 = inout(reg32) d[26], d27 = inout(reg32) d[27], d28 = inout(reg32) d[28], d29 = inout(reg32) d[29], d30 = inout(reg32) d[30], d31 = inout(reg32) d[31],
-                d32 = inout(reg32) d[32], d33 = inout(reg32) d[33], d34 = inout(reg32) d[34], d35 = inout(reg32) d[35], d36 = inout(reg32) d[36], d37 = inout(reg32) d[37], d38 = inout(reg32) d[38], d39 = inout(reg32) d[39],
-                d40 = inout(reg32) d[40], d41 = inout(reg32) d[41], d42 = inout(reg32) d[42], d43 = inout(reg32) d[43], d44 = inout(reg32) d[44], d45 = inout(reg32) d[45], d46 = inout(reg32) d[46], d47 = inout(reg32) d[47],
-                d48 = inout(reg32) d[48], d49 = inout(reg32) d[49], d50 = inout(reg32) d[50], d51 = inout(reg32) d[51], d52 = inout(reg32) d[52], d53 = inout(reg32) d[53], d54 = inout(reg32) d[54], d55 = inout(reg32) d[55],
-                d56 = inout(reg32) d[56], d57 = inout(reg32) d[57], d58 = inout(reg32) d[58], d59 = inout(reg32) d[59], d60 = inout(reg32) d[60], d61 = inout(reg32) d[61], d62 = inout(reg32) d[62], d63 = inout(reg32) d[63],
-                d64 = inout(reg32) d[64], d65 = inout(reg32) d[65], d66 = inout(reg32) d[66], d67 = inout(reg32) d[67], d68 = inout(reg32) d[68], d69 = inout(reg32) d[69], d70 = inout(reg32) d[70], d71 = inout(reg32) d[71],
-                d72 = inout(reg32) d[72], d73 = inout(reg32) d[73], d74 = inout(reg32) d[74], d75 = inout(reg32) d[75], d76 = inout(reg32) d[76], d77 = inout(reg32) d[77], d78 = inout(reg32) d[78], d79 = inout(reg32) d[79],
-                d80 = inout(reg32) d[80], d81 = inout(reg32) d[81], d82 = inout(reg32) d[82], d83 = inout(reg32) d[83], d84 = inout(reg32) d[84], d85 = inout(reg32) d[85], d86 = inout(reg32) d[86], d87 = inout(reg32) d[87],
-                d88 = inout(reg32) d[88], d89 = inout(reg32) d[89], d90 = inout(reg32) d[90], d91 = inout(reg32) d[91], d92 = inout(reg32) d[92], d93 = inout(reg32) d[93], d94 = inout(reg32) d[94], d95 = inout(reg32) d[95],
-                d96 = inout(reg32) d[96], d97 = inout(reg32) d[97], d98 = inout(reg32) d[98], d99 = inout(reg32) d[99], d100 = inout(reg32) d[100], d101 = inout(reg32) d[101], d102 = inout(reg32) d[102], d103 = inout(reg32) d[103],
-                d104 = inout(reg32) d[104], d105 = inout(reg32) d[105], d106 = inout(reg32) d[106], d107 = inout(reg32) d[107], d108 = inout(reg32) d[108], d109 = inout(reg32) d[109], d110 = inout(reg32) d[110], d111 = inout(reg32) d[111],
-                d112 = inout(reg32) d[112], d113 = inout(reg32) d[113], d114 = inout(reg32) d[114], d115 = inout(reg32) d[115], d116 = inout(reg32) d[116], d117 = inout(reg32) d[117], d118 = inout(reg32) d[118], d119 = inout(reg32) d[119],
-                d120 = inout(reg32) d[120], d121 = inout(reg32) d[121], d122 = inout(reg32) d[122], d123 = inout(reg32) d[123], d124 = inout(reg32) d[124], d125 = inout(reg32) d[125], d126 = inout(reg32) d[126], d127 = inout(reg32) d[127],
-            options(nostack, preserves_flags),
-        );
+        crate::wgmma::wgmma_wait_group(PENDING as i64);
+        // After the wait, every accumulator register is "rewritten": no use moves above it.
+        Self::fence_operands(acc);
     }
     #[inline(always)]
     unsafe fn fence_operands(acc: &mut Accumulator<Self>) {

@@ -40,13 +40,9 @@ impl Shape for M64N{n}K16 {{
     }}
     #[inline(always)]
     unsafe fn wait<const PENDING: u32>(acc: &mut Accumulator<Self>) {{
-        let d = &mut acc.x;
-        asm!(
-            "wgmma.wait_group.sync.aligned {{pending}}; // {regs(r)}",
-            pending = const PENDING,
-            {ops(r)}
-            options(nostack, preserves_flags),
-        );
+        crate::wgmma::wgmma_wait_group(PENDING as i64);
+        // After the wait, every accumulator register is "rewritten": no use moves above it.
+        Self::fence_operands(acc);
     }}
     #[inline(always)]
     unsafe fn fence_operands(acc: &mut Accumulator<Self>) {{

@@ -238,6 +238,19 @@ fn cp_async_of_every_width_lands(ctx: &Ctx, k: &Kernels) {
     assert_eq!(s.clone_dtoh(&dst).unwrap(), src);
 }
 
+/// `x` (exact: a product of halves plus a half) as an f32 rounded to odd, so that rounding it
+/// again to 11 or 8 bits is the correct rounding of `x` (`half`'s `from_f64` rounds a tie broken
+/// only by bits far below wrongly: -496 * 79 - 0.0021 gave -39184 instead of -39200).
+fn round_to_odd(x: f64) -> f32 {
+    let f = x as f32;
+    if f as f64 == x || f.to_bits() & 1 == 1 || !f.is_finite() {
+        return f;
+    }
+    // Even and inexact: step to the odd neighbour on x's side.
+    let toward_larger_magnitude = (x.abs()) > (f as f64).abs();
+    f32::from_bits(if toward_larger_magnitude { f.to_bits() + 1 } else { f.to_bits() - 1 })
+}
+
 fn half_arithmetic_matches_the_half_crate(ctx: &Ctx, k: &Kernels) {
     let s = ctx.default_stream();
     let seed = tensor_cores::fresh_seed();
@@ -259,8 +272,8 @@ fn half_arithmetic_matches_the_half_crate(ctx: &Ctx, k: &Kernels) {
     for i in 0..n {
         let (a, b, c) = (f16::from_f32(x[i]), f16::from_f32(y[i]), f16::from_f32(z[i]));
         let (p, q, r) = (bf16::from_f32(x[i]), bf16::from_f32(y[i]), bf16::from_f32(z[i]));
-        let fma16 = |a: f16, b: f16, c: f16| f16::from_f64(a.to_f64() * b.to_f64() + c.to_f64());
-        let fma_bf = |a: bf16, b: bf16, c: bf16| bf16::from_f64(a.to_f64() * b.to_f64() + c.to_f64());
+        let fma16 = |a: f16, b: f16, c: f16| f16::from_f32(round_to_odd(a.to_f64() * b.to_f64() + c.to_f64()));
+        let fma_bf = |a: bf16, b: bf16, c: bf16| bf16::from_f32(round_to_odd(a.to_f64() * b.to_f64() + c.to_f64()));
         let want = [
             a.to_bits(),
             (a + b).to_bits(),
