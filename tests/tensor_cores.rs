@@ -43,7 +43,11 @@ fn one_crate_builds_mma_sync_for_sm_80_and_wgmma_with_tma_for_sm_90a() {
         let wgmma = if module == "gemm" { "cu_wgmma_hgemm" } else { "rs_wgmma_hgemm" };
         for ptx in [&sm80, &sm90a] {
             let body = entry(ptx, hgemm);
-            assert_eq!(body.matches("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32").count(), 64, "{module}: 4 x 8 x 2 unrolled mma.sync");
+            assert_eq!(
+                body.matches("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32").count(),
+                64,
+                "{module}: 4 x 8 x 2 unrolled mma.sync"
+            );
             assert_eq!(body.matches("ldmatrix.sync.aligned.m8n8.x4.shared.b16").count(), 16, "{module}: 8 ldmatrix.x4 per k-step");
             assert!(body.contains("cp.async.cg.shared.global") && body.contains("cp.async.wait_group 2"), "{module}");
         }
@@ -76,11 +80,21 @@ fn one_crate_builds_mma_sync_for_sm_80_and_wgmma_with_tma_for_sm_90a() {
     let cluster = entry(&rs, "cluster_exchange");
     assert!(cluster.contains(".reqnctapercluster 2, 1, 1") && cluster.contains("mapa.u64") && cluster.contains("ld.shared::cluster.u32"));
     assert_eq!(cluster.matches("barrier.cluster.arrive").count(), 2, "{cluster}");
-    for needle in ["stmatrix.sync.aligned.m8n8.x4.trans.shared.b16", "ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16", "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32", "elect.sync"] {
+    for needle in [
+        "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
+        "ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16",
+        "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group",
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
+        "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32",
+        "elect.sync",
+    ] {
         assert!(rs.contains(needle), "sm_90a: no `{needle}`");
     }
     // Each image answers the arch queries for itself.
-    assert!(entry(&text("sm_80", "tensor_cores_kernels"), "arch_answers").contains("st.global.b32 \t[%rd2], 800;") || entry(&text("sm_80", "tensor_cores_kernels"), "arch_answers").contains("800"));
+    assert!(
+        entry(&text("sm_80", "tensor_cores_kernels"), "arch_answers").contains("st.global.b32 \t[%rd2], 800;")
+            || entry(&text("sm_80", "tensor_cores_kernels"), "arch_answers").contains("800")
+    );
     assert!(entry(&rs, "arch_answers").contains("900"));
     // The resource table of `-v` lists every kernel for both archs.
     let stdout = &run.stdout;
@@ -115,9 +129,13 @@ fn wgmma_in_an_sm_80_build_names_the_kernel_the_instruction_and_the_arch() {
     assert!(json.contains("src/lib.rs") && json.contains("ptx_device::arch::has_wgmma()"), "{json}");
 
     // Built for sm_90a too and kept to it, the same kernel builds.
-    let guarded = WGMMA_KERNEL.replace("    let mut acc", "    if !ptx_device::arch::has_wgmma() {\n        trap();\n    }\n    let mut acc");
+    let guarded =
+        WGMMA_KERNEL.replace("    let mut acc", "    if !ptx_device::arch::has_wgmma() {\n        trap();\n    }\n    let mut acc");
     k.write("src/lib.rs", &guarded);
-    k.write("Cargo.toml", &std::fs::read_to_string(k.dir.join("Cargo.toml")).unwrap().replace("archs = [\"sm_80\"]", "archs = [\"sm_80\", \"sm_90a\"]"));
+    k.write(
+        "Cargo.toml",
+        &std::fs::read_to_string(k.dir.join("Cargo.toml")).unwrap().replace("archs = [\"sm_80\"]", "archs = [\"sm_80\", \"sm_90a\"]"),
+    );
     k.build(&["--release"]).assert_ok();
     assert!(!std::fs::read_to_string(k.artifact("release", "sm_80", "ptx")).unwrap().contains("wgmma"));
     assert!(std::fs::read_to_string(k.artifact("release", "sm_90a", "ptx")).unwrap().contains("wgmma.fence.sync.aligned"));

@@ -46,7 +46,8 @@ fn guard(needs: &str) -> &'static str {
 /// Explains ptxas's `message` about PTX line `line` (1-based) of `ptx`, if it says that the
 /// target lacks an instruction or feature.
 pub fn explain(message: &str, line: usize, ptx: &str) -> Option<Explained> {
-    let target = ptx.lines().find_map(|l| l.trim().strip_prefix(".target ")).map(|t| t.split([',', ' ']).next().unwrap_or(t).trim().to_string())?;
+    let target =
+        ptx.lines().find_map(|l| l.trim().strip_prefix(".target ")).map(|t| t.split([',', ' ']).next().unwrap_or(t).trim().to_string())?;
     let needs = if let Some(rest) = message.strip_prefix("Feature '").and_then(|r| r.split_once("' requires .target ")) {
         rest.1.split_whitespace().next()?.to_string()
     } else if message.starts_with("Instruction '") && message.contains(" not supported on .target ") {
@@ -116,7 +117,10 @@ mod tests {
         let e = explain("Instruction 'wgmma.mma_async' not supported on .target 'sm_80'", 10, PTX).unwrap();
         assert!(e.message.contains("uses `wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16`"), "{}", e.message);
         let e = explain("Feature 'stmatrix' requires .target sm_90 or higher", 11, PTX).unwrap();
-        assert_eq!(e.message, "kernel `rs_wgmma_hgemm` uses `stmatrix.sync.aligned.m8n8.x1.shared.b16`, which sm_80 does not have (it needs sm_90)");
+        assert_eq!(
+            e.message,
+            "kernel `rs_wgmma_hgemm` uses `stmatrix.sync.aligned.m8n8.x1.shared.b16`, which sm_80 does not have (it needs sm_90)"
+        );
         assert!(e.help.contains("has_sm90()"));
     }
 
@@ -131,6 +135,9 @@ mod tests {
     fn device_functions_are_named_too() {
         let ptx = ".target sm_80\n.func (.param .b32 r) helper(\n)\n{\n\tsetmaxnreg.inc.sync.aligned.u32 232;\n}\n";
         let e = explain("Instruction 'setmaxnreg' not supported on .target 'sm_80'", 5, ptx).unwrap();
-        assert_eq!(e.message, "device function `helper` uses `setmaxnreg.inc.sync.aligned.u32`, which sm_80 does not have (it needs sm_90a)");
+        assert_eq!(
+            e.message,
+            "device function `helper` uses `setmaxnreg.inc.sync.aligned.u32`, which sm_80 does not have (it needs sm_90a)"
+        );
     }
 }

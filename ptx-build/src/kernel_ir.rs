@@ -100,9 +100,9 @@ pub fn rewrite(ir: &str) -> Result<Option<String>, String> {
     let mut markers: Vec<String> = Vec::new();
     let mut lines: Vec<String> = Vec::with_capacity(ir.lines().count());
     for line in ir.lines() {
-        if line.starts_with('@') {
+        if let Some(global) = line.strip_prefix('@') {
             if let Some(at) = line.find(&format!("section \"{SECTION}")) {
-                let name = line[1..].split([' ', '=']).next().unwrap_or_default().to_string();
+                let name = global.split([' ', '=']).next().unwrap_or_default().to_string();
                 let rest = &line[at + "section \"".len() + SECTION.len()..];
                 let spec = rest.split('"').next().unwrap_or_default();
                 kernels.push(parse_marker(spec).ok_or_else(|| format!("unreadable kernel attribute marker: {line}"))?);

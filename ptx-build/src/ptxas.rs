@@ -103,9 +103,12 @@ pub fn diagnostics(stderr: &str, ptx_text: &str, ptx_path: &Path, source_root: &
     let mut explained: Vec<(String, String)> = Vec::new();
     let mut arch_lines: Vec<usize> = Vec::new();
     for l in stderr.lines() {
-        if let Some((n, m)) = l.trim().strip_prefix("ptxas ").and_then(|r| r.split_once(';')).and_then(|(loc, m)| {
-            Some((loc.rsplit_once(", line ")?.1.trim().parse::<usize>().ok()?, m.split_once(':')?.1.trim()))
-        }) {
+        if let Some((n, m)) = l
+            .trim()
+            .strip_prefix("ptxas ")
+            .and_then(|r| r.split_once(';'))
+            .and_then(|(loc, m)| Some((loc.rsplit_once(", line ")?.1.trim().parse::<usize>().ok()?, m.split_once(':')?.1.trim())))
+        {
             if arch_errors::explain(m, n, ptx_text).is_some() {
                 arch_lines.push(n);
             }

@@ -15,13 +15,13 @@
 //!
 //! | CUDA | ptx-device |
 //! |---|---|
-//! | `__float2half_rn(x)`, `__half2float(h)` | [`f16::from_f32`], [`f16::to_f32`] |
-//! | `__float2bfloat16_rn(x)`, `__bfloat162float(b)` | [`bf16::from_f32`], [`bf16::to_f32`] |
-//! | `__hadd`, `__hsub`, `__hmul`, `__hneg`, `__habs` | `+`, `-`, `*`, unary `-`, [`f16::abs`] |
-//! | `__hfma(a, b, c)`, `__hmin`, `__hmax` | [`f16::fma`], [`f16::min`], [`f16::max`] (sm_80) |
-//! | `hexp2` (approximate), `htanh_approx` | [`f16::exp2_approx`], [`f16::tanh_approx`] (sm_75) |
-//! | `__floats2half2_rn(a, b)`, `__half22float2` | [`f16x2::from_f32s`], [`f16x2::to_f32s`] |
-//! | `__hadd2`, `__hmul2`, `__hfma2`, `__hmin2`, `__hmax2` | `+`, `*`, [`f16x2::fma`], [`f16x2::min`], [`f16x2::max`] |
+//! | `__float2half_rn(x)`, `__half2float(h)` | [`f16::from_f32`](crate::half::f16::from_f32), [`f16::to_f32`](crate::half::f16::to_f32) |
+//! | `__float2bfloat16_rn(x)`, `__bfloat162float(b)` | [`bf16::from_f32`](crate::half::bf16::from_f32), [`bf16::to_f32`](crate::half::bf16::to_f32) |
+//! | `__hadd`, `__hsub`, `__hmul`, `__hneg`, `__habs` | `+`, `-`, `*`, unary `-`, [`f16::abs`](crate::half::f16::abs) |
+//! | `__hfma(a, b, c)`, `__hmin`, `__hmax` | [`f16::fma`](crate::half::f16::fma), [`f16::min`](crate::half::f16::min), [`f16::max`](crate::half::f16::max) (sm_80) |
+//! | `hexp2` (approximate), `htanh_approx` | [`f16::exp2_approx`](crate::half::f16::exp2_approx), [`f16::tanh_approx`](crate::half::f16::tanh_approx) (sm_75) |
+//! | `__floats2half2_rn(a, b)`, `__half22float2` | [`f16x2::from_f32s`](crate::half::f16x2::from_f32s), [`f16x2::to_f32s`](crate::half::f16x2::to_f32s) |
+//! | `__hadd2`, `__hmul2`, `__hfma2`, `__hmin2`, `__hmax2` | `+`, `*`, [`f16x2::fma`](crate::half::f16x2::fma), [`f16x2::min`](crate::half::f16x2::min), [`f16x2::max`](crate::half::f16x2::max) |
 //! | the same for `__nv_bfloat16(2)` | [`bf16`], [`bf16x2`] |
 //!
 //! The minimum arch is each instruction's: `f16` arithmetic sm_53, `f16` `min`/`max` and

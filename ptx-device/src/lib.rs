@@ -16,6 +16,13 @@
 //! | `clock()`, `clock64()`, `%globaltimer` | [`time`] |
 //! | `expf`, `__expf`, `rsqrt`, .. (libdevice) | [`math`] (safe), [`libdevice`] (all 349, raw) |
 //! | `__umulhi`, `__byte_perm`, `__ldg`, inline PTX carry chains, `cp.async` | [`int`], [`mem`] |
+//! | `__half`, `__nv_bfloat16`, `__half2`, `__hfma2`, .. | [`half`]: [`f16`](half::f16), [`bf16`](half::bf16), [`f16x2`](half::f16x2), [`bf16x2`](half::bf16x2) |
+//! | `mma.sync` (f16, bf16, tf32, int8), `ldmatrix`, `stmatrix` | [`mma`] |
+//! | `wgmma.mma_async` and its descriptors, `setmaxnreg` (sm_90a) | [`wgmma`] |
+//! | TMA: `CUtensorMap`, `cp.async.bulk.tensor` (sm_90) | [`tma`] |
+//! | `mbarrier`, `fence.proxy.async` | [`barrier`] |
+//! | `__cluster_dims__`, `cluster.sync()`, distributed shared memory (sm_90) | [`cluster`], `#[kernel(cluster_dims(..))]` |
+//! | `__CUDA_ARCH__`, `__CUDA_ARCH_FEAT_SM90_ALL`, `__launch_bounds__` | [`arch`], `#[kernel(launch_bounds(..))]` |
 //!
 //! A kernel crate needs no `#![feature]` of its own to use it:
 //!
@@ -38,9 +45,13 @@
 //! their `# Safety` section; kernels are `unsafe fn` themselves, so their bodies call them
 //! directly. [`guide`] maps NVIDIA's inline-PTX reference onto Rust's `asm!`.
 //!
-//! The minimum arch is sm_70 (`shfl.sync`, `fence.acq_rel`); [`mem::cp_async`] needs sm_80.
-//! An instruction newer than the lowest arch of a build is compiled out by
-//! `#[cfg(target_feature = "sm_XX")]`, so using it is a compile error, not a ptxas one.
+//! The minimum arch is sm_70 (`shfl.sync`, `fence.acq_rel`); [`mem::cp_async`] needs sm_80 and
+//! is compiled out by `#[cfg(target_feature = "sm_80")]` below it (rustc sees the lowest arch of
+//! a build). The tensor-core modules are not: one crate may carry an sm_80 and an sm_90a path,
+//! chosen per arch at link time by [`arch`]'s queries, and an instruction left in the code of an
+//! arch that lacks it is a build error naming the kernel, the instruction and the arch. The
+//! guide from CUDA's tensor-core names to these is
+//! [docs/tensor-cores.md](https://github.com/cargo-ptx/cargo-ptx/blob/main/ptx-device/docs/tensor-cores.md).
 #![no_std]
 // The host doc mode (docs.rs, `cargo doc`): rustdoc on the host documents every item, its body
 // unchecked, so the nvptx-only pieces (`core::arch::nvptx`, the panic handler) are cfg'd to the

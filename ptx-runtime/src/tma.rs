@@ -223,7 +223,7 @@ pub fn check(t: &Tiled<'_>) -> Result<(), TensorMapError> {
             "give one box size per dimension and one byte stride per dimension after the first",
         ));
     }
-    if t.address % 16 != 0 {
+    if !t.address.is_multiple_of(16) {
         return Err(limit(
             format!("the tensor's address {:#x} is not 16-byte aligned", t.address),
             "TMA reads from 16-byte aligned memory",
@@ -235,7 +235,7 @@ pub fn check(t: &Tiled<'_>) -> Result<(), TensorMapError> {
         }
     }
     for (i, &s) in t.strides.iter().enumerate() {
-        if s % 16 != 0 || s >= 1 << 40 {
+        if !s.is_multiple_of(16) || s >= 1 << 40 {
             return Err(limit(
                 format!("the stride of dimension {} is {s} bytes", i + 1),
                 "strides are multiples of 16 bytes under 2^40 (pad rows to a multiple of 16 bytes)",
@@ -262,7 +262,7 @@ pub fn check(t: &Tiled<'_>) -> Result<(), TensorMapError> {
         }
     }
     let inner = t.box_dims[0] as u64 * size;
-    if inner % 16 != 0 {
+    if !inner.is_multiple_of(16) {
         return Err(limit(format!("the box's rows are {inner} bytes"), "the innermost box dimension is a multiple of 16 bytes"));
     }
     if t.swizzle != Swizzle::None && inner > t.swizzle.bytes() {

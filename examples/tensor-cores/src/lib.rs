@@ -50,7 +50,13 @@ impl Shape {
     }
 
     fn fits(&self, bm: usize, bn: usize, bk: usize, what: &str) -> Result<(), String> {
-        if self.m % bm != 0 || self.n % bn != 0 || self.k % bk != 0 || self.m == 0 || self.n == 0 || self.k == 0 {
+        if !self.m.is_multiple_of(bm)
+            || !self.n.is_multiple_of(bn)
+            || !self.k.is_multiple_of(bk)
+            || self.m == 0
+            || self.n == 0
+            || self.k == 0
+        {
             return Err(format!(
                 "the {what} kernels take M a multiple of {bm}, N of {bn} and K of {bk}; got {} x {} x {}",
                 self.m, self.n, self.k

@@ -316,7 +316,9 @@ fn run_gemm(s: &Arc<CudaStream>, n: usize, launch: impl FnOnce(&mut CudaSlice<f1
     s.clone_dtoh(&c).unwrap()
 }
 
-fn check_twins(s: &Arc<CudaStream>, shape: Shape, a: &[f16], b: &[f16], rust: &[f16], cuda: &[f16], what: &str, seed: u64) {
+/// `inputs` are A and B, `twins` the Rust and CUDA kernels' C.
+fn check_twins(s: &Arc<CudaStream>, shape: Shape, inputs: (&[f16], &[f16]), twins: (&[f16], &[f16]), what: &str, seed: u64) {
+    let ((a, b), (rust, cuda)) = (inputs, twins);
     let (da, db) = (s.clone_htod(a).unwrap(), s.clone_htod(b).unwrap());
     let blas = cublas::blas(s).unwrap();
     let reference = run_gemm(s, shape.m * shape.n, |c| cublas::hgemm(&blas, shape, &da, &db, c).unwrap());
@@ -346,7 +348,7 @@ fn mma_hgemm_twins_match_the_cpu_cublas_and_each_other(ctx: &Ctx, k: &Kernels) {
         let (m, n, kk) = (shape.m, shape.n, shape.k);
         let rust = run_gemm(&s, m * n, |c| unsafe { k.rs_mma_hgemm(&s, cfg, m as u32, n as u32, kk as u32, &da, &db, c) }.unwrap());
         let cuda = run_gemm(&s, m * n, |c| unsafe { k.cu_mma_hgemm(&s, cfg, m as i32, n as i32, kk as i32, &da, &db, c) }.unwrap());
-        check_twins(&s, shape, &a, &b, &rust, &cuda, "mma.sync", seed);
+        check_twins(&s, shape, (&a, &b), (&rust, &cuda), "mma.sync", seed);
     }
 }
 
@@ -365,7 +367,7 @@ fn wgmma_hgemm_twins_match_the_cpu_cublas_and_each_other(ctx: &Ctx, k: &Kernels)
         if let Some(bad) = (0..m * n).find(|&i| !rust[i].is_finite()) {
             panic!("wgmma {shape:?}: element ({}, {}) never written or not finite: {}", bad / n, bad % n, rust[bad]);
         }
-        check_twins(&s, shape, &a, &b, &rust, &cuda, "wgmma", seed);
+        check_twins(&s, shape, (&a, &b), (&rust, &cuda), "wgmma", seed);
     }
 }
 
