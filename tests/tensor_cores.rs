@@ -136,7 +136,26 @@ fn wgmma_in_an_sm_80_build_names_the_kernel_the_instruction_and_the_arch() {
         "Cargo.toml",
         &std::fs::read_to_string(k.dir.join("Cargo.toml")).unwrap().replace("archs = [\"sm_80\"]", "archs = [\"sm_80\", \"sm_90a\"]"),
     );
-    k.build(&["--release"]).assert_ok();
-    assert!(!std::fs::read_to_string(k.artifact("release", "sm_80", "ptx")).unwrap().contains("wgmma"));
-    assert!(std::fs::read_to_string(k.artifact("release", "sm_90a", "ptx")).unwrap().contains("wgmma.fence.sync.aligned"));
+    // The query is answered per arch in both profiles (the debug pipeline runs NVVMReflect too,
+    // and it drops the branch it decides).
+    for profile in ["release", "debug"] {
+        k.build(&["--profile", profile]).assert_ok();
+        assert!(!std::fs::read_to_string(k.artifact(profile, "sm_80", "ptx")).unwrap().contains("wgmma."), "{profile}");
+        assert!(std::fs::read_to_string(k.artifact(profile, "sm_90a", "ptx")).unwrap().contains("wgmma.fence.sync.aligned"), "{profile}");
+    }
+}
+
+#[test]
+fn fragments_of_the_wrong_shape_or_type_do_not_compile() {
+    cuda();
+    let k = KernelCrate::new(
+        "wrong_fragments",
+        "archs = [\"sm_90a\"]",
+        "#![no_std]\nuse ptx_device::half::f16;\nuse ptx_device::mma::*;\nuse ptx_device::wgmma::{self, Accumulator, MatrixDescriptor, M64N128K16, M64N256K16};\n\n#[ptx_device::kernel]\npub unsafe fn k(out: *mut f32) {\n    let a = FragA::<f16, M16N8K8>::new([0; 4]);\n    let b = FragB::<f16, M16N8K8>::new([0; 2]);\n    let mut c = FragC::<f32, M16N8K8>::splat(0.0);\n    mma_sync(&a, &b, &mut c);\n    let b16 = FragB::<f16, M16N8K16>::new([0; 2]);\n    let mut c16 = FragC::<f32, M16N8K16>::splat(0.0);\n    mma_sync(&FragA::<f16, M16N8K16>::new([0; 4]), &b16, &mut c);\n    let mut acc = Accumulator::<M64N128K16>::zero();\n    wgmma::mma_async::<f16, M64N256K16>(&mut acc, MatrixDescriptor(0), MatrixDescriptor(0), true);\n    *out = c.x[0] + c16.x[0] + acc.x[0];\n}\n",
+    );
+    device_crate(&k);
+    let run = k.build(&["--release"]);
+    run.assert_error(&["`mma.sync` has no shape `ptx_device::mma::M16N8K8` for `ptx_device::half::f16` operands", "mismatched types"]);
+    let text = run.error_text();
+    assert!(text.matches("mismatched types").count() >= 2, "the M16N8K16 A with an M16N8K8 C, the N = 128 accumulator for N = 256:\n{text}");
 }
