@@ -5,8 +5,8 @@ use proc_macro2::{Span, TokenStream};
 use quote::{quote, ToTokens};
 use syn::spanned::Spanned;
 
-use crate::bounds::Bounds;
 use crate::error;
+use crate::kernel_attrs::KernelAttrs;
 
 pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let args: KernelArgs = match syn::parse2(attr) {
@@ -23,22 +23,23 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         // The function itself is dropped: its body would only add errors about the same problem.
         return errors.into_iter().map(|(span, message)| error(span, message)).collect();
     }
-    // The launch bounds' marker, on each exported kernel (a generic kernel's instances).
-    let section = args.bounds.section().map(|s| quote! { section #s });
     if instances.is_empty() {
         let syn::ItemFn { attrs, vis, sig, block } = f;
         let name = &sig.ident;
         let inputs = &sig.inputs;
+        // The attributes' marker, for each exported kernel (a generic kernel's instances).
+        let marker = args.attrs.marker(&name.to_string());
         return quote! {
-            ::ptx_device::__kernel! { #section [#(#attrs)*] [#vis] #name [#inputs] #block }
+            ::ptx_device::__kernel! { [#(#attrs)*] [#vis] #name [#inputs] #block }
+            #marker
         };
     }
-    expand_generic(&f, &instances, section)
+    expand_generic(&f, &instances, &args.attrs)
 }
 
 /// A generic kernel: the function as written (an ordinary generic function the crate may call
 /// too), and one exported kernel per instance whose body calls it with the instance's types.
-fn expand_generic(f: &syn::ItemFn, instances: &[KernelInstance], section: Option<TokenStream>) -> TokenStream {
+fn expand_generic(f: &syn::ItemFn, instances: &[KernelInstance], attrs: &KernelAttrs) -> TokenStream {
     let name = &f.sig.ident;
     let vis = &f.vis;
     // Parameters by name: the wrappers forward them; patterns other than a name are refused
@@ -68,9 +69,10 @@ fn expand_generic(f: &syn::ItemFn, instances: &[KernelInstance], section: Option
         });
         let args = &inst.args;
         let doc = format!(" `{name}` for `{}`: the kernel exported as `{}`.", inst.text, inst.ptx_name);
+        out.extend(attrs.marker(&inst.ptx_name));
         out.extend(quote! {
             ::ptx_device::__kernel! {
-                #section [#[doc = #doc]] [#vis] #kernel [#(#params),*] {
+                [#[doc = #doc]] [#vis] #kernel [#(#params),*] {
                     // `unsafe` for editions where an unsafe call needs it in an unsafe fn too.
                     unsafe { #name::<#(#args),*>(#(#names),*) }
                 }
@@ -81,10 +83,11 @@ fn expand_generic(f: &syn::ItemFn, instances: &[KernelInstance], section: Option
 }
 
 /// What `#[kernel(..)]` takes: nothing, `instances(..)` for a generic kernel, and CUDA's
-/// `__launch_bounds__`/`__maxnreg__` as `launch_bounds(..)`/`max_registers(..)`.
+/// `__launch_bounds__`/`__maxnreg__`/`__cluster_dims__` as `launch_bounds(..)`,
+/// `max_registers(..)` and `cluster_dims(..)`.
 struct KernelArgs {
     instances: Option<InstanceList>,
-    bounds: Bounds,
+    attrs: KernelAttrs,
 }
 
 /// `instances(f32, f64)` or `instances((f32, u32), (f64, u64))`.
@@ -100,20 +103,22 @@ struct InstanceArgs {
     types: Vec<syn::Type>,
 }
 
-const ARGS_HELP: &str = "#[kernel] takes `instances(..)`, `launch_bounds(..)` and `max_registers(..)`";
-
 const INSTANCES_HELP: &str =
     "as in `#[kernel(instances(f32, f64))]`, or for two type parameters `#[kernel(instances((f32, u32), (f64, u64)))]`";
 
+const ARGS_HELP: &str = "#[kernel] takes `instances(..)` (the types a generic kernel is exported for), `launch_bounds(..)`, `max_registers(..)` and `cluster_dims(..)`";
+
 impl syn::parse::Parse for KernelArgs {
     fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
-        let mut args = KernelArgs { instances: None, bounds: Bounds::default() };
+        let mut args = KernelArgs { instances: None, attrs: KernelAttrs::default() };
         while !input.is_empty() {
             let key: syn::Ident = input.parse().map_err(|e| syn::Error::new(e.span(), format!("{ARGS_HELP}, {INSTANCES_HELP}")))?;
             if key == "launch_bounds" {
-                args.bounds.parse_launch_bounds(&key, input)?;
+                args.attrs.parse_launch_bounds(&key, input)?;
             } else if key == "max_registers" {
-                args.bounds.parse_max_registers(&key, input)?;
+                args.attrs.parse_max_registers(&key, input)?;
+            } else if key == "cluster_dims" {
+                args.attrs.parse_cluster_dims(&key, input)?;
             } else if key == "instances" {
                 if args.instances.is_some() {
                     return Err(syn::Error::new(key.span(), format!("#[kernel] takes one `instances(..)`, {INSTANCES_HELP}")));
@@ -126,15 +131,12 @@ impl syn::parse::Parse for KernelArgs {
                     list: list.into_iter().collect(),
                 });
             } else {
-                return Err(syn::Error::new(
-                    key.span(),
-                    format!("{ARGS_HELP} (`instances`: the types a generic kernel is exported for), {INSTANCES_HELP}"),
-                ));
+                return Err(syn::Error::new(key.span(), format!("{ARGS_HELP}, not `{key}`; {INSTANCES_HELP}")));
             }
             if !input.is_empty() {
                 input
                     .parse::<syn::Token![,]>()
-                    .map_err(|e| syn::Error::new(e.span(), format!("expected `,` between the arguments of #[kernel]: {ARGS_HELP}")))?;
+                    .map_err(|e| syn::Error::new(e.span(), format!("separate the arguments of #[kernel] with commas: {ARGS_HELP}")))?;
             }
         }
         Ok(args)
@@ -573,7 +575,7 @@ mod tests {
         rejects("pub unsafe fn f((a, b): (u32, u32)) {}", "a plain name");
         rejects("pub struct S;", "#[kernel] applies to a function");
         let e = super::expand("inline".parse().unwrap(), "pub unsafe fn f() {}".parse().unwrap()).to_string();
-        assert!(e.contains("#[kernel] takes `instances(..)`, `launch_bounds(..)` and `max_registers(..)`"), "{e}");
+        assert!(e.contains("#[kernel] takes `instances(..)` (the types a generic kernel is exported for), `launch_bounds(..)`, `max_registers(..)` and `cluster_dims(..)`, not `inline`"), "{e}");
     }
 
     #[test]
@@ -631,6 +633,19 @@ mod tests {
     }
 
     #[test]
+    fn launch_bounds_and_cluster_dims_leave_a_marker_per_exported_kernel() {
+        let out = expand_with("launch_bounds(384, 1), cluster_dims(2)", "pub unsafe fn k(n: u32) {}");
+        assert!(out.contains("\".ptx.kernel:k:nvvm.maxntid=384;nvvm.minctasm=1;nvvm.cluster_dim=2,1,1\""), "{out}");
+        let out = expand_with("instances(f32, f64), launch_bounds(128)", "pub unsafe fn g<T>(x: *mut T) {}");
+        for name in ["g_f32", "g_f64"] {
+            assert!(out.contains(&format!("\".ptx.kernel:{name}:nvvm.maxntid=128\"")), "{out}");
+        }
+        assert!(!expand("pub unsafe fn k(n: u32) {}").contains(".ptx.kernel:"));
+        rejects_with("launch_bounds(4096)", "pub unsafe fn k() {}", "`launch_bounds(4096)`: a block has at most 1024 threads on every GPU");
+        rejects_with("launch_bounds(64), launch_bounds(64)", "pub unsafe fn k() {}", "`launch_bounds` is given twice");
+    }
+
+    #[test]
     fn instance_names_follow_the_shared_table() {
         // ptx-build's signature reader tests its own naming against the same table.
         for line in include_str!("instance_names.txt").lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
@@ -677,9 +692,9 @@ mod tests {
             "instance `[f32; 4]`, parameter `x`: `[f32; 4]`: an array cannot be passed by value",
         );
         rejects_with("instances(1)", f, "expected a type in `instances(..)`");
-        rejects_with("instances(f32) extra", f, "expected `,` between the arguments of #[kernel]");
+        rejects_with("instances(f32) extra", f, "separate the arguments of #[kernel] with commas");
         rejects_with("instances(f32), instances(f64)", f, "#[kernel] takes one `instances(..)`");
-        rejects_with("types(f32)", f, "#[kernel] takes `instances(..)`, `launch_bounds(..)` and `max_registers(..)`");
+        rejects_with("types(f32)", f, "#[kernel] takes `instances(..)`");
         // A parameter wrong for every instance is reported once, at the parameter.
         assert_eq!(errors_with("instances(f32, f64)", "pub unsafe fn f<T>(x: &T) {}").len(), 1);
     }
@@ -687,17 +702,12 @@ mod tests {
     #[test]
     fn launch_bounds_mark_the_exported_kernel_and_each_instance() {
         let out = expand_with("launch_bounds(256, 2), max_registers(64)", "pub unsafe fn k(n: u32) { body(); }");
-        assert!(
-            out.starts_with(
-                ":: ptx_device :: __kernel ! { section \".ptx.launch_bounds:maxntid=256,minctasm=2,maxnreg=64\" [] [pub] k [n : u32]"
-            ),
-            "{out}"
-        );
+        assert!(out.contains("\".ptx.kernel:k:nvvm.maxntid=256;nvvm.minctasm=2;nvvm.maxnreg=64\""), "{out}");
         let out = expand_with("instances(f32, f64), launch_bounds(128)", "pub unsafe fn add<T>(x: *mut T) {}");
-        assert_eq!(out.matches("section \".ptx.launch_bounds:maxntid=128\" [# [doc").count(), 2, "{out}");
-        // The generic function itself is not a kernel: no marker on it.
-        assert!(out.starts_with("pub unsafe fn add < T >"), "{out}");
-        assert!(!expand("pub unsafe fn k() {}").contains("section"));
+        assert_eq!(out.matches(".ptx.kernel:add_f").count(), 2, "{out}");
+        // The generic function itself is not a kernel: no marker for it.
+        assert!(out.starts_with("pub unsafe fn add < T >") && !out.contains(".ptx.kernel:add:"), "{out}");
+        assert!(!expand("pub unsafe fn k() {}").contains("link_section"));
     }
 
     #[test]
@@ -710,7 +720,7 @@ mod tests {
         // On something that is not a kernel function.
         let e = expand_with("launch_bounds(256)", "pub struct S;");
         assert!(e.contains("#[kernel] applies to a function"), "{e}");
-        let e = crate::bounds::standalone("256, 2".parse().unwrap()).to_string();
+        let e = crate::kernel_attrs::standalone("256, 2".parse().unwrap()).to_string();
         assert!(e.contains("`#[launch_bounds]` is an argument of `#[kernel]`: write `#[kernel(launch_bounds(256, 2))]`"), "{e}");
     }
 }

@@ -11,9 +11,9 @@
 
 use proc_macro2::{Span, TokenStream};
 
-mod bounds;
 mod device_repr;
 mod kernel;
+mod kernel_attrs;
 mod shared;
 
 /// Turns `pub unsafe fn name(..)` into a kernel: an exported (`#[no_mangle]`)
@@ -46,15 +46,19 @@ mod shared;
 /// `ptx-build` gives it one launch method generic over the same parameters
 /// (`kernels.add::<f32>(..)`), which compiles only for the listed types.
 ///
-/// CUDA's `__launch_bounds__(MAX_THREADS, MIN_BLOCKS_PER_SM)` and `__maxnreg__(N)` are
-/// `launch_bounds(..)` and `max_registers(..)`, with integer literals; the PTX gets `.maxntid`,
-/// `.minnctapersm` and `.maxnreg` as nvcc writes them, so ptxas caps the registers to fit the
-/// blocks, and the generated launch method refuses a block of more threads, naming the bound:
+/// CUDA's `__launch_bounds__(MAX_THREADS, MIN_BLOCKS_PER_SM)`, `__maxnreg__(N)` and
+/// `__cluster_dims__(X, Y, Z)` are `launch_bounds(..)`, `max_registers(..)` and
+/// `cluster_dims(..)`, with integer literals; the PTX gets `.maxntid`, `.minnctapersm`, `.maxnreg`
+/// and `.reqnctapercluster` as nvcc writes them, so ptxas caps the registers to fit the blocks,
+/// and the generated launch method refuses a block of more threads, naming the bound (a kernel
+/// with cluster dimensions launches like any other; its grid must be a multiple of the cluster):
 ///
 /// ```ignore
 /// #[kernel(launch_bounds(256, 2))] // at most 256 threads a block; 2 blocks an SM: <= 128 registers
 /// pub unsafe fn sgemm(n: u32, a: *const f32, b: *const f32, c: *mut f32) { .. }
 /// ```
+///
+/// Kernels must be linked by cargo-ptx, whose link stage applies them.
 #[proc_macro_attribute]
 pub fn kernel(attr: proc_macro::TokenStream, item: proc_macro::TokenStream) -> proc_macro::TokenStream {
     kernel::expand(attr.into(), item.into()).into()
@@ -65,7 +69,7 @@ pub fn kernel(attr: proc_macro::TokenStream, item: proc_macro::TokenStream) -> p
 /// it there).
 #[proc_macro_attribute]
 pub fn launch_bounds(attr: proc_macro::TokenStream, _item: proc_macro::TokenStream) -> proc_macro::TokenStream {
-    bounds::standalone(attr.into()).into()
+    kernel_attrs::standalone(attr.into()).into()
 }
 
 /// A fixed-size array in the block's shared memory (`.shared`): `shared_array![f32; 256]` is

@@ -17,6 +17,13 @@
 //! | `clock()`, `clock64()`, `%globaltimer` | [`time`] |
 //! | `expf`, `__expf`, `rsqrt`, .. (libdevice) | [`math`] (safe), [`libdevice`] (all 349, raw) |
 //! | `__umulhi`, `__byte_perm`, `__ldg`, inline PTX carry chains, `cp.async` | [`int`], [`mem`] |
+//! | `__half`, `__nv_bfloat16`, `__half2`, `__hfma2`, .. | [`half`]: [`f16`](half::f16), [`bf16`](half::bf16), [`f16x2`](half::f16x2), [`bf16x2`](half::bf16x2) |
+//! | `mma.sync` (f16, bf16, tf32, int8), `ldmatrix`, `stmatrix` | [`mma`] |
+//! | `wgmma.mma_async` and its descriptors, `setmaxnreg` (sm_90a) | [`wgmma`] |
+//! | TMA: `CUtensorMap`, `cp.async.bulk.tensor` (sm_90) | [`tma`] |
+//! | `mbarrier`, `fence.proxy.async` | [`barrier`] |
+//! | `__cluster_dims__`, `cluster.sync()`, distributed shared memory (sm_90) | [`cluster`], `#[kernel(cluster_dims(..))]` |
+//! | `__CUDA_ARCH__`, `__CUDA_ARCH_FEAT_SM90_ALL`, `__launch_bounds__` | [`arch`], `#[kernel(launch_bounds(..))]` |
 //!
 //! A kernel crate needs no `#![feature]` of its own to use it:
 //!
@@ -39,9 +46,13 @@
 //! their `# Safety` section; kernels are `unsafe fn` themselves, so their bodies call them
 //! directly. [`guide`] maps NVIDIA's inline-PTX reference onto Rust's `asm!`.
 //!
-//! The minimum arch is sm_70 (`shfl.sync`, `fence.acq_rel`); [`mem::cp_async`] needs sm_80.
-//! An instruction newer than the lowest arch of a build is compiled out by
-//! `#[cfg(target_feature = "sm_XX")]`, so using it is a compile error, not a ptxas one.
+//! The minimum arch is sm_70 (`shfl.sync`, `fence.acq_rel`); [`mem::cp_async`] needs sm_80 and
+//! is compiled out by `#[cfg(target_feature = "sm_80")]` below it (rustc sees the lowest arch of
+//! a build). The tensor-core modules are not: one crate may carry an sm_80 and an sm_90a path,
+//! chosen per arch at link time by [`arch`]'s queries, and an instruction left in the code of an
+//! arch that lacks it is a build error naming the kernel, the instruction and the arch. The
+//! guide from CUDA's tensor-core names to these is
+//! [docs/tensor-cores.md](https://github.com/cargo-ptx/cargo-ptx/blob/main/ptx-device/docs/tensor-cores.md).
 #![no_std]
 // The host doc mode (docs.rs, `cargo doc`): rustdoc on the host documents every item, its body
 // unchecked, so the nvptx-only pieces (`core::arch::nvptx`, the panic handler) are cfg'd to the
@@ -65,19 +76,27 @@ macro_rules! gpu_or_doc {
 }
 
 gpu_or_doc! {
+    pub mod arch;
     pub mod atomic;
+    pub mod barrier;
+    pub mod cluster;
     pub mod guide;
+    pub mod half;
     pub mod index;
     pub mod int;
     pub mod libdevice;
     pub mod math;
     pub mod mem;
+    pub mod mma;
     pub mod shared;
     pub mod sync;
     pub mod time;
+    pub mod tma;
     pub mod unroll;
     pub mod vector;
     pub mod warp;
+    pub mod wgmma;
+    mod wgmma_shapes;
 
     pub use ptx_device_macros::{kernel, launch_bounds, shared_array};
 
@@ -104,14 +123,6 @@ macro_rules! __kernel {
     ([$($attr:tt)*] [$($vis:tt)*] $name:ident [$($params:tt)*] $body:block) => {
         $($attr)*
         #[no_mangle]
-        $($vis)* unsafe extern "ptx-kernel" fn $name($($params)*) $body
-    };
-    // `launch_bounds`/`max_registers`: the section is a marker the link stage turns into LLVM's
-    // `nvvm.maxntid`/`nvvm.minctasm`/`nvvm.maxnreg` attributes (and removes).
-    (section $section:literal [$($attr:tt)*] [$($vis:tt)*] $name:ident [$($params:tt)*] $body:block) => {
-        $($attr)*
-        #[no_mangle]
-        #[link_section = $section]
         $($vis)* unsafe extern "ptx-kernel" fn $name($($params)*) $body
     };
 }

@@ -56,3 +56,12 @@ fences! {
     /// host (`fence.acq_rel.sys`, as `__threadfence_system()`).
     fence_acq_rel_sys = "fence.acq_rel.sys;";
 }
+
+/// Ends the kernel with an error the host sees at its next synchronisation (CUDA's `__trap()`,
+/// PTX `trap`): for a path that must not run, such as a kernel body on an arch it has no code
+/// for.
+#[inline(always)]
+pub fn trap() -> ! {
+    // SAFETY: `trap` aborts the kernel; nothing runs after it.
+    unsafe { core::arch::nvptx::trap() }
+}

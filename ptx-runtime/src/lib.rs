@@ -26,6 +26,9 @@ pub use half;
 /// derive, usable in a crate shared with the kernels, where it adds nothing for nvptx64).
 pub use ptx_device_macros::DeviceRepr;
 
+pub mod tma;
+pub use tma::{Swizzle, TensorMap, TensorMapError, TmaType};
+
 /// Host twins of CUDA's vendor types that have no Rust primitive, for kernel parameters by value
 /// and behind pointers: the same size and alignment as in the PTX (the generated module asserts
 /// it at compile time), holding the raw bits.

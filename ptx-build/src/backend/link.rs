@@ -9,7 +9,7 @@ use std::path::Path;
 
 use crate::arch::Arch;
 use crate::backend::bitcode::{undefined_symbols, Profile};
-use crate::backend::{atomics, launch_bounds, prepass, shared_memory};
+use crate::backend::{atomics, kernel_ir, prepass, shared_memory};
 use crate::cache;
 use crate::error::{Error, Result};
 use crate::options::PtxIsa;
@@ -18,9 +18,10 @@ use crate::tools::{Libdevice, Llvm};
 
 /// What this stage does to a module beyond its inputs and options, for the link step's cache
 /// key: a change to the rewrites or to `opt`'s default flags must not reuse PTX linked before it.
-/// v4: ptx-device's generic atomics defined, launch bounds, jump threading first (release),
-/// [`DEFAULT_UNROLL_THRESHOLD`].
-pub const RECIPE: &str = "link-v4 atomics, launch bounds, jump threading, unroll-threshold 1500";
+/// v5: ptx-device's generic atomics defined, kernel attributes (launch bounds, registers,
+/// clusters) and arch queries (`kernel_ir`), arch-only intrinsics lowered, jump threading first
+/// (release), [`DEFAULT_UNROLL_THRESHOLD`].
+pub const RECIPE: &str = "link-v5 atomics, kernel attributes, arch queries, jump threading, unroll-threshold 1500";
 
 /// `opt`'s `-unroll-threshold` where the crate sets none: the size (in IR instructions) up to
 /// which a loop with a constant trip count is unrolled completely. LLVM's own (300 at `-O3`)
@@ -111,6 +112,8 @@ impl ArchLink<'_> {
             // nvcc's default `-prec-sqrt=true`: libdevice's `sqrtf` is `sqrt.rn.f32`, not
             // `sqrt.approx.f32` (NVVMReflect answers 0 for a name it is not given).
             .arg("--nvvm-reflect-add=__CUDA_PREC_SQRT=1")
+            // `ptx_device::arch::arch_specific()` and `family_specific()` on `a`/`f` targets.
+            .args(kernel_ir::reflect_flags(self.arch))
             .arg(format!("-internalize-public-api-list={}", self.kernels.join(",")))
             .arg(&linked)
             .arg("-o")
@@ -139,7 +142,7 @@ impl ArchLink<'_> {
 
     /// The crate's module as `opt` must see it, before libdevice joins it: ptx-device's shared
     /// arrays in the shared state space ([`shared_memory::rewrite`]), its generic atomics defined
-    /// ([`atomics::define`]), its launch bounds as attributes ([`launch_bounds::rewrite`]),
+    /// ([`atomics::define`]), its launch bounds as attributes ([`kernel_ir::rewrite`]),
     /// with `fmad` its float multiplies and adds marked contractable ([`shared_memory::contract`];
     /// libdevice is left as nvcc leaves it) and, in release builds, jump-threaded
     /// ([`prepass`]). Returns the module to link (`self.module` itself when nothing changed)
@@ -152,12 +155,17 @@ impl ArchLink<'_> {
             shared_memory::rewrite(&ir).map_err(|message| Error::SharedRewrite { package: self.package.to_string(), message })?;
         let has_shared = rewrite.changed;
         let link_error = |message| Error::LinkRewrite { package: self.package.to_string(), message };
-        // ptx-device's generic atomics as LLVM atomics, and `launch_bounds` as NVVM attributes.
-        for pass in [atomics::define, launch_bounds::rewrite] {
+        // ptx-device's generic atomics as LLVM atomics; its arch queries and `#[kernel(..)]`
+        // attributes (launch bounds, registers, clusters) as NVVMReflect calls and NVVM attributes.
+        for pass in [atomics::define, kernel_ir::rewrite] {
             if let Some(ir) = pass(&rewrite.ir).map_err(link_error)? {
                 rewrite.ir = ir;
                 rewrite.changed = true;
             }
+        }
+        if let Some(ir) = kernel_ir::lower_for_arch(&rewrite.ir, self.arch) {
+            rewrite.ir = ir;
+            rewrite.changed = true;
         }
         if self.fmad {
             if let Some(contracted) = shared_memory::contract(&rewrite.ir) {

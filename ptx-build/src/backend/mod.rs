@@ -1,11 +1,12 @@
 //! The back end: a Rust crate's bitcode linked with libdevice and taken to PTX per arch
-//! (`link`, with the IR rewrites of `shared_memory`, `atomics`, `launch_bounds` and the
-//! `prepass`), PTX to cubins (`ptxas`), and reading PTX (`ptx`), which the front ends and the
+//! (`link`, with the IR rewrites of `shared_memory`, `atomics`, `kernel_ir` and the
+//! `prepass`; `arch_errors` explains what an arch lacks), PTX to cubins (`ptxas`), and reading PTX (`ptx`), which the front ends and the
 //! embed stage use too.
 
+pub mod arch_errors;
 pub mod atomics;
 pub mod bitcode;
-pub mod launch_bounds;
+pub mod kernel_ir;
 pub mod link;
 pub mod prepass;
 pub mod ptx;

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::arch::Arch;
-use crate::backend::ptx;
+use crate::backend::{arch_errors, ptx};
 use crate::cache;
 use crate::diag::{relative, Diagnostic, Level};
 use crate::error::{Error, Result};
@@ -98,6 +98,22 @@ pub fn diagnostics(stderr: &str, ptx_text: &str, ptx_path: &Path, source_root: &
     let module = ptx::Module::parse(ptx_text);
     let ptx_lines: Vec<&str> = ptx_text.lines().collect();
     let mut out = Vec::new();
+    // An instruction the arch lacks: one error per function and instruction, said plainly, and
+    // not the "requires PTX ISA" lines that echo it.
+    let mut explained: Vec<(String, String)> = Vec::new();
+    let mut arch_lines: Vec<usize> = Vec::new();
+    for l in stderr.lines() {
+        if let Some((n, m)) = l
+            .trim()
+            .strip_prefix("ptxas ")
+            .and_then(|r| r.split_once(';'))
+            .and_then(|(loc, m)| Some((loc.rsplit_once(", line ")?.1.trim().parse::<usize>().ok()?, m.split_once(':')?.1.trim())))
+        {
+            if arch_errors::explain(m, n, ptx_text).is_some() {
+                arch_lines.push(n);
+            }
+        }
+    }
     for line in stderr.lines() {
         let l = line.trim();
         if let Some((level, message)) = l.strip_prefix("ptxas fatal").and_then(|r| r.split_once(':')).map(|(_, m)| (Level::Error, m.trim()))
@@ -126,7 +142,20 @@ pub fn diagnostics(stderr: &str, ptx_text: &str, ptx_path: &Path, source_root: &
             Some((lvl, m)) if lvl.trim() == "warning" => (Level::Warning, m.trim()),
             _ => continue,
         };
-        let mut d = Diagnostic::new(level, format!("ptxas: {message}"));
+        if arch_lines.contains(&n) && arch_errors::is_isa_echo(message) {
+            continue;
+        }
+        let arch = arch_errors::explain(message, n, ptx_text);
+        if let Some(a) = &arch {
+            if explained.contains(&a.key) {
+                continue;
+            }
+            explained.push(a.key.clone());
+        }
+        let mut d = match &arch {
+            Some(a) => Diagnostic::new(level, a.message.clone()),
+            None => Diagnostic::new(level, format!("ptxas: {message}")),
+        };
         let instruction = ptx_lines.get(n.wrapping_sub(1)).map(|s| s.trim()).unwrap_or_default();
         match module.source_of(n) {
             Some((pos, inlined)) => {
@@ -153,6 +182,9 @@ pub fn diagnostics(stderr: &str, ptx_text: &str, ptx_path: &Path, source_root: &
         }
         if !instruction.is_empty() {
             d = d.note(format!("PTX line {n}: {instruction}"));
+        }
+        if let Some(a) = arch {
+            d = d.note(format!("ptxas: {message}")).note(format!("help: {}", a.help));
         }
         out.push(d);
     }
@@ -209,6 +241,18 @@ mod tests {
             Resources { name: "a".into(), registers: 13, spill_stores: 4, spill_loads: 12, shared_bytes: 1024, stack_bytes: 8 }
         );
         assert_eq!(r[1], Resources { name: "b".into(), registers: 14, ..Default::default() });
+    }
+
+    #[test]
+    fn an_instruction_the_arch_lacks_is_one_error_naming_kernel_instruction_and_arch() {
+        let ptx = ".version 7.0\n.target sm_80\n.visible .entry k()\n{\n.loc 1 5 9\nwgmma.fence.sync.aligned;\nwgmma.commit_group.sync.aligned;\n}\n.file 1 \"/k/src/lib.rs\"\n";
+        let tool = Tool { path: "ptxas".into(), version: "13.0.88".into(), source: "PATH".into() };
+        let stderr = "ptxas /t/k.ptx, line 6; error   : Feature 'WGMMA' requires PTX ISA .version 8.0 or later\nptxas /t/k.ptx, line 6; error   : Instruction 'wgmma.fence' not supported on .target 'sm_80'\nptxas /t/k.ptx, line 7; error   : Feature 'WGMMA' requires PTX ISA .version 8.0 or later\nptxas /t/k.ptx, line 7; error   : Instruction 'wgmma.commit_group' not supported on .target 'sm_80'\nptxas fatal   : Ptx assembly aborted due to errors\n";
+        let d = diagnostics(stderr, ptx, Path::new("/t/k.ptx"), Path::new("/k"), &tool);
+        assert_eq!(d.len(), 1, "{d:#?}");
+        assert_eq!(d[0].message, "kernel `k` uses `wgmma.fence.sync.aligned`, which sm_80 does not have (it needs sm_90a)");
+        assert_eq!(d[0].location().unwrap(), "src/lib.rs:5:9");
+        assert!(d[0].notes.iter().any(|n| n.starts_with("help: build for an arch that has it too")), "{:?}", d[0].notes);
     }
 
     #[test]

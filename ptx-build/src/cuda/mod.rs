@@ -10,7 +10,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use crate::arch::Arch;
+use crate::arch::{Arch, Variant};
 use crate::cache;
 use crate::diag::{relative, Diagnostic, Level};
 use crate::error::{Error, Result};
@@ -76,7 +76,20 @@ impl Nvcc {
 
     /// Whether nvcc can compile for `arch` (unknown: assume yes and let nvcc say).
     pub fn supports(&self, arch: Arch) -> bool {
-        self.archs().is_none_or(|list| list.iter().any(|a| *a == arch.compute_name()))
+        self.archs().is_none_or(|list| lists(list, arch, self.tool.release()))
+    }
+}
+
+/// Whether `nvcc --list-gpu-arch`'s `list` covers `arch`. The list names plain archs only, yet
+/// the nvcc that prints it compiles the arch-specific `compute_90a`/`compute_100a` (CUDA 12.0+)
+/// and the family `compute_100f` (12.9+) of the archs it lists, and its ptxas assembles them.
+fn lists(list: &[String], arch: Arch, release: Option<(u32, u32)>) -> bool {
+    let plain = format!("compute_{}", arch.capability);
+    let named = |name: &str| list.iter().any(|a| a == name);
+    match arch.variant {
+        Variant::Plain => named(&arch.compute_name()),
+        Variant::Specific => named(&arch.compute_name()) || named(&plain),
+        Variant::Family => named(&arch.compute_name()) || (named(&plain) && release.is_none_or(|r| r >= (12, 9))),
     }
 }
 
@@ -366,6 +379,22 @@ mod tests {
 
     fn tool() -> Tool {
         Tool { path: "/cuda/bin/nvcc".into(), version: "13.0.88".into(), source: "PATH".into() }
+    }
+
+    #[test]
+    fn arch_specific_and_family_variants_of_listed_archs_are_supported() {
+        // What nvcc 13.0.88 prints for `--list-gpu-arch`: no `a` or `f` variant.
+        let list: Vec<String> = "compute_75 compute_80 compute_86 compute_87 compute_88 compute_89 compute_90 compute_100 compute_110 compute_103 compute_120 compute_121"
+            .split(' ')
+            .map(String::from)
+            .collect();
+        let ok = |a: &str, r| lists(&list, a.parse().unwrap(), Some(r));
+        for a in ["sm_80", "sm_90", "sm_90a", "sm_100a", "sm_100f", "compute_90a", "sm_120a"] {
+            assert!(ok(a, (13, 0)), "{a}");
+        }
+        assert!(!ok("sm_101a", (13, 0)), "CUDA 13 renamed sm_101 to sm_110: not listed");
+        assert!(!ok("sm_70", (13, 0)));
+        assert!(!ok("sm_100f", (12, 8)), "family variants came with CUDA 12.9");
     }
 
     #[test]

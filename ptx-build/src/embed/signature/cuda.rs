@@ -300,6 +300,8 @@ fn c_scalar(words: &[&str]) -> Option<ParamType> {
         (false, ["__nv_bfloat162"]) | (false, ["nv_bfloat162"]) => by_value("::ptx_runtime::cuda_types::Bf16x2"),
         (false, ["__nv_fp8_e4m3"]) => by_value("::ptx_runtime::cuda_types::Fp8E4M3"),
         (false, ["__nv_fp8_e5m2"]) => by_value("::ptx_runtime::cuda_types::Fp8E5M2"),
+        // TMA's tensor map (`const CUtensorMap *`, or `__grid_constant__ const CUtensorMap`).
+        (false, ["CUtensorMap"]) | (false, ["CUtensorMap_st"]) => by_value("::ptx_runtime::TensorMap"),
         _ => None,
     }
 }

@@ -260,6 +260,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn ptx_device_half_types_and_tensor_maps_are_the_hosts() {
+        let src = "use ptx_device::half::{f16, bf16};\n#[kernel(launch_bounds(256), instances(f16, f32))]\npub unsafe fn g<T>(x: *const T) {}\n#[kernel(cluster_dims(2))]\npub unsafe fn k(a: f16, b: *const bf16, c: *mut ptx_device::half::f16x2, d: bf16x2, t: *const TensorMap, e: *mut my::f16) {}\n";
+        let k = rust_kernels_in_text(Path::new("lib.rs"), src).unwrap();
+        let g = k[0].generic.as_ref().unwrap();
+        assert_eq!(g.instances[0].args, ["::ptx_runtime::half::f16"]);
+        assert_eq!(g.instances[0].ptx_name, "g_f16");
+        let tys: Vec<&ParamType> = k[1].params.iter().map(|p| &p.ty).collect();
+        assert_eq!(
+            tys,
+            [
+                &ParamType::ByValue { ty: "::ptx_runtime::half::f16".into() },
+                &ParamType::Pointer { mutable: false, elem: "::ptx_runtime::half::bf16".into() },
+                &ParamType::Pointer { mutable: true, elem: "::ptx_runtime::cuda_types::Half2".into() },
+                &ParamType::ByValue { ty: "::ptx_runtime::cuda_types::Bf16x2".into() },
+                &ParamType::Pointer { mutable: false, elem: "::ptx_runtime::TensorMap".into() },
+                // Another crate's `f16` is that crate's.
+                &ParamType::Pointer { mutable: true, elem: "my::f16".into() },
+            ]
+        );
+        let c = cuda_kernels_in(Path::new("t.cu"), "extern \"C\" __global__ void tma(const CUtensorMap* a) {}").unwrap();
+        assert_eq!(c[0].params[0].ty, ParamType::Pointer { mutable: false, elem: "::ptx_runtime::TensorMap".into() });
+        // Launch bounds and cluster dims between the return type and the name (CUTLASS, llm.c).
+        let src = "extern \"C\" __global__ void __launch_bounds__(384, 1) __cluster_dims__(2, 1, 1) k(int n) {}\nextern \"C\" __attribute__((global)) void __attribute__((launch_bounds(256))) pp(float *x) {}";
+        let c = cuda_kernels_in(Path::new("t.cu"), src).unwrap();
+        assert_eq!(c.iter().map(|k| (k.name.as_str(), k.params.len())).collect::<Vec<_>>(), [("k", 1), ("pp", 1)]);
+        // `max_registers(..)` beside `instances(..)` too.
+        let k =
+            rust_kernels_in_text(Path::new("lib.rs"), "#[kernel(max_registers(64), instances(f32))]\npub unsafe fn h<T>(x: *mut T) {}\n")
+                .unwrap();
+        assert_eq!(k[0].ptx_names(), ["h_f32"]);
+    }
+
+    #[test]
     fn instance_names_are_the_ones_the_kernel_macro_exports() {
         // The macro crate tests its own naming against this table (a proc-macro crate cannot
         // export a function ptx-build could call).

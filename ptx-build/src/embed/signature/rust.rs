@@ -238,7 +238,8 @@ fn generic_of(f: &syn::ItemFn, name: &str) -> std::result::Result<Option<Generic
         if out.iter().any(|i| i.ptx_name == ptx_name) {
             return Err(format!("two instances are exported as `{ptx_name}`"));
         }
-        out.push(Instance { args: types, ptx_name });
+        let args = types.into_iter().map(|t| device_type(&t).map(str::to_string).unwrap_or(t)).collect();
+        out.push(Instance { args, ptx_name });
     }
     if out.is_empty() {
         return Err("`instances()` lists no type".into());
@@ -248,25 +249,36 @@ fn generic_of(f: &syn::ItemFn, name: &str) -> std::result::Result<Option<Generic
 
 /// `instances(f32, f64)` or `instances((f32, u32), ..)`: each instance's types as written.
 fn parse_instances(input: syn::parse::ParseStream) -> syn::Result<Vec<Vec<String>>> {
-    let key: syn::Ident = input.parse()?;
-    if key != "instances" {
-        return Err(syn::Error::new(key.span(), "expected `instances(..)`"));
-    }
-    let content;
-    syn::parenthesized!(content in input);
     let mut out = Vec::new();
-    while !content.is_empty() {
-        // Parentheses always mean a list of types (a tuple is never a kernel type), as in the macro.
-        if content.peek(syn::token::Paren) {
-            let inner;
-            syn::parenthesized!(inner in content);
-            let types = syn::punctuated::Punctuated::<syn::Type, syn::Token![,]>::parse_terminated(&inner)?;
-            out.push(types.iter().map(type_text).collect());
-        } else {
-            out.push(vec![type_text(&content.parse::<syn::Type>()?)]);
+    // `instances(..)` among the other arguments of `#[kernel]` (`launch_bounds(..)`, ...).
+    while !input.is_empty() {
+        let key: syn::Ident = input.parse()?;
+        if !["instances", "launch_bounds", "max_registers", "cluster_dims"].contains(&key.to_string().as_str()) {
+            return Err(syn::Error::new(key.span(), "expected `instances(..)`"));
         }
-        if !content.is_empty() {
-            content.parse::<syn::Token![,]>()?;
+        let content;
+        syn::parenthesized!(content in input);
+        if !input.is_empty() {
+            input.parse::<syn::Token![,]>()?;
+        }
+        if key != "instances" {
+            let _: proc_macro2::TokenStream = content.parse()?;
+            continue;
+        }
+        while !content.is_empty() {
+            // Parentheses always mean a list of types (a tuple is never a kernel type), as in the macro.
+            let types: Vec<String> = if content.peek(syn::token::Paren) {
+                let inner;
+                syn::parenthesized!(inner in content);
+                let types = syn::punctuated::Punctuated::<syn::Type, syn::Token![,]>::parse_terminated(&inner)?;
+                types.iter().map(type_text).collect()
+            } else {
+                vec![type_text(&content.parse::<syn::Type>()?)]
+            };
+            out.push(types);
+            if !content.is_empty() {
+                content.parse::<syn::Token![,]>()?;
+            }
         }
     }
     Ok(out)
@@ -297,11 +309,32 @@ impl SpanLine for syn::PatType {
     }
 }
 
+/// ptx-device's types whose host twin lives in ptx-runtime, by the name a kernel writes
+/// (alone, or under `ptx_device::`).
+const DEVICE_TYPES: &[(&str, &str)] = &[
+    ("f16", "::ptx_runtime::half::f16"),
+    ("bf16", "::ptx_runtime::half::bf16"),
+    ("f16x2", "::ptx_runtime::cuda_types::Half2"),
+    ("bf16x2", "::ptx_runtime::cuda_types::Bf16x2"),
+    ("TensorMap", "::ptx_runtime::TensorMap"),
+];
+
+/// The host type of a ptx-device type written `text` (`f16`, `ptx_device::half::f16`).
+fn device_type(text: &str) -> Option<&'static str> {
+    let last = text.rsplit("::").next()?;
+    let single = !text.contains("::") || text.starts_with("ptx_device::") || text.starts_with("::ptx_device::");
+    DEVICE_TYPES.iter().find(|(d, _)| *d == last && single).map(|(_, h)| *h)
+}
+
 fn param_type(ty: &syn::Type) -> std::result::Result<ParamType, String> {
     let text = ty.to_token_stream().to_string().replace(' ', "");
+    if let Some(host) = device_type(&text) {
+        return Ok(ParamType::ByValue { ty: host.to_string() });
+    }
     match ty {
         syn::Type::Ptr(p) => {
             let elem = p.elem.to_token_stream().to_string().replace(' ', "");
+            let elem = device_type(&elem).map(str::to_string).unwrap_or(elem);
             if matches!(*p.elem, syn::Type::Ptr(_)) {
                 return Err(format!(
                     "`{text}`: pointers to pointers cannot be launched with typed arguments; pass a `u64` device address instead"

@@ -1,15 +1,18 @@
-//! `#[kernel(launch_bounds(MAX_THREADS, MIN_BLOCKS_PER_SM), max_registers(N))]`: CUDA's
-//! `__launch_bounds__` and `__maxnreg__`.
+//! `#[kernel(launch_bounds(MAX_THREADS, MIN_BLOCKS_PER_SM), max_registers(N), cluster_dims(X, Y, Z))]`:
+//! CUDA's `__launch_bounds__`, `__maxnreg__` and `__cluster_dims__`.
 //!
-//! Rust cannot put LLVM function attributes on a function, so the kernel gets a marker instead:
-//! its section, `.ptx.launch_bounds:maxntid=256,minctasm=2,maxnreg=64`, which the link stage
-//! turns into the attributes LLVM's NVPTX backend reads (`"nvvm.maxntid"`, `"nvvm.minctasm"`,
-//! `"nvvm.maxnreg"`), so the PTX has `.maxntid`, `.minnctapersm` and `.maxnreg` as nvcc's does.
+//! Rust cannot put an LLVM attribute on a function, so the macro writes a marker next to the
+//! kernel: a `#[used]` byte in the section `.ptx.kernel:NAME:ATTRS`, where `ATTRS` are the LLVM
+//! function attributes of the NVPTX back end (`nvvm.maxntid=384;nvvm.minctasm=1`). cargo-ptx's
+//! link stage (ptx-build's `backend::kernel_ir`) removes the byte and puts the attributes on the
+//! kernel, and `llc` writes the PTX directives as nvcc does (`.maxntid 384, 1, 1`,
+//! `.minnctapersm 1`, `.maxnreg 64`, `.reqnctapercluster 2, 1, 1`).
 
-use proc_macro2::Span;
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
 
-/// The section prefix the link stage looks for (ptx-build's `launch_bounds_ir`).
-pub(crate) const SECTION: &str = ".ptx.launch_bounds:";
+/// The section prefix the link stage looks for (ptx-build's `kernel_ir::SECTION`).
+pub(crate) const SECTION: &str = ".ptx.kernel:";
 
 /// The most threads a block has on every arch (sm_70 to sm_120).
 const MAX_BLOCK: u64 = 1024;
@@ -19,28 +22,55 @@ const MAX_REGISTERS: u64 = 255;
 const LAUNCH_BOUNDS_HELP: &str =
     "write `launch_bounds(MAX_THREADS)` or `launch_bounds(MAX_THREADS, MIN_BLOCKS_PER_SM)` with integer literals, as CUDA's `__launch_bounds__(256, 2)`";
 const MAX_REGISTERS_HELP: &str = "write `max_registers(N)` with an integer literal from 1 to 255, as CUDA's `__maxnreg__(64)`";
+const CLUSTER_HELP: &str =
+    "write `cluster_dims(X)`, `cluster_dims(X, Y)` or `cluster_dims(X, Y, Z)` with integer literals, as CUDA's `__cluster_dims__(2, 1, 1)`";
+/// The most blocks of a portable cluster (16 needs an opt-in the launch would have to make).
+const MAX_CLUSTER: u64 = 8;
 
 /// What a kernel asks of ptxas and the launch.
 #[derive(Default)]
-pub(crate) struct Bounds {
+pub(crate) struct KernelAttrs {
     /// `.maxntid`: the most threads a block is launched with.
     pub max_threads: Option<u64>,
     /// `.minnctapersm`: the fewest blocks ptxas must fit on one SM (it caps registers to do so).
     pub min_blocks: Option<u64>,
     /// `.maxnreg`: the most registers a thread may use.
     pub max_registers: Option<u64>,
+    /// `.reqnctapercluster`: the blocks of a cluster, fixed at compile time.
+    pub cluster: Option<[u64; 3]>,
     /// Where `launch_bounds` was written, for a second one.
     launch_bounds_span: Option<Span>,
 }
 
-impl Bounds {
-    /// The marker section for the kernel, `None` when nothing was asked.
-    pub(crate) fn section(&self) -> Option<String> {
-        let parts: Vec<String> = [("maxntid", self.max_threads), ("minctasm", self.min_blocks), ("maxnreg", self.max_registers)]
-            .into_iter()
-            .filter_map(|(key, v)| v.map(|v| format!("{key}={v}")))
-            .collect();
-        (!parts.is_empty()).then(|| format!("{SECTION}{}", parts.join(",")))
+impl KernelAttrs {
+    /// The LLVM attributes, `;`-separated (empty when there are none).
+    pub(crate) fn llvm(&self) -> String {
+        let mut v: Vec<String> =
+            [("nvvm.maxntid", self.max_threads), ("nvvm.minctasm", self.min_blocks), ("nvvm.maxnreg", self.max_registers)]
+                .into_iter()
+                .filter_map(|(key, v)| v.map(|v| format!("{key}={v}")))
+                .collect();
+        if let Some([x, y, z]) = self.cluster {
+            v.push(format!("nvvm.cluster_dim={x},{y},{z}"));
+        }
+        v.join(";")
+    }
+
+    /// The marker for the kernel exported as `name` (nothing without attributes).
+    pub(crate) fn marker(&self, name: &str) -> TokenStream {
+        let attrs = self.llvm();
+        if attrs.is_empty() {
+            return TokenStream::new();
+        }
+        let section = format!("{SECTION}{name}:{attrs}");
+        let ident = syn::Ident::new(&format!("__PTX_KERNEL_ATTRS_{name}"), Span::call_site());
+        quote! {
+            #[used]
+            #[doc(hidden)]
+            #[allow(non_upper_case_globals)]
+            #[link_section = #section]
+            static #ident: u8 = 0;
+        }
     }
 
     /// `launch_bounds(..)` after its key: the parenthesized numbers.
@@ -103,6 +133,31 @@ impl Bounds {
             _ => Err(syn::Error::new(paren.span.join(), format!("`max_registers` takes one number: {MAX_REGISTERS_HELP}"))),
         }
     }
+    /// `cluster_dims(..)` after its key.
+    pub(crate) fn parse_cluster_dims(&mut self, key: &syn::Ident, input: syn::parse::ParseStream) -> syn::Result<()> {
+        if self.cluster.is_some() {
+            return Err(syn::Error::new(key.span(), "`cluster_dims` is given twice: keep one"));
+        }
+        let content;
+        let paren = syn::parenthesized!(content in input);
+        let numbers = numbers(&content, CLUSTER_HELP)?;
+        if numbers.is_empty() || numbers.len() > 3 {
+            return Err(syn::Error::new(paren.span.join(), format!("`cluster_dims` takes one to three sizes: {CLUSTER_HELP}")));
+        }
+        if let Some((_, span)) = numbers.iter().find(|(n, _)| *n == 0) {
+            return Err(syn::Error::new(*span, format!("a cluster's size is at least 1 in every dimension: {CLUSTER_HELP}")));
+        }
+        let dim = |i: usize| numbers.get(i).map_or(1, |n| n.0);
+        let blocks = dim(0) * dim(1) * dim(2);
+        if blocks > MAX_CLUSTER {
+            return Err(syn::Error::new(
+                paren.span.join(),
+                format!("a cluster of {blocks} blocks is over the portable limit of {MAX_CLUSTER}"),
+            ));
+        }
+        self.cluster = Some([dim(0), dim(1), dim(2)]);
+        Ok(())
+    }
 }
 
 /// A comma-separated list of integer literals, each with its span.
@@ -135,15 +190,17 @@ pub(crate) fn standalone(attr: proc_macro2::TokenStream) -> proc_macro2::TokenSt
 mod tests {
     use super::*;
 
-    fn parse(attr: &str) -> syn::Result<Bounds> {
-        struct P(Bounds);
+    fn parse(attr: &str) -> syn::Result<KernelAttrs> {
+        struct P(KernelAttrs);
         impl syn::parse::Parse for P {
             fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
-                let mut b = Bounds::default();
+                let mut b = KernelAttrs::default();
                 while !input.is_empty() {
                     let key: syn::Ident = input.parse()?;
                     if key == "launch_bounds" {
                         b.parse_launch_bounds(&key, input)?;
+                    } else if key == "cluster_dims" {
+                        b.parse_cluster_dims(&key, input)?;
                     } else {
                         b.parse_max_registers(&key, input)?;
                     }
@@ -156,15 +213,15 @@ mod tests {
     }
 
     #[test]
-    fn bounds_become_one_section_marker() {
-        assert_eq!(parse("launch_bounds(256, 2)").unwrap().section().unwrap(), ".ptx.launch_bounds:maxntid=256,minctasm=2");
-        assert_eq!(parse("launch_bounds(1024)").unwrap().section().unwrap(), ".ptx.launch_bounds:maxntid=1024");
-        assert_eq!(
-            parse("launch_bounds(128, 4,), max_registers(64)").unwrap().section().unwrap(),
-            ".ptx.launch_bounds:maxntid=128,minctasm=4,maxnreg=64"
-        );
-        assert_eq!(parse("max_registers(32)").unwrap().section().unwrap(), ".ptx.launch_bounds:maxnreg=32");
-        assert!(parse("").unwrap().section().is_none());
+    fn attributes_become_one_marker_per_kernel() {
+        assert_eq!(parse("launch_bounds(256, 2)").unwrap().llvm(), "nvvm.maxntid=256;nvvm.minctasm=2");
+        assert_eq!(parse("launch_bounds(1024)").unwrap().llvm(), "nvvm.maxntid=1024");
+        assert_eq!(parse("launch_bounds(128, 4,), max_registers(64)").unwrap().llvm(), "nvvm.maxntid=128;nvvm.minctasm=4;nvvm.maxnreg=64");
+        assert_eq!(parse("max_registers(32)").unwrap().llvm(), "nvvm.maxnreg=32");
+        assert_eq!(parse("cluster_dims(2)").unwrap().llvm(), "nvvm.cluster_dim=2,1,1");
+        let m = parse("cluster_dims(2, 2)").unwrap().marker("k").to_string();
+        assert!(m.contains("\".ptx.kernel:k:nvvm.cluster_dim=2,2,1\"") && m.contains("static __PTX_KERNEL_ATTRS_k : u8 = 0"), "{m}");
+        assert!(parse("").unwrap().marker("k").is_empty());
     }
 
     #[track_caller]
@@ -189,5 +246,9 @@ mod tests {
         refused("max_registers(256)", "`max_registers(256)`");
         refused("max_registers(32, 2)", "`max_registers` takes one number");
         refused("max_registers(32), max_registers(40)", "`max_registers` is given twice");
+        refused("cluster_dims(4, 4)", "a cluster of 16 blocks is over the portable limit of 8");
+        refused("cluster_dims(0)", "a cluster's size is at least 1");
+        refused("cluster_dims()", "takes one to three sizes");
+        refused("cluster_dims(2), cluster_dims(2)", "`cluster_dims` is given twice");
     }
 }
