@@ -58,6 +58,7 @@ impl<'a> CrateJob<'a> {
         cuda: &'a Cuda,
         nvcc: Option<&'a Nvcc>,
         archs: Vec<Arch>,
+        libdevice_hash: &str,
     ) -> Result<Self> {
         // Absolute: the nested cargo runs in another folder, where a relative `--target-dir`
         // would name another place.
@@ -75,7 +76,7 @@ impl<'a> CrateJob<'a> {
             cuda,
             nvcc,
             archs,
-            libdevice_hash: cuda.libdevice.as_ref().and_then(|l| cache::file_hash(&l.path)).unwrap_or_default(),
+            libdevice_hash: libdevice_hash.to_string(),
             hashes: Mutex::new(HashMap::new()),
             step_cache: krate.config.shared_cache.dir().map(StepCache::new),
             launcher: find_launcher(krate)?,

@@ -138,6 +138,8 @@ impl BuildOptions {
             Some(tool) if crates.iter().any(|k| !k.cuda_sources.is_empty()) => Some(Nvcc::new(tool.clone())),
             _ => None,
         };
+        // Read once: every crate's link step is keyed by it.
+        let libdevice_hash = cuda.libdevice.as_ref().and_then(|l| crate::cache::file_hash(&l.path)).unwrap_or_default();
         let mut toolchains: HashMap<String, Rust> = HashMap::new();
         let mut warned_no_ptxas = false;
         let mut output = BuildOutput::default();
@@ -164,7 +166,7 @@ impl BuildOptions {
                         .note("run `cargo ptx setup` to install NVIDIA's ptxas, or set PTXAS or CUDA_PATH"),
                 ));
             }
-            let job = job::CrateJob::new(self, krate, rust, &cuda, nvcc.as_ref(), archs)?;
+            let job = job::CrateJob::new(self, krate, rust, &cuda, nvcc.as_ref(), archs, &libdevice_hash)?;
             output.crates.push(job.run(&WithOrigin { inner: reporter, origin: krate.origin() })?);
         }
         let mut archs: Vec<Arch> = output.crates.iter().flat_map(|c| c.archs.iter().copied()).collect();
