@@ -183,7 +183,6 @@ impl<'a> CrateJob<'a> {
             rust,
             llvm,
             krate: self.krate,
-            profile: self.krate.config.profile,
             config: &self.krate.config,
             // The lowest arch of the build, so the bitcode is valid for every arch.
             cpu: *self.archs.first()?,

@@ -115,7 +115,7 @@ impl Frontend<'_> {
         } else {
             "--message-format=json"
         });
-        if self.profile == Profile::Release {
+        if self.config.profile == Profile::Release {
             cmd.arg("--release");
         }
         // For the kernel crate alone (RUSTFLAGS would rebuild `core` per crate): its sources

@@ -58,7 +58,7 @@ impl Frontend<'_> {
         cmd.args(["--profile", "check"]);
         cmd.arg("--").arg("-Zunpretty=expanded");
         // The check profile has debug assertions on; a release build's `cfg(debug_assertions)` is off.
-        if self.profile == Profile::Release {
+        if self.config.profile == Profile::Release {
             cmd.arg("-Cdebug-assertions=off");
         }
         cmd

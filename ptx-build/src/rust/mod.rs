@@ -56,7 +56,6 @@ pub struct Frontend<'a> {
     pub rust: &'a Rust,
     pub llvm: &'a Llvm,
     pub krate: &'a KernelCrate,
-    pub profile: Profile,
     /// The crate's options (features, profile).
     pub config: &'a Config,
     /// `-Ctarget-cpu`: the lowest arch of the build, so the bitcode is valid for every arch.
@@ -122,7 +121,7 @@ impl Frontend<'_> {
         let root = self.shared_cache?;
         // Absolute: the nested cargo runs in another folder (see `command`).
         let root = &std::path::absolute(root).unwrap_or_else(|_| root.to_path_buf());
-        Some(sysroot::dir_for(self.rust, self.profile, self.cpu, &self.base_rustflags(), root))
+        Some(sysroot::dir_for(self.rust, self.config.profile, self.cpu, &self.base_rustflags(), root))
     }
 
     /// The flags `core` is built with too.
@@ -147,7 +146,7 @@ impl Frontend<'_> {
     fn key(&self) -> String {
         let mut k = Key::new("rust-frontend-v5");
         k.str(&self.rust.version).str(&self.rust.rustc.to_string_lossy()).str(&self.krate.manifest_path.to_string_lossy());
-        k.str(self.profile.dir_name()).str(&self.cpu.sm_name());
+        k.str(self.config.profile.dir_name()).str(&self.cpu.sm_name());
         for f in self.rustflags() {
             k.str(&f);
         }
