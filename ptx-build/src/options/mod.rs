@@ -119,9 +119,7 @@ macro_rules! options_list {
             rust: bool = true,
                 builder rust(yes: bool) set Ok(yes);
 
-            /// CUDA C++ files, globs relative to the package [default: `cuda/**/*.cu` when `cuda/`
-            /// exists]. In a Builder, the kernel crates' files (the host crate's own are
-            /// [`Builder::cuda`](crate::Builder::cuda)).
+            /// CUDA C++ files, globs relative to the package [default: `cuda/**/*.cu` when `cuda/` exists].
             #[cfg_attr(feature = "clap", arg(long, value_name = "GLOB", help_heading = "CUDA C++ options"))]
             cuda_sources: Vec<String>,
                 builder cuda_sources(glob: impl Into<String>) push Ok(glob.into());
@@ -133,7 +131,7 @@ macro_rules! options_list {
                 builder cuda_include(dir: impl Into<std::path::PathBuf>) push Ok(dir.into());
 
             /// Preprocessor definitions for nvcc: `NAME` or `NAME=VALUE` (metadata: a table,
-            /// `{ TILE = 16, FAST = true }`; a Builder: `.cuda_define("TILE", Some("16"))`).
+            /// `{ TILE = 16, FAST = true }`).
             #[serde(deserialize_with = "defines_de", default)]
             #[cfg_attr(feature = "clap", arg(short = 'D', long, value_name = "NAME[=VALUE]", value_parser = parse_define, help_heading = "CUDA C++ options"))]
             cuda_defines: Vec<Define> = Vec::new(),
@@ -165,8 +163,7 @@ macro_rules! options_list {
 
             /// The shared step cache: a folder, or `off` [default: `steps/` in the cargo-ptx cache
             /// folder]. Link, llc, ptxas and nvcc outputs land there keyed by content, tool versions and
-            /// flags, so another checkout or target dir on the machine starts no tool for them. In a
-            /// Builder, `None` turns it off and a relative folder starts at the host crate.
+            /// flags, so another checkout or target dir on the machine starts no tool for them.
             #[serde(deserialize_with = "from_str_de", default)]
             #[cfg_attr(feature = "clap", arg(long, value_name = "DIR|off", value_parser = parse_shared_cache, help_heading = "Cache options"))]
             shared_cache: SharedCacheSetting = SharedCacheSetting::Default,

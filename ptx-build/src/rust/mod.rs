@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::arch::{Arch, TARGET};
-use crate::backend::bitcode::{self, Profile};
+use crate::backend::bitcode;
 use crate::cache::{self, CachedStep, Key, Outcome};
 use crate::diag::{dir_prefix, Diagnostic};
 use crate::error::{Error, Result};
