@@ -23,6 +23,9 @@ pub use half;
 /// derive, usable in a crate shared with the kernels, where it adds nothing for nvptx64).
 pub use ptx_device_macros::DeviceRepr;
 
+#[cfg(feature = "harness")]
+pub mod harness;
+
 /// Host twins of CUDA's vendor types that have no Rust primitive, for kernel parameters by value
 /// and behind pointers: the same size and alignment as in the PTX (the generated module asserts
 /// it at compile time), holding the raw bits.
@@ -225,18 +228,6 @@ pub fn context(ordinal: usize) -> Result<Arc<CudaContext>, LoadError> {
         return Err(LoadError::NoDriver);
     }
     CudaContext::new(ordinal).map_err(|source| LoadError::Driver { action: format!("creating a context on device {ordinal}"), source })
-}
-
-/// For tests that need a GPU: a context on device 0, or `None` after printing the one-line
-/// reason there is none (`skipped: no GPU here (...)`), so the test can return and pass.
-pub fn context_or_skip() -> Option<Arc<CudaContext>> {
-    match context(0) {
-        Ok(c) => Some(c),
-        Err(e) => {
-            eprintln!("skipped: no GPU here ({})", e.to_string().lines().next().unwrap_or_default());
-            None
-        }
-    }
 }
 
 /// The driver's CUDA version, e.g. `13.0`.

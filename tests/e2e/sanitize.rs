@@ -1,9 +1,7 @@
 //! `cargo ptx sanitize` where it cannot run: each reason in one message. (Findings on a GPU:
 //! tests/fixtures/sanitize-demo and BENCHMARKS.md.)
 
-mod common;
-
-use common::{cargo_ptx, hide_cuda};
+use crate::common::{cargo_ptx, hide_cuda, no_cuda_driver_here};
 
 fn run(args: &[&str], env: impl FnOnce(&mut std::process::Command)) -> (Option<i32>, String, String) {
     let mut cmd = cargo_ptx();
@@ -31,12 +29,8 @@ fn fake_sanitizer() -> FakeSanitizer {
     FakeSanitizer(dir)
 }
 
-#[test]
 fn without_a_driver_it_says_so_in_one_line_before_building() {
-    if cargo_ptx::sanitize::driver_present() {
-        eprintln!("skipped: this machine has a CUDA driver");
-        return;
-    }
+    no_cuda_driver_here();
     let fake = fake_sanitizer();
     let (code, out, err) = run(&["--", "test", "-p", "no-such-package"], |c| {
         c.env("COMPUTE_SANITIZER", fake.path());
@@ -58,7 +52,6 @@ fn without_a_driver_it_says_so_in_one_line_before_building() {
     assert!(v["message"].as_str().unwrap().starts_with("no CUDA driver here"), "{v}");
 }
 
-#[test]
 fn a_missing_sanitizer_names_the_fix() {
     let empty = tempfile::tempdir().unwrap();
     let (code, _, err) = run(&["--", "test"], |c| {
@@ -76,7 +69,6 @@ fn a_missing_sanitizer_names_the_fix() {
 }
 
 /// NVIDIA's sanitizer wheel has compute-sanitizer without the launcher it starts programs with.
-#[test]
 fn a_sanitizer_without_its_launcher_is_refused_with_the_reason() {
     let fake = fake_sanitizer();
     std::fs::remove_file(fake.0.path().join("TreeLauncherSubreaper")).unwrap();
@@ -88,7 +80,6 @@ fn a_sanitizer_without_its_launcher_is_refused_with_the_reason() {
     assert!(err.contains("nvidia-cuda-sanitizer-api wheel ships without it") && err.contains("cuda-sanitizer-13-0"), "{err}");
 }
 
-#[test]
 fn an_unknown_tool_lists_the_tools() {
     let (code, _, err) = run(&["--tool", "leakcheck", "--", "test"], |_| {});
     assert_eq!(code, Some(2));
@@ -96,7 +87,6 @@ fn an_unknown_tool_lists_the_tools() {
     assert!(err.contains("[possible values: memcheck, racecheck, synccheck, initcheck]"), "{err}");
 }
 
-#[test]
 fn a_cargo_command_that_runs_nothing_is_refused() {
     let fake = fake_sanitizer();
     let (code, _, err) = run(&["--", "check"], |c| {
@@ -112,7 +102,6 @@ fn a_cargo_command_that_runs_nothing_is_refused() {
     assert!(err.contains("<CARGO ARGS>"), "the cargo command is required: {err}");
 }
 
-#[test]
 fn a_missing_exe_is_named() {
     let (code, _, err) = run(&["--exe", "/nonexistent/demo", "--", "oob"], |_| {});
     assert_eq!(code, Some(2));
@@ -120,18 +109,27 @@ fn a_missing_exe_is_named() {
 }
 
 /// A toolkit's bin/compute-sanitizer links into compute-sanitizer/, beside its launcher.
-#[test]
 fn a_linked_sanitizer_is_checked_where_it_really_is() {
     let fake = fake_sanitizer();
     let bin = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(fake.path(), bin.path().join("compute-sanitizer")).unwrap();
-    if cargo_ptx::sanitize::driver_present() {
-        eprintln!("skipped: this machine has a CUDA driver (the run would not stop before building)");
-        return;
-    }
+    // With a driver, the run would not stop before building.
+    no_cuda_driver_here();
     let (_, _, err) = run(&["--", "test"], |c| {
         c.env("COMPUTE_SANITIZER", bin.path().join("compute-sanitizer"));
     });
     assert!(err.contains("no CUDA driver here"), "got past the launcher check to the driver check: {err}");
     assert!(!err.contains("TreeLauncherSubreaper"), "{err}");
+}
+
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::tests![
+        without_a_driver_it_says_so_in_one_line_before_building,
+        a_missing_sanitizer_names_the_fix,
+        a_sanitizer_without_its_launcher_is_refused_with_the_reason,
+        an_unknown_tool_lists_the_tools,
+        a_cargo_command_that_runs_nothing_is_refused,
+        a_missing_exe_is_named,
+        a_linked_sanitizer_is_checked_where_it_really_is,
+    ]
 }

@@ -2,18 +2,15 @@
 //! and accepted by ptxas, the libdevice declarations against the .bc's symbol table, the
 //! inline-PTX checker over the crate's own `asm!`, and typed launch methods for `#[kernel]`s.
 
-mod common;
-
 use std::path::Path;
 use std::process::Command;
 
-use common::{cuda, KernelCrate};
+use crate::common::{cuda, KernelCrate};
 
 fn root() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
 }
 
-#[test]
 fn every_helper_builds_for_sm_80_and_sm_90_without_a_warning() {
     cuda();
     let k = KernelCrate::example("device-tour/kernels");
@@ -108,7 +105,6 @@ fn shared_memory_twins_use_the_shared_state_space(arch: &str, ptx: &str) {
     assert!(!sgemm.contains("cvta.global"), "{arch}: a global pointer went back to generic for the asm");
 }
 
-#[test]
 fn a_shared_array_over_48_kib_is_an_error_at_its_line() {
     cuda();
     let k = KernelCrate::new(
@@ -132,7 +128,6 @@ fn a_shared_array_over_48_kib_is_an_error_at_its_line() {
     ]);
 }
 
-#[test]
 fn fmad_and_unroll_threshold_change_the_code() {
     cuda();
     let k = KernelCrate::new(
@@ -156,7 +151,6 @@ fn fmad_and_unroll_threshold_change_the_code() {
     assert!(!l.contains("bra") && l.matches("fma.rn.f32").count() == 128, "{l}");
 }
 
-#[test]
 fn bad_fmad_and_unroll_threshold_values_are_refused() {
     let k = KernelCrate::new("badopt_kernels", "archs = [\"sm_80\"]", "#![no_std]\n");
     k.build(&["--unroll-threshold", "lots"]).assert_usage_error(&["`lots` is not an unroll threshold", "e.g. `2000`"]);
@@ -166,7 +160,6 @@ fn bad_fmad_and_unroll_threshold_values_are_refused() {
     k.build(&[]).assert_error(&["invalid `unroll-threshold` in [package.metadata.ptx]", "`-3` is not an unroll threshold"]);
 }
 
-#[test]
 fn libdevice_declarations_match_the_bitcode_exactly() {
     let cuda = cuda();
     let libdevice = &cuda.libdevice.as_ref().unwrap().path;
@@ -185,11 +178,21 @@ fn libdevice_declarations_match_the_bitcode_exactly() {
     assert_eq!(declared, defined, "regenerate with ptx-device/tools/gen-libdevice.py");
 }
 
-#[test]
 fn the_device_crate_passes_the_inline_ptx_checker() {
     let mut diagnostics = Vec::new();
     for (file, parsed) in ptx_build::signature::module_files(&root().join("ptx-device/src/lib.rs")).unwrap() {
         ptx_build::inline_ptx::check_rust_file(&file, &parsed, &mut diagnostics);
     }
     assert!(diagnostics.is_empty(), "{diagnostics:#?}");
+}
+
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::tests![
+        every_helper_builds_for_sm_80_and_sm_90_without_a_warning,
+        a_shared_array_over_48_kib_is_an_error_at_its_line,
+        fmad_and_unroll_threshold_change_the_code,
+        bad_fmad_and_unroll_threshold_values_are_refused,
+        libdevice_declarations_match_the_bitcode_exactly,
+        the_device_crate_passes_the_inline_ptx_checker,
+    ]
 }
