@@ -4,6 +4,9 @@
 //!
 //! The CUDA driver is opened at run time (cudarc's dynamic loading): a host binary builds and
 //! links on a machine without CUDA, and [`context`] reports a missing driver as an error.
+//!
+//! With the `harness` feature, `harness` is a test harness for GPU tests that reports a test
+//! without a GPU as ignored, with the reason (or fails it when `CARGO_PTX_REQUIRE_GPU=1`).
 
 #![warn(missing_docs)]
 

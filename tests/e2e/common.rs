@@ -84,7 +84,8 @@ impl KernelCrate {
     }
 }
 
-fn copy_dir(src: &Path, dst: &Path) {
+/// Copies a folder (its `target` left out).
+pub fn copy_dir(src: &Path, dst: &Path) {
     std::fs::create_dir_all(dst).unwrap();
     for e in std::fs::read_dir(src).unwrap() {
         let e = e.unwrap();

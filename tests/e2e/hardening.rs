@@ -176,7 +176,7 @@ fn artifacts(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 
 /// `CARGO_PTX_STRESS_BUILDS` builds at once (default 8) on 4 packages sharing one cold target
 /// dir; each succeeds and the artifacts equal a single clean build's. Slow (cold builds):
-/// ignored by default, run by CI with a bounded count.
+/// held back by default (`slow::`), run by CI with a bounded count.
 fn concurrent_cold_builds_sharing_one_target_dir_all_succeed() {
     cuda();
     let builds: usize = std::env::var("CARGO_PTX_STRESS_BUILDS").ok().and_then(|n| n.parse().ok()).unwrap_or(8);
@@ -269,7 +269,7 @@ fn a_second_checkout_with_older_files_builds_its_own_kernels() {
 /// Two host crates of one workspace whose build scripts build the same kernel crate: cargo runs
 /// the build scripts at once, so every round (a kernel edit) links, assembles and compiles the
 /// same crate twice concurrently into one kernel target dir. Each round succeeds and both hosts
-/// embed the same artifacts. Slow (a host build with cudarc): ignored by default, run by CI.
+/// embed the same artifacts. Slow (a host build with cudarc): held back by default (`slow::`), run by CI.
 fn two_build_scripts_building_one_kernel_crate_at_once_agree() {
     cuda();
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
@@ -410,6 +410,8 @@ pub fn tests() -> Vec<crate::harness::Test> {
         gpu_kernel_abi_kernels_are_built_listed_and_checked,
         an_error_every_arch_hits_is_reported_once_with_its_archs,
         cuda_libraries_are_checked_before_nvcc_runs;
-        slow: concurrent_cold_builds_sharing_one_target_dir_all_succeed, two_build_scripts_building_one_kernel_crate_at_once_agree
+        slow:
+        concurrent_cold_builds_sharing_one_target_dir_all_succeed,
+        two_build_scripts_building_one_kernel_crate_at_once_agree,
     ]
 }

@@ -96,10 +96,11 @@ fn ptx_and_sass_conflict_and_kernel_is_required() {
 
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::tests![
-        ptx_and_sass_of_every_saxpy_kernel_with_source_lines_and_resources,
         cuda_cpp_kernels_have_their_cu_lines,
         an_unknown_kernel_is_refused_with_the_closest_name_and_the_list,
         sass_of_a_ptx_only_arch_or_without_nvdisasm_says_what_to_do,
-        ptx_and_sass_conflict_and_kernel_is_required,
+        ptx_and_sass_conflict_and_kernel_is_required;
+        slow:
+        ptx_and_sass_of_every_saxpy_kernel_with_source_lines_and_resources,
     ]
 }

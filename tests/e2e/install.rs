@@ -145,5 +145,5 @@ fn cargo_ptx_installed_from_its_packages_scaffolds_a_project_that_builds_and_tes
 }
 
 pub fn tests() -> Vec<crate::harness::Test> {
-    crate::tests![cargo_ptx_installed_from_its_packages_scaffolds_a_project_that_builds_and_tests,]
+    crate::tests![; slow: cargo_ptx_installed_from_its_packages_scaffolds_a_project_that_builds_and_tests]
 }

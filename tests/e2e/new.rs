@@ -353,16 +353,17 @@ fn new_projects_are_rustfmt_clean_in_every_flavour() {
 
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::tests![
-        a_new_rust_project_builds_and_tests,
-        a_new_cuda_project_builds_and_tests,
-        a_new_project_with_both_languages_builds_and_tests,
         init_fills_the_current_empty_folder_without_a_nested_repository,
         registry_dependencies_by_default_and_path_dependencies_when_asked,
         bad_names_are_refused_with_the_rule,
         an_existing_folder_that_is_not_empty_is_refused,
         an_unwritable_parent_is_refused_and_leaves_nothing,
         bad_archs_and_checkouts_are_refused_before_anything_is_written,
+        new_projects_are_rustfmt_clean_in_every_flavour;
+        slow:
+        a_new_rust_project_builds_and_tests,
+        a_new_cuda_project_builds_and_tests,
+        a_new_project_with_both_languages_builds_and_tests,
         cargo_check_and_clippy_work_inside_kernels_and_the_root_build_stays_fresh,
-        new_projects_are_rustfmt_clean_in_every_flavour,
     ]
 }
