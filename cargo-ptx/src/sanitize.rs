@@ -554,17 +554,24 @@ mod tests {
 
     /// One out-of-bounds write, then the context is lost: memcheck reports the failed API calls
     /// that follow (cudarc's synchronize, frees and unloads), which are consequences of the write.
+    /// The log: compute-sanitizer 2025.3.1 (CUDA 13.0) on an H100, `sanitize-demo oob-rs`.
     #[test]
     fn api_errors_after_a_kernel_fault_are_its_consequences() {
         let log = include_str!("sanitize/testdata/oob-rs.memcheck.log");
         let f = consequences(group(parse(log, Tool::Memcheck, Path::new("p"))));
         assert_eq!(f.len(), 1, "one bug, one finding: {f:#?}");
-        assert_eq!((f[0].message.as_str(), f[0].line), ("Invalid __global__ write of size 4 bytes", Some(11)));
-        assert!(f[0].count > 1, "{f:#?}");
-        let calls: Vec<&str> = f[0].consequences.iter().map(|c| c.strip_prefix("CUDA_ERROR_LAUNCH_FAILED on ").unwrap_or(c)).collect();
-        for call in ["cuMemFreeAsync", "cuEventDestroy_v2", "cuModuleUnload"] {
-            assert!(calls.iter().any(|c| c.starts_with(call)), "{call} in {calls:?}");
-        }
+        assert_eq!((f[0].message.as_str(), f[0].line, f[0].count), ("Invalid __global__ write of size 4 bytes", Some(11), 32));
+        assert_eq!(
+            f[0].consequences,
+            [
+                "CUDA_ERROR_LAUNCH_FAILED on cuStreamSynchronize",
+                "CUDA_ERROR_LAUNCH_FAILED on cuMemFreeAsync",
+                "CUDA_ERROR_LAUNCH_FAILED on cuEventDestroy_v2 (2 times)",
+                "CUDA_ERROR_LAUNCH_FAILED on cuModuleUnload (2 times)"
+            ]
+        );
+        // Before, each failed call was a finding of its own: 5 for one bug.
+        assert_eq!(group(parse(log, Tool::Memcheck, Path::new("p"))).len(), 5);
 
         // Without a kernel's report before them, the first failed call is the finding and the
         // ones with its error follow from it; an error that leaves the context usable stands alone.

@@ -1,7 +1,10 @@
-//! `cargo ptx sanitize` where it cannot run: each reason in one message. (Findings on a GPU:
-//! tests/fixtures/sanitize-demo and BENCHMARKS.md.)
+//! `cargo ptx sanitize` where it cannot run: each reason in one message; and compute-sanitizer's
+//! reports captured on a GPU, read against the fixture's PTX as this checkout builds it.
+//! (The run on a GPU: tests/fixtures/sanitize-demo and BENCHMARKS.md.)
 
-use crate::common::{cargo_ptx, hide_cuda, no_cuda_driver_here};
+use std::path::Path;
+
+use crate::common::{cargo_ptx, cuda, hide_cuda, no_cuda_driver_here, shared_target, Run};
 
 fn run(args: &[&str], env: impl FnOnce(&mut std::process::Command)) -> (Option<i32>, String, String) {
     let mut cmd = cargo_ptx();
@@ -122,6 +125,65 @@ fn a_linked_sanitizer_is_checked_where_it_really_is() {
     assert!(!err.contains("TreeLauncherSubreaper"), "{err}");
 }
 
+/// compute-sanitizer's reports of tests/fixtures/sanitize-demo, captured on an H100
+/// (cargo-ptx/src/sanitize/testdata), read against the line tables of the fixture's PTX as this
+/// checkout builds it: each finding is named from the folder the command runs in
+/// (`kernels/src/lib.rs`, `cuda/bugs.cu`, from the project and from above it), and one bug is
+/// one finding (the API errors that follow an out-of-bounds write are its consequences).
+fn the_fixtures_findings_are_named_from_the_folder_the_command_runs_in() {
+    use cargo_ptx::sanitize::{consequences, group, parse, resolve_paths, LineTables, Tool};
+    cuda();
+    crate::common::nvcc();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    // A copy at the fixture's depth, with the device crates where its relative paths look.
+    let root = tempfile::Builder::new().prefix("cargo-ptx sanitize ").tempdir().unwrap();
+    let demo = root.path().join("tests/fixtures/sanitize-demo");
+    crate::common::copy_dir(&repo.join("tests/fixtures/sanitize-demo"), &demo);
+    for krate in ["ptx-device", "ptx-device-macros"] {
+        crate::common::copy_dir(&repo.join(krate), &root.path().join(krate));
+    }
+    // The program: its embedded PTX among other bytes, as an executable holds it.
+    let mut program = b"\x7fELF\x02\x01\x01\0binary\n".to_vec();
+    for what in [demo.join("kernels"), demo.join("cuda/bugs.cu")] {
+        let out = cargo_ptx()
+            .arg("build")
+            .arg(&what)
+            .args(["--arch", "sm_90", "--message-format", "json", "--target-dir"])
+            .arg(shared_target())
+            .output()
+            .unwrap();
+        let run = Run::from(out);
+        run.assert_ok();
+        for a in run.of("ptx-artifact").into_iter().filter(|a| a["kind"] == "ptx") {
+            program.extend(std::fs::read(a["path"].as_str().unwrap()).unwrap());
+            program.extend(b"\0\0\x13data\n");
+        }
+    }
+    let exe = root.path().join("sanitize-demo");
+    std::fs::write(&exe, &program).unwrap();
+    let tables = LineTables::of_program(&exe);
+    let logs = repo.join("cargo-ptx/src/sanitize/testdata");
+    for (log, tool, file, line) in [
+        ("oob-rs.memcheck.log", Tool::Memcheck, "kernels/src/lib.rs", 11),
+        ("oob-cu.memcheck.log", Tool::Memcheck, "cuda/bugs.cu", 6),
+        ("race-rs.racecheck.log", Tool::Racecheck, "kernels/src/lib.rs", 20),
+        ("race-cu.racecheck.log", Tool::Racecheck, "cuda/bugs.cu", 13),
+    ] {
+        let text = std::fs::read_to_string(logs.join(log)).unwrap();
+        for cwd in [demo.as_path(), root.path()] {
+            let mut f = consequences(group(parse(&text, tool, &exe)));
+            resolve_paths(&mut f, &tables, cwd);
+            assert_eq!(f.len(), 1, "{log}: one bug, one finding: {f:#?}");
+            assert_eq!(
+                (f[0].file.as_deref(), f[0].line),
+                (Some(demo.join(file).to_str().unwrap()), Some(line)),
+                "{log} from {}",
+                cwd.display()
+            );
+        }
+    }
+}
+
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::tests![
         without_a_driver_it_says_so_in_one_line_before_building,
@@ -131,5 +193,6 @@ pub fn tests() -> Vec<crate::harness::Test> {
         a_cargo_command_that_runs_nothing_is_refused,
         a_missing_exe_is_named,
         a_linked_sanitizer_is_checked_where_it_really_is,
+        the_fixtures_findings_are_named_from_the_folder_the_command_runs_in,
     ]
 }
