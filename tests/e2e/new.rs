@@ -128,7 +128,7 @@ fn generated_kernels_rs(name: &str) -> PathBuf {
 }
 
 const TESTS: &[&str] = &["every_kernel_is_embedded_for_every_arch"];
-/// tests/gpu.rs, a libtest-mimic harness.
+/// tests/gpu.rs, on ptx-runtime's test harness.
 const GPU_TESTS: &[&str] = &["the_kernels_load_on_this_machines_gpu", "kernels_match_the_cpu"];
 
 fn a_new_rust_project_builds_and_tests() {
