@@ -30,9 +30,10 @@ pub struct Test {
 macro_rules! tests {
     ($($name:ident),* $(,)? $(; slow: $($slow:ident),* $(,)?)?) => {{
         let area = module_path!().rsplit("::").next().unwrap_or_default();
-        let mut v: Vec<$crate::harness::Test> = Vec::new();
-        $(v.push($crate::harness::Test { area, name: stringify!($name), run: $name, slow: false });)*
-        $($(v.push($crate::harness::Test { area, name: stringify!($slow), run: $slow, slow: true });)*)?
+        let v: Vec<$crate::harness::Test> = vec![
+            $($crate::harness::Test { area, name: stringify!($name), run: $name, slow: false },)*
+            $($($crate::harness::Test { area, name: stringify!($slow), run: $slow, slow: true },)*)?
+        ];
         v
     }};
 }

@@ -266,7 +266,7 @@ fn indices_copies_and_timers_agree_with_cuda(ctx: &Context) {
     for row in 0..h {
         for col in 0..w {
             let o = &rs[(row * w + col) as usize * INDEX_OUTS..];
-            assert_eq!(o[..4], [col, row, col % 16 | (row % 8) << 8, col / 16 | (row / 8) << 16]);
+            assert_eq!(o[..4], [col, row, (col % 16) | ((row % 8) << 8), (col / 16) | ((row / 8) << 16)]);
             assert_eq!(o[4..6], [16 | 8 << 8 | 1 << 16, 7 | 5 << 16 | (7 * 16) << 24]);
         }
     }
@@ -280,8 +280,8 @@ fn indices_copies_and_timers_agree_with_cuda(ctx: &Context) {
     unsafe { k.cu_reverse_tiles(&s, cfg, n as u32, &dx, &mut cu) }.unwrap();
     let rs = s.clone_dtoh(&rs).unwrap();
     assert_eq!(rs, s.clone_dtoh(&cu).unwrap());
-    for i in 0..768 {
-        assert_eq!(rs[i], (i / 256 * 256 + 255 - i % 256) as f32, "element {i}");
+    for (i, r) in rs.iter().enumerate().take(768) {
+        assert_eq!(*r, (i / 256 * 256 + 255 - i % 256) as f32, "element {i}");
     }
 
     for rust in [true, false] {

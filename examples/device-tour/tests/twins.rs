@@ -131,7 +131,7 @@ fn width_shuffles_scoped_atomics_vectors_cp_async_and_unroll_are_right(ctx: &Con
         let lane = (t % 32) as u32;
         let seg = lane & !7;
         assert_eq!(o[0], seg, "thread {t}: shfl idx 0 in 8-lane segments");
-        assert_eq!(o[1], if lane % 8 == 0 { lane } else { lane - 1 }, "thread {t}: shfl up");
+        assert_eq!(o[1], if lane.is_multiple_of(8) { lane } else { lane - 1 }, "thread {t}: shfl up");
         assert_eq!(o[2], if lane % 8 == 7 { lane } else { lane + 1 }, "thread {t}: shfl down");
         assert_eq!(o[3], lane ^ 4, "thread {t}: shfl xor");
         // Stored by thread 63 - t through st.shared.v4, read back with ld.shared.v4.
