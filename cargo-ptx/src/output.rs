@@ -279,6 +279,7 @@ impl SanitizeReporter for Printer {
                 "details": f.details,
                 "count": f.count,
                 "program": f.program,
+                "consequences": f.consequences,
             }));
             return;
         }
@@ -304,6 +305,13 @@ impl SanitizeReporter for Printer {
         }
         if f.count > 1 {
             text.push_str(&format!("\n   {} {} threads made this same report; the first is shown", style("=").blue().bold(), f.count));
+        }
+        if !f.consequences.is_empty() {
+            let eq = style("=").blue().bold();
+            text.push_str(&format!("\n   {eq} then the context was unusable, and later API calls failed because of it:"));
+            for c in &f.consequences {
+                text.push_str(&format!("\n   {eq}   {c}"));
+            }
         }
         self.eprint(&text);
     }

@@ -13,6 +13,9 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::tools::CudaTool;
 
+mod sources;
+pub use sources::{resolve_paths, LineTables};
+
 /// compute-sanitizer's tools.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -65,6 +68,10 @@ pub struct Finding {
     pub count: usize,
     /// The program it came from.
     pub program: PathBuf,
+    /// What failed after it because of it: a kernel's fault leaves the context unusable, and
+    /// compute-sanitizer reports every later API call's error
+    /// (`CUDA_ERROR_LAUNCH_FAILED on cuMemFreeAsync`).
+    pub consequences: Vec<String>,
 }
 
 /// Every program run and what was found.
@@ -188,6 +195,8 @@ pub fn sanitize(opts: &SanitizeOptions, reporter: &dyn SanitizeReporter) -> Resu
         });
     }
     let logs = tempfile::tempdir().map_err(|e| Error::io("create a temporary folder in", std::env::temp_dir(), e))?;
+    // Files are named from here, as the build's diagnostics name them.
+    let cwd = std::env::current_dir().unwrap_or_default();
     let mut report = SanitizeReport::default();
     for (i, program) in programs.iter().enumerate() {
         reporter.status("Sanitizing", &format!("{} ({})", display(program), opts.tool.name()));
@@ -203,8 +212,8 @@ pub fn sanitize(opts: &SanitizeOptions, reporter: &dyn SanitizeReporter) -> Resu
         let status =
             process::spawn("compute-sanitizer", &mut cmd).and_then(|mut child| process::wait("compute-sanitizer", &cmd, &mut child))?;
         let text = std::fs::read_to_string(&log).unwrap_or_default();
-        let mut findings = group(parse(&text, opts.tool, program));
-        resolve_paths(&mut findings, &source_paths(program));
+        let mut findings = consequences(group(parse(&text, opts.tool, program)));
+        resolve_paths(&mut findings, &LineTables::of_program(program), &cwd);
         for f in &findings {
             reporter.finding(f);
         }
@@ -252,21 +261,18 @@ fn build(plan: &Plan, reporter: &dyn SanitizeReporter) -> Result<Vec<PathBuf>> {
     Ok(executables(&process::stdout_text(&out), plan.tests))
 }
 
-/// Executables of `compiler-artifact` messages: test harnesses for `test`/`bench`, bins and
-/// examples otherwise.
+/// Executables of `compiler-artifact` messages (read with `cargo_metadata`, as cargo-aware tools
+/// read them): test harnesses for `test`/`bench`, bins and examples otherwise.
 fn executables(json: &str, tests: bool) -> Vec<PathBuf> {
+    use cargo_metadata::{Message, TargetKind};
     let mut out = Vec::new();
-    for line in json.lines() {
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else { continue };
-        if v["reason"] != "compiler-artifact" {
-            continue;
-        }
-        let Some(exe) = v["executable"].as_str() else { continue };
-        let is_test = v["profile"]["test"].as_bool().unwrap_or(false);
-        let kinds: Vec<&str> = v["target"]["kind"].as_array().map(|k| k.iter().filter_map(|s| s.as_str()).collect()).unwrap_or_default();
-        let keep = if tests { is_test } else { !is_test && kinds.iter().any(|k| *k == "bin" || *k == "example") };
-        if keep && !out.iter().any(|p: &PathBuf| p == Path::new(exe)) {
-            out.push(PathBuf::from(exe));
+    for message in Message::parse_stream(json.as_bytes()).flatten() {
+        let Message::CompilerArtifact(a) = message else { continue };
+        let Some(exe) = a.executable else { continue };
+        let runnable = a.target.kind.iter().any(|k| matches!(k, TargetKind::Bin | TargetKind::Example));
+        let keep = if tests { a.profile.test } else { !a.profile.test && runnable };
+        if keep && !out.iter().any(|p: &PathBuf| p.as_path() == exe.as_std_path()) {
+            out.push(exe.into_std_path_buf());
         }
     }
     out
@@ -302,6 +308,7 @@ pub fn parse(log: &str, tool: Tool, program: &Path) -> Vec<Finding> {
                 details: Vec::new(),
                 count: 1,
                 program: program.to_path_buf(),
+                consequences: Vec::new(),
             };
             // Racecheck puts the first access on the heading line itself.
             locate(&mut f, text);
@@ -334,48 +341,63 @@ pub fn group(findings: Vec<Finding>) -> Vec<Finding> {
     out
 }
 
-/// Source paths in the line tables of the kernels embedded in `program`: every generated module
-/// embeds its PTX, whose `.file N "/abs/path"` lines name them. compute-sanitizer prints only a
-/// file's name (`lib.rs:11`); these give it back its folder.
-pub fn source_paths(program: &Path) -> Vec<String> {
-    let Ok(bytes) = std::fs::read(program) else { return Vec::new() };
-    let mut out: Vec<String> = Vec::new();
-    let needle = b".file\t";
-    let mut i = 0;
-    while let Some(pos) = bytes[i..].windows(needle.len()).position(|w| w == needle) {
-        let start = i + pos + needle.len();
-        i = start;
-        let rest = &bytes[start..bytes.len().min(start + 4096)];
-        let Some(q) = rest.iter().position(|&b| b == b'"') else { continue };
-        if !rest[..q].iter().all(|b| b.is_ascii_digit() || b.is_ascii_whitespace()) {
-            continue;
-        }
-        let Some(end) = rest[q + 1..].iter().position(|&b| b == b'"' || b == b'\n') else { continue };
-        let path = crate::inspect::unescape(&String::from_utf8_lossy(&rest[q + 1..q + 1 + end]));
-        if !out.contains(&path) {
-            out.push(path);
-        }
-    }
-    out
+/// compute-sanitizer's report of a failed API call, as (error, call): `Program hit
+/// CUDA_ERROR_LAUNCH_FAILED (error 719) due to "unspecified launch failure" on CUDA API call to
+/// cuMemFreeAsync.`
+fn api_error(message: &str) -> Option<(&str, &str)> {
+    let rest = message.strip_prefix("Program hit ")?;
+    let error = rest.split_whitespace().next()?;
+    let call = rest.rsplit_once(" on CUDA API call to ")?.1.trim().trim_end_matches('.');
+    Some((error, call))
 }
 
-/// Gives a bare file name (`lib.rs`) the folder it has in the line tables: the one path of that
-/// name, or of several, the one whose text defines the function (when the sources are here).
-pub fn resolve_paths(findings: &mut [Finding], paths: &[String]) {
+/// Errors after which the context is unusable: every later call returns the same error.
+fn leaves_the_context_unusable(error: &str) -> bool {
+    let driver = [
+        "CUDA_ERROR_LAUNCH_FAILED",
+        "CUDA_ERROR_ILLEGAL_ADDRESS",
+        "CUDA_ERROR_MISALIGNED_ADDRESS",
+        "CUDA_ERROR_INVALID_ADDRESS_SPACE",
+        "CUDA_ERROR_INVALID_PC",
+        "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+        "CUDA_ERROR_HARDWARE_STACK_ERROR",
+        "CUDA_ERROR_ASSERT",
+        "CUDA_ERROR_LAUNCH_TIMEOUT",
+    ];
+    let runtime = [
+        "cudaErrorLaunchFailure",
+        "cudaErrorIllegalAddress",
+        "cudaErrorMisalignedAddress",
+        "cudaErrorInvalidAddressSpace",
+        "cudaErrorInvalidPc",
+        "cudaErrorIllegalInstruction",
+        "cudaErrorHardwareStackError",
+        "cudaErrorAssert",
+        "cudaErrorLaunchTimeout",
+    ];
+    driver.contains(&error) || runtime.contains(&error)
+}
+
+/// After a kernel's fault every later API call of the program fails with the same error, and
+/// compute-sanitizer reports each one: those reports become consequences of the finding that
+/// caused them (the kernel's, or the first report of that error), not findings of their own.
+pub fn consequences(findings: Vec<Finding>) -> Vec<Finding> {
+    let mut out: Vec<Finding> = Vec::new();
     for f in findings {
-        let Some(name) = f.file.as_deref().filter(|n| !n.contains('/')) else { continue };
-        let same: Vec<&String> = paths.iter().filter(|p| Path::new(p.as_str()).file_name().is_some_and(|n| n == name)).collect();
-        let defines =
-            |p: &&String| f.function.as_deref().is_some_and(|func| std::fs::read_to_string(p.as_str()).is_ok_and(|t| t.contains(func)));
-        let chosen = match same.as_slice() {
-            [one] => Some((*one).clone()),
-            [] => None,
-            many => many.iter().copied().find(|p| defines(p)).cloned(),
-        };
-        if let Some(path) = chosen {
-            f.file = Some(path);
+        if let Some((error, call)) = api_error(&f.message).filter(|(e, _)| leaves_the_context_unusable(e)) {
+            let cause = out
+                .iter_mut()
+                .rev()
+                .find(|g| g.program == f.program && (g.function.is_some() || api_error(&g.message).is_some_and(|(e, _)| e == error)));
+            if let Some(cause) = cause {
+                let times = if f.count > 1 { format!(" ({} times)", f.count) } else { String::new() };
+                cause.consequences.push(format!("{error} on {call}{times}"));
+                continue;
+            }
         }
+        out.push(f);
     }
+    out
 }
 
 fn is_summary(text: &str) -> bool {
@@ -438,13 +460,25 @@ mod tests {
 
     #[test]
     fn executables_are_read_from_cargo_json() {
-        let json = r#"{"reason":"compiler-artifact","target":{"kind":["lib"]},"profile":{"test":false},"executable":null}
-{"reason":"compiler-artifact","target":{"kind":["bin"]},"profile":{"test":false},"executable":"/t/release/demo"}
-{"reason":"compiler-artifact","target":{"kind":["test"]},"profile":{"test":true},"executable":"/t/release/deps/gpu-1234"}
-{"reason":"compiler-artifact","target":{"kind":["bin"]},"profile":{"test":true},"executable":"/t/release/deps/demo-99"}
-{"reason":"build-finished","success":true}"#;
-        assert_eq!(executables(json, true), [PathBuf::from("/t/release/deps/gpu-1234"), PathBuf::from("/t/release/deps/demo-99")]);
-        assert_eq!(executables(json, false), [PathBuf::from("/t/release/demo")]);
+        // What cargo 1.95 prints for `cargo test --no-run --message-format=json` of a bin and a test.
+        let artifact = |kind: &str, test: bool, exe: &str| {
+            let exe = if exe.is_empty() { "null".to_string() } else { format!("\"{exe}\"") };
+            format!(
+                r#"{{"reason":"compiler-artifact","package_id":"path+file:///src/demo#0.1.0","manifest_path":"/src/demo/Cargo.toml","target":{{"kind":["{kind}"],"crate_types":["{ct}"],"name":"demo","src_path":"/src/demo/src/main.rs","edition":"2021","doc":true,"doctest":false,"test":true}},"profile":{{"opt_level":"3","debuginfo":0,"debug_assertions":false,"overflow_checks":false,"test":{test}}},"features":[],"filenames":["/t/x"],"executable":{exe},"fresh":false}}"#,
+                ct = if kind == "lib" { "lib" } else { "bin" }
+            )
+        };
+        let json = [
+            artifact("lib", false, ""),
+            artifact("bin", false, "/t/release/demo"),
+            artifact("test", true, "/t/release/deps/gpu-1234"),
+            artifact("bin", true, "/t/release/deps/demo-99"),
+            r#"{"reason":"build-finished","success":true}"#.to_string(),
+            "a line a build script printed".to_string(),
+        ]
+        .join("\n");
+        assert_eq!(executables(&json, true), [PathBuf::from("/t/release/deps/gpu-1234"), PathBuf::from("/t/release/deps/demo-99")]);
+        assert_eq!(executables(&json, false), [PathBuf::from("/t/release/demo")]);
     }
 
     /// The shapes of compute-sanitizer 13's reports (memcheck, racecheck, a host API error).
@@ -514,16 +548,56 @@ mod tests {
         std::fs::write(src.join("lib.rs"), "pub unsafe fn oob_write_rs() {}\n").unwrap();
         let exe = dir.path().join("demo");
         let escaped = src.join("lib.rs").display().to_string().replace('ñ', "\\303\\261");
-        let body = format!("\x7fELF\0junk\t.file\t1 \"/other/src/lib.rs\"\n\t.file\t2 \"{escaped}\"\n\t.file\t3 \"/x/cuda/bugs.cu\"\n");
+        let body = format!(
+            "\x7fELF\0junk\n.version 7.8\n\t.file\t1 \"/other/src/lib.rs\"\n\t.file\t2 \"{escaped}\"\n\t.file\t3 \"/x/cuda/bugs.cu\"\n"
+        );
         std::fs::write(&exe, body).unwrap();
-        let paths = source_paths(&exe);
-        assert_eq!(paths.len(), 3, "{paths:?}");
-        assert_eq!(paths[1], src.join("lib.rs").display().to_string());
-        resolve_paths(&mut f, &paths);
-        assert_eq!(f[0].file.as_deref(), Some(paths[1].as_str()), "of two lib.rs, the one defining the kernel");
+        let tables = LineTables::of_program(&exe);
+        assert_eq!(tables.paths.len(), 3, "{:?}", tables.paths);
+        assert_eq!(tables.paths[1], src.join("lib.rs").display().to_string());
+        resolve_paths(&mut f, &tables, dir.path());
+        assert_eq!(f[0].file.as_deref(), Some(tables.paths[1].as_str()), "of two lib.rs, the one defining the kernel");
         let mut cu = vec![Finding { file: Some("bugs.cu".into()), function: Some("race_cu".into()), ..f[0].clone() }];
-        resolve_paths(&mut cu, &paths);
+        resolve_paths(&mut cu, &tables, dir.path());
         assert_eq!(cu[0].file.as_deref(), Some("/x/cuda/bugs.cu"), "the one file of that name");
+    }
+
+    /// One out-of-bounds write, then the context is lost: memcheck reports the failed API calls
+    /// that follow (cudarc's synchronize, frees and unloads), which are consequences of the write.
+    /// The log: compute-sanitizer 2025.3.1 (CUDA 13.0) on an H100, `sanitize-demo oob-rs`.
+    #[test]
+    fn api_errors_after_a_kernel_fault_are_its_consequences() {
+        let log = include_str!("sanitize/testdata/oob-rs.memcheck.log");
+        let f = consequences(group(parse(log, Tool::Memcheck, Path::new("p"))));
+        assert_eq!(f.len(), 1, "one bug, one finding: {f:#?}");
+        assert_eq!((f[0].message.as_str(), f[0].line, f[0].count), ("Invalid __global__ write of size 4 bytes", Some(11), 32));
+        assert_eq!(
+            f[0].consequences,
+            [
+                "CUDA_ERROR_LAUNCH_FAILED on cuStreamSynchronize",
+                "CUDA_ERROR_LAUNCH_FAILED on cuMemFreeAsync",
+                "CUDA_ERROR_LAUNCH_FAILED on cuEventDestroy_v2 (2 times)",
+                "CUDA_ERROR_LAUNCH_FAILED on cuModuleUnload (2 times)"
+            ]
+        );
+        // Before, each failed call was a finding of its own: 5 for one bug.
+        assert_eq!(group(parse(log, Tool::Memcheck, Path::new("p"))).len(), 5);
+
+        // Without a kernel's report before them, the first failed call is the finding and the
+        // ones with its error follow from it; an error that leaves the context usable stands alone.
+        let log = "\
+========= Program hit CUDA_ERROR_INVALID_VALUE (error 1) due to \"invalid argument\" on CUDA API call to cuMemcpyHtoDAsync_v2.
+========= Program hit CUDA_ERROR_ILLEGAL_ADDRESS (error 700) due to \"an illegal memory access was encountered\" on CUDA API call to cuStreamSynchronize.
+=========     Saved host backtrace up to driver entry point at error
+=========         Host Frame: cuStreamSynchronize [0x2f2c4a] in libcuda.so.1
+========= Program hit CUDA_ERROR_ILLEGAL_ADDRESS (error 700) due to \"an illegal memory access was encountered\" on CUDA API call to cuMemFreeAsync.
+========= Program hit CUDA_ERROR_ILLEGAL_ADDRESS (error 700) due to \"an illegal memory access was encountered\" on CUDA API call to cuMemFreeAsync.
+";
+        let f = consequences(group(parse(log, Tool::Memcheck, Path::new("p"))));
+        let messages: Vec<&str> = f.iter().map(|f| f.message.split(" due to").next().unwrap()).collect();
+        assert_eq!(messages, ["Program hit CUDA_ERROR_INVALID_VALUE (error 1)", "Program hit CUDA_ERROR_ILLEGAL_ADDRESS (error 700)"]);
+        assert_eq!(f[1].consequences, ["CUDA_ERROR_ILLEGAL_ADDRESS on cuMemFreeAsync (2 times)"]);
+        assert!(f[0].consequences.is_empty());
     }
 
     #[test]

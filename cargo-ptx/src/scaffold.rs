@@ -321,9 +321,18 @@ fn variables(name: &str, archs: &[String], deps: &Dependencies) -> Result<BTreeM
         ("toolchain", ptx_build::internals::tools::DEFAULT_TOOLCHAIN.to_string()),
         ("archs_toml", format!("[{}]", archs.iter().map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(", "))),
         ("ptx_build", ptx_build),
+        ("ptx_runtime_harness", with_features(&ptx_runtime, "harness")),
         ("ptx_runtime", ptx_runtime),
         ("ptx_device", ptx_device),
     ]))
+}
+
+/// A dependency spec (`"0.1.0"` or `{ path = "..." }`) with a feature turned on.
+fn with_features(spec: &str, feature: &str) -> String {
+    match spec.strip_suffix(" }") {
+        Some(table) => format!("{table}, features = [\"{feature}\"] }}"),
+        None => format!("{{ version = {spec}, features = [\"{feature}\"] }}"),
+    }
 }
 
 /// `{ path = "..." }` for each of our crates in the checkout at `given` (`--path-deps`).
@@ -490,6 +499,34 @@ mod tests {
                 let text = render(t.text, &vars, lang).unwrap_or_else(|e| panic!("{}: {e}", t.path));
                 assert!(!text.contains("{{") && !text.contains("}}"), "{} ({lang}) keeps a placeholder:\n{text}", t.path);
             }
+        }
+    }
+
+    /// tests/gpu.rs runs on ptx-runtime's harness: the manifest turns the feature on for the tests,
+    /// from the registry or from a checkout alike.
+    #[test]
+    fn the_gpu_tests_get_ptx_runtimes_harness_feature() {
+        let manifest = TEMPLATES.iter().find(|t| t.path == "Cargo.toml").expect("the host manifest");
+        let checkout = tempfile::tempdir().unwrap();
+        for krate in ["ptx-build", "ptx-runtime", "ptx-device"] {
+            fs::create_dir_all(checkout.path().join(krate)).unwrap();
+            fs::write(checkout.path().join(krate).join("Cargo.toml"), "").unwrap();
+        }
+        for deps in [Dependencies::Registry, Dependencies::Path(checkout.path().to_path_buf())] {
+            let vars = variables("demo-app", &["sm_80".into()], &deps).unwrap();
+            let text = render(manifest.text, &vars, KernelLanguage::Both).unwrap();
+            let toml: toml::Table = text.parse().unwrap_or_else(|e| panic!("{e}:\n{text}"));
+            let runtime = |section: &str| toml[section]["ptx-runtime"].clone();
+            let dev = runtime("dev-dependencies");
+            assert_eq!(dev["features"].as_array().unwrap(), &[toml::Value::from("harness")], "{text}");
+            match deps {
+                Dependencies::Registry => {
+                    assert_eq!(runtime("dependencies").as_str(), Some(env!("CARGO_PKG_VERSION")));
+                    assert_eq!(dev["version"].as_str(), Some(env!("CARGO_PKG_VERSION")));
+                }
+                Dependencies::Path(_) => assert_eq!(dev["path"], runtime("dependencies")["path"]),
+            }
+            assert!(toml["test"][0]["harness"].as_bool() == Some(false), "{text}");
         }
     }
 

@@ -4,6 +4,9 @@
 //!
 //! The CUDA driver is opened at run time (cudarc's dynamic loading): a host binary builds and
 //! links on a machine without CUDA, and [`context`] reports a missing driver as an error.
+//!
+//! With the `harness` feature, `harness` is a test harness for GPU tests that reports a test
+//! without a GPU as ignored, with the reason (or fails it when `CARGO_PTX_REQUIRE_GPU=1`).
 
 #![warn(missing_docs)]
 
@@ -28,6 +31,9 @@ pub use ptx_device_macros::DeviceRepr;
 
 pub mod tma;
 pub use tma::{Swizzle, TensorMap, TensorMapError, TmaType};
+
+#[cfg(feature = "harness")]
+pub mod harness;
 
 /// Host twins of CUDA's vendor types that have no Rust primitive, for kernel parameters by value
 /// and behind pointers: the same size and alignment as in the PTX (the generated module asserts
@@ -231,18 +237,6 @@ pub fn context(ordinal: usize) -> Result<Arc<CudaContext>, LoadError> {
         return Err(LoadError::NoDriver);
     }
     CudaContext::new(ordinal).map_err(|source| LoadError::Driver { action: format!("creating a context on device {ordinal}"), source })
-}
-
-/// For tests that need a GPU: a context on device 0, or `None` after printing the one-line
-/// reason there is none (`skipped: no GPU here (...)`), so the test can return and pass.
-pub fn context_or_skip() -> Option<Arc<CudaContext>> {
-    match context(0) {
-        Ok(c) => Some(c),
-        Err(e) => {
-            eprintln!("skipped: no GPU here ({})", e.to_string().lines().next().unwrap_or_default());
-            None
-        }
-    }
 }
 
 /// The driver's CUDA version, e.g. `13.0`.

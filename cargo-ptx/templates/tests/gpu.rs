@@ -1,14 +1,12 @@
 //! On a GPU: the kernels load, and every kernel, from the cubin and through the PTX JIT,
 //! matches the CPU.
 //!
-//! Its own test harness (libtest-mimic; `harness = false` in Cargo.toml): without a CUDA driver
+//! It runs on ptx-runtime's test harness (`harness = false` in Cargo.toml): without a CUDA driver
 //! each test reports `ignored (no GPU: <reason>)` and counts as ignored, rather than passing
-//! having checked nothing. `cargo test` filters and flags work as usual.
+//! having checked nothing; with `CARGO_PTX_REQUIRE_GPU=1` (a run that must use the GPU) a missing
+//! GPU fails instead. `cargo test` filters and flags work as usual.
 
-use std::sync::Arc;
-
-use libtest_mimic::{Arguments, Completion, Trial};
-use ptx_runtime::cudarc::driver::CudaContext;
+use ptx_runtime::harness::{self, Context};
 
 use {{crate}}::{{{#rust}}affine, {{/rust}}input, kernels::Kernels, {{#rust}}saxpy, {{/rust}}{{#cuda}}sigmoid, {{/cuda}}{{#rust}}softplus, {{/rust}}ulps_apart};
 {{#rust}}
@@ -17,34 +15,18 @@ use {{crate}}_shared::Affine;
 {{/rust}}
 
 fn main() {
-    let args = Arguments::from_args();
-    let tests = vec![
-        gpu("the_kernels_load_on_this_machines_gpu", kernels_load),
-        gpu("kernels_match_the_cpu", kernels_match_the_cpu),
-    ];
-    libtest_mimic::run(&args, tests).exit();
+    harness::run(vec![
+        harness::gpu("the_kernels_load_on_this_machines_gpu", kernels_load),
+        harness::gpu("kernels_match_the_cpu", kernels_match_the_cpu),
+    ]);
 }
 
-/// A test that needs GPU 0: ignored, with the reason, where there is none.
-fn gpu(name: &'static str, test: fn(&Arc<CudaContext>)) -> Trial {
-    Trial::ignorable_test(name, move || match ptx_runtime::context(0) {
-        Ok(ctx) => {
-            test(&ctx);
-            Ok(Completion::Completed)
-        }
-        Err(e) => {
-            let reason = e.to_string().lines().next().unwrap_or_default().to_string();
-            Ok(Completion::ignored_with(format!("no GPU: {reason}")))
-        }
-    })
-}
-
-fn kernels_load(ctx: &Arc<CudaContext>) {
+fn kernels_load(ctx: &Context) {
     let k = Kernels::load(ctx).expect("an embedded image fits this GPU");
     assert!(!k.images().is_empty());
 }
 
-fn kernels_match_the_cpu(ctx: &Arc<CudaContext>) {
+fn kernels_match_the_cpu(ctx: &Context) {
     for load in [Kernels::load, Kernels::load_ptx_only] {
         let k = load(ctx).unwrap();
         let stream = ctx.default_stream();

@@ -1,7 +1,10 @@
 //! A template kernel's generic method compiles only for the types the .cu file instantiates
 //! (no GPU needed).
 
+// trybuild compiles a project of its own (about 1.5 min in a fresh target dir on 2 cores):
+// held back from `cargo test`; CI runs it.
 #[test]
+#[ignore = "slow: `cargo test --workspace --test compile_fail -- --ignored` runs it (CI does)"]
 fn uninstantiated_template_types_do_not_compile() {
     let t = trybuild::TestCases::new();
     t.compile_fail("tests/ui/*.rs");

@@ -1,14 +1,19 @@
-//! The CUDA C++ kernels on a GPU against the CPU. Without a CUDA driver each test says so in one
-//! line and passes.
+//! The CUDA C++ kernels on a GPU against the CPU. ptx-runtime's test harness: without a CUDA
+//! driver each GPU test reports `ignored (no GPU: <reason>)`.
 
 use cuda_kernels::{add_u128_cpu, block_sums_cpu, config, kernels, saxpy_cpu};
+use ptx_runtime::harness::{self, Context};
 use ptx_runtime::ImageKind;
 
-fn ctx() -> Option<std::sync::Arc<ptx_runtime::cudarc::driver::CudaContext>> {
-    ptx_runtime::context_or_skip()
+fn main() {
+    harness::run(vec![
+        harness::gpu("cuda_kernels_match_the_cpu_from_the_cubin", cuda_kernels_match_the_cpu_from_the_cubin),
+        harness::gpu("cuda_kernels_match_the_cpu_through_the_ptx_jit", cuda_kernels_match_the_cpu_through_the_ptx_jit),
+        harness::test("every_cu_file_is_a_module_with_ptx_and_cubins", every_cu_file_is_a_module_with_ptx_and_cubins),
+    ]);
 }
 
-fn check(k: &kernels::Kernels, ctx: &std::sync::Arc<ptx_runtime::cudarc::driver::CudaContext>) {
+fn check(k: &kernels::Kernels, ctx: &Context) {
     let stream = ctx.default_stream();
     for n in [1usize, 255, 256, 257, 100_003] {
         let x: Vec<f32> = (0..n).map(|i| (i % 977) as f32 * 0.013 - 6.0).collect();
@@ -77,26 +82,21 @@ fn stamped(k: &kernels::Kernels, stream: &std::sync::Arc<ptx_runtime::cudarc::dr
     assert_eq!(stream.clone_dtoh(&dst).unwrap(), bytes, "copy_bytes");
 }
 
-#[test]
-fn cuda_kernels_match_the_cpu_from_the_cubin() {
-    let Some(ctx) = ctx() else { return };
-    let k = kernels::Kernels::load(&ctx).unwrap();
+fn cuda_kernels_match_the_cpu_from_the_cubin(ctx: &Context) {
+    let k = kernels::Kernels::load(ctx).unwrap();
     let (major, minor) = ctx.compute_capability().unwrap();
     if [80, 90].contains(&(major * 10 + minor)) {
         assert!(k.images().iter().all(|i| i.kind == ImageKind::Cubin), "{:?}", k.images());
     }
-    check(&k, &ctx);
+    check(&k, ctx);
 }
 
-#[test]
-fn cuda_kernels_match_the_cpu_through_the_ptx_jit() {
-    let Some(ctx) = ctx() else { return };
-    let k = kernels::Kernels::load_ptx_only(&ctx).unwrap();
+fn cuda_kernels_match_the_cpu_through_the_ptx_jit(ctx: &Context) {
+    let k = kernels::Kernels::load_ptx_only(ctx).unwrap();
     assert!(k.images().iter().all(|i| i.kind == ImageKind::Ptx));
-    check(&k, &ctx);
+    check(&k, ctx);
 }
 
-#[test]
 fn every_cu_file_is_a_module_with_ptx_and_cubins() {
     // No GPU needed: the constants are plain data.
     assert_eq!(

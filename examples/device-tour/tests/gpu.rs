@@ -1,17 +1,27 @@
 //! ptx-device against CUDA C++ on a GPU: each Rust kernel (`rs_*`) and its CUDA twin (`cu_*`)
 //! run on the same inputs; integer and IEEE results must agree bit for bit, and both must
-//! match the CPU where the CPU can say. Without a CUDA driver each test says so in one line.
+//! match the CPU where the CPU can say. ptx-runtime's test harness: without a CUDA driver each
+//! test reports `ignored (no GPU: <reason>)`.
 
 use std::sync::Arc;
 
 use device_tour::*;
-use ptx_runtime::cudarc::driver::{CudaContext, CudaSlice, CudaStream, LaunchConfig};
+use ptx_runtime::cudarc::driver::{CudaSlice, CudaStream, LaunchConfig};
+use ptx_runtime::harness::{self, Context};
 
-fn setup() -> Option<(Arc<CudaContext>, Arc<CudaStream>, kernels::Kernels)> {
-    let ctx = ptx_runtime::context_or_skip()?;
-    let k = kernels::Kernels::load(&ctx).unwrap();
-    let stream = ctx.default_stream();
-    Some((ctx, stream, k))
+fn main() {
+    harness::run(vec![
+        harness::gpu("integer_operations_are_bit_exact", integer_operations_are_bit_exact),
+        harness::gpu("libdevice_math_and_ieee_operations_are_identical", libdevice_math_and_ieee_operations_are_identical),
+        harness::gpu("shuffles_and_votes_are_right_for_every_active_lane_count", shuffles_and_votes_are_right_for_every_active_lane_count),
+        harness::gpu("atomics_are_right_under_contention", atomics_are_right_under_contention),
+        harness::gpu("indices_copies_and_timers_agree_with_cuda", indices_copies_and_timers_agree_with_cuda),
+        harness::gpu("benchmark_kernels_compute_what_cuda_computes", benchmark_kernels_compute_what_cuda_computes),
+    ]);
+}
+
+fn setup(ctx: &Context) -> (Arc<CudaStream>, kernels::Kernels) {
+    (ctx.default_stream(), kernels::Kernels::load(ctx).unwrap())
 }
 
 fn zeros<T: ptx_runtime::cudarc::driver::DeviceRepr + ptx_runtime::cudarc::driver::ValidAsZeroBits>(
@@ -48,9 +58,8 @@ fn assert_same_but<T: PartialEq + std::fmt::LowerHex>(what: &str, ops: usize, ru
     }
 }
 
-#[test]
-fn integer_operations_are_bit_exact() {
-    let Some((_ctx, s, k)) = setup() else { return };
+fn integer_operations_are_bit_exact(ctx: &Context) {
+    let (s, k) = setup(ctx);
     let n = 4099;
     let edge = [0u32, 1, 2, 31, 32, 63, 0x7fff_ffff, 0x8000_0000, 0xffff_ffff, 0x0000_ffff, 0xffff_0000, 0x1f1f];
     let mut w = Words(1);
@@ -73,9 +82,8 @@ fn integer_operations_are_bit_exact() {
     }
 }
 
-#[test]
-fn libdevice_math_and_ieee_operations_are_identical() {
-    let Some((_ctx, s, k)) = setup() else { return };
+fn libdevice_math_and_ieee_operations_are_identical(ctx: &Context) {
+    let (s, k) = setup(ctx);
     let n = 3001;
     let (x, y, z) = (f32_inputs(n, 2), f32_inputs(n, 3), f32_inputs(n, 4));
     let (dx, dy, dz) = (s.clone_htod(&x).unwrap(), s.clone_htod(&y).unwrap(), s.clone_htod(&z).unwrap());
@@ -137,9 +145,8 @@ fn warp_expected(x: &[u32], w: usize, lane: usize) -> [Option<u32>; WARP_OUTS] {
     ]
 }
 
-#[test]
-fn shuffles_and_votes_are_right_for_every_active_lane_count() {
-    let Some((_ctx, s, k)) = setup() else { return };
+fn shuffles_and_votes_are_right_for_every_active_lane_count(ctx: &Context) {
+    let (s, k) = setup(ctx);
     // Warp w of the one block has w + 1 active lanes: every count from 1 to 32 in one launch.
     let mut words = Words(8);
     let mut x: Vec<u32> = (0..1024).map(|_| (words.next().unwrap() % 2000) as u32).collect();
@@ -164,9 +171,8 @@ fn shuffles_and_votes_are_right_for_every_active_lane_count() {
     }
 }
 
-#[test]
-fn atomics_are_right_under_contention() {
-    let Some((_ctx, s, k)) = setup() else { return };
+fn atomics_are_right_under_contention(ctx: &Context) {
+    let (s, k) = setup(ctx);
     let (n, block) = (65536usize, 256u32);
     let x: Vec<u32> = Words(9).map(|r| r as u32).take(n).collect();
     let dx = s.clone_htod(&x).unwrap();
@@ -248,9 +254,8 @@ fn atomics_are_right_under_contention() {
     }
 }
 
-#[test]
-fn indices_copies_and_timers_agree_with_cuda() {
-    let Some((_ctx, s, k)) = setup() else { return };
+fn indices_copies_and_timers_agree_with_cuda(ctx: &Context) {
+    let (s, k) = setup(ctx);
     let (w, h) = (100u32, 37u32);
     let cfg = LaunchConfig { grid_dim: (w.div_ceil(16), h.div_ceil(8), 1), block_dim: (16, 8, 1), shared_mem_bytes: 0 };
     let (mut rs, mut cu) = (zeros::<u32>(&s, (w * h) as usize * INDEX_OUTS), zeros::<u32>(&s, (w * h) as usize * INDEX_OUTS));
@@ -261,7 +266,7 @@ fn indices_copies_and_timers_agree_with_cuda() {
     for row in 0..h {
         for col in 0..w {
             let o = &rs[(row * w + col) as usize * INDEX_OUTS..];
-            assert_eq!(o[..4], [col, row, col % 16 | (row % 8) << 8, col / 16 | (row / 8) << 16]);
+            assert_eq!(o[..4], [col, row, (col % 16) | ((row % 8) << 8), (col / 16) | ((row / 8) << 16)]);
             assert_eq!(o[4..6], [16 | 8 << 8 | 1 << 16, 7 | 5 << 16 | (7 * 16) << 24]);
         }
     }
@@ -275,8 +280,8 @@ fn indices_copies_and_timers_agree_with_cuda() {
     unsafe { k.cu_reverse_tiles(&s, cfg, n as u32, &dx, &mut cu) }.unwrap();
     let rs = s.clone_dtoh(&rs).unwrap();
     assert_eq!(rs, s.clone_dtoh(&cu).unwrap());
-    for i in 0..768 {
-        assert_eq!(rs[i], (i / 256 * 256 + 255 - i % 256) as f32, "element {i}");
+    for (i, r) in rs.iter().enumerate().take(768) {
+        assert_eq!(*r, (i / 256 * 256 + 255 - i % 256) as f32, "element {i}");
     }
 
     for rust in [true, false] {
@@ -290,9 +295,8 @@ fn indices_copies_and_timers_agree_with_cuda() {
     }
 }
 
-#[test]
-fn benchmark_kernels_compute_what_cuda_computes() {
-    let Some((_ctx, s, k)) = setup() else { return };
+fn benchmark_kernels_compute_what_cuda_computes(ctx: &Context) {
+    let (s, k) = setup(ctx);
     let n = (1 << 20) + 3;
     let x: Vec<f32> = Words(10).map(|r| (r % 1000) as f32 * 0.001).take(n).collect();
     let dx = s.clone_htod(&x).unwrap();

@@ -2,45 +2,34 @@
 //! memory, by-value loops over small arrays, plain `for` loops) against a CPU reference and
 //! against their CUDA twins, and launch bounds as the generated module enforces them.
 //!
-//! A libtest-mimic harness (`harness = false`), as examples/saxpy's: without a driver each GPU
-//! test reports `ignored` with the reason, and with `CARGO_PTX_REQUIRE_GPU=1` (the GPU bundle's
-//! `run` sets it) it fails instead.
+//! ptx-runtime's test harness: without a driver each GPU test reports `ignored` with the reason,
+//! and with `CARGO_PTX_REQUIRE_GPU=1` (the GPU bundle's `run` sets it) it fails instead.
 
 use std::sync::Arc;
 
 use device_tour::kernels::Kernels;
 use device_tour::{linear, Words};
-use libtest_mimic::{Arguments, Completion, Failed, Trial};
-use ptx_runtime::cudarc::driver::{sys, CudaContext, CudaStream, LaunchConfig};
+use ptx_runtime::cudarc::driver::{sys, CudaStream, LaunchConfig};
+use ptx_runtime::harness::{self, Context};
 use ptx_runtime::LaunchError;
 
-type Ctx = Arc<CudaContext>;
+type Ctx = Context;
 
 fn main() {
-    let args = Arguments::from_args();
-    let trials = vec![
+    harness::run(vec![
         gpu("histograms_count_every_byte", histograms_count_every_byte),
         gpu("sgemm_is_bit_identical_to_the_cpu_and_cuda", sgemm_is_bit_identical_to_the_cpu_and_cuda),
         gpu("transpose_conv5_and_dense16_match_the_cpu_and_cuda", transpose_conv5_and_dense16_match_the_cpu_and_cuda),
         gpu("atomic_inc_and_dec_wrap_as_cudas", atomic_inc_and_dec_wrap_as_cudas),
         gpu("a_launch_over_the_bound_is_refused_naming_it", a_launch_over_the_bound_is_refused_naming_it),
-    ];
-    libtest_mimic::run(&args, trials).exit();
+    ]);
 }
 
-/// A test that needs device 0: ignored with the reason where there is none, failed instead when
-/// `CARGO_PTX_REQUIRE_GPU=1`.
-fn gpu(name: &'static str, test: fn(&Ctx, &Arc<CudaStream>, &Kernels)) -> Trial {
-    Trial::ignorable_test(name, move || match ptx_runtime::context(0) {
-        Ok(ctx) => {
-            let k = Kernels::load(&ctx).map_err(|e| Failed::from(e.to_string()))?;
-            test(&ctx, &ctx.default_stream(), &k);
-            Ok(Completion::Completed)
-        }
-        Err(e) if std::env::var_os("CARGO_PTX_REQUIRE_GPU").is_some_and(|v| v == "1") => {
-            Err(format!("CARGO_PTX_REQUIRE_GPU=1 and no GPU: {e}").into())
-        }
-        Err(e) => Ok(Completion::ignored_with(format!("no GPU: {}", e.to_string().lines().next().unwrap_or_default()))),
+/// A GPU test with the default stream and the kernels loaded.
+fn gpu(name: &'static str, test: fn(&Ctx, &Arc<CudaStream>, &Kernels)) -> harness::Trial {
+    harness::gpu(name, move |ctx: &Context| {
+        let k = Kernels::load(ctx).unwrap();
+        test(ctx, &ctx.default_stream(), &k)
     })
 }
 

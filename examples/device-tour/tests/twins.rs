@@ -2,19 +2,30 @@
 //! loads and unrolling (`kernels/src/twins.rs`) and their CUDA C++ twins (`kernels/cuda/twins.cu`)
 //! against a CPU reference and against each other, bit for bit (both contract `a * b + c` into
 //! FMA, `fmad` being on by default, and the CPU reference uses `mul_add` in the same order).
-//! Without a CUDA driver each test says so in one line.
+//! ptx-runtime's test harness: without a CUDA driver each test reports `ignored (no GPU: <reason>)`.
 
 use std::sync::Arc;
 
 use device_tour::kernels::Kernels;
 use device_tour::{linear, Words};
-use ptx_runtime::cudarc::driver::{CudaContext, CudaStream, LaunchConfig};
+use ptx_runtime::cudarc::driver::{CudaStream, LaunchConfig};
+use ptx_runtime::harness::{self, Context};
 
-fn setup() -> Option<(Arc<CudaContext>, Arc<CudaStream>, Kernels)> {
-    let ctx = ptx_runtime::context_or_skip()?;
-    let k = Kernels::load(&ctx).unwrap();
-    let stream = ctx.default_stream();
-    Some((ctx, stream, k))
+fn main() {
+    harness::run(vec![
+        harness::gpu("saxpy4_matches_the_cpu_and_cuda", saxpy4_matches_the_cpu_and_cuda),
+        harness::gpu("sgemm_matches_the_cpu_and_cuda_bit_for_bit", sgemm_matches_the_cpu_and_cuda_bit_for_bit),
+        harness::gpu("transpose_matches_the_cpu_and_cuda", transpose_matches_the_cpu_and_cuda),
+        harness::gpu("histogram_counts_every_byte", histogram_counts_every_byte),
+        harness::gpu(
+            "width_shuffles_scoped_atomics_vectors_cp_async_and_unroll_are_right",
+            width_shuffles_scoped_atomics_vectors_cp_async_and_unroll_are_right,
+        ),
+    ]);
+}
+
+fn setup(ctx: &Context) -> (Arc<CudaStream>, Kernels) {
+    (ctx.default_stream(), Kernels::load(ctx).unwrap())
 }
 
 /// Floats in [-1, 1) with 12 significant bits, so sums stay exact enough to show any reordering.
@@ -31,9 +42,8 @@ fn assert_bits(what: &str, expected: &[f32], got: &[f32]) {
     }
 }
 
-#[test]
-fn saxpy4_matches_the_cpu_and_cuda() {
-    let Some((_ctx, s, k)) = setup() else { return };
+fn saxpy4_matches_the_cpu_and_cuda(ctx: &Context) {
+    let (s, k) = setup(ctx);
     let n = (1 << 22) + 4 * 37;
     let (x, y) = (floats(n, 1), floats(n, 2));
     let a = 1.75f32;
@@ -47,9 +57,8 @@ fn saxpy4_matches_the_cpu_and_cuda() {
     assert_bits("CUDA saxpy4", &expected, &s.clone_dtoh(&cy).unwrap());
 }
 
-#[test]
-fn sgemm_matches_the_cpu_and_cuda_bit_for_bit() {
-    let Some((_ctx, s, k)) = setup() else { return };
+fn sgemm_matches_the_cpu_and_cuda_bit_for_bit(ctx: &Context) {
+    let (s, k) = setup(ctx);
     let n = 512;
     let (a, b) = (floats(n * n, 3), floats(n * n, 4));
     // One FMA per k, in order: what both kernels do per element of C.
@@ -68,9 +77,8 @@ fn sgemm_matches_the_cpu_and_cuda_bit_for_bit() {
     assert_bits("CUDA SGEMM", &expected, &s.clone_dtoh(&cc).unwrap());
 }
 
-#[test]
-fn transpose_matches_the_cpu_and_cuda() {
-    let Some((_ctx, s, k)) = setup() else { return };
+fn transpose_matches_the_cpu_and_cuda(ctx: &Context) {
+    let (s, k) = setup(ctx);
     let n = 1024;
     let x = floats(n * n, 5);
     let mut expected = vec![0.0f32; n * n];
@@ -88,9 +96,8 @@ fn transpose_matches_the_cpu_and_cuda() {
     assert_bits("CUDA transpose", &expected, &s.clone_dtoh(&c).unwrap());
 }
 
-#[test]
-fn histogram_counts_every_byte() {
-    let Some((_ctx, s, k)) = setup() else { return };
+fn histogram_counts_every_byte(ctx: &Context) {
+    let (s, k) = setup(ctx);
     let n = (1 << 22) + 11;
     // Skewed: half the words repeat one byte, so some bins see heavy contention.
     let words: Vec<u32> = Words(6).take(n).map(|r| if r % 2 == 0 { 0x4141_4141 } else { r as u32 }).collect();
@@ -109,9 +116,8 @@ fn histogram_counts_every_byte() {
     assert_eq!(s.clone_dtoh(&c).unwrap(), expected, "CUDA histogram");
 }
 
-#[test]
-fn width_shuffles_scoped_atomics_vectors_cp_async_and_unroll_are_right() {
-    let Some((_ctx, s, k)) = setup() else { return };
+fn width_shuffles_scoped_atomics_vectors_cp_async_and_unroll_are_right(ctx: &Context) {
+    let (s, k) = setup(ctx);
     let x: Vec<f32> = (0..256).map(|i| i as f32 * 0.5).collect();
     let dx = s.clone_htod(&x).unwrap();
     let mut out = s.alloc_zeros::<u32>(64 * 16).unwrap();
@@ -125,7 +131,7 @@ fn width_shuffles_scoped_atomics_vectors_cp_async_and_unroll_are_right() {
         let lane = (t % 32) as u32;
         let seg = lane & !7;
         assert_eq!(o[0], seg, "thread {t}: shfl idx 0 in 8-lane segments");
-        assert_eq!(o[1], if lane % 8 == 0 { lane } else { lane - 1 }, "thread {t}: shfl up");
+        assert_eq!(o[1], if lane.is_multiple_of(8) { lane } else { lane - 1 }, "thread {t}: shfl up");
         assert_eq!(o[2], if lane % 8 == 7 { lane } else { lane + 1 }, "thread {t}: shfl down");
         assert_eq!(o[3], lane ^ 4, "thread {t}: shfl xor");
         // Stored by thread 63 - t through st.shared.v4, read back with ld.shared.v4.

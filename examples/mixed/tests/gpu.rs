@@ -1,9 +1,16 @@
-//! Both languages from one generated module, on a GPU. Without a CUDA driver the GPU test says
-//! so in one line and passes.
+//! Both languages from one generated module, on a GPU. ptx-runtime's test harness: without a
+//! CUDA driver the GPU test reports `ignored (no GPU: <reason>)`.
 
 use mixed::{config, cpu, kernels};
+use ptx_runtime::harness::{self, Context};
 
-#[test]
+fn main() {
+    harness::run(vec![
+        harness::test("rust_and_cuda_kernels_share_one_module", rust_and_cuda_kernels_share_one_module),
+        harness::gpu("rust_then_cuda_matches_the_cpu", rust_then_cuda_matches_the_cpu),
+    ]);
+}
+
 fn rust_and_cuda_kernels_share_one_module() {
     // No GPU needed: the names and images are plain data.
     assert_eq!(kernels::KERNEL_NAMES, &["leaky_relu", "scale_add"]);
@@ -11,11 +18,9 @@ fn rust_and_cuda_kernels_share_one_module() {
     assert!(kernels::leaky_relu::PTX_SM_90.contains(".entry leaky_relu"));
 }
 
-#[test]
-fn rust_then_cuda_matches_the_cpu() {
-    let Some(ctx) = ptx_runtime::context_or_skip() else { return };
+fn rust_then_cuda_matches_the_cpu(ctx: &Context) {
     for load in [kernels::Kernels::load, kernels::Kernels::load_ptx_only] {
-        let k = load(&ctx).unwrap();
+        let k = load(ctx).unwrap();
         let stream = ctx.default_stream();
         for n in [1usize, 257, 100_003] {
             let x: Vec<f32> = (0..n).map(|i| (i % 2001) as f32 * 0.01 - 10.0).collect();

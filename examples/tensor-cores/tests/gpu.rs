@@ -2,34 +2,27 @@
 //! arch queries, and the two GEMM twin pairs against a sampled f64 reference, cuBLAS and each
 //! other.
 //!
-//! A libtest-mimic harness (`harness = false`, as examples/saxpy's): without a GPU the GPU tests
-//! report `ignored, no GPU: ..`; with `CARGO_PTX_REQUIRE_GPU=1` (the GPU bundle's `run`) a
-//! missing GPU is a failure. The sm_90a tests are ignored, with the reason, on other GPUs.
+//! ptx-runtime's test harness: without a GPU the GPU tests report `ignored (no GPU: ..)`; with
+//! `CARGO_PTX_REQUIRE_GPU=1` (the GPU bundle's `run`) a missing GPU is a failure. The sm_90a
+//! tests are ignored, with the reason, on other GPUs.
 
 mod cublas;
 
 use std::sync::Arc;
 
-use libtest_mimic::{Arguments, Completion, Trial};
-use ptx_runtime::cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
+use ptx_runtime::cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg};
 use ptx_runtime::half::{bf16, f16};
+use ptx_runtime::harness::{self, Context};
 use ptx_runtime::{ImageKind, Policy, Swizzle, TensorMap, TmaType};
 use tensor_cores::kernels::{self, Kernels};
 use tensor_cores::{compare, poison, random_f16, sampled_error, Shape, Words};
 
-type Ctx = Arc<CudaContext>;
+type Ctx = Context;
 
 fn main() {
-    let args = Arguments::from_args();
-    let trials = vec![
-        Trial::test("the_module_holds_both_languages_for_sm_80_and_sm_90a", || {
-            the_module_holds_both_languages_for_sm_80_and_sm_90a();
-            Ok(())
-        }),
-        Trial::test("gemm_shapes_off_the_tiles_are_refused", || {
-            gemm_shapes_off_the_tiles_are_refused();
-            Ok(())
-        }),
+    harness::run(vec![
+        harness::test("the_module_holds_both_languages_for_sm_80_and_sm_90a", the_module_holds_both_languages_for_sm_80_and_sm_90a),
+        harness::test("gemm_shapes_off_the_tiles_are_refused", gemm_shapes_off_the_tiles_are_refused),
         gpu("arch_queries_answer_for_the_image_that_runs", 0, arch_queries_answer_for_the_image_that_runs),
         gpu("launch_bounds_refuse_a_larger_block", 0, launch_bounds_refuse_a_larger_block),
         gpu("mma_fragments_follow_their_documented_layouts", 80, mma_fragments_follow_their_documented_layouts),
@@ -40,35 +33,22 @@ fn main() {
         gpu("tma_copies_boxes_and_completes_the_barrier", 90, tma_copies_boxes_and_completes_the_barrier),
         gpu("clusters_exchange_through_distributed_shared_memory", 90, clusters_exchange_through_distributed_shared_memory),
         gpu("wgmma_hgemm_twins_match_the_cpu_cublas_and_each_other", 900, wgmma_hgemm_twins_match_the_cpu_cublas_and_each_other),
-    ];
-    libtest_mimic::run(&args, trials).exit();
+    ]);
 }
 
 /// A test that needs device 0 of at least compute capability `min` (`900`: exactly sm_90, for
-/// the sm_90a image): ignored with the reason where there is none, unless
-/// `CARGO_PTX_REQUIRE_GPU=1`, where no GPU is a failure.
-fn gpu(name: &'static str, min: u32, test: fn(&Ctx, &Kernels)) -> Trial {
-    Trial::ignorable_test(name, move || {
-        let ctx = match ptx_runtime::context(0) {
-            Ok(c) => c,
-            Err(e) if std::env::var("CARGO_PTX_REQUIRE_GPU").as_deref() != Ok("1") => {
-                return Ok(Completion::ignored_with(format!("no GPU: {}", e.to_string().lines().next().unwrap_or_default())))
-            }
-            Err(e) => return Err(format!("CARGO_PTX_REQUIRE_GPU=1 but no GPU: {e}").into()),
-        };
-        let (major, minor) = ctx.compute_capability().map_err(|e| e.to_string())?;
+/// the sm_90a image), with the kernels loaded.
+fn gpu(name: &'static str, min: u32, test: fn(&Ctx, &Kernels)) -> harness::Trial {
+    let lacks = move |ctx: &Context| {
+        let (major, minor) = ctx.compute_capability().expect("compute capability");
         let cc = (major * 10 + minor) as u32;
         let ok = if min == 900 { cc == 90 } else { cc >= min };
-        if !ok {
-            return Ok(Completion::ignored_with(format!(
-                "needs {} (this GPU is sm_{cc})",
-                if min == 900 { "sm_90a".into() } else { format!("sm_{min}+") }
-            )));
-        }
-        let k = Kernels::load(&ctx).map_err(|e| e.to_string())?;
-        tensor_cores::allow_shared_memory(&k).map_err(|e| e.to_string())?;
-        test(&ctx, &k);
-        Ok(Completion::Completed)
+        (!ok).then(|| format!("needs {} (this GPU is sm_{cc})", if min == 900 { "sm_90a".into() } else { format!("sm_{min}+") }))
+    };
+    harness::gpu_where(name, lacks, move |ctx: &Context| {
+        let k = Kernels::load(ctx).unwrap();
+        tensor_cores::allow_shared_memory(&k).unwrap();
+        test(ctx, &k);
     })
 }
 

@@ -1,25 +1,14 @@
-//! The struct parameter on a GPU: the kernel's result against `Affine::apply` on the CPU. A
-//! libtest-mimic harness: without a driver the GPU test reports `ignored` with the reason.
+//! The struct parameter on a GPU: the kernel's result against `Affine::apply` on the CPU.
+//! ptx-runtime's test harness: without a driver the GPU test reports `ignored` with the reason.
 
 use affine::{kernels, Affine};
-use libtest_mimic::{Arguments, Completion, Trial};
+use ptx_runtime::harness::{self, Context};
 
 fn main() {
-    let args = Arguments::from_args();
-    let trials = vec![
-        Trial::ignorable_test("the_kernel_applies_the_struct_it_was_passed", || match ptx_runtime::context(0) {
-            Ok(ctx) => {
-                the_kernel_applies_the_struct_it_was_passed(&ctx);
-                Ok(Completion::Completed)
-            }
-            Err(e) => Ok(Completion::ignored_with(format!("no GPU: {}", e.to_string().lines().next().unwrap_or_default()))),
-        }),
-        Trial::test("the_module_embeds_the_kernel", || {
-            assert!(kernels::KERNEL_NAMES.contains(&"affine"));
-            Ok(())
-        }),
-    ];
-    libtest_mimic::run(&args, trials).exit();
+    harness::run(vec![
+        harness::gpu("the_kernel_applies_the_struct_it_was_passed", the_kernel_applies_the_struct_it_was_passed),
+        harness::test("the_module_embeds_the_kernel", || assert!(kernels::KERNEL_NAMES.contains(&"affine"))),
+    ]);
 }
 
 /// Compiles only if the generated method's parameter is the shared crate's `Affine`.
@@ -34,7 +23,7 @@ unsafe fn takes_the_shared_type(
     let _ = unsafe { k.affine(s, cfg, 1, affine_shared::Affine { scale: 1.0, shift: 0.0 }, x, y) };
 }
 
-fn the_kernel_applies_the_struct_it_was_passed(ctx: &std::sync::Arc<ptx_runtime::cudarc::driver::CudaContext>) {
+fn the_kernel_applies_the_struct_it_was_passed(ctx: &Context) {
     let k = kernels::Kernels::load(ctx).unwrap();
     let stream = ctx.default_stream();
     let p = Affine { scale: 1.5, shift: -2.0 };

@@ -1,46 +1,24 @@
 //! The example on a GPU: results against the CPU, the PTX (JIT) path, and load errors.
 //!
-//! A libtest-mimic harness (`harness = false`) rather than `#[test]`: libtest cannot decide at
-//! run time that a test is skipped, so without a driver the GPU tests would pass having checked
-//! nothing. Here they report `ignored, no GPU here (...)`, and the summary counts them as
-//! ignored; on a GPU they run. Filters, `--list`, `--ignored` and `--test-threads` work as with
-//! libtest.
+//! ptx-runtime's test harness (`harness = false`, `ptx_runtime::harness`) rather than `#[test]`:
+//! libtest cannot decide at run time that a test did not run, so without a driver the GPU tests
+//! would pass having checked nothing. Here they report `ignored (no GPU: <reason>)`, and the
+//! summary counts them as ignored (with `CARGO_PTX_REQUIRE_GPU=1` they fail instead); on a GPU
+//! they run. Filters, `--list`, `--ignored` and `--test-threads` work as with libtest.
 
-use std::sync::Arc;
-
-use libtest_mimic::{Arguments, Completion, Trial};
-use ptx_runtime::cudarc::driver::CudaContext;
+use ptx_runtime::harness::{self, Context as Ctx};
 use ptx_runtime::{Image, ImageKind, LoadError, Policy, Variant};
 use saxpy::{kernels, max_exp_error, saxpy_cpu};
 
-type Ctx = Arc<CudaContext>;
-
 fn main() {
-    let args = Arguments::from_args();
-    let trials = vec![
-        gpu("kernels_match_the_cpu_from_the_cubin", kernels_match_the_cpu_from_the_cubin),
-        gpu("kernels_match_the_cpu_through_the_ptx_jit", kernels_match_the_cpu_through_the_ptx_jit),
-        gpu("a_device_without_a_fitting_image_gets_a_load_error", a_device_without_a_fitting_image_gets_a_load_error),
-        gpu("occupancy_configs_reach_the_drivers_best_occupancy", occupancy_configs_reach_the_drivers_best_occupancy),
-        gpu("generic_and_macro_stamped_kernels_match_the_cpu", generic_and_macro_stamped_kernels_match_the_cpu),
-        Trial::test("the_generated_module_lists_kernels_and_images", || {
-            the_generated_module_lists_kernels_and_images();
-            Ok(())
-        }),
-    ];
-    libtest_mimic::run(&args, trials).exit();
-}
-
-/// A test that needs device 0: ignored, with the reason, where there is none. A failed
-/// assertion panics, which the harness reports as a failure.
-fn gpu(name: &'static str, test: fn(&Ctx)) -> Trial {
-    Trial::ignorable_test(name, move || match ptx_runtime::context(0) {
-        Ok(ctx) => {
-            test(&ctx);
-            Ok(Completion::Completed)
-        }
-        Err(e) => Ok(Completion::ignored_with(format!("no GPU: {}", e.to_string().lines().next().unwrap_or_default()))),
-    })
+    harness::run(vec![
+        harness::gpu("kernels_match_the_cpu_from_the_cubin", kernels_match_the_cpu_from_the_cubin),
+        harness::gpu("kernels_match_the_cpu_through_the_ptx_jit", kernels_match_the_cpu_through_the_ptx_jit),
+        harness::gpu("a_device_without_a_fitting_image_gets_a_load_error", a_device_without_a_fitting_image_gets_a_load_error),
+        harness::gpu("occupancy_configs_reach_the_drivers_best_occupancy", occupancy_configs_reach_the_drivers_best_occupancy),
+        harness::gpu("generic_and_macro_stamped_kernels_match_the_cpu", generic_and_macro_stamped_kernels_match_the_cpu),
+        harness::test("the_generated_module_lists_kernels_and_images", the_generated_module_lists_kernels_and_images),
+    ]);
 }
 
 fn check_results(k: &kernels::Kernels, ctx: &Ctx) {

@@ -2,12 +2,11 @@
 //! the root (or in a subfolder) of a project made by `cargo ptx new`, whose `kernels/` is not a
 //! workspace member; and the archs of a lone .cu file from the package around it.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{cargo_ptx, shared_target, Run};
+use crate::common;
+use crate::common::{cargo_ptx, shared_target, Run};
 
 /// The root of this checkout, for `--path-deps`.
 fn checkout() -> PathBuf {
@@ -39,7 +38,6 @@ fn target() -> String {
     shared_target().to_str().unwrap().to_string()
 }
 
-#[test]
 fn build_and_check_at_the_root_of_a_new_project_find_the_excluded_kernels() {
     common::cuda();
     let (_tmp, dir) = new_project();
@@ -63,7 +61,6 @@ fn build_and_check_at_the_root_of_a_new_project_find_the_excluded_kernels() {
     assert!(stderr.contains("Checked demo-kernels (1 file, 0 warnings)"), "{stderr}");
 }
 
-#[test]
 fn a_broken_manifest_below_is_skipped_with_a_warning() {
     let (_tmp, dir) = new_project();
     std::fs::create_dir_all(dir.join("vendor/broken")).unwrap();
@@ -80,7 +77,6 @@ fn a_broken_manifest_below_is_skipped_with_a_warning() {
     assert!(stderr.contains("Checked demo-kernels (1 file, 0 warnings)"), "only the real kernel crate: {stderr}");
 }
 
-#[test]
 fn a_lone_cu_file_takes_the_archs_of_the_workspace_around_it() {
     common::cuda();
     let (_tmp, dir) = new_project();
@@ -108,11 +104,9 @@ fn a_lone_cu_file_takes_the_archs_of_the_workspace_around_it() {
     assert!(!archs.is_empty() && archs.iter().all(|a| *a == "sm_80"), "{archs:?}");
 }
 
-#[test]
 fn a_lone_cu_file_outside_any_package_says_to_pass_an_arch() {
     if ptx_build::internals::tools::gpu::native().is_ok() {
-        eprintln!("skipped: this machine has a GPU, so `native` gives the archs");
-        return;
+        crate::harness::missing("a machine without a GPU (here `native` gives the archs)");
     }
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("k.cu"), "extern \"C\" __global__ void k() {}\n").unwrap();
@@ -121,7 +115,6 @@ fn a_lone_cu_file_outside_any_package_says_to_pass_an_arch() {
     assert!(!r.error_text().contains("k.cu"), "the .cu file is not a manifest: {}", r.error_text());
 }
 
-#[test]
 fn a_lone_cu_file_in_a_kernel_crate_takes_its_archs_and_a_bad_value_is_an_error() {
     let (_tmp, dir) = new_project();
     std::fs::copy(dir.join("cuda/sigmoid.cu"), dir.join("kernels/extra.cu")).unwrap();
@@ -137,4 +130,14 @@ fn a_lone_cu_file_in_a_kernel_crate_takes_its_archs_and_a_bad_value_is_an_error(
         let r = run_in(&dir, &["build", "kernels/extra.cu", "--message-format", "json"]);
         r.assert_error(&[&format!("add `archs = [\"sm_80\"]` to [package.metadata.ptx] of {}", kernels.display())]);
     }
+}
+
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::tests![
+        build_and_check_at_the_root_of_a_new_project_find_the_excluded_kernels,
+        a_broken_manifest_below_is_skipped_with_a_warning,
+        a_lone_cu_file_takes_the_archs_of_the_workspace_around_it,
+        a_lone_cu_file_outside_any_package_says_to_pass_an_arch,
+        a_lone_cu_file_in_a_kernel_crate_takes_its_archs_and_a_bad_value_is_an_error,
+    ]
 }

@@ -1,15 +1,12 @@
 //! `cargo ptx inspect`: a kernel's PTX and SASS with source lines, on a machine without a GPU.
 
-mod common;
-
-use common::{cargo_ptx, cuda, shared_target, KernelCrate};
+use crate::common::{cargo_ptx, cuda, shared_target, KernelCrate};
 
 fn inspect(k: &KernelCrate, args: &[&str]) -> (bool, String, String) {
     let out = cargo_ptx().arg("inspect").arg(&k.dir).arg("--target-dir").arg(shared_target()).args(args).output().unwrap();
     (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
-#[test]
 fn ptx_and_sass_of_every_saxpy_kernel_with_source_lines_and_resources() {
     cuda();
     let k = KernelCrate::example("saxpy");
@@ -40,13 +37,9 @@ fn ptx_and_sass_of_every_saxpy_kernel_with_source_lines_and_resources() {
     assert!(a < b, "{both}");
 }
 
-#[test]
 fn cuda_cpp_kernels_have_their_cu_lines() {
-    let c = cuda();
-    if c.nvcc.is_none() {
-        eprintln!("skipped: nvcc not found (run `cargo ptx setup`)");
-        return;
-    }
+    cuda();
+    crate::common::nvcc();
     let k = KernelCrate::new("cu-inspect", "archs = [\"sm_90\"]\nrust = false", "#![no_std]\n");
     k.write("cuda/scale.cu", "extern \"C\" __global__ void scale(int n, float a, float *y) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) y[i] *= a;\n}\n");
     let (ok, ptx, err) = inspect(&k, &["--kernel", "scale"]);
@@ -57,7 +50,6 @@ fn cuda_cpp_kernels_have_their_cu_lines() {
     assert!(sass.contains("scale.cu:3  if (i < n) y[i] *= a;"), "{sass}");
 }
 
-#[test]
 fn an_unknown_kernel_is_refused_with_the_closest_name_and_the_list() {
     cuda();
     let k = KernelCrate::example("saxpy");
@@ -69,7 +61,6 @@ fn an_unknown_kernel_is_refused_with_the_closest_name_and_the_list() {
     assert!(err.contains("no kernel named `reduce` in `saxpy-kernels`\n") && !err.contains("did you mean"), "{err}");
 }
 
-#[test]
 fn sass_of_a_ptx_only_arch_or_without_nvdisasm_says_what_to_do() {
     cuda();
     let k = KernelCrate::example("saxpy");
@@ -95,11 +86,21 @@ fn sass_of_a_ptx_only_arch_or_without_nvdisasm_says_what_to_do() {
     );
 }
 
-#[test]
 fn ptx_and_sass_conflict_and_kernel_is_required() {
     let out = cargo_ptx().args(["inspect", "--kernel", "k", "--ptx", "--sass"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("'--ptx' cannot be used with '--sass'"));
     let out = cargo_ptx().args(["inspect"]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("--kernel <NAME>"));
+}
+
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::tests![
+        cuda_cpp_kernels_have_their_cu_lines,
+        an_unknown_kernel_is_refused_with_the_closest_name_and_the_list,
+        sass_of_a_ptx_only_arch_or_without_nvdisasm_says_what_to_do,
+        ptx_and_sass_conflict_and_kernel_is_required;
+        slow:
+        ptx_and_sass_of_every_saxpy_kernel_with_source_lines_and_resources,
+    ]
 }

@@ -2,13 +2,12 @@
 //! clash, files that are not files, tools that do not work. Each gets a build that succeeds or
 //! an error that says what, where and how to fix it.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{cargo_ptx, cuda, KernelCrate, Run};
+use crate::common;
+use crate::common::{cargo_ptx, cuda, KernelCrate, Run};
 
 const PANIC: &str = "#[panic_handler]\nfn panic(_: &core::panic::PanicInfo) -> ! {\n    unsafe { core::arch::nvptx::trap() }\n}\n";
 
@@ -27,7 +26,6 @@ fn cuda_crate(name: &str, files: &[(&str, &str)]) -> KernelCrate {
     k
 }
 
-#[test]
 fn a_kernel_named_like_a_libdevice_function_is_refused_at_its_line() {
     cuda();
     let k = kernel(
@@ -37,14 +35,12 @@ fn a_kernel_named_like_a_libdevice_function_is_refused_at_its_line() {
     k.build(&["--release"]).assert_error(&["src/lib.rs:5: kernel `__nv_cosf` has the name of a libdevice function", "rename the kernel"]);
 }
 
-#[test]
 fn a_cuda_kernel_named_like_a_libdevice_function_is_refused_at_its_line() {
     cuda();
     let k = cuda_crate("nvname_cuda", &[("cuda/k.cu", "\nextern \"C\" __global__ void __nv_fast_k(float *x) { *x = 1.0f; }\n")]);
     k.build(&[]).assert_error(&["cuda/k.cu:2: kernel `__nv_fast_k` has the name of a libdevice function"]);
 }
 
-#[test]
 fn a_kernel_without_no_mangle_is_warned_about_at_its_line() {
     cuda();
     let k = kernel(
@@ -64,7 +60,6 @@ fn a_kernel_without_no_mangle_is_warned_about_at_its_line() {
     assert!(w["notes"][0].as_str().unwrap().contains("#[no_mangle]"), "{w}");
 }
 
-#[test]
 fn two_cuda_files_that_make_one_module_name_are_an_error_naming_both() {
     for (a, b) in [("cuda/a-b.cu", "cuda/a_b.cu"), ("cuda/Foo.cu", "cuda/foo.cu")] {
         let k = cuda_crate("clash_cuda", &[(a, SAXPY_CU), (b, SAXPY_CU)]);
@@ -75,8 +70,6 @@ fn two_cuda_files_that_make_one_module_name_are_an_error_naming_both() {
     }
 }
 
-#[test]
-#[cfg(unix)]
 fn a_fifo_given_as_a_path_is_refused_instead_of_blocking() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("kernels.cu");
@@ -99,7 +92,6 @@ fn a_fifo_given_as_a_path_is_refused_instead_of_blocking() {
     Run::from(child.wait_with_output().unwrap()).assert_error(&["kernels.cu", "not a file or folder (a FIFO, socket or device)"]);
 }
 
-#[test]
 fn a_relative_target_dir_is_taken_from_the_current_folder() {
     cuda();
     let k = kernel("reltarget_kernels", "#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn k(x: *mut f32) { *x += 1.0; }\n");
@@ -114,7 +106,6 @@ fn a_relative_target_dir_is_taken_from_the_current_folder() {
     assert!(k.root.path().join("rel target/ptx/release/reltarget_kernels/sm_80/reltarget_kernels.ptx").is_file());
 }
 
-#[test]
 fn a_missing_cuda_include_folder_is_an_error_naming_its_source() {
     let k = KernelCrate::new("inc_cuda", "archs = [\"sm_80\"]\nrust = false\ncuda-include = [\"no such include\"]", "");
     k.write("cuda/k.cu", SAXPY_CU);
@@ -124,7 +115,6 @@ fn a_missing_cuda_include_folder_is_an_error_naming_its_source() {
 }
 
 /// A tool a variable names explicitly and that does not work stops the build with the variable.
-#[test]
 fn an_explicit_tool_that_does_not_work_is_an_error() {
     let k = kernel("badtool_kernels", "#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn k(x: *mut f32) { *x += 1.0; }\n");
     let dir = tempfile::tempdir().unwrap();
@@ -148,7 +138,6 @@ fn an_explicit_tool_that_does_not_work_is_an_error() {
     }
 }
 
-#[test]
 fn files_a_killed_build_left_are_removed_by_the_next_build() {
     cuda();
     let k = kernel("leftover_kernels", "#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn k(x: *mut f32) { *x += 1.0; }\n");
@@ -187,9 +176,7 @@ fn artifacts(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 
 /// `CARGO_PTX_STRESS_BUILDS` builds at once (default 8) on 4 packages sharing one cold target
 /// dir; each succeeds and the artifacts equal a single clean build's. Slow (cold builds):
-/// ignored by default, run by CI with a bounded count.
-#[test]
-#[ignore = "starts many cold builds; CI runs it with CARGO_PTX_STRESS_BUILDS"]
+/// held back by default (`slow::`), run by CI with a bounded count.
 fn concurrent_cold_builds_sharing_one_target_dir_all_succeed() {
     cuda();
     let builds: usize = std::env::var("CARGO_PTX_STRESS_BUILDS").ok().and_then(|n| n.parse().ok()).unwrap_or(8);
@@ -238,7 +225,6 @@ fn concurrent_cold_builds_sharing_one_target_dir_all_succeed() {
 /// Two checkouts at different absolute paths give byte-identical PTX and cubins: `.file` lines
 /// name sources relative to the workspace (Rust) or the package (CUDA). Path dependencies
 /// outside the workspace keep absolute paths (README).
-#[test]
 fn two_checkouts_at_different_paths_build_identical_artifacts() {
     cuda();
     let checkout = || {
@@ -269,7 +255,6 @@ fn two_checkouts_at_different_paths_build_identical_artifacts() {
 /// Two checkouts of one crate name sharing a target dir, the second one's files older than the
 /// first one's build: each build compiles its own sources (cargo alone would call the second
 /// fresh and hand over the first one's bitcode).
-#[test]
 fn a_second_checkout_with_older_files_builds_its_own_kernels() {
     cuda();
     let older = kernel("twin_checkout", "#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn from_older(x: *mut f32) { *x = 1.0; }\n");
@@ -284,9 +269,7 @@ fn a_second_checkout_with_older_files_builds_its_own_kernels() {
 /// Two host crates of one workspace whose build scripts build the same kernel crate: cargo runs
 /// the build scripts at once, so every round (a kernel edit) links, assembles and compiles the
 /// same crate twice concurrently into one kernel target dir. Each round succeeds and both hosts
-/// embed the same artifacts. Slow (a host build with cudarc): ignored by default, run by CI.
-#[test]
-#[ignore = "builds two host crates with cudarc; CI runs it with the stress tests"]
+/// embed the same artifacts. Slow (a host build with cudarc): held back by default (`slow::`), run by CI.
 fn two_build_scripts_building_one_kernel_crate_at_once_agree() {
     cuda();
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
@@ -348,7 +331,6 @@ fn two_build_scripts_building_one_kernel_crate_at_once_agree() {
 
 /// `extern "gpu-kernel"` (the ABI of rustc's std::offload) builds like `extern "ptx-kernel"`: the
 /// kernel is found, listed and its inline PTX checked.
-#[test]
 fn gpu_kernel_abi_kernels_are_built_listed_and_checked() {
     cuda();
     let k = KernelCrate::new(
@@ -374,7 +356,6 @@ fn gpu_kernel_abi_kernels_are_built_listed_and_checked() {
 }
 
 /// An nvcc error that every arch hits is reported once, naming the archs, at the file's line.
-#[test]
 fn an_error_every_arch_hits_is_reported_once_with_its_archs() {
     let k = cuda_crate("once_cuda", &[("cuda/bad.cu", "extern \"C\" __global__ void k(float *x) {\n    x[0] = undefined_name;\n}\n")]);
     let run = k.build(&["--arch", "sm_80,sm_90"]);
@@ -388,7 +369,6 @@ fn an_error_every_arch_hits_is_reported_once_with_its_archs() {
 /// `cuda-libraries` names what the .cu files need: an unknown name is refused where it is
 /// written, and a listed library whose headers are missing stops the build before nvcc with the
 /// setup command.
-#[test]
 fn cuda_libraries_are_checked_before_nvcc_runs() {
     let k = KernelCrate::new("libs_cuda", "archs = [\"sm_80\"]\nrust = false\ncuda-libraries = [\"cublass\"]", "");
     k.write("cuda/k.cu", SAXPY_CU);
@@ -399,7 +379,8 @@ fn cuda_libraries_are_checked_before_nvcc_runs() {
 
     let k = KernelCrate::new("libs2_cuda", "archs = [\"sm_80\"]\nrust = false\ncuda-libraries = [\"cublas\"]", "");
     k.write("cuda/k.cu", SAXPY_CU);
-    let nvcc = cuda().nvcc.expect("nvcc").path;
+    cuda();
+    let nvcc = common::nvcc();
     // An nvcc of an install without cuBLAS's headers: a copy of the install's bin and an empty include.
     let fake = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(fake.path().join("bin")).unwrap();
@@ -411,4 +392,26 @@ fn cuda_libraries_are_checked_before_nvcc_runs() {
     .assert_error(&["cublas's headers (cublas_v2.h in", "`cuda-libraries` of `libs2_cuda`", "cargo ptx setup --with cublas"]);
     // With them (setup --with cublas, as CI runs it), the build goes on.
     k.build(&[]).assert_ok();
+}
+
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::tests![
+        a_kernel_named_like_a_libdevice_function_is_refused_at_its_line,
+        a_cuda_kernel_named_like_a_libdevice_function_is_refused_at_its_line,
+        a_kernel_without_no_mangle_is_warned_about_at_its_line,
+        two_cuda_files_that_make_one_module_name_are_an_error_naming_both,
+        a_fifo_given_as_a_path_is_refused_instead_of_blocking,
+        a_relative_target_dir_is_taken_from_the_current_folder,
+        a_missing_cuda_include_folder_is_an_error_naming_its_source,
+        an_explicit_tool_that_does_not_work_is_an_error,
+        files_a_killed_build_left_are_removed_by_the_next_build,
+        two_checkouts_at_different_paths_build_identical_artifacts,
+        a_second_checkout_with_older_files_builds_its_own_kernels,
+        gpu_kernel_abi_kernels_are_built_listed_and_checked,
+        an_error_every_arch_hits_is_reported_once_with_its_archs,
+        cuda_libraries_are_checked_before_nvcc_runs;
+        slow:
+        concurrent_cold_builds_sharing_one_target_dir_all_succeed,
+        two_build_scripts_building_one_kernel_crate_at_once_agree,
+    ]
 }

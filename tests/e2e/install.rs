@@ -5,8 +5,7 @@
 //! registry without a plugin), so a file missing from a package, or a path that only resolves in
 //! the checkout, fails here as it would after `cargo publish`.
 
-mod common;
-
+use crate::common;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -63,7 +62,6 @@ fn append(file: &Path, text: &str) {
     std::fs::write(file, t).unwrap();
 }
 
-#[test]
 fn cargo_ptx_installed_from_its_packages_scaffolds_a_project_that_builds_and_tests() {
     common::cuda();
     let repo = std::fs::canonicalize(Path::new(env!("CARGO_MANIFEST_DIR")).join("..")).unwrap();
@@ -144,4 +142,8 @@ fn cargo_ptx_installed_from_its_packages_scaffolds_a_project_that_builds_and_tes
     // tests/gpu.rs runs on a GPU and elsewhere reports its tests as ignored, with the reason.
     let gpu = test.lines().find(|l| l.starts_with("test kernels_match_the_cpu ")).unwrap_or_else(|| panic!("not run:\n{test}"));
     assert!(gpu.ends_with("... ok") || gpu.contains("... ignored (no GPU: "), "{gpu}");
+}
+
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::tests![; slow: cargo_ptx_installed_from_its_packages_scaffolds_a_project_that_builds_and_tests]
 }

@@ -1,16 +1,14 @@
 //! `cargo ptx doctor` and `cargo ptx setup` end to end.
 
-mod common;
-
 use std::os::unix::fs::PermissionsExt;
 
-use common::{cargo_ptx, cuda, hide_cuda};
+use crate::common;
+use crate::common::{cargo_ptx, cuda, hide_cuda};
 
 fn text(out: &std::process::Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
 }
 
-#[test]
 fn doctor_reports_every_component_and_is_ready_after_setup() {
     cuda();
     let out = cargo_ptx().arg("doctor").output().unwrap();
@@ -30,7 +28,6 @@ fn doctor_reports_every_component_and_is_ready_after_setup() {
     assert!(v["checks"].as_array().unwrap().iter().any(|c| c["component"] == "ptxas" && c["status"] == "ok"));
 }
 
-#[test]
 fn doctor_names_the_fix_for_what_is_missing_and_fails_without_a_toolchain() {
     let empty = tempfile::tempdir().unwrap();
     let mut cmd = cargo_ptx();
@@ -49,7 +46,6 @@ fn doctor_names_the_fix_for_what_is_missing_and_fails_without_a_toolchain() {
     assert!(t.contains("not ready"), "{t}");
 }
 
-#[test]
 fn doctor_reports_the_step_cache_a_broken_tool_variable_and_a_missing_launcher() {
     let cache = tempfile::tempdir().unwrap();
     let out = cargo_ptx()
@@ -69,7 +65,6 @@ fn doctor_reports_the_step_cache_a_broken_tool_variable_and_a_missing_launcher()
     );
 }
 
-#[test]
 fn doctor_reports_a_mixed_cuda_install() {
     let ptxas = cuda().ptxas.unwrap().path;
     let home = tempfile::tempdir().unwrap();
@@ -86,7 +81,6 @@ fn doctor_reports_a_mixed_cuda_install() {
     assert!(t.contains("cargo ptx setup --cuda 13.0 --force"), "{t}");
 }
 
-#[test]
 fn setup_is_idempotent() {
     cuda();
     let out = cargo_ptx().args(["setup", "--no-rust"]).output().unwrap();
@@ -97,7 +91,6 @@ fn setup_is_idempotent() {
     assert!(text(&out).contains("has rust-src and llvm-tools"), "{}", text(&out));
 }
 
-#[test]
 fn setup_refuses_an_unknown_release() {
     let out = cargo_ptx().args(["setup", "--cuda", "11.8", "--no-rust"]).output().unwrap();
     let t = text(&out);
@@ -105,7 +98,6 @@ fn setup_refuses_an_unknown_release() {
     assert!(t.contains("CUDA `11.8` is not a release setup knows") && t.contains("13.0, 13.1, 13.2"), "{t}");
 }
 
-#[test]
 fn setup_refuses_an_unknown_extra_before_installing_anything() {
     let home = tempfile::tempdir().unwrap();
     let out = cargo_ptx().args(["setup", "--no-rust", "--with", "sccache,cudnnn"]).env("CARGO_PTX_HOME", home.path()).output().unwrap();
@@ -118,14 +110,12 @@ fn setup_refuses_an_unknown_extra_before_installing_anything() {
 /// A lone .cu file that includes cuBLAS's and cuDNN's headers and one of its own (`-I`) builds
 /// once `cargo ptx setup --with cublas,cudnn` has put the libraries' headers into the CUDA
 /// install; without them the error says which setup command adds them.
-#[test]
 fn a_lone_file_with_cublas_cudnn_and_an_include_folder_builds_after_setup_with_them() {
-    let cuda = cuda();
-    let root = cuda.nvcc.as_ref().expect("nvcc: run `cargo ptx setup`").path.parent().unwrap().parent().unwrap().to_path_buf();
-    assert!(
-        root.join("include/cublas_v2.h").is_file() && root.join("include/cudnn.h").is_file(),
-        "these tests need cuBLAS's and cuDNN's headers: run `cargo ptx setup --with sccache,cublas,cudnn` first (README)"
-    );
+    cuda();
+    let root = common::nvcc().parent().unwrap().parent().unwrap().to_path_buf();
+    if !root.join("include/cublas_v2.h").is_file() || !root.join("include/cudnn.h").is_file() {
+        crate::harness::missing("cuBLAS's and cuDNN's headers (`cargo ptx setup --with cublas,cudnn`)");
+    }
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("inc")).unwrap();
     std::fs::write(dir.path().join("inc/common.h"), "#define SCALE 2.0f\n").unwrap();
@@ -150,7 +140,6 @@ fn a_lone_file_with_cublas_cudnn_and_an_include_folder_builds_after_setup_with_t
     assert!(d["notes"][0].as_str().unwrap().contains("pass `-I DIR` to `cargo ptx build`"), "{d}");
 }
 
-#[test]
 fn setup_in_a_project_installs_the_cuda_libraries_its_kernel_crates_list() {
     cuda();
     let k = common::KernelCrate::new("needs_cublas", "archs = [\"sm_80\"]\nrust = false\ncuda-libraries = [\"cublas\"]", "");
@@ -160,7 +149,6 @@ fn setup_in_a_project_installs_the_cuda_libraries_its_kernel_crates_list() {
     assert!(t.contains("cublas 13.0.2.14 headers"), "setup read `cuda-libraries`:\n{t}");
 }
 
-#[test]
 fn a_failed_setup_leaves_no_half_install() {
     let home = tempfile::tempdir().unwrap();
     let bin = tempfile::tempdir().unwrap();
@@ -197,7 +185,6 @@ fn project(metadata: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
     dir
 }
 
-#[test]
 fn doctor_in_a_project_checks_the_toolchain_its_kernels_pin() {
     let p = project("archs = [\"sm_80\"]\ntoolchain = \"nightly-2020-01-01\"", &[]);
     let out = cargo_ptx().arg("doctor").current_dir(p.path()).output().unwrap();
@@ -211,7 +198,6 @@ fn doctor_in_a_project_checks_the_toolchain_its_kernels_pin() {
     assert!(!text(&out).contains("nightly-2020-01-01"), "{}", text(&out));
 }
 
-#[test]
 fn setup_in_a_project_installs_the_toolchain_its_kernels_pin() {
     // The installed nightly under its full name: setup must take it from the metadata.
     let full = format!("nightly-{}", ptx_build::internals::tools::host_triple());
@@ -222,7 +208,6 @@ fn setup_in_a_project_installs_the_toolchain_its_kernels_pin() {
     assert!(t.contains(&format!("toolchain `{full}` has rust-src and llvm-tools")), "{t}");
 }
 
-#[test]
 fn doctor_in_a_project_whose_kernels_call_libdevice_requires_it() {
     let empty = tempfile::tempdir().unwrap();
     let doctor = |dir: &std::path::Path| {
@@ -252,9 +237,9 @@ fn doctor_in_a_project_whose_kernels_call_libdevice_requires_it() {
     assert!(t.contains("`gpu` calls it (src/lib.rs:5: `math::exp(x)`)"), "{t}");
 }
 
-#[test]
 fn doctor_in_a_project_says_nvcc_needs_ptxas_for_sm_90() {
-    let nvcc = cuda().nvcc.expect("nvcc").path;
+    cuda();
+    let nvcc = common::nvcc();
     let bin = nvcc.parent().unwrap();
     // A toolkit like CUDA_PATH's without ptxas: everything of the installed one but ptxas.
     let toolkit = tempfile::tempdir().unwrap();
@@ -284,7 +269,6 @@ fn doctor_in_a_project_says_nvcc_needs_ptxas_for_sm_90() {
     assert!(t.contains(&format!("fix: unset CUDA_PATH && cargo ptx setup   (or put ptxas into {}/bin)", toolkit.path().display())), "{t}");
 }
 
-#[test]
 fn doctor_warns_when_the_kernels_toolchain_file_differs_from_the_build_toolchain() {
     let toolchain_file = ("rust-toolchain.toml", "[toolchain]\nchannel = \"nightly-2020-02-02\"\ncomponents = [\"rust-src\"]\n");
     let p = project("archs = [\"sm_80\"]", &[toolchain_file]);
@@ -304,7 +288,6 @@ fn doctor_warns_when_the_kernels_toolchain_file_differs_from_the_build_toolchain
 
 /// An nvcc error every arch hits is shown once, the archs listed, its path as written from the
 /// folder the command ran in, with the source line and a caret.
-#[test]
 fn an_nvcc_error_is_shown_once_from_the_current_folder_with_its_line() {
     cuda();
     let dir = tempfile::tempdir().unwrap();
@@ -323,4 +306,25 @@ fn an_nvcc_error_is_shown_once_from_the_current_folder_with_its_line() {
     assert!(!out.status.success(), "{t}");
     assert!(t.contains(" --> k/cuda/bad.cu:2:10\n  |\n2 |   o[0] = undefined_name;\n  |          ^\n  = for sm_80, sm_90"), "{t}");
     assert_eq!(t.matches("is undefined").count(), 1, "once for both archs:\n{t}");
+}
+
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::tests![
+        doctor_reports_every_component_and_is_ready_after_setup,
+        doctor_names_the_fix_for_what_is_missing_and_fails_without_a_toolchain,
+        doctor_reports_the_step_cache_a_broken_tool_variable_and_a_missing_launcher,
+        doctor_reports_a_mixed_cuda_install,
+        setup_is_idempotent,
+        setup_refuses_an_unknown_release,
+        setup_refuses_an_unknown_extra_before_installing_anything,
+        a_lone_file_with_cublas_cudnn_and_an_include_folder_builds_after_setup_with_them,
+        setup_in_a_project_installs_the_cuda_libraries_its_kernel_crates_list,
+        a_failed_setup_leaves_no_half_install,
+        doctor_in_a_project_checks_the_toolchain_its_kernels_pin,
+        setup_in_a_project_installs_the_toolchain_its_kernels_pin,
+        doctor_in_a_project_whose_kernels_call_libdevice_requires_it,
+        doctor_in_a_project_says_nvcc_needs_ptxas_for_sm_90,
+        doctor_warns_when_the_kernels_toolchain_file_differs_from_the_build_toolchain,
+        an_nvcc_error_is_shown_once_from_the_current_folder_with_its_line,
+    ]
 }

@@ -3,11 +3,9 @@
 //! sm_80-only build of a kernel that uses `wgmma` fails with an error naming the kernel, the
 //! instruction and the arch.
 
-mod common;
-
 use std::path::Path;
 
-use common::{cuda, KernelCrate};
+use crate::common::{cuda, KernelCrate};
 
 fn root() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
@@ -22,7 +20,6 @@ fn entry<'a>(ptx: &'a str, name: &str) -> &'a str {
     &ptx[start..end]
 }
 
-#[test]
 fn one_crate_builds_mma_sync_for_sm_80_and_wgmma_with_tma_for_sm_90a() {
     cuda();
     let k = KernelCrate::example("tensor-cores/kernels");
@@ -115,7 +112,6 @@ fn device_crate(k: &KernelCrate) {
 
 const WGMMA_KERNEL: &str = "#![no_std]\nuse ptx_device::prelude::*;\nuse ptx_device::wgmma;\n\n#[kernel]\npub unsafe fn wg(out: *mut f32) {\n    let mut acc = wgmma::Accumulator::<wgmma::M64N8K16>::zero();\n    wgmma::fence();\n    wgmma::commit_group();\n    wgmma::wait_group::<0, _>(&mut acc);\n    *out.add(thread_idx().x as usize) = acc.x[0];\n}\n";
 
-#[test]
 fn wgmma_in_an_sm_80_build_names_the_kernel_the_instruction_and_the_arch() {
     cuda();
     let k = KernelCrate::new("wgmma_on_ampere", "archs = [\"sm_80\"]", WGMMA_KERNEL);
@@ -145,7 +141,6 @@ fn wgmma_in_an_sm_80_build_names_the_kernel_the_instruction_and_the_arch() {
     }
 }
 
-#[test]
 fn fragments_of_the_wrong_shape_or_type_do_not_compile() {
     cuda();
     let k = KernelCrate::new(
@@ -161,4 +156,12 @@ fn fragments_of_the_wrong_shape_or_type_do_not_compile() {
         text.matches("mismatched types").count() >= 2,
         "the M16N8K16 A with an M16N8K8 C, the N = 128 accumulator for N = 256:\n{text}"
     );
+}
+
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::tests![
+        one_crate_builds_mma_sync_for_sm_80_and_wgmma_with_tma_for_sm_90a,
+        wgmma_in_an_sm_80_build_names_the_kernel_the_instruction_and_the_arch,
+        fragments_of_the_wrong_shape_or_type_do_not_compile,
+    ]
 }

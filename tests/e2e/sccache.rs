@@ -3,16 +3,16 @@
 //! runner's usual path; the second one's compiles are served from Redis.
 //!
 //! Needs `redis-server` (Debian's package; `.ci/run` installs it) and sccache (`cargo ptx setup
-//! --with sccache`); where either is missing the test says so in one line and passes.
-
-mod common;
+//! --with sccache`); where either is missing the test is ignored, with the reason (CI fails it).
 
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{cargo_ptx, cuda, Run};
+use crate::common;
+use crate::common::{cargo_ptx, cuda, Run};
+use crate::harness::require;
 
 const KERNEL_CU: &str = "extern \"C\" __global__ void saxpy(int n, float a, const float *x, float *y) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) y[i] = a * x[i] + y[i];\n}\n";
 
@@ -34,13 +34,10 @@ fn sccache() -> Option<PathBuf> {
     ptx_build::internals::tools::installed_tool("sccache").or_else(|| ptx_build::internals::tools::on_path("sccache"))
 }
 
-#[test]
 fn a_second_runner_gets_nvcc_and_ptxas_from_sccache_over_redis() {
     cuda();
-    let (Some(redis), Some(sccache)) = (ptx_build::internals::tools::on_path("redis-server"), sccache()) else {
-        eprintln!("skipped: needs redis-server on PATH (apt-get install redis-server) and sccache (cargo ptx setup --with sccache)");
-        return;
-    };
+    let redis = require(ptx_build::internals::tools::on_path("redis-server"), "redis-server on PATH (`apt-get install redis-server`)");
+    let sccache = require(sccache(), "sccache (`cargo ptx setup --with sccache`)");
     let redis_port = free_port();
     let _redis = Server(
         Command::new(redis)
@@ -115,9 +112,12 @@ fn a_second_runner_gets_nvcc_and_ptxas_from_sccache_over_redis() {
     assert!(artifacts[0] == artifacts[1], "identical artifacts");
 }
 
-#[test]
 fn a_launcher_that_is_not_installed_is_named() {
     let k = common::KernelCrate::new("launcher_cuda", "archs = [\"sm_80\"]\nrust = false\nlauncher = \"no-such-launcher\"", "");
     k.write("cuda/k.cu", KERNEL_CU);
     k.build(&[]).assert_error(&["the launcher `no-such-launcher` not found", "cargo ptx setup --with sccache"]);
+}
+
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::tests![a_second_runner_gets_nvcc_and_ptxas_from_sccache_over_redis, a_launcher_that_is_not_installed_is_named,]
 }

@@ -1,9 +1,10 @@
-//! `cargo ptx sanitize` where it cannot run: each reason in one message. (Findings on a GPU:
-//! tests/fixtures/sanitize-demo and BENCHMARKS.md.)
+//! `cargo ptx sanitize` where it cannot run: each reason in one message; and compute-sanitizer's
+//! reports captured on a GPU, read against the fixture's PTX as this checkout builds it.
+//! (The run on a GPU: tests/fixtures/sanitize-demo and BENCHMARKS.md.)
 
-mod common;
+use std::path::Path;
 
-use common::{cargo_ptx, hide_cuda};
+use crate::common::{cargo_ptx, cuda, hide_cuda, no_cuda_driver_here, shared_target, Run};
 
 fn run(args: &[&str], env: impl FnOnce(&mut std::process::Command)) -> (Option<i32>, String, String) {
     let mut cmd = cargo_ptx();
@@ -31,12 +32,8 @@ fn fake_sanitizer() -> FakeSanitizer {
     FakeSanitizer(dir)
 }
 
-#[test]
 fn without_a_driver_it_says_so_in_one_line_before_building() {
-    if cargo_ptx::sanitize::driver_present() {
-        eprintln!("skipped: this machine has a CUDA driver");
-        return;
-    }
+    no_cuda_driver_here();
     let fake = fake_sanitizer();
     let (code, out, err) = run(&["--", "test", "-p", "no-such-package"], |c| {
         c.env("COMPUTE_SANITIZER", fake.path());
@@ -58,7 +55,6 @@ fn without_a_driver_it_says_so_in_one_line_before_building() {
     assert!(v["message"].as_str().unwrap().starts_with("no CUDA driver here"), "{v}");
 }
 
-#[test]
 fn a_missing_sanitizer_names_the_fix() {
     let empty = tempfile::tempdir().unwrap();
     let (code, _, err) = run(&["--", "test"], |c| {
@@ -76,7 +72,6 @@ fn a_missing_sanitizer_names_the_fix() {
 }
 
 /// NVIDIA's sanitizer wheel has compute-sanitizer without the launcher it starts programs with.
-#[test]
 fn a_sanitizer_without_its_launcher_is_refused_with_the_reason() {
     let fake = fake_sanitizer();
     std::fs::remove_file(fake.0.path().join("TreeLauncherSubreaper")).unwrap();
@@ -88,7 +83,6 @@ fn a_sanitizer_without_its_launcher_is_refused_with_the_reason() {
     assert!(err.contains("nvidia-cuda-sanitizer-api wheel ships without it") && err.contains("cuda-sanitizer-13-0"), "{err}");
 }
 
-#[test]
 fn an_unknown_tool_lists_the_tools() {
     let (code, _, err) = run(&["--tool", "leakcheck", "--", "test"], |_| {});
     assert_eq!(code, Some(2));
@@ -96,7 +90,6 @@ fn an_unknown_tool_lists_the_tools() {
     assert!(err.contains("[possible values: memcheck, racecheck, synccheck, initcheck]"), "{err}");
 }
 
-#[test]
 fn a_cargo_command_that_runs_nothing_is_refused() {
     let fake = fake_sanitizer();
     let (code, _, err) = run(&["--", "check"], |c| {
@@ -112,7 +105,6 @@ fn a_cargo_command_that_runs_nothing_is_refused() {
     assert!(err.contains("<CARGO ARGS>"), "the cargo command is required: {err}");
 }
 
-#[test]
 fn a_missing_exe_is_named() {
     let (code, _, err) = run(&["--exe", "/nonexistent/demo", "--", "oob"], |_| {});
     assert_eq!(code, Some(2));
@@ -120,18 +112,87 @@ fn a_missing_exe_is_named() {
 }
 
 /// A toolkit's bin/compute-sanitizer links into compute-sanitizer/, beside its launcher.
-#[test]
 fn a_linked_sanitizer_is_checked_where_it_really_is() {
     let fake = fake_sanitizer();
     let bin = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(fake.path(), bin.path().join("compute-sanitizer")).unwrap();
-    if cargo_ptx::sanitize::driver_present() {
-        eprintln!("skipped: this machine has a CUDA driver (the run would not stop before building)");
-        return;
-    }
+    // With a driver, the run would not stop before building.
+    no_cuda_driver_here();
     let (_, _, err) = run(&["--", "test"], |c| {
         c.env("COMPUTE_SANITIZER", bin.path().join("compute-sanitizer"));
     });
     assert!(err.contains("no CUDA driver here"), "got past the launcher check to the driver check: {err}");
     assert!(!err.contains("TreeLauncherSubreaper"), "{err}");
+}
+
+/// compute-sanitizer's reports of tests/fixtures/sanitize-demo, captured on an H100
+/// (cargo-ptx/src/sanitize/testdata), read against the line tables of the fixture's PTX as this
+/// checkout builds it: each finding is named from the folder the command runs in
+/// (`kernels/src/lib.rs`, `cuda/bugs.cu`, from the project and from above it), and one bug is
+/// one finding (the API errors that follow an out-of-bounds write are its consequences).
+fn the_fixtures_findings_are_named_from_the_folder_the_command_runs_in() {
+    use cargo_ptx::sanitize::{consequences, group, parse, resolve_paths, LineTables, Tool};
+    cuda();
+    crate::common::nvcc();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    // A copy at the fixture's depth, with the device crates where its relative paths look.
+    let root = tempfile::Builder::new().prefix("cargo-ptx sanitize ").tempdir().unwrap();
+    let demo = root.path().join("tests/fixtures/sanitize-demo");
+    crate::common::copy_dir(&repo.join("tests/fixtures/sanitize-demo"), &demo);
+    for krate in ["ptx-device", "ptx-device-macros"] {
+        crate::common::copy_dir(&repo.join(krate), &root.path().join(krate));
+    }
+    // The program: its embedded PTX among other bytes, as an executable holds it.
+    let mut program = b"\x7fELF\x02\x01\x01\0binary\n".to_vec();
+    for what in [demo.join("kernels"), demo.join("cuda/bugs.cu")] {
+        let out = cargo_ptx()
+            .arg("build")
+            .arg(&what)
+            .args(["--arch", "sm_90", "--message-format", "json", "--target-dir"])
+            .arg(shared_target())
+            .output()
+            .unwrap();
+        let run = Run::from(out);
+        run.assert_ok();
+        for a in run.of("ptx-artifact").into_iter().filter(|a| a["kind"] == "ptx") {
+            program.extend(std::fs::read(a["path"].as_str().unwrap()).unwrap());
+            program.extend(b"\0\0\x13data\n");
+        }
+    }
+    let exe = root.path().join("sanitize-demo");
+    std::fs::write(&exe, &program).unwrap();
+    let tables = LineTables::of_program(&exe);
+    let logs = repo.join("cargo-ptx/src/sanitize/testdata");
+    for (log, tool, file, line) in [
+        ("oob-rs.memcheck.log", Tool::Memcheck, "kernels/src/lib.rs", 11),
+        ("oob-cu.memcheck.log", Tool::Memcheck, "cuda/bugs.cu", 6),
+        ("race-rs.racecheck.log", Tool::Racecheck, "kernels/src/lib.rs", 20),
+        ("race-cu.racecheck.log", Tool::Racecheck, "cuda/bugs.cu", 13),
+    ] {
+        let text = std::fs::read_to_string(logs.join(log)).unwrap();
+        for cwd in [demo.as_path(), root.path()] {
+            let mut f = consequences(group(parse(&text, tool, &exe)));
+            resolve_paths(&mut f, &tables, cwd);
+            assert_eq!(f.len(), 1, "{log}: one bug, one finding: {f:#?}");
+            assert_eq!(
+                (f[0].file.as_deref(), f[0].line),
+                (Some(demo.join(file).to_str().unwrap()), Some(line)),
+                "{log} from {}",
+                cwd.display()
+            );
+        }
+    }
+}
+
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::tests![
+        without_a_driver_it_says_so_in_one_line_before_building,
+        a_missing_sanitizer_names_the_fix,
+        a_sanitizer_without_its_launcher_is_refused_with_the_reason,
+        an_unknown_tool_lists_the_tools,
+        a_cargo_command_that_runs_nothing_is_refused,
+        a_missing_exe_is_named,
+        a_linked_sanitizer_is_checked_where_it_really_is,
+        the_fixtures_findings_are_named_from_the_folder_the_command_runs_in,
+    ]
 }

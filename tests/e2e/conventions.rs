@@ -2,11 +2,10 @@
 //! `CARGO_TERM_COLOR`/`NO_COLOR`, counted `-v` and `-q`, `--locked`/`--offline`/`--frozen`
 //! reaching the nested cargo, and the one-line summary of artifacts.
 
-mod common;
-
 use std::process::Output;
 
-use common::{cargo_ptx, cuda, shared_target, KernelCrate};
+use crate::common;
+use crate::common::{cargo_ptx, cuda, shared_target, KernelCrate};
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
@@ -19,7 +18,6 @@ fn build_human(k: &KernelCrate, args: &[&str]) -> Output {
 
 /// The text of `cargo ptx build -h`, compared with tests/snapshots/build-help.txt; with
 /// `UPDATE_SNAPSHOTS=1` the file is rewritten instead (review the diff, then commit it).
-#[test]
 fn build_help_groups_flags_under_cargos_headings() {
     // clap wraps at COLUMNS; a fixed width keeps the text the same on every terminal.
     let out = cargo_ptx().args(["build", "-h"]).env("COLUMNS", "100").output().unwrap();
@@ -52,7 +50,6 @@ fn build_help_groups_flags_under_cargos_headings() {
     assert!(String::from_utf8_lossy(&check.stdout).contains("--color <WHEN>"));
 }
 
-#[test]
 fn color_follows_the_flag_then_cargo_term_color_then_no_color() {
     // A missing PATH fails at once: its `error:` is the colored text.
     let run = |args: &[&str], env: &[(&str, &str)]| {
@@ -78,7 +75,6 @@ fn color_follows_the_flag_then_cargo_term_color_then_no_color() {
     assert_eq!(bad_env.status.code(), Some(2), "{}", stderr(&bad_env));
 }
 
-#[test]
 fn one_summary_line_by_default_each_artifact_at_v_and_nothing_at_q() {
     cuda();
     let k = KernelCrate::example("saxpy");
@@ -119,7 +115,6 @@ fn one_summary_line_by_default_each_artifact_at_v_and_nothing_at_q() {
     assert_eq!(json.of("ptx-artifact").len(), 2);
 }
 
-#[test]
 fn locked_offline_and_frozen_reach_the_nested_cargo() {
     cuda();
     let k = KernelCrate::example("saxpy");
@@ -151,7 +146,6 @@ fn compiler_messages(run: &common::Run) -> Vec<cargo_metadata::CompilerMessage> 
         .collect()
 }
 
-#[test]
 fn json_diagnostics_are_cargos_compiler_messages() {
     cuda();
     let k = KernelCrate::new(
@@ -191,7 +185,6 @@ fn json_diagnostics_are_cargos_compiler_messages() {
     assert!(nvcc[0].package_id.repr.ends_with("#json_cu_kernels"), "{}", nvcc[0].package_id);
 }
 
-#[test]
 fn json_builds_report_each_kernel_crate_as_cargos_compiler_artifact() {
     cuda();
     let k = KernelCrate::new(
@@ -220,7 +213,6 @@ fn json_builds_report_each_kernel_crate_as_cargos_compiler_artifact() {
     assert!(!run.of("ptx-artifact").is_empty());
 }
 
-#[test]
 fn human_diagnostics_show_the_source_line_and_a_caret_once_for_every_arch() {
     cuda();
     let k = KernelCrate::new("human_cu_kernels", "archs = [\"sm_80\", \"sm_90\"]\nrust = false", "");
@@ -242,4 +234,16 @@ fn human_diagnostics_show_the_source_line_and_a_caret_once_for_every_arch() {
         "{err}"
     );
     assert_eq!(err.matches("is undefined").count(), 1, "{err}");
+}
+
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::tests![
+        build_help_groups_flags_under_cargos_headings,
+        color_follows_the_flag_then_cargo_term_color_then_no_color,
+        one_summary_line_by_default_each_artifact_at_v_and_nothing_at_q,
+        locked_offline_and_frozen_reach_the_nested_cargo,
+        json_diagnostics_are_cargos_compiler_messages,
+        json_builds_report_each_kernel_crate_as_cargos_compiler_artifact,
+        human_diagnostics_show_the_source_line_and_a_caret_once_for_every_arch,
+    ]
 }

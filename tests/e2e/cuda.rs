@@ -1,10 +1,9 @@
 //! CUDA C++ kernels end to end: real nvcc and ptxas from `cargo ptx setup` (no GPU needed).
 
-mod common;
-
 use std::path::Path;
 
-use common::{cargo_ptx, cuda, hide_cuda, KernelCrate, Run};
+use crate::common;
+use crate::common::{cargo_ptx, cuda, hide_cuda, KernelCrate, Run};
 
 /// A kernel crate with only .cu files (the lib target stays empty).
 fn cuda_crate(name: &str, metadata: &str, files: &[(&str, &str)]) -> KernelCrate {
@@ -16,7 +15,8 @@ fn cuda_crate(name: &str, metadata: &str, files: &[(&str, &str)]) -> KernelCrate
 }
 
 fn nvcc_ready() {
-    assert!(cuda().nvcc.is_some(), "these tests need nvcc: run `cargo ptx setup` first (README)");
+    cuda();
+    common::nvcc();
 }
 
 /// NVIDIA's valid forms: a scoped temp register, the predicated `cond` with "+r", "n"
@@ -60,7 +60,6 @@ extern "C" __global__ void valid(int *o, short *h, long long *l, float *f, doubl
 }
 "#;
 
-#[test]
 fn the_references_valid_forms_build_for_sm_80_and_sm_90_without_warnings() {
     nvcc_ready();
     let k = cuda_crate("ref_valid", "", &[("cuda/valid.cu", REFERENCE_VALID)]);
@@ -79,7 +78,6 @@ fn the_references_valid_forms_build_for_sm_80_and_sm_90_without_warnings() {
     assert!(ptx.contains(".loc"), "-lineinfo: the PTX maps back to the .cu lines");
 }
 
-#[test]
 fn reference_error_examples_fail_at_their_line() {
     nvcc_ready();
     // Caught by our checker before nvcc runs: "rf" on one operand, and the %n1 modifier.
@@ -121,7 +119,6 @@ fn reference_error_examples_fail_at_their_line() {
     );
 }
 
-#[test]
 fn ptxas_errors_point_at_the_cu_line_of_the_asm() {
     nvcc_ready();
     // An "r" (32-bit) operand used in add.f64: only ptxas notices.
@@ -148,7 +145,6 @@ fn ptxas_errors_point_at_the_cu_line_of_the_asm() {
     assert!(d["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().starts_with("inlined at cuda/dup.cu:9:")), "{d}");
 }
 
-#[test]
 fn rust_and_cuda_kernels_of_one_crate_land_in_one_artifact_set() {
     nvcc_ready();
     let k = KernelCrate::example("mixed/kernels");
@@ -193,7 +189,6 @@ fn rust_and_cuda_kernels_of_one_crate_land_in_one_artifact_set() {
     }
 }
 
-#[test]
 fn a_header_edit_rebuilds_its_includers_and_a_no_op_runs_no_nvcc_or_ptxas() {
     nvcc_ready();
     let k = cuda_crate(
@@ -242,7 +237,6 @@ fn a_header_edit_rebuilds_its_includers_and_a_no_op_runs_no_nvcc_or_ptxas() {
     assert!(ptx.contains("8;"), "the new TILE reached the PTX: {ptx}");
 }
 
-#[test]
 fn a_lone_cu_file_builds_and_cuda_gdb_adds_g() {
     nvcc_ready();
     let dir = tempfile::Builder::new().prefix("cargo-ptx lone ").tempdir().unwrap();
@@ -270,7 +264,6 @@ fn a_lone_cu_file_builds_and_cuda_gdb_adds_g() {
     assert!(std::fs::read_to_string(&ptx).unwrap().contains(".target sm_90, debug"), "-G: debug PTX");
 }
 
-#[test]
 fn bad_cuda_input_gets_a_clear_error() {
     nvcc_ready();
     // A header that does not exist.
@@ -317,7 +310,6 @@ fn bad_cuda_input_gets_a_clear_error() {
     k.build(&["--arch", "compute_70"]).assert_error(&["`compute_70` is not supported by nvcc 13.", "CUDA 13 dropped archs below sm_75"]);
 }
 
-#[test]
 fn missing_nvcc_fails_only_the_cu_files() {
     let k = KernelCrate::example("mixed/kernels");
     let home = tempfile::tempdir().unwrap();
@@ -327,7 +319,6 @@ fn missing_nvcc_fails_only_the_cu_files() {
     assert!(std::fs::read_to_string(rust_ptx).unwrap().contains(".entry scale_add("), "the Rust kernels still built");
 }
 
-#[test]
 fn cargo_ptx_check_reports_rules_without_compiling() {
     let k = cuda_crate(
         "checked",
@@ -347,4 +338,18 @@ fn cargo_ptx_check_reports_rules_without_compiling() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("Checked checked (1 file, 0 warnings)"), "{err}");
+}
+
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::tests![
+        the_references_valid_forms_build_for_sm_80_and_sm_90_without_warnings,
+        reference_error_examples_fail_at_their_line,
+        ptxas_errors_point_at_the_cu_line_of_the_asm,
+        rust_and_cuda_kernels_of_one_crate_land_in_one_artifact_set,
+        a_header_edit_rebuilds_its_includers_and_a_no_op_runs_no_nvcc_or_ptxas,
+        a_lone_cu_file_builds_and_cuda_gdb_adds_g,
+        bad_cuda_input_gets_a_clear_error,
+        missing_nvcc_fails_only_the_cu_files,
+        cargo_ptx_check_reports_rules_without_compiling,
+    ]
 }

@@ -2,12 +2,11 @@
 //! compiler for kernels the first one built, gets byte-identical artifacts, and a damaged
 //! entry is rebuilt, not used.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{cargo_ptx, cuda, KernelCrate};
+use crate::common;
+use crate::common::{cargo_ptx, cuda, KernelCrate};
 
 const PANIC: &str = "#[panic_handler]\nfn panic(_: &core::panic::PanicInfo) -> ! {\n    unsafe { core::arch::nvptx::trap() }\n}\n";
 const HEADER: &str = "#pragma once\n__device__ inline float twice(float x) { return 2.0f * x; }\n";
@@ -34,7 +33,7 @@ impl Tools {
     fn new() -> Tools {
         let cuda = cuda();
         let dir = tempfile::tempdir().unwrap();
-        let nvcc = cuda.nvcc.expect("these tests need nvcc: run `cargo ptx setup`").path;
+        let nvcc = common::nvcc();
         for (name, real) in [("ptxas", cuda.ptxas.unwrap().path), ("nvcc", nvcc)] {
             let log = dir.path().join("starts.log");
             let script = format!(
@@ -89,7 +88,6 @@ fn artifacts(target: &Path, name: &str) -> Vec<(PathBuf, Vec<u8>)> {
     v
 }
 
-#[test]
 fn a_second_checkout_in_a_fresh_target_dir_starts_no_compiler() {
     let tools = Tools::new();
     let cache = tempfile::tempdir().unwrap();
@@ -128,7 +126,6 @@ fn a_second_checkout_in_a_fresh_target_dir_starts_no_compiler() {
     assert_eq!(started, ["nvcc", "ptxas"], "the edited header's module is rebuilt");
 }
 
-#[test]
 fn a_damaged_entry_is_rebuilt_not_used() {
     let tools = Tools::new();
     let cache = tempfile::tempdir().unwrap();
@@ -154,7 +151,6 @@ fn a_damaged_entry_is_rebuilt_not_used() {
     assert_eq!(artifacts(t2.path(), "damaged_kernels"), artifacts(&common::shared_target(), "damaged_kernels"));
 }
 
-#[test]
 fn a_bad_cache_setting_names_its_source() {
     let k = checkout("blankcache_kernels");
     let run = k.build_with(&[], |c| {
@@ -176,4 +172,12 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::tests![
+        a_second_checkout_in_a_fresh_target_dir_starts_no_compiler,
+        a_damaged_entry_is_rebuilt_not_used,
+        a_bad_cache_setting_names_its_source,
+    ]
 }

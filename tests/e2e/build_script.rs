@@ -1,8 +1,7 @@
 //! The build.rs path end to end: a host crate with `ptx_build::Builder` in its build script,
 //! built by stable cargo.
 
-mod common;
-
+use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -62,7 +61,6 @@ fn build_script_ran(log: &str) -> bool {
 
 const KERNEL: &str = "#![no_std]\n#![feature(abi_ptx)]\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn scale(n: u32, a: f32, x: *mut f32) {}\n#[panic_handler]\nfn p(_: &core::panic::PanicInfo) -> ! { loop {} }\n";
 
-#[test]
 fn the_build_script_reruns_exactly_when_a_kernel_input_changes() {
     common::cuda();
     let p = project("host_rerun", KERNEL);
@@ -83,7 +81,6 @@ fn the_build_script_reruns_exactly_when_a_kernel_input_changes() {
     assert!(ok && build_script_ran(&log), "a kernel edit reruns the build script:\n{log}");
 }
 
-#[test]
 fn a_build_script_error_is_readable() {
     let p = project("host_error", "#![no_std]\n#![feature(abi_ptx)]\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn sum(xs: &[f32]) {}\n#[panic_handler]\nfn p(_: &core::panic::PanicInfo) -> ! { loop {} }\n");
     let (ok, log) = cargo_build(p.path());
@@ -109,7 +106,6 @@ fn cuda_host(host: &str, files: &[(&str, &str)], main_rs: &str) -> tempfile::Tem
     p
 }
 
-#[test]
 fn cuda_files_of_the_host_get_typed_methods_and_header_edits_rerun() {
     common::cuda();
     // C types map to Rust ones; the calls below only compile if each parameter has the right type.
@@ -136,7 +132,6 @@ fn cuda_files_of_the_host_get_typed_methods_and_header_edits_rerun() {
     assert!(ok && build_script_ran(&log), "a header edit reruns the build script:\n{log}");
 }
 
-#[test]
 fn kernels_that_cannot_be_typed_are_embedded_with_a_warning_and_an_untyped_launcher() {
     // A C++ kernel (mangled name, typed by its C++ name), one with a `void *` parameter, and a
     // typed one beside them: the build succeeds, the typed methods stay, and the untyped one
@@ -158,7 +153,6 @@ fn kernels_that_cannot_be_typed_are_embedded_with_a_warning_and_an_untyped_launc
     assert_eq!(log.matches("kernel `raw` has no typed").count(), 1, "warned once:\n{log}");
 }
 
-#[test]
 fn a_struct_by_value_must_have_the_kernels_layout_on_the_host() {
     common::cuda();
     let kernel = "#![no_std]\n#![feature(abi_ptx)]\n#[repr(C)]\n#[derive(Clone, Copy)]\npub struct Affine { pub a: f32, pub b: f64 }\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn affine(p: Affine, x: *mut f32) { *x = p.a * *x + p.b as f32; }\n#[panic_handler]\nfn p(_: &core::panic::PanicInfo) -> ! { loop {} }\n";
@@ -185,7 +179,6 @@ fn a_struct_by_value_must_have_the_kernels_layout_on_the_host() {
     );
 }
 
-#[test]
 fn rust_kernels_stamped_out_by_macro_rules_are_typed_and_launchable_by_name() {
     common::cuda();
     // candle's style, in Rust: one macro, several kernels. The source reader sees no `fn` for
@@ -216,7 +209,6 @@ fn rust_kernels_stamped_out_by_macro_rules_are_typed_and_launchable_by_name() {
     );
 }
 
-#[test]
 fn cuda_vendor_types_get_ptx_runtime_host_types() {
     common::cuda();
     let uses = "#[allow(dead_code)]\nunsafe fn call(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream, cfg: ptx_runtime::cudarc::driver::LaunchConfig,\n    h: &ptx_runtime::cudarc::driver::CudaSlice<ptx_runtime::cuda_types::Half2>, o: &mut ptx_runtime::cudarc::driver::CudaSlice<f32>) {\n    use ptx_runtime::cuda_types::{Fp8E4M3, Half2};\n    unsafe { k.fp8_scale(s, cfg, Fp8E4M3(0x38), Half2::default(), h, o).unwrap() };\n}\n";
@@ -264,7 +256,6 @@ fn assert_stderr_snapshot(name: &str, log: &str, root: &Path) {
     assert!(text == expected, "{name} changed; rerun with UPDATE_SNAPSHOTS=1 if that is intended:\n{text}");
 }
 
-#[test]
 fn kernel_diagnostics_through_cargo_build_name_the_file_show_the_line_and_come_once() {
     common::cuda();
     // A Rust error, then (fixed, a warning left) an nvcc error for two archs, then success.
@@ -346,7 +337,6 @@ fn shared_struct_project(host: &str, derive: &str) -> tempfile::TempDir {
     p
 }
 
-#[test]
 fn a_struct_from_a_crate_shared_with_the_kernels_needs_no_host_twin() {
     common::cuda();
     let p = shared_struct_project("host_shared", "#[derive(Clone, Copy, ptx_device_macros::DeviceRepr)]\n#[repr(C)]");
@@ -355,7 +345,6 @@ fn a_struct_from_a_crate_shared_with_the_kernels_needs_no_host_twin() {
     assert!(!log.contains("is defined in the kernel crate"), "{log}");
 }
 
-#[test]
 fn a_shared_struct_without_repr_c_gets_the_derives_error() {
     common::cuda();
     let p = shared_struct_project("host_norepr", "#[derive(Clone, Copy, ptx_device_macros::DeviceRepr)]");
@@ -368,7 +357,6 @@ fn a_shared_struct_without_repr_c_gets_the_derives_error() {
     assert!(log.contains("shared/src/lib.rs:3:12"), "at the struct's name:\n{log}");
 }
 
-#[test]
 fn an_engine_warning_is_shown_once_without_a_doubled_prefix() {
     // Without ptxas the build makes PTX only and says so: once, as cargo shows a build
     // script's warnings, not `warning: pkg@ver: warning: ...`.
@@ -388,7 +376,6 @@ fn an_engine_warning_is_shown_once_without_a_doubled_prefix() {
     assert!(!log.contains("@0.1.0: warning:"), "{log}");
 }
 
-#[test]
 fn a_shared_struct_with_a_field_that_is_not_copy_is_refused_at_the_field() {
     common::cuda();
     // `Affine` is not `Copy` itself here, so only the derive's check stands between the host
@@ -415,7 +402,6 @@ fn generated_module(host: &str) -> String {
 
 const GENERIC_AND_STAMPED: &str = "#![no_std]\nuse ptx_device::{index::global_index, kernel};\n\n/// `y[i] += x[i]`.\n#[kernel(instances(f32, f64))]\npub unsafe fn add<T: Copy + core::ops::Add<Output = T>>(n: u32, x: *const T, y: *mut T) {\n    let i = global_index();\n    if i < n as usize {\n        *y.add(i) = *y.add(i) + *x.add(i);\n    }\n}\n\nmacro_rules! unary {\n    ($name:ident, $t:ty) => {\n        #[kernel]\n        pub unsafe fn $name(n: u32, x: *const $t, y: *mut $t) {\n            let i = global_index();\n            if i < n as usize {\n                *y.add(i) = -*x.add(i);\n            }\n        }\n    };\n}\nunary!(neg_f32, f32);\nunary!(neg_f64, f64);\n";
 
-#[test]
 fn generic_and_macro_stamped_rust_kernels_get_typed_methods() {
     common::cuda();
     let p = device_project("host_generic", GENERIC_AND_STAMPED);
@@ -438,7 +424,6 @@ fn generic_and_macro_stamped_rust_kernels_get_typed_methods() {
     assert!(!ok && log.contains("the trait bound `i32: AddTypes` is not satisfied"), "{log}");
 }
 
-#[test]
 fn macro_stamped_and_template_cuda_kernels_get_typed_methods() {
     common::cuda();
     // candle's style: unary ops stamped out by a macro from a header, for three types; a
@@ -488,7 +473,6 @@ unsafe fn call(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream
     // (examples/cuda-kernels/tests/ui: a type the template was not instantiated for does not compile.)
 }
 
-#[test]
 fn builder_cuda_files_take_the_host_crates_metadata_and_a_missing_header_names_the_builder() {
     common::cuda();
     let uses = "#[allow(dead_code)]\nunsafe fn call(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream, cfg: ptx_runtime::cudarc::driver::LaunchConfig, x: &mut ptx_runtime::cudarc::driver::CudaSlice<f32>) {\n    unsafe { k.tiled(s, cfg, x).unwrap() };\n}\n";
@@ -517,7 +501,6 @@ fn builder_cuda_files_take_the_host_crates_metadata_and_a_missing_header_names_t
     );
 }
 
-#[test]
 fn a_cxx_helper_kernel_in_two_cu_modules_gets_one_method_per_module() {
     common::cuda();
     // llm.c's style: the same (mangled) helper kernel in two files, each its own module.
@@ -534,4 +517,25 @@ fn a_cxx_helper_kernel_in_two_cu_modules_gets_one_method_per_module() {
     );
     let (ok, log) = cargo_build(p.path());
     assert!(ok, "{log}");
+}
+
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::tests![
+        the_build_script_reruns_exactly_when_a_kernel_input_changes,
+        a_build_script_error_is_readable,
+        cuda_files_of_the_host_get_typed_methods_and_header_edits_rerun,
+        kernels_that_cannot_be_typed_are_embedded_with_a_warning_and_an_untyped_launcher,
+        a_struct_by_value_must_have_the_kernels_layout_on_the_host,
+        rust_kernels_stamped_out_by_macro_rules_are_typed_and_launchable_by_name,
+        cuda_vendor_types_get_ptx_runtime_host_types,
+        kernel_diagnostics_through_cargo_build_name_the_file_show_the_line_and_come_once,
+        a_struct_from_a_crate_shared_with_the_kernels_needs_no_host_twin,
+        a_shared_struct_without_repr_c_gets_the_derives_error,
+        an_engine_warning_is_shown_once_without_a_doubled_prefix,
+        a_shared_struct_with_a_field_that_is_not_copy_is_refused_at_the_field,
+        generic_and_macro_stamped_rust_kernels_get_typed_methods,
+        macro_stamped_and_template_cuda_kernels_get_typed_methods,
+        builder_cuda_files_take_the_host_crates_metadata_and_a_missing_header_names_the_builder,
+        a_cxx_helper_kernel_in_two_cu_modules_gets_one_method_per_module,
+    ]
 }

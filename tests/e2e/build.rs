@@ -1,8 +1,7 @@
 //! `cargo ptx build` end to end: real nightly, real LLVM, real ptxas (no GPU needed).
 
-mod common;
-
-use common::{cargo_ptx, cuda, hide_cuda, KernelCrate};
+use crate::common;
+use crate::common::{cargo_ptx, cuda, hide_cuda, KernelCrate};
 
 const PANIC: &str = "#[panic_handler]\nfn panic(_: &core::panic::PanicInfo) -> ! {\n    unsafe { core::arch::nvptx::trap() }\n}\n";
 
@@ -14,7 +13,6 @@ fn kernel(name: &str, body: &str) -> KernelCrate {
     )
 }
 
-#[test]
 fn saxpy_example_builds_ptx_and_cubins_for_sm_80_and_sm_90() {
     cuda();
     let k = KernelCrate::example("saxpy");
@@ -52,7 +50,6 @@ fn saxpy_example_builds_ptx_and_cubins_for_sm_80_and_sm_90() {
     assert!(paths.iter().all(|p| p.contains("e2e target ü/ptx/release/saxpy-kernels/sm_")), "{paths:?}");
 }
 
-#[test]
 fn a_second_build_reuses_everything_and_an_edit_rebuilds() {
     cuda();
     let k = kernel("rebuild_kernels", "#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn scale(x: *mut f32) { *x *= 2.0; }\n");
@@ -88,7 +85,6 @@ fn a_second_build_reuses_everything_and_an_edit_rebuilds() {
     assert!(ptx.contains("0f40400000"), "the new constant 3.0 is in the PTX:\n{ptx}");
 }
 
-#[test]
 fn unknown_archs_are_refused_with_the_reason() {
     let k = kernel("arch_kernels", "");
     for (arch, why) in [
@@ -101,7 +97,6 @@ fn unknown_archs_are_refused_with_the_reason() {
     assert!(!common::shared_target().join("ptx/release/arch_kernels").exists(), "nothing was written");
 }
 
-#[test]
 fn an_arch_ptxas_does_not_support_is_refused() {
     cuda();
     let k = kernel("old_arch_kernels", "");
@@ -112,14 +107,12 @@ fn an_arch_ptxas_does_not_support_is_refused() {
     ]);
 }
 
-#[test]
 fn no_arch_and_no_gpu_says_how_to_choose() {
     let k = KernelCrate::new("noarch_kernels", "", "#![no_std]\n");
     k.build(&[]).assert_error(&["no GPU arch chosen for noarch_kernels", "--arch sm_80", "archs = [\"sm_80\"]"]);
     k.build(&["--arch", "native"]).assert_error(&["`--arch native` needs a GPU"]);
 }
 
-#[test]
 fn a_folder_without_kernel_crates_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("src")).unwrap();
@@ -131,7 +124,6 @@ fn a_folder_without_kernel_crates_is_an_error() {
     run.assert_error(&["no kernel crate found in", "[package.metadata.ptx]"]);
 }
 
-#[test]
 fn rustc_errors_come_through_unchanged_with_their_line() {
     let k = kernel("broken_kernels", "#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn k(x: *mut u32) {\n    *x = 1.5;\n}\n");
     let run = k.build(&["--release"]);
@@ -145,7 +137,6 @@ fn rustc_errors_come_through_unchanged_with_their_line() {
     assert!(stderr.contains("error[E0308]: mismatched types") && stderr.contains("src/lib.rs:5:10"), "{stderr}");
 }
 
-#[test]
 fn a_misspelled_libdevice_function_is_named() {
     cuda();
     let k = kernel(
@@ -155,7 +146,6 @@ fn a_misspelled_libdevice_function_is_named() {
     k.build(&["--release"]).assert_error(&["calls `__nv_expff`, which libdevice", "does not define"]);
 }
 
-#[test]
 fn invalid_ptx_in_asm_points_at_the_rust_line() {
     cuda();
     let k = kernel(
@@ -175,7 +165,6 @@ fn invalid_ptx_in_asm_points_at_the_rust_line() {
     assert!(!k.artifact("release", "sm_80", "cubin").exists(), "no cubin is left behind");
 }
 
-#[test]
 fn without_ptxas_the_build_makes_ptx_and_warns_once() {
     let empty = tempfile::tempdir().unwrap();
     let k = kernel("noptxas_kernels", "#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn k(x: *mut f32) { *x += 1.0; }\n");
@@ -189,7 +178,6 @@ fn without_ptxas_the_build_makes_ptx_and_warns_once() {
     assert!(k.artifact("release", "sm_90", "ptx").is_file());
 }
 
-#[test]
 fn without_libdevice_only_kernels_that_need_it_fail() {
     let ptxas = cuda().ptxas.unwrap().path;
     let empty = tempfile::tempdir().unwrap();
@@ -208,7 +196,6 @@ fn without_libdevice_only_kernels_that_need_it_fail() {
     .assert_error(&["calls `__nv_expf` from NVIDIA's libdevice, and no libdevice was found", "cargo ptx setup", "LIBDEVICE="]);
 }
 
-#[test]
 fn a_corrupt_libdevice_is_reported_as_such() {
     let bad = tempfile::tempdir().unwrap();
     let path = bad.path().join("libdevice.10.bc");
@@ -220,7 +207,6 @@ fn a_corrupt_libdevice_is_reported_as_such() {
     .assert_error(&["is not LLVM bitcode (corrupt or truncated file)", "cargo ptx setup --force"]);
 }
 
-#[test]
 fn an_unwritable_target_dir_is_reported() {
     let k = kernel("unwritable_kernels", "");
     let file = tempfile::NamedTempFile::new().unwrap();
@@ -236,7 +222,6 @@ fn an_unwritable_target_dir_is_reported() {
     common::Run::from(out).assert_error(&["could not create directory", "target"]);
 }
 
-#[test]
 fn a_missing_toolchain_names_setup_and_rustup() {
     let k = kernel("toolchain_kernels", "");
     k.build(&["--toolchain", "nightly-1999-01-01"]).assert_error(&[
@@ -246,7 +231,6 @@ fn a_missing_toolchain_names_setup_and_rustup() {
     ]);
 }
 
-#[test]
 fn human_output_lists_every_artifact_and_the_resource_table() {
     cuda();
     let k = KernelCrate::example("saxpy");
@@ -267,14 +251,12 @@ fn human_output_lists_every_artifact_and_the_resource_table() {
     assert!(stderr.lines().any(|l| l.starts_with("exp_kernel") && l.contains("sm_90")), "{stderr}");
 }
 
-#[test]
 fn a_ptx_isa_llvm_cannot_write_is_refused() {
     let k = kernel("isa_kernels", "");
     k.build(&["--ptx-isa", "9.9"]).assert_error(&["PTX ISA 9.9 is not one LLVM", "set `ptx-isa` to one of:", "7.8"]);
     k.build(&["--ptx-isa", "seven"]).assert_usage_error(&["not a PTX ISA version"]);
 }
 
-#[test]
 fn an_edit_to_a_proc_macro_the_kernels_use_reruns_the_front_end() {
     cuda();
     // saxpy's kernels use #[ptx_device::kernel]: the macro crate's sources are kernel inputs too.
@@ -298,4 +280,26 @@ fn an_edit_to_a_proc_macro_the_kernels_use_reruns_the_front_end() {
     let text = std::fs::read_to_string(&macros).unwrap();
     std::fs::write(&macros, format!("{text}\n// an edit\n")).unwrap();
     assert!(front_end_ran(), "the kernels were not recompiled after the macro crate changed");
+}
+
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::tests![
+        saxpy_example_builds_ptx_and_cubins_for_sm_80_and_sm_90,
+        a_second_build_reuses_everything_and_an_edit_rebuilds,
+        unknown_archs_are_refused_with_the_reason,
+        an_arch_ptxas_does_not_support_is_refused,
+        no_arch_and_no_gpu_says_how_to_choose,
+        a_folder_without_kernel_crates_is_an_error,
+        rustc_errors_come_through_unchanged_with_their_line,
+        a_misspelled_libdevice_function_is_named,
+        invalid_ptx_in_asm_points_at_the_rust_line,
+        without_ptxas_the_build_makes_ptx_and_warns_once,
+        without_libdevice_only_kernels_that_need_it_fail,
+        a_corrupt_libdevice_is_reported_as_such,
+        an_unwritable_target_dir_is_reported,
+        a_missing_toolchain_names_setup_and_rustup,
+        human_output_lists_every_artifact_and_the_resource_table,
+        a_ptx_isa_llvm_cannot_write_is_refused,
+        an_edit_to_a_proc_macro_the_kernels_use_reruns_the_front_end,
+    ]
 }

@@ -3,18 +3,15 @@
 //! libdevice declarations against the .bc's symbol table, the inline-PTX checker over the crate's
 //! own `asm!`, and typed launch methods for `#[kernel]`s.
 
-mod common;
-
 use std::path::Path;
 use std::process::Command;
 
-use common::{cuda, KernelCrate};
+use crate::common::{cuda, KernelCrate};
 
 fn root() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
 }
 
-#[test]
 fn every_helper_builds_for_sm_80_and_sm_90_without_a_warning() {
     cuda();
     let k = KernelCrate::example("device-tour/kernels");
@@ -162,7 +159,6 @@ fn obvious_twins_compile_as_nvccs(arch: &str, ptx: &str) {
     assert!(!entry_header(ptx, "rs_histogram_obvious").contains(".maxntid"), "{arch}: no bound where none was asked");
 }
 
-#[test]
 fn a_shared_array_over_48_kib_is_an_error_at_its_line() {
     cuda();
     let k = KernelCrate::new(
@@ -186,7 +182,6 @@ fn a_shared_array_over_48_kib_is_an_error_at_its_line() {
     ]);
 }
 
-#[test]
 fn fmad_and_unroll_threshold_change_the_code() {
     cuda();
     let k = KernelCrate::new(
@@ -211,7 +206,6 @@ fn fmad_and_unroll_threshold_change_the_code() {
     assert!(body(&rolled, "l").contains("bra"), "{rolled}");
 }
 
-#[test]
 fn an_atomic_on_a_type_ptx_lacks_and_bad_launch_bounds_are_errors_at_the_line() {
     cuda();
     let k = KernelCrate::new(
@@ -242,7 +236,6 @@ fn an_atomic_on_a_type_ptx_lacks_and_bad_launch_bounds_are_errors_at_the_line() 
     assert_eq!(at("launch_bounds(2048)"), ("src/lib.rs".to_string(), Some(9), Some(24)));
 }
 
-#[test]
 fn bad_fmad_and_unroll_threshold_values_are_refused() {
     let k = KernelCrate::new("badopt_kernels", "archs = [\"sm_80\"]", "#![no_std]\n");
     k.build(&["--unroll-threshold", "lots"]).assert_usage_error(&["`lots` is not an unroll threshold", "e.g. `2000`"]);
@@ -252,7 +245,6 @@ fn bad_fmad_and_unroll_threshold_values_are_refused() {
     k.build(&[]).assert_error(&["invalid `unroll-threshold` in [package.metadata.ptx]", "`-3` is not an unroll threshold"]);
 }
 
-#[test]
 fn libdevice_declarations_match_the_bitcode_exactly() {
     let cuda = cuda();
     let libdevice = &cuda.libdevice.as_ref().unwrap().path;
@@ -271,11 +263,22 @@ fn libdevice_declarations_match_the_bitcode_exactly() {
     assert_eq!(declared, defined, "regenerate with ptx-device/tools/gen-libdevice.py");
 }
 
-#[test]
 fn the_device_crate_passes_the_inline_ptx_checker() {
     let mut diagnostics = Vec::new();
     for (file, parsed) in ptx_build::internals::rust_modules::module_files(&root().join("ptx-device/src/lib.rs")).unwrap() {
         ptx_build::internals::inline_ptx::check_rust_file(&file, &parsed, &mut diagnostics);
     }
     assert!(diagnostics.is_empty(), "{diagnostics:#?}");
+}
+
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::tests![
+        every_helper_builds_for_sm_80_and_sm_90_without_a_warning,
+        a_shared_array_over_48_kib_is_an_error_at_its_line,
+        fmad_and_unroll_threshold_change_the_code,
+        bad_fmad_and_unroll_threshold_values_are_refused,
+        libdevice_declarations_match_the_bitcode_exactly,
+        the_device_crate_passes_the_inline_ptx_checker,
+        an_atomic_on_a_type_ptx_lacks_and_bad_launch_bounds_are_errors_at_the_line,
+    ]
 }

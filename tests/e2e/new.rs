@@ -1,12 +1,11 @@
 //! `cargo ptx new` / `init` end to end: each flavour is scaffolded, then built and tested by
 //! cargo inside it, as a user would on the first try; bad input fails and leaves nothing.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::cargo_ptx;
+use crate::common;
+use crate::common::cargo_ptx;
 
 fn new(args: &[&str], cwd: &Path) -> Output {
     cargo_ptx().arg("new").args(args).current_dir(cwd).output().expect("run cargo-ptx")
@@ -129,25 +128,21 @@ fn generated_kernels_rs(name: &str) -> PathBuf {
 }
 
 const TESTS: &[&str] = &["every_kernel_is_embedded_for_every_arch"];
-/// tests/gpu.rs, a libtest-mimic harness.
+/// tests/gpu.rs, on ptx-runtime's test harness.
 const GPU_TESTS: &[&str] = &["the_kernels_load_on_this_machines_gpu", "kernels_match_the_cpu"];
 
-#[test]
 fn a_new_rust_project_builds_and_tests() {
     scaffold_build_and_test("rust", &["kernels/Cargo.toml", "kernels/src/lib.rs", "shared/Cargo.toml", "shared/src/lib.rs"], TESTS);
 }
 
-#[test]
 fn a_new_cuda_project_builds_and_tests() {
     scaffold_build_and_test("cuda", &["cuda/sigmoid.cu"], TESTS);
 }
 
-#[test]
 fn a_new_project_with_both_languages_builds_and_tests() {
     scaffold_build_and_test("both", &["kernels/src/lib.rs", "shared/src/lib.rs", "cuda/sigmoid.cu"], TESTS);
 }
 
-#[test]
 fn init_fills_the_current_empty_folder_without_a_nested_repository() {
     let tmp = tempfile::Builder::new().prefix("cargo-ptx init ").tempdir().unwrap();
     let repo = tmp.path().join("outer");
@@ -163,7 +158,6 @@ fn init_fills_the_current_empty_folder_without_a_nested_repository() {
     assert!(text(&out).contains("Next cargo run --release") || text(&out).contains("cargo run --release"), "{}", text(&out));
 }
 
-#[test]
 fn registry_dependencies_by_default_and_path_dependencies_when_asked() {
     let tmp = tempfile::tempdir().unwrap();
     let out = new(&["reg", "--kernels", "both", "--vcs", "none"], tmp.path());
@@ -216,7 +210,6 @@ fn refused(args: &[&str], setup: impl FnOnce(&Path), needles: &[&str]) {
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), dirs_before, "no folder is left behind");
 }
 
-#[test]
 fn bad_names_are_refused_with_the_rule() {
     refused(&["new", "2fast"], |_| {}, &["invalid package name `2fast`", "cannot start with a digit", "--name"]);
     refused(&["new", "ok", "--name", "fn"], |_| {}, &["`fn` is a Rust keyword", "choose another --name"]);
@@ -225,7 +218,6 @@ fn bad_names_are_refused_with_the_rule() {
     refused(&["new", "ptx-runtime"], |_| {}, &["clash"]);
 }
 
-#[test]
 fn an_existing_folder_that_is_not_empty_is_refused() {
     refused(&["new", "taken"], |d| std::fs::create_dir_all(d.join("taken/src")).unwrap(), &["taken: the folder is not empty", "help:"]);
     refused(&["new", "file"], |d| std::fs::write(d.join("file"), "x").unwrap(), &["a file of that name exists"]);
@@ -240,7 +232,6 @@ fn an_existing_folder_that_is_not_empty_is_refused() {
     refused(&["init", "missing"], |_| {}, &["the folder does not exist"]);
 }
 
-#[test]
 fn an_unwritable_parent_is_refused_and_leaves_nothing() {
     // A file where a folder should be: no one, root included, can create a folder in it.
     refused(&["new", "a-file/sub/proj"], |d| std::fs::write(d.join("a-file"), "x").unwrap(), &["could not create a project", "a-file"]);
@@ -253,8 +244,7 @@ fn an_unwritable_parent_is_refused_and_leaves_nothing() {
     std::fs::set_permissions(&ro, perms).unwrap();
     let parent = if std::fs::create_dir(ro.join("probe")).is_err() { ro.clone() } else { PathBuf::from("/sys") };
     if !parent.exists() {
-        eprintln!("skipped the read-only case: no read-only folder here (running as root without /sys)");
-        return;
+        crate::harness::missing("a read-only folder (running as root without /sys)");
     }
     let out = new(&[parent.join("proj").to_str().unwrap()], tmp.path());
     let log = text(&out);
@@ -262,7 +252,6 @@ fn an_unwritable_parent_is_refused_and_leaves_nothing() {
     assert!(!parent.join("proj").exists());
 }
 
-#[test]
 fn bad_archs_and_checkouts_are_refused_before_anything_is_written() {
     refused(&["new", "demo", "--arch", "sm_81"], |_| {}, &["invalid arch `sm_81`"]);
     // The error names the folder given to --path-deps (not the project) and how to fix it.
@@ -292,7 +281,6 @@ fn user_cargo(dir: &Path, args: &[&str]) -> Output {
     cmd.output().unwrap()
 }
 
-#[test]
 fn cargo_check_and_clippy_work_inside_kernels_and_the_root_build_stays_fresh() {
     common::cuda();
     let tmp = tempfile::Builder::new().prefix("cargo-ptx new ").tempdir().unwrap();
@@ -338,7 +326,6 @@ fn cargo_check_and_clippy_work_inside_kernels_and_the_root_build_stays_fresh() {
     assert!(target.join("ptx/release/gpu-editor-kernels/sm_80/gpu_editor_kernels.ptx").is_file(), "{}", text(&p));
 }
 
-#[test]
 fn new_projects_are_rustfmt_clean_in_every_flavour() {
     // rustfmt's defaults, as `cargo fmt` applies them in a project with no rustfmt.toml.
     let rustfmt = || {
@@ -347,8 +334,7 @@ fn new_projects_are_rustfmt_clean_in_every_flavour() {
         cmd
     };
     if !rustfmt().arg("--version").output().is_ok_and(|o| o.status.success()) {
-        eprintln!("skipped: rustfmt is not installed (`rustup component add rustfmt`)");
-        return;
+        crate::harness::missing("rustfmt (`rustup component add rustfmt`)");
     }
     let tmp = tempfile::tempdir().unwrap();
     for kernels in ["rust", "cuda", "both"] {
@@ -363,4 +349,21 @@ fn new_projects_are_rustfmt_clean_in_every_flavour() {
         let readme = std::fs::read_to_string(tmp.path().join(&name).join("README.md")).unwrap();
         assert!(!readme.contains("lists every arch") && readme.contains("`cargo ptx doctor` lists them"), "{readme}");
     }
+}
+
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::tests![
+        init_fills_the_current_empty_folder_without_a_nested_repository,
+        registry_dependencies_by_default_and_path_dependencies_when_asked,
+        bad_names_are_refused_with_the_rule,
+        an_existing_folder_that_is_not_empty_is_refused,
+        an_unwritable_parent_is_refused_and_leaves_nothing,
+        bad_archs_and_checkouts_are_refused_before_anything_is_written,
+        new_projects_are_rustfmt_clean_in_every_flavour;
+        slow:
+        a_new_rust_project_builds_and_tests,
+        a_new_cuda_project_builds_and_tests,
+        a_new_project_with_both_languages_builds_and_tests,
+        cargo_check_and_clippy_work_inside_kernels_and_the_root_build_stays_fresh,
+    ]
 }

@@ -84,7 +84,8 @@ impl KernelCrate {
     }
 }
 
-fn copy_dir(src: &Path, dst: &Path) {
+/// Copies a folder (its `target` left out).
+pub fn copy_dir(src: &Path, dst: &Path) {
     std::fs::create_dir_all(dst).unwrap();
     for e in std::fs::read_dir(src).unwrap() {
         let e = e.unwrap();
@@ -167,11 +168,26 @@ impl Run {
     }
 }
 
-/// The CUDA tools the build tests rely on, found the way `cargo ptx` finds them.
+/// The CUDA tools the build tests rely on, found the way `cargo ptx` finds them: ptxas and
+/// libdevice (the test is ignored without them, and fails in CI).
 pub fn cuda() -> ptx_build::internals::tools::Cuda {
     let cuda = ptx_build::internals::tools::Cuda::find();
-    assert!(cuda.ptxas.is_some() && cuda.libdevice.is_some(), "these tests need ptxas and libdevice: run `cargo ptx setup` first (README)");
+    if cuda.ptxas.is_none() || cuda.libdevice.is_none() {
+        crate::harness::missing("ptxas and libdevice (run `cargo ptx setup`)");
+    }
     cuda
+}
+
+/// nvcc, as `cargo ptx` finds it (the test is ignored without it, and fails in CI).
+pub fn nvcc() -> PathBuf {
+    crate::harness::require(ptx_build::internals::tools::Cuda::find().nvcc, "nvcc (run `cargo ptx setup`)").path
+}
+
+/// Stops a test of what happens without a CUDA driver, where there is one.
+pub fn no_cuda_driver_here() {
+    if cargo_ptx::sanitize::driver_present() {
+        crate::harness::missing("a machine without a CUDA driver (this one has one)");
+    }
 }
 
 /// Hides every CUDA install from discovery.

@@ -1,12 +1,10 @@
 //! Hardening, round two (issue 27): the bad inputs found from outside, each fed to the tool with
 //! the message or behaviour a user must get.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{cargo_ptx, shared_target, KernelCrate};
+use crate::common::{cargo_ptx, shared_target, KernelCrate};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
@@ -71,9 +69,8 @@ fn embedded(module: &Path) -> Vec<PathBuf> {
     text.split("\"/ptx-build/").skip(1).filter_map(|s| s.split('"').next()).map(|rel| dir.join("ptx-build").join(rel)).collect()
 }
 
-#[test]
 fn two_builders_with_their_own_out_files_embed_their_own_kernels() {
-    common::cuda();
+    crate::common::cuda();
     let build_rs = "fn main() -> Result<(), ptx_build::Error> {\n    ptx_build::Builder::new().kernel_crate(\"../k1\").out_file(\"k1.rs\").build()?;\n    ptx_build::Builder::new().kernel_crate(\"../k2\").out_file(\"k2.rs\").build()?;\n    Ok(())\n}\n";
     let lib = "pub mod k1 { include!(concat!(env!(\"OUT_DIR\"), \"/k1.rs\")); }\npub mod k2 { include!(concat!(env!(\"OUT_DIR\"), \"/k2.rs\")); }\n";
     let p = host("two_builders_own", build_rs, lib);
@@ -94,9 +91,8 @@ fn two_builders_with_their_own_out_files_embed_their_own_kernels() {
     assert!(two.contains("0f40A00000") && !two.contains("0f40400000"), "k2.rs embeds k2's kernel:\n{two}");
 }
 
-#[test]
 fn two_builders_writing_one_file_add_their_modules_and_a_module_both_make_is_an_error_naming_both() {
-    common::cuda();
+    crate::common::cuda();
     // The default `kernels.rs` twice: one Rust crate and a .cu file of the host make two modules.
     let build_rs = "fn main() -> Result<(), ptx_build::Error> {\n    ptx_build::Builder::new().kernel_crate(\"../k1\").build()?;\n    ptx_build::Builder::new().cuda(\"cuda/*.cu\").arch(\"sm_80\").build()?;\n    Ok(())\n}\n";
     let lib = "pub mod kernels { ptx_runtime::include_kernels!(); }\n#[allow(dead_code)]\nfn both(k: &kernels::Kernels) -> bool { kernels::KERNEL_NAMES.contains(&\"saxpy\") && kernels::KERNEL_NAMES.contains(&\"scale\") && k.function(\"scale\").is_some() }\n";
@@ -119,9 +115,8 @@ fn two_builders_writing_one_file_add_their_modules_and_a_module_both_make_is_an_
     assert!(log.contains("give one of the Builders a file of its own, `.out_file(\"more_kernels.rs\")`"), "{log}");
 }
 
-#[test]
 fn cu_files_named_like_an_option_build_alone_and_through_a_glob() {
-    common::cuda();
+    crate::common::cuda();
     let dir = tempfile::Builder::new().prefix("cargo-ptx dash ").tempdir().unwrap();
     write(dir.path().join("-o.cu"), "extern \"C\" __global__ void k(float *x) { x[0] = 1.0f; }\n");
     let out = cargo_ptx()
@@ -130,7 +125,7 @@ fn cu_files_named_like_an_option_build_alone_and_through_a_glob() {
         .current_dir(dir.path())
         .output()
         .unwrap();
-    let run = common::Run::from(out);
+    let run = crate::common::Run::from(out);
     run.assert_ok();
     assert!(run.of("ptx-artifact").iter().any(|a| a["path"].as_str().is_some_and(|p| p.ends_with("_o.ptx"))), "{}", run.stdout);
 
@@ -141,7 +136,6 @@ fn cu_files_named_like_an_option_build_alone_and_through_a_glob() {
     assert!(k.module_artifact("release", "sm_80", "_x", "ptx").is_file());
 }
 
-#[test]
 fn rust_kernels_in_a_folder_named_like_an_option_build() {
     // cargo, llvm-link, opt, llc and ptxas all see paths below `-kernels`.
     let k = KernelCrate::new("dash-folder", "archs = [\"sm_80\"]", "#![no_std]\n#![feature(abi_ptx)]\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn k(x: *mut f32) { *x = 1.0; }\n#[panic_handler]\nfn p(_: &core::panic::PanicInfo) -> ! { loop {} }\n");
@@ -153,12 +147,11 @@ fn rust_kernels_in_a_folder_named_like_an_option_build() {
         .current_dir(dashed.parent().unwrap())
         .output()
         .unwrap();
-    common::Run::from(out).assert_ok();
+    crate::common::Run::from(out).assert_ok();
 }
 
-#[test]
 fn cu_files_named_after_rust_keywords_build_into_a_host_crate() {
-    common::cuda();
+    crate::common::cuda();
     let build_rs = "fn main() -> Result<(), ptx_build::Error> {\n    ptx_build::Builder::new().cuda(\"cuda/*.cu\").arch(\"sm_80\").build()?;\n    Ok(())\n}\n";
     let lib = "pub mod kernels { ptx_runtime::include_kernels!(); }\n#[allow(dead_code)]\nunsafe fn call(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream, cfg: ptx_runtime::cudarc::driver::LaunchConfig, x: &mut ptx_runtime::cudarc::driver::CudaSlice<f32>) {\n    unsafe { k.in_self(s, cfg, x).unwrap() };\n    unsafe { k.in_match(s, cfg, x).unwrap() };\n    unsafe { k.in_crate(s, cfg, x).unwrap() };\n}\n";
     let p = host("keyword_modules", build_rs, lib);
@@ -176,9 +169,8 @@ fn cu_files_named_after_rust_keywords_build_into_a_host_crate() {
     }
 }
 
-#[test]
 fn empty_items_in_an_arch_list_are_skipped() {
-    common::cuda();
+    crate::common::cuda();
     let k = KernelCrate::new("empty-arch-items", "rust = false", "");
     k.write("cuda/k.cu", "extern \"C\" __global__ void k(float *x) { x[0] = 1.0f; }\n");
     let run = k.build(&["--arch", "sm_80,,sm_90,"]);
@@ -190,7 +182,6 @@ fn empty_items_in_an_arch_list_are_skipped() {
     k.build(&["--arch", ","]).assert_usage_error(&["invalid arch ``: the list is empty"]);
 }
 
-#[test]
 fn an_empty_folder_outside_any_workspace_is_named() {
     let dir = tempfile::Builder::new().prefix("cargo-ptx empty ").tempdir().unwrap();
     let empty = dir.path().join("nothing here");
@@ -202,7 +193,6 @@ fn an_empty_folder_outside_any_workspace_is_named() {
     assert!(!stderr.contains("could not find `Cargo.toml`"), "{stderr}");
 }
 
-#[test]
 fn a_kernel_that_needs_alloc_is_told_kernels_have_core_only() {
     let k = KernelCrate::new(
         "needs-alloc",
@@ -216,7 +206,6 @@ fn a_kernel_that_needs_alloc_is_told_kernels_have_core_only() {
     assert!(stderr.contains("= help: GPU kernels have `core` only: there is no heap (`alloc`: `Vec`, `Box`, `String`)"), "{stderr}");
 }
 
-#[test]
 fn cargo_ptx_home_that_is_not_a_folder_is_named_by_build_doctor_and_setup() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("home-file");
@@ -242,13 +231,8 @@ fn small_disk() -> Option<(tempfile::TempDir, PathBuf)> {
     ok.then_some((dir, mnt))
 }
 
-#[test]
 fn a_full_disk_is_named_as_a_full_disk() {
-    let Some((_dir, mnt)) = small_disk() else {
-        // TODO(tests22): ignored with the reason once the end-to-end harness can say so.
-        eprintln!("skipped: cannot mount a tmpfs here (needs root)");
-        return;
-    };
+    let (_dir, mnt) = crate::harness::require(small_disk(), "permission to mount a tmpfs (root)");
     let k = KernelCrate::example("saxpy");
     let out = cargo_ptx()
         .arg("build")
@@ -281,8 +265,6 @@ fn processes_mentioning(needle: &str) -> Vec<u32> {
     pids
 }
 
-#[test]
-#[cfg(unix)]
 fn sigint_to_cargo_ptx_alone_ends_every_tool_of_the_build_and_the_rebuild_is_identical() {
     let k = KernelCrate::example("saxpy");
     let target = k.root.path().join("interrupted target");
@@ -336,4 +318,20 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         out.push(p);
     }
     out
+}
+
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::tests![
+        two_builders_with_their_own_out_files_embed_their_own_kernels,
+        two_builders_writing_one_file_add_their_modules_and_a_module_both_make_is_an_error_naming_both,
+        cu_files_named_like_an_option_build_alone_and_through_a_glob,
+        rust_kernels_in_a_folder_named_like_an_option_build,
+        cu_files_named_after_rust_keywords_build_into_a_host_crate,
+        empty_items_in_an_arch_list_are_skipped,
+        an_empty_folder_outside_any_workspace_is_named,
+        a_kernel_that_needs_alloc_is_told_kernels_have_core_only,
+        cargo_ptx_home_that_is_not_a_folder_is_named_by_build_doctor_and_setup,
+        a_full_disk_is_named_as_a_full_disk;
+        slow: sigint_to_cargo_ptx_alone_ends_every_tool_of_the_build_and_the_rebuild_is_identical
+    ]
 }
