@@ -302,9 +302,59 @@ fn c_scalar(words: &[&str]) -> Option<ParamType> {
         (false, ["__nv_fp8_e5m2"]) => by_value("::ptx_runtime::cuda_types::Fp8E5M2"),
         // TMA's tensor map (`const CUtensorMap *`, or `__grid_constant__ const CUtensorMap`).
         (false, ["CUtensorMap"]) | (false, ["CUtensorMap_st"]) => by_value("::ptx_runtime::TensorMap"),
+        // Texture and surface objects are `unsigned long long` handles.
+        (false, ["cudaTextureObject_t"]) | (false, ["cudaSurfaceObject_t"]) => scalar(Scalar::U64),
+        (false, [one]) => {
+            VECTOR_TYPES.iter().find(|(c, _)| c == one).and_then(|(_, host)| by_value(&format!("::ptx_runtime::cuda_types::{host}")))
+        }
         _ => None,
     }
 }
+
+/// CUDA's vector types (`vector_types.h`) and cuComplex's typedefs of them, with their host
+/// twins in `ptx_runtime::cuda_types` (same size and alignment; `long` is 64-bit on the hosts
+/// CUDA supports, so `long2` is `longlong2`'s twin).
+const VECTOR_TYPES: &[(&str, &str)] = &[
+    ("char2", "Char2"),
+    ("char3", "Char3"),
+    ("char4", "Char4"),
+    ("uchar2", "UChar2"),
+    ("uchar3", "UChar3"),
+    ("uchar4", "UChar4"),
+    ("short2", "Short2"),
+    ("short3", "Short3"),
+    ("short4", "Short4"),
+    ("ushort2", "UShort2"),
+    ("ushort3", "UShort3"),
+    ("ushort4", "UShort4"),
+    ("int2", "Int2"),
+    ("int3", "Int3"),
+    ("int4", "Int4"),
+    ("uint2", "UInt2"),
+    ("uint3", "UInt3"),
+    ("uint4", "UInt4"),
+    ("long2", "LongLong2"),
+    ("long3", "LongLong3"),
+    ("long4", "LongLong4"),
+    ("ulong2", "ULongLong2"),
+    ("ulong3", "ULongLong3"),
+    ("ulong4", "ULongLong4"),
+    ("longlong2", "LongLong2"),
+    ("longlong3", "LongLong3"),
+    ("longlong4", "LongLong4"),
+    ("ulonglong2", "ULongLong2"),
+    ("ulonglong3", "ULongLong3"),
+    ("ulonglong4", "ULongLong4"),
+    ("float2", "Float2"),
+    ("float3", "Float3"),
+    ("float4", "Float4"),
+    ("double2", "Double2"),
+    ("double3", "Double3"),
+    ("double4", "Double4"),
+    ("cuFloatComplex", "Float2"),
+    ("cuComplex", "Float2"),
+    ("cuDoubleComplex", "Double2"),
+];
 
 const C_TYPE_WORDS: &[&str] =
     &["const", "volatile", "unsigned", "signed", "int", "long", "short", "char", "bool", "float", "double", "void", "struct"];
@@ -320,8 +370,12 @@ fn c_param(toks: &[CTok<'_>], index: usize) -> std::result::Result<(String, Para
         })
         .collect::<Vec<_>>()
         .join(" ");
-    let toks: Vec<&CTok> =
-        toks.iter().filter(|t| !matches!(t, CTok::Ident(w) if w.starts_with("__restrict") || *w == "restrict")).collect();
+    // Qualifiers that change nothing of how the host passes it (`__grid_constant__`: a by-value
+    // parameter the kernel may take the address of, as TMA descriptors are passed).
+    let toks: Vec<&CTok> = toks
+        .iter()
+        .filter(|t| !matches!(t, CTok::Ident(w) if w.starts_with("__restrict") || matches!(*w, "restrict" | "__grid_constant__")))
+        .collect();
     if toks.iter().any(|t| matches!(t, CTok::Punct('&'))) {
         return Err(format!("parameter `{text}`: a kernel cannot take a reference; take a pointer to device memory"));
     }
@@ -358,9 +412,7 @@ fn c_param(toks: &[CTok<'_>], index: usize) -> std::result::Result<(String, Para
     let base: Vec<&str> = type_words.iter().copied().filter(|w| before_star.contains(w)).collect();
     let base_ty = || -> std::result::Result<String, String> {
         if base.contains(&"void") {
-            return Err(format!(
-                "parameter `{text}`: `void *` has no element type for a typed launch; use the element's type (e.g. `float *`)"
-            ));
+            return Err(format!("parameter `{text}`: `void` is not a parameter type; use `void *` for device memory of any type"));
         }
         match c_scalar(&base) {
             Some(ParamType::Scalar(s)) => Ok(s.rust_name().to_string()),
@@ -379,6 +431,8 @@ fn c_param(toks: &[CTok<'_>], index: usize) -> std::result::Result<(String, Para
             Some(t) => t,
             None => ParamType::ByValue { ty: base_ty()? },
         },
+        // `void *`: device memory of any element type (candle's `const void * __restrict__ vx`).
+        1 if base.contains(&"void") => ParamType::AnyPointer { mutable: !before_star.contains(&"const") },
         1 => ParamType::Pointer { mutable: !before_star.contains(&"const"), elem: base_ty()? },
         _ => {
             return Err(format!(
@@ -425,6 +479,7 @@ mod tests {
                 ParamType::ByValue { ty } => ty.clone(),
                 ParamType::Pointer { mutable, elem } => format!("{}{elem}", if *mutable { "*mut " } else { "*const " }),
                 ParamType::Scalar(s) => s.rust_name().into(),
+                ParamType::AnyPointer { .. } => unreachable!(),
             })
             .collect();
         assert_eq!(
@@ -506,12 +561,67 @@ template <typename T> __global__ void tmpl(T *x) {}
             k[0].untyped.clone().expect("untyped")
         };
         assert!(untyped("extern \"C\" __global__ void k(\n float **pp) {}\n").contains("pointers to pointers"));
-        assert!(untyped("extern \"C\" __global__ void k(void *p) {}").contains("`void *` has no element type"));
+        assert!(untyped("extern \"C\" __global__ void k(const void **pp) {}").contains("pointers to pointers"));
         assert!(untyped("extern \"C\" __global__ void k(int n, long double x) {}").contains("`long double` has no Rust equivalent"));
+        assert!(untyped("extern \"C\" __global__ void k(int a[4]) {}").contains("arrays, templates and qualified types"));
+        assert!(untyped("extern \"C\" __global__ void k(const Params &p) {}").contains("cannot take a reference"));
+        assert!(untyped("extern \"C\" __global__ void k(std::size_t n) {}").contains("qualified types"));
         // The other kernels of the file keep their types.
         let k =
-            cuda_kernels_in(Path::new("k.cu"), "extern \"C\" __global__ void a(void *p) {}\nextern \"C\" __global__ void b(float *x) {}")
+            cuda_kernels_in(Path::new("k.cu"), "extern \"C\" __global__ void a(float **p) {}\nextern \"C\" __global__ void b(float *x) {}")
                 .unwrap();
         assert_eq!((k[0].untyped.is_some(), k[1].untyped.is_none(), k[1].params.len()), (true, true, 1));
+    }
+
+    /// The parameter shapes of public CUDA code (candle's quantized.cu, llm.c, CUTLASS-style
+    /// headers), each with the launch type it gets.
+    #[test]
+    fn common_parameter_shapes_of_public_cuda_code_are_typed() {
+        let ty = |param: &str| -> ParamType {
+            let src = format!("extern \"C\" __global__ void k({param}) {{}}");
+            let k = cuda_kernels_in(Path::new("k.cu"), &src).unwrap();
+            assert_eq!(k[0].untyped, None, "{param}");
+            k[0].params[0].ty.clone()
+        };
+        let ptr = |mutable: bool, elem: &str| ParamType::Pointer { mutable, elem: elem.into() };
+        let val = |t: &str| ParamType::ByValue { ty: t.into() };
+        let vector = |t: &str| format!("::ptx_runtime::cuda_types::{t}");
+        // `void *`: any device buffer; constness decides how the host passes it.
+        assert_eq!(ty("const void * __restrict__ vx"), ParamType::AnyPointer { mutable: false });
+        assert_eq!(ty("void * __restrict__ vy"), ParamType::AnyPointer { mutable: true });
+        assert_eq!(ty("void const *src"), ParamType::AnyPointer { mutable: false });
+        assert_eq!(ty("void *"), ParamType::AnyPointer { mutable: true });
+        assert_eq!(ty("const void *const p"), ParamType::AnyPointer { mutable: false });
+        // Half types and stdint.
+        assert_eq!(ty("const __half * __restrict__ x"), ptr(false, "::ptx_runtime::half::f16"));
+        assert_eq!(ty("__nv_bfloat16 *out"), ptr(true, "::ptx_runtime::half::bf16"));
+        assert_eq!(ty("const uint8_t *q"), ptr(false, "u8"));
+        assert_eq!(ty("int64_t n"), ParamType::Scalar(Scalar::I64));
+        assert_eq!(ty("const int8_t *__restrict__ qs"), ptr(false, "i8"));
+        // Sizes, dims and strides (candle's `const size_t *info`).
+        assert_eq!(ty("const size_t num_dims"), ParamType::Scalar(Scalar::Usize));
+        assert_eq!(ty("const size_t *info"), ptr(false, "usize"));
+        assert_eq!(ty("unsigned long long seed"), ParamType::Scalar(Scalar::U64));
+        assert_eq!(ty("unsigned char c"), ParamType::Scalar(Scalar::U8));
+        assert_eq!(ty("signed char c"), ParamType::Scalar(Scalar::I8));
+        assert_eq!(ty("long offset"), ParamType::Scalar(Scalar::I64));
+        assert_eq!(ty("const bool *mask"), ptr(false, "bool"));
+        // Vector types (llm.c's `float4 *`, `int2` indices) and cuComplex.
+        assert_eq!(ty("float4 *out"), ptr(true, &vector("Float4")));
+        assert_eq!(ty("const int2 *idx"), ptr(false, &vector("Int2")));
+        assert_eq!(ty("float2 scale"), val(&vector("Float2")));
+        assert_eq!(ty("uchar4 *rgba"), ptr(true, &vector("UChar4")));
+        assert_eq!(ty("const double2 *__restrict__ z"), ptr(false, &vector("Double2")));
+        assert_eq!(ty("cuFloatComplex *c"), ptr(true, &vector("Float2")));
+        assert_eq!(ty("ulong2 v"), val(&vector("ULongLong2")));
+        assert_eq!(ty("cudaTextureObject_t tex"), ParamType::Scalar(Scalar::U64));
+        assert_eq!(ty("const __grid_constant__ CUtensorMap tmap"), val("::ptx_runtime::TensorMap"));
+        // A struct of the user's: by name, its host type asserted against the PTX's layout.
+        assert_eq!(ty("const block_q8_1 * __restrict__ y"), ptr(false, "block_q8_1"));
+        // Every vector type the reader maps has a twin in ptx-runtime.
+        let runtime = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../ptx-runtime/src/cuda_types.rs")).unwrap();
+        for (c, host) in VECTOR_TYPES {
+            assert!(runtime.contains(&format!(" {host}(")), "`{c}`: `{host}` in ptx-runtime");
+        }
     }
 }
