@@ -164,7 +164,8 @@ impl Builder {
         let source = Source::Builder(manifest_dir.join("build.rs"));
         let options = self.kernel_options()?;
         let option_vars = options::ENV_VARS.iter().map(|(var, _)| var);
-        for var in tools::ENV_VARS.iter().chain(option_vars).chain(crate::cuda::ENV_VARS) {
+        let verbose = [embed::unit::VERBOSE_VAR];
+        for var in tools::ENV_VARS.iter().chain(option_vars).chain(crate::cuda::ENV_VARS).chain(&verbose) {
             reporter.directive(format!("cargo:rerun-if-env-changed={var}"));
         }
 
@@ -196,7 +197,12 @@ impl Builder {
         let crates: Vec<CrateModules<'_>> = output
             .crates
             .iter()
-            .map(|c| CrateModules { lib_name: &c.lib_name, artifacts: &c.artifacts, signatures: &c.signatures })
+            .map(|c| CrateModules {
+                lib_name: &c.lib_name,
+                artifacts: &c.artifacts,
+                signatures: &c.signatures,
+                untyped_kernels: c.untyped_kernels,
+            })
             .collect();
         let module = embed::write_module(&crates, &out_dir, self.out_file_name(), reporter)?;
         for p in rerun.iter().filter(|p| !p.ends_with("Cargo.lock") || locks_before.contains(*p)) {

@@ -25,6 +25,8 @@ pub struct CrateModules<'a> {
     pub artifacts: &'a [Artifact],
     /// Each module's kernel signatures.
     pub signatures: &'a BTreeMap<String, Vec<signature::KernelSig>>,
+    /// The crate's `untyped-kernels` option.
+    pub untyped_kernels: crate::options::UntypedKernels,
 }
 
 /// Writes the generated module `out_file` (a file name in `out_dir`) for `crates`, their images
@@ -76,7 +78,8 @@ fn units(crates: &[CrateModules<'_>], out_dir: &Path, images: &str, reporter: &d
                 Some(s) => s.display().to_string(),
                 None => format!("kernel crate `{}`", c.lib_name),
             };
-            units.push((unit::unit(&name, sigs, &artifacts, out_dir, images, reporter)?, source));
+            let quiet = unit::Quiet::from_env(c.untyped_kernels);
+            units.push((unit::unit(&name, sigs, &artifacts, out_dir, images, quiet, reporter)?, source));
         }
     }
     Ok(units)
