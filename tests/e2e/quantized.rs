@@ -94,19 +94,20 @@ extern "C" __global__ void gather_rows(const float * const * rows, float *out, i
 /// The calls compile only if every `void *` parameter takes buffers of any element type (`u8`
 /// and `f32` to the same parameter), views and raw addresses.
 const USES: &str = r#"
-use ptx_runtime::cudarc::driver::{CudaSlice, CudaStream, CudaView, LaunchConfig};
+use ptx_runtime::cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, LaunchConfig};
 use ptx_runtime::half::f16;
 use ptx_runtime::DeviceAddress;
 
 #[allow(dead_code, clippy::too_many_arguments)]
 unsafe fn call(k: &kernels::Kernels, s: &CudaStream, cfg: LaunchConfig, blocks: &CudaSlice<u8>, floats: &CudaSlice<f32>,
-    y: &mut CudaSlice<f32>, yh: &mut CudaSlice<f16>, q: &mut CudaSlice<u8>, view: CudaView<'_, u8>, raw: DeviceAddress) {
+    y: &mut CudaSlice<f32>, yh: &mut CudaSlice<f16>, q: &mut CudaSlice<u8>, view: CudaView<'_, u8>, mut out: CudaViewMut<'_, u16>, raw: DeviceAddress) {
     unsafe {
         k.dequantize_block_q8_0_f32(s, cfg, blocks, y, 64).unwrap();
         k.dequantize_block_q8_0_f32(s, cfg, floats, y, 64).unwrap();
         k.dequantize_block_q8_0_f16(s, cfg, &view, yh, 64).unwrap();
         k.quantize_q8_1(s, cfg, floats, q, 64, 64).unwrap();
         k.quantize_q8_1(s, cfg, floats, y, 64, 64).unwrap();
+        k.quantize_q8_1(s, cfg, floats, &mut out, 64, 64).unwrap();
         k.mul_mat_vec_q8_0_q8_1_cuda1(s, cfg, blocks, &raw, y, 64, 2).unwrap();
         k.copy_bytes(s, cfg, &raw, &mut DeviceAddress(raw.0 + 64), 64usize).unwrap();
         let _ = k.launch_builder(s, "gather_rows");

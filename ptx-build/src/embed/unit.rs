@@ -176,3 +176,79 @@ fn untyped_line(entry: &str, untypeable: &[KernelSig]) -> String {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::embed::signature::cuda_kernels_in;
+
+    #[derive(Default)]
+    struct Recorder(Mutex<Vec<String>>);
+
+    impl Reporter for Recorder {
+        fn report(&self, event: Event<'_>) {
+            if let Event::Diagnostic(d) = event {
+                self.0.lock().unwrap().push(d.message.clone());
+            }
+        }
+    }
+
+    /// Reports the kernels of `src` whose PTX entries are `entries` (the untyped ones are those
+    /// the typed sigs do not cover), with `quiet`; the warnings and the list file's text.
+    fn report(src: &str, entries: &[&str], quiet: Quiet) -> (Vec<String>, Option<String>) {
+        let sigs = demangle::bind(cuda_kernels_in(Path::new("/pkg/cuda/q.cu"), src).unwrap(), entries);
+        let (typed, untypeable): (Vec<_>, Vec<_>) = sigs.into_iter().partition(|s| s.untyped.is_none() && !s.mangled);
+        let untyped: Vec<String> =
+            entries.iter().filter(|e| !typed.iter().any(|s| s.ptx_names().contains(e))).map(|e| e.to_string()).collect();
+        let dir = tempfile::tempdir().unwrap();
+        let r = Recorder::default();
+        report_untyped("q", &typed, &untypeable, &untyped, dir.path(), quiet, &r).unwrap();
+        (r.0.into_inner().unwrap(), std::fs::read_to_string(dir.path().join(UNTYPED_LIST)).ok())
+    }
+
+    const SRC: &str = "extern \"C\" __global__ void deq(const void *vx, float *y) {}\nextern \"C\" __global__ void gather(const float **rows, float *out) {}\ntemplate <int N> __global__ void tile(float *x) {}\n";
+    const ENTRIES: &[&str] = &["deq", "gather", "_Z4tileILi4EEvPf", "stamped_f32"];
+
+    #[test]
+    fn untyped_kernels_are_one_line_with_the_list_in_a_file() {
+        let (warnings, list) = report(SRC, ENTRIES, Quiet::default());
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        let w = &warnings[0];
+        assert!(!w.contains('\n'), "one line: {w}");
+        assert!(w.starts_with("ptx-build: 3 of 4 kernels of `q` have no typed launch methods"), "{w}");
+        assert!(w.contains("untyped-kernels.txt (or set CARGO_PTX_VERBOSE=1)") && w.contains("`untyped-kernels = \"allow\"`"), "{w}");
+        let list = list.expect("the list");
+        let lines: Vec<&str> = list.lines().collect();
+        assert_eq!(lines.len(), 3, "{list}");
+        assert!(lines[0].starts_with("`gather` (/pkg/cuda/q.cu:2): parameter `const float * * rows`: pointers to pointers"), "{list}");
+        assert!(lines[1].starts_with("`_Z4tileILi4EEvPf` (/pkg/cuda/q.cu:3): its instance `tile<4>(float*)`"), "{list}");
+        assert!(lines[2].starts_with("`stamped_f32`: not declared in a form the signature reader follows"), "{list}");
+    }
+
+    #[test]
+    fn verbose_prints_the_list_and_allow_prints_nothing() {
+        let (warnings, _) = report(SRC, ENTRIES, Quiet { verbose: true, ..Quiet::default() });
+        let lines: Vec<&str> = warnings[0].lines().collect();
+        assert_eq!(lines.len(), 4, "{warnings:?}");
+        assert!(lines[1].starts_with("  `gather` (/pkg/cuda/q.cu:2)"), "{warnings:?}");
+        let allow = Quiet { untyped_kernels: UntypedKernels::Allow, verbose: false };
+        let (warnings, list) = report(SRC, ENTRIES, allow);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert!(list.is_some(), "the list is written all the same");
+        // Verbose asks for the list even where untyped kernels are allowed.
+        assert_eq!(report(SRC, ENTRIES, Quiet { verbose: true, ..allow }).0.len(), 1);
+    }
+
+    #[test]
+    fn every_kernel_typed_says_nothing_and_removes_a_stale_list() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(UNTYPED_LIST), "`old` (k.cu:1): gone\n").unwrap();
+        let sigs = cuda_kernels_in(Path::new("k.cu"), "extern \"C\" __global__ void deq(const void *vx, float *y) {}").unwrap();
+        let r = Recorder::default();
+        report_untyped("q", &sigs, &[], &[], dir.path(), Quiet::default(), &r).unwrap();
+        assert!(r.0.lock().unwrap().is_empty());
+        assert!(!dir.path().join(UNTYPED_LIST).exists());
+    }
+}
