@@ -197,9 +197,33 @@ fn a_value_that_is_not_device_memory_for_void_pointer_says_what_to_pass() {
     assert!(log.contains("the kernel parameter is `const void *`: pass `&CudaSlice<T>` or `&CudaView<T>` of any element type"), "{log}");
 }
 
+fn a_cuda_struct_without_a_host_twin_is_launched_by_name_until_the_host_defines_it() {
+    common::nvcc();
+    let cu = "struct Params {\n    float scale;\n    int n;\n};\n\nextern \"C\" __global__ void scale_rows(Params p, float *x) {\n    if (threadIdx.x < p.n) x[threadIdx.x] *= p.scale;\n}\nextern \"C\" __global__ void zero(float *x) { x[threadIdx.x] = 0.0f; }\n";
+    let by_name = "#[allow(dead_code)]\nfn by_name(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream) -> bool {\n    k.launch_builder(s, \"scale_rows\").is_some()\n}\n";
+    let p = cuda_host("host_no_twin", &[("cuda/rows.cu", cu)], by_name);
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok, "the generated module compiles without a host `Params`:\n{log}");
+    let lines = warning_lines(&log, "host_no_twin");
+    assert_eq!(lines.len(), 1, "{log}");
+    assert!(lines[0].contains("1 of 2 kernels of `rows` has no typed launch method"), "{log}");
+    let list = std::fs::read_to_string(lines[0].split(" in ").nth(1).and_then(|r| r.split(" (or set").next()).unwrap()).unwrap();
+    assert!(list.contains("`scale_rows` (") && list.contains("rows.cu:6): parameter `p`: the host crate has no type `Params`"), "{list}");
+
+    // The host defines the twin: the build script reruns and the kernel is typed.
+    let twin = "#[repr(C)]\n#[derive(Clone, Copy)]\npub struct Params {\n    pub scale: f32,\n    pub n: i32,\n}\nunsafe impl ptx_runtime::cudarc::driver::DeviceRepr for Params {}\n#[allow(dead_code)]\nunsafe fn call(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream, cfg: ptx_runtime::cudarc::driver::LaunchConfig, x: &mut ptx_runtime::cudarc::driver::CudaSlice<f32>) {\n    unsafe { k.scale_rows(s, cfg, Params { scale: 2.0, n: 4 }, x).unwrap() };\n}\n";
+    let lib = p.path().join("host/src/lib.rs");
+    let text = std::fs::read_to_string(&lib).unwrap();
+    write_at(&lib, &format!("{text}{twin}"), std::time::SystemTime::now() + std::time::Duration::from_secs(3600));
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok && build_script_ran(&log), "{log}");
+    assert!(warning_lines(&log, "host_no_twin").is_empty(), "every kernel is typed:\n{log}");
+}
+
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::tests![
         candle_style_void_pointer_kernels_are_typed_and_a_no_op_build_says_one_line,
         a_value_that_is_not_device_memory_for_void_pointer_says_what_to_pass,
+        a_cuda_struct_without_a_host_twin_is_launched_by_name_until_the_host_defines_it,
     ]
 }

@@ -204,7 +204,12 @@ impl Builder {
                 untyped_kernels: c.untyped_kernels,
             })
             .collect();
-        let module = embed::write_module(&crates, &out_dir, self.out_file_name(), reporter)?;
+        let host = embed::host_scope::HostNames::read(&manifest_dir);
+        let module = embed::write_module(&crates, &out_dir, self.out_file_name(), &host, reporter)?;
+        if host.missed() {
+            // A kernel waits for a host type: defining it must rerun this script.
+            reporter.directive(format!("cargo:rerun-if-changed={}", host.src.display()));
+        }
         for p in rerun.iter().filter(|p| !p.ends_with("Cargo.lock") || locks_before.contains(*p)) {
             reporter.directive(format!("cargo:rerun-if-changed={}", p.display()));
         }
