@@ -106,7 +106,7 @@ pub struct Quiet {
 pub const VERBOSE_VAR: &str = "CARGO_PTX_VERBOSE";
 
 impl Quiet {
-    /// `setting`, and verbose where [`VERBOSE_VAR`] is `1` (or `true`).
+    /// The crate's `untyped_kernels`, and verbose where [`VERBOSE_VAR`] is `1` (or `true`).
     pub fn from_env(untyped_kernels: UntypedKernels) -> Quiet {
         let verbose = std::env::var(VERBOSE_VAR).is_ok_and(|v| matches!(v.trim(), "1" | "true" | "yes"));
         Quiet { untyped_kernels, verbose }
@@ -172,7 +172,7 @@ fn untyped_line(entry: &str, untypeable: &[KernelSig]) -> String {
             format!("`{entry}` ({}:{}): {why}", s.file.display(), s.line)
         }
         None => format!(
-            "`{entry}`: not declared in a form the signature reader follows (a kernel a macro stamps out, or a template over values)"
+            "`{entry}`: not declared in a form the signature reader follows (a kernel stamped out by a macro whose expansion could not be read)"
         ),
     }
 }
@@ -224,7 +224,7 @@ mod tests {
         assert_eq!(lines.len(), 3, "{list}");
         assert!(lines[0].starts_with("`gather` (/pkg/cuda/q.cu:2): parameter `const float * * rows`: pointers to pointers"), "{list}");
         assert!(lines[1].starts_with("`_Z4tileILi4EEvPf` (/pkg/cuda/q.cu:3): its instance `tile<4>(float*)`"), "{list}");
-        assert!(lines[2].starts_with("`stamped_f32`: not declared in a form the signature reader follows"), "{list}");
+        assert!(lines[2].starts_with("`stamped_f32`: not declared in a form the signature reader follows (a kernel stamped out"), "{list}");
     }
 
     #[test]
