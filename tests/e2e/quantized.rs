@@ -21,6 +21,8 @@ static __device__ __forceinline__ int global_index() { return blockIdx.x * block
 const QUANTS: &str = r#"#pragma once
 #include "compat.cuh"
 
+typedef float dfloat; // candle's: the type dequantized values are computed in
+
 #define QK8_0 32
 typedef struct {
     half d;
@@ -60,6 +62,12 @@ extern "C" __global__ void quantize_q8_1(const float * __restrict__ x, void * __
         y[i / QK8_1].d = __float2half(1.0f);
         y[i / QK8_1].s = __float2half(0.0f);
     }
+}
+
+// A parameter through a typedef of the shared header.
+extern "C" __global__ void scale_dfloat(dfloat * __restrict__ y, const dfloat s, const int k) {
+    const int i = global_index();
+    if (i < k) y[i] *= s;
 }
 
 extern "C" __global__ void mul_mat_vec_q8_0_q8_1_cuda1(const void * __restrict__ vx, const void * __restrict__ vy, float * __restrict__ dst, const int ncols_x, const int nrows_x) {
@@ -108,6 +116,7 @@ unsafe fn call(k: &kernels::Kernels, s: &CudaStream, cfg: LaunchConfig, blocks: 
         k.quantize_q8_1(s, cfg, floats, q, 64, 64).unwrap();
         k.quantize_q8_1(s, cfg, floats, y, 64, 64).unwrap();
         k.quantize_q8_1(s, cfg, floats, &mut out, 64, 64).unwrap();
+        k.scale_dfloat(s, cfg, y, 2.0f32, 64).unwrap();
         k.mul_mat_vec_q8_0_q8_1_cuda1(s, cfg, blocks, &raw, y, 64, 2).unwrap();
         k.copy_bytes(s, cfg, &raw, &mut DeviceAddress(raw.0 + 64), 64usize).unwrap();
         let _ = k.launch_builder(s, "gather_rows");

@@ -73,7 +73,7 @@ pub(crate) fn c_type(text: &str) -> std::result::Result<ParamType, String> {
     if toks.is_empty() {
         return Err(format!("`{text}` is not a type"));
     }
-    c_param(&toks, 0).map(|(_, ty)| ty)
+    c_param(&toks, 0, &Aliases::new()).map(|(_, ty)| ty)
 }
 
 /// The parameter names of the `template <...>` whose `<` is at `open`: `typename T`, `class U`
@@ -119,6 +119,7 @@ pub fn cuda_kernels(cu: &Path) -> Result<Vec<KernelSig>> {
 /// times (the declaration's prefix is summarised as the scan passes, never rescanned).
 pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> {
     let toks = c_tokens(src);
+    let aliases = typedefs(&toks);
     let ident = |i: usize| match toks.get(i) {
         Some((CTok::Ident(s), _)) => Some(*s),
         _ => None,
@@ -215,7 +216,7 @@ pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> 
                 // A parameter that cannot be typed leaves the kernel untyped, not the build
                 // refused: it is embedded and launched through cudarc's builder.
                 for (n, p) in params.iter().enumerate() {
-                    match c_param(p, n) {
+                    match c_param(p, n, &aliases) {
                         Ok((pname, ty)) => sig.params.push(Param { name: pname, ty }),
                         Err(message) => {
                             sig.params.clear();
@@ -359,8 +360,61 @@ const VECTOR_TYPES: &[(&str, &str)] = &[
 const C_TYPE_WORDS: &[&str] =
     &["const", "volatile", "unsigned", "signed", "int", "long", "short", "char", "bool", "float", "double", "void", "struct"];
 
+/// Plain type aliases (`typedef __nv_bfloat16 floatX;`): alias -> the words it stands for.
+type Aliases<'a> = std::collections::HashMap<&'a str, Vec<&'a str>>;
+
+/// The `typedef`s of `toks` that name a type by words alone (llm.c's `floatX`, from the
+/// preprocessed unit where it comes from a header). An alias defined twice differently (one per
+/// `#if` branch, read before preprocessing) is left out: which one applies is not known.
+fn typedefs<'a>(toks: &[(CTok<'a>, u32)]) -> Aliases<'a> {
+    let mut out: Aliases<'a> = Aliases::new();
+    let mut conflicting = std::collections::HashSet::new();
+    let mut i = 0;
+    while i < toks.len() {
+        if toks[i].0 != CTok::Ident("typedef") {
+            i += 1;
+            continue;
+        }
+        let mut words = Vec::new();
+        let mut j = i + 1;
+        while let Some((CTok::Ident(w), _)) = toks.get(j) {
+            words.push(*w);
+            j += 1;
+        }
+        // Only `typedef WORDS NAME;`: structs, pointers and function types are not aliases here.
+        if toks.get(j).is_some_and(|t| t.0 == CTok::Punct(';')) && words.len() >= 2 {
+            let name = words.pop().unwrap_or_default();
+            match out.get(name) {
+                Some(prev) if *prev != words => {
+                    conflicting.insert(name);
+                }
+                _ => {
+                    out.insert(name, words);
+                }
+            }
+        }
+        i = j.max(i + 1);
+    }
+    for name in conflicting {
+        out.remove(name);
+    }
+    out
+}
+
+/// `base` with a type alias the C reader does not know itself replaced by what it stands for.
+fn resolve_aliases<'a>(mut base: Vec<&'a str>, aliases: &Aliases<'a>) -> Vec<&'a str> {
+    // A bounded number of steps: `typedef A B; typedef B A;` must not loop.
+    for _ in 0..8 {
+        let named: Vec<usize> = (0..base.len()).filter(|i| !matches!(base[*i], "const" | "volatile" | "struct")).collect();
+        let [i] = named.as_slice() else { return base };
+        let Some(target) = aliases.get(base[*i]).filter(|t| c_scalar(&base).is_none() && !t.contains(&base[*i])) else { return base };
+        base.splice(*i..*i + 1, target.iter().copied());
+    }
+    base
+}
+
 /// One C parameter (`const float *__restrict__ x`) as a name and a launch type.
-fn c_param(toks: &[CTok<'_>], index: usize) -> std::result::Result<(String, ParamType), String> {
+fn c_param(toks: &[CTok<'_>], index: usize, aliases: &Aliases<'_>) -> std::result::Result<(String, ParamType), String> {
     let text = toks
         .iter()
         .map(|t| match t {
@@ -410,6 +464,7 @@ fn c_param(toks: &[CTok<'_>], index: usize) -> std::result::Result<(String, Para
         })
         .collect();
     let base: Vec<&str> = type_words.iter().copied().filter(|w| before_star.contains(w)).collect();
+    let base = resolve_aliases(base, aliases);
     let base_ty = || -> std::result::Result<String, String> {
         if base.contains(&"void") {
             return Err(format!("parameter `{text}`: `void` is not a parameter type; use `void *` for device memory of any type"));
@@ -571,6 +626,34 @@ template <typename T> __global__ void tmpl(T *x) {}
             cuda_kernels_in(Path::new("k.cu"), "extern \"C\" __global__ void a(float **p) {}\nextern \"C\" __global__ void b(float *x) {}")
                 .unwrap();
         assert_eq!((k[0].untyped.is_some(), k[1].untyped.is_none(), k[1].params.len()), (true, true, 1));
+    }
+
+    #[test]
+    fn plain_typedefs_are_followed_and_ambiguous_ones_are_not() {
+        // llm.c's `floatX`, as the preprocessed unit has it, and an alias of an alias.
+        let src = "typedef __nv_bfloat16 floatX;\ntypedef unsigned int uint;\ntypedef uint index_t;\ntypedef struct Params Params;\ntypedef struct { half d; } block_q8_0;\ntypedef unsigned long size_t;\n\
+            extern \"C\" __global__ void k(floatX *out, const floatX *inp, index_t n, Params p, const block_q8_0 *b, size_t len) {}\n";
+        let k = cuda_kernels_in(Path::new("k.cu"), src).unwrap();
+        let tys: Vec<ParamType> = k[0].params.iter().map(|p| p.ty.clone()).collect();
+        assert_eq!(
+            tys,
+            [
+                ParamType::Pointer { mutable: true, elem: "::ptx_runtime::half::bf16".into() },
+                ParamType::Pointer { mutable: false, elem: "::ptx_runtime::half::bf16".into() },
+                ParamType::Scalar(Scalar::U32),
+                ParamType::ByValue { ty: "Params".into() },
+                ParamType::Pointer { mutable: false, elem: "block_q8_0".into() },
+                // A type the reader knows keeps its own mapping (`usize`, not the header's `unsigned long`).
+                ParamType::Scalar(Scalar::Usize),
+            ]
+        );
+        // One alias per `#if` branch, read before preprocessing: which applies is not known.
+        let src = "#if defined(ENABLE_FP32)\ntypedef float floatX;\n#else\ntypedef __nv_bfloat16 floatX;\n#endif\nextern \"C\" __global__ void k(floatX *out) {}\n";
+        let k = cuda_kernels_in(Path::new("k.cu"), src).unwrap();
+        assert_eq!(k[0].params[0].ty, ParamType::Pointer { mutable: true, elem: "floatX".into() });
+        // Aliases of each other end.
+        let k = cuda_kernels_in(Path::new("k.cu"), "typedef A B;\ntypedef B A;\nextern \"C\" __global__ void k(A a) {}").unwrap();
+        assert!(matches!(&k[0].params[0].ty, ParamType::ByValue { .. }), "{k:?}");
     }
 
     /// The parameter shapes of public CUDA code (candle's quantized.cu, llm.c, CUTLASS-style
