@@ -612,6 +612,9 @@ mod tests {
                 b.shared_cache(Some("/var/cache/ptx"))
             }),
             ("launcher", r#"launcher = "sccache""#, &["--launcher", "sccache"], |b| b.launcher("sccache")),
+            ("untyped_kernels", r#"untyped-kernels = "allow""#, &["--untyped-kernels", "allow"], |b| {
+                b.untyped_kernels(ptx_build::UntypedKernels::Allow)
+            }),
         ];
         // The variables' text, as a shell sets them: the flag's value.
         let env: &[(&str, &str)] = &[
@@ -620,6 +623,7 @@ mod tests {
             ("toolchain", "nightly-2026-05-19"),
             ("shared_cache", "/var/cache/ptx"),
             ("launcher", "sccache"),
+            ("untyped_kernels", "allow"),
         ];
         let covered: Vec<&str> = table.iter().map(|r| r.0).collect();
         assert_eq!(covered, Options::KEYS, "every declared option has a row, in declaration order");

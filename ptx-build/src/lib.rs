@@ -71,7 +71,7 @@ pub use build_script::{Builder, Generated};
 pub use diag::{Diagnostic, Level, Origin};
 pub use engine::{BuildOptions, BuildOutput, CheckOutput, CrateOutput};
 pub use error::{Error, Result};
-pub use options::{Options, Profile};
+pub use options::{Options, Profile, UntypedKernels};
 pub use report::{Artifact, ArtifactKind, Event, KernelInfo, Reporter, Silent};
 pub use rust::ManifestFlags;
 

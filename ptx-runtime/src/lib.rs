@@ -35,67 +35,7 @@ pub use tma::{Swizzle, TensorMap, TensorMapError, TmaType};
 #[cfg(feature = "harness")]
 pub mod harness;
 
-/// Host twins of CUDA's vendor types that have no Rust primitive, for kernel parameters by value
-/// and behind pointers: the same size and alignment as in the PTX (the generated module asserts
-/// it at compile time), holding the raw bits.
-pub mod cuda_types {
-    use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
-    use half::{bf16, f16};
-
-    /// `__nv_fp8_e4m3`: an 8-bit float (4 exponent and 3 mantissa bits), as its byte.
-    #[repr(transparent)]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct Fp8E4M3(pub u8);
-
-    /// `__nv_fp8_e5m2`: an 8-bit float (5 exponent and 2 mantissa bits), as its byte.
-    #[repr(transparent)]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct Fp8E5M2(pub u8);
-
-    /// `__half2`: two `f16`, aligned to 4 bytes as CUDA's type is.
-    #[repr(C, align(4))]
-    #[derive(Clone, Copy, Debug, Default, PartialEq)]
-    pub struct Half2 {
-        /// `.x`
-        pub x: f16,
-        /// `.y`
-        pub y: f16,
-    }
-
-    /// `__nv_bfloat162`: two `bf16`, aligned to 4 bytes as CUDA's type is.
-    #[repr(C, align(4))]
-    #[derive(Clone, Copy, Debug, Default, PartialEq)]
-    pub struct Bf16x2 {
-        /// `.x`
-        pub x: bf16,
-        /// `.y`
-        pub y: bf16,
-    }
-
-    // SAFETY: plain bits with CUDA's layout (size and alignment asserted above each kernel's
-    // use by the generated module); all-zero bits are a valid value (+0.0).
-    unsafe impl DeviceRepr for Fp8E4M3 {}
-    unsafe impl DeviceRepr for Fp8E5M2 {}
-    unsafe impl DeviceRepr for Half2 {}
-    unsafe impl DeviceRepr for Bf16x2 {}
-    unsafe impl ValidAsZeroBits for Fp8E4M3 {}
-    unsafe impl ValidAsZeroBits for Fp8E5M2 {}
-    unsafe impl ValidAsZeroBits for Half2 {}
-    unsafe impl ValidAsZeroBits for Bf16x2 {}
-
-    #[cfg(test)]
-    mod tests {
-        use super::*;
-
-        #[test]
-        fn layouts_are_cudas() {
-            assert_eq!((std::mem::size_of::<Fp8E4M3>(), std::mem::align_of::<Fp8E4M3>()), (1, 1));
-            assert_eq!((std::mem::size_of::<Fp8E5M2>(), std::mem::align_of::<Fp8E5M2>()), (1, 1));
-            assert_eq!((std::mem::size_of::<Half2>(), std::mem::align_of::<Half2>()), (4, 4));
-            assert_eq!((std::mem::size_of::<Bf16x2>(), std::mem::align_of::<Bf16x2>()), (4, 4));
-        }
-    }
-}
+pub mod cuda_types;
 
 /// Arch-specific (`sm_90a`) and family (`sm_100f`) variants, as `ptx-build` names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -503,6 +443,72 @@ impl<T> DeviceInOut<T> for CudaSlice<T> {
 impl<T> DeviceInOut<T> for CudaViewMut<'_, T> {
     fn push_arg<'a>(&'a mut self, args: &mut LaunchArgs<'a>) {
         args.arg(self);
+    }
+}
+
+/// Device memory of any element type that a kernel reads through `const void *` (candle's
+/// quantized blocks, a byte buffer): `CudaSlice<T>` or `CudaView<T>` of any `T`, or a raw
+/// [`DeviceAddress`]. What the bytes mean is the kernel's business, as in C.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not device memory that the kernel can read",
+    label = "the kernel parameter is `const void *`: pass `&CudaSlice<T>` or `&CudaView<T>` of any element type, or `&DeviceAddress(ptr)`"
+)]
+pub trait DeviceAnyIn {
+    /// Adds the device pointer to a launch.
+    fn push_arg<'a>(&'a self, args: &mut LaunchArgs<'a>);
+}
+
+/// Device memory of any element type that a kernel writes through `void *`: `CudaSlice<T>` or
+/// `CudaViewMut<T>` of any `T`, or a raw [`DeviceAddress`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not device memory that the kernel can write",
+    label = "the kernel parameter is `void *`: pass `&mut CudaSlice<T>` or `&mut CudaViewMut<T>` of any element type, or `&mut DeviceAddress(ptr)`"
+)]
+pub trait DeviceAnyInOut {
+    /// Adds the device pointer to a launch.
+    fn push_arg<'a>(&'a mut self, args: &mut LaunchArgs<'a>);
+}
+
+/// A raw device address (cudarc's `CUdeviceptr`) for a `void *` parameter: memory that
+/// another library allocated, or an offset into a buffer computed by hand. Nothing checks
+/// that it points to live device memory of the right size; the launch is `unsafe` for that.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct DeviceAddress(pub sys::CUdeviceptr);
+
+impl<T> DeviceAnyIn for CudaSlice<T> {
+    fn push_arg<'a>(&'a self, args: &mut LaunchArgs<'a>) {
+        args.arg(self);
+    }
+}
+
+impl<T> DeviceAnyIn for CudaView<'_, T> {
+    fn push_arg<'a>(&'a self, args: &mut LaunchArgs<'a>) {
+        args.arg(self);
+    }
+}
+
+impl DeviceAnyIn for DeviceAddress {
+    fn push_arg<'a>(&'a self, args: &mut LaunchArgs<'a>) {
+        args.arg(&self.0);
+    }
+}
+
+impl<T> DeviceAnyInOut for CudaSlice<T> {
+    fn push_arg<'a>(&'a mut self, args: &mut LaunchArgs<'a>) {
+        args.arg(self);
+    }
+}
+
+impl<T> DeviceAnyInOut for CudaViewMut<'_, T> {
+    fn push_arg<'a>(&'a mut self, args: &mut LaunchArgs<'a>) {
+        args.arg(self);
+    }
+}
+
+impl DeviceAnyInOut for DeviceAddress {
+    fn push_arg<'a>(&'a mut self, args: &mut LaunchArgs<'a>) {
+        args.arg(&self.0);
     }
 }
 

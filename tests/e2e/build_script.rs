@@ -8,11 +8,11 @@ use std::process::Command;
 /// Writes a file dated an hour back. Cargo compares modification times with its own record of
 /// the last build; on machines whose clock is stepped (VMs syncing time) a file written just
 /// before a build can look newer than it, and the test would see a spurious rebuild.
-fn write(path: impl AsRef<Path>, text: &str) {
+pub(crate) fn write(path: impl AsRef<Path>, text: &str) {
     write_at(path, text, std::time::SystemTime::now() - std::time::Duration::from_secs(3600));
 }
 
-fn write_at(path: impl AsRef<Path>, text: &str, time: std::time::SystemTime) {
+pub(crate) fn write_at(path: impl AsRef<Path>, text: &str, time: std::time::SystemTime) {
     std::fs::write(&path, text).unwrap();
     std::fs::File::options().write(true).open(&path).unwrap().set_modified(time).unwrap();
 }
@@ -23,7 +23,7 @@ fn repo() -> PathBuf {
 
 /// A host crate `host/` and a kernel crate `kernels/` in a temp folder. Each test names its
 /// packages differently: they share a target dir, where artifacts are laid out by name.
-fn project(host: &str, kernel_src: &str) -> tempfile::TempDir {
+pub(crate) fn project(host: &str, kernel_src: &str) -> tempfile::TempDir {
     let root = tempfile::Builder::new().prefix("cargo-ptx host ").tempdir().unwrap();
     let k = root.path().join("kernels");
     std::fs::create_dir_all(k.join("src")).unwrap();
@@ -44,18 +44,20 @@ fn project(host: &str, kernel_src: &str) -> tempfile::TempDir {
     root
 }
 
-fn cargo_build(dir: &Path) -> (bool, String) {
+pub(crate) fn cargo_build(dir: &Path) -> (bool, String) {
     let out = Command::new(env!("CARGO"))
         .args(["build", "-v"])
         .current_dir(dir.join("host"))
         .env("CARGO_TARGET_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("host-target"))
         .env_remove("CARGO_PTX_ARCH")
+        .env_remove("CARGO_PTX_VERBOSE")
+        .env_remove("CARGO_PTX_UNTYPED_KERNELS")
         .output()
         .unwrap();
     (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
-fn build_script_ran(log: &str) -> bool {
+pub(crate) fn build_script_ran(log: &str) -> bool {
     log.lines().any(|l| l.contains("Running") && l.contains("build-script-build"))
 }
 
@@ -93,7 +95,7 @@ fn a_build_script_error_is_readable() {
 }
 
 /// A host crate whose own .cu files come in through `.cuda("cuda/*.cu")`.
-fn cuda_host(host: &str, files: &[(&str, &str)], main_rs: &str) -> tempfile::TempDir {
+pub(crate) fn cuda_host(host: &str, files: &[(&str, &str)], main_rs: &str) -> tempfile::TempDir {
     let p = project(host, KERNEL);
     let h = p.path().join("host");
     write(h.join("build.rs"), "fn main() -> Result<(), ptx_build::Error> {\n    ptx_build::Builder::new().cuda(\"cuda/*.cu\").arch(\"sm_80\").build()?;\n    Ok(())\n}\n");
@@ -133,24 +135,31 @@ fn cuda_files_of_the_host_get_typed_methods_and_header_edits_rerun() {
 }
 
 fn kernels_that_cannot_be_typed_are_embedded_with_a_warning_and_an_untyped_launcher() {
-    // A C++ kernel (mangled name, typed by its C++ name), one with a `void *` parameter, and a
-    // typed one beside them: the build succeeds, the typed methods stay, and the untyped one
-    // launches through cudarc's builder.
+    // A C++ kernel (mangled name, typed by its C++ name), one taking a pointer to pointers, a
+    // template over values, and a typed one beside them: the build succeeds, the typed methods
+    // stay, and the untyped ones launch through cudarc's builder.
     let uses = "#[allow(dead_code)]\nunsafe fn launchers(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream, cfg: ptx_runtime::cudarc::driver::LaunchConfig, x: &mut ptx_runtime::cudarc::driver::CudaSlice<f32>) -> bool {\n    unsafe { k.scale(s, cfg, 2.0f32, x).unwrap() };\n    unsafe { k.fill(s, cfg, x).unwrap() };\n    k.launch_builder(s, \"_Z4fillPf\").is_some() && k.launch_builder(s, \"raw\").is_some() && k.function(\"scale\").is_some()\n}\n";
     let p = cuda_host(
         "host_untyped",
         &[(
             "cuda/k.cu",
-            "\n__global__ void fill(float *x) { x[0] = 1.0f; }\nextern \"C\" __global__ void raw(const void *__restrict__ src, float *dst) { dst[0] = *(const float *)src; }\nextern \"C\" __global__ void scale(float a, float *x) { x[0] *= a; }\n",
+            "\n__global__ void fill(float *x) { x[0] = 1.0f; }\nextern \"C\" __global__ void raw(const float **src, float *dst) { dst[0] = *src[0]; }\nextern \"C\" __global__ void scale(float a, float *x) { x[0] *= a; }\ntemplate <int N> __global__ void tile(float *x) { x[N] = 0.0f; }\ntemplate __global__ void tile<4>(float *);\n",
         )],
         uses,
     );
     let (ok, log) = cargo_build(p.path());
     assert!(ok, "{log}");
-    assert!(!log.contains("kernel `fill` has no typed launch method"), "{log}");
-    assert!(log.contains("k.cu:3: kernel `raw` has no typed launch method") && log.contains("`void *` has no element type"), "{log}");
-    assert!(log.contains("2 of 3 kernels of `k` have typed launch methods"), "one summary line:\n{log}");
-    assert_eq!(log.matches("kernel `raw` has no typed").count(), 1, "warned once:\n{log}");
+    // One line for the module: the count, the file with the list, the way to silence it.
+    let lines: Vec<&str> = log.lines().filter(|l| l.starts_with("warning: host_untyped@0.1.0:")).collect();
+    assert_eq!(lines.len(), 1, "one warning line:\n{log}");
+    assert!(lines[0].contains("2 of 4 kernels of `k` have no typed launch methods"), "{log}");
+    assert!(lines[0].contains("CARGO_PTX_VERBOSE=1") && lines[0].contains("`untyped-kernels = \"allow\"`"), "{log}");
+    let list = lines[0].split(" in ").nth(1).and_then(|r| r.split(" (or set").next()).expect("the list's path");
+    assert!(list.ends_with("ptx-build/kernels.rs/k/untyped-kernels.txt"), "{list}");
+    let text = std::fs::read_to_string(list).unwrap();
+    assert!(text.contains("`raw` (") && text.contains("k.cu:3): parameter `const float * * src`: pointers to pointers"), "{text}");
+    assert!(text.contains("`_Z4tileILi4EEvPf`"), "the template over values, by its PTX name:\n{text}");
+    assert!(!text.contains("fill") && !text.contains("scale"), "typed kernels are not listed:\n{text}");
 }
 
 fn a_struct_by_value_must_have_the_kernels_layout_on_the_host() {
@@ -191,7 +200,7 @@ fn rust_kernels_stamped_out_by_macro_rules_are_typed_and_launchable_by_name() {
     );
     let (ok, log) = cargo_build(p.path());
     assert!(ok, "{log}");
-    assert!(!log.contains("have typed launch methods") && !log.contains("stamped out by macros"), "every kernel is typed:\n{log}");
+    assert!(!log.contains("no typed launch method") && !log.contains("stamped out by macros"), "every kernel is typed:\n{log}");
     let generated = std::fs::read_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join("host-target/debug/build"))
         .unwrap()
         .flatten()
@@ -222,7 +231,7 @@ fn cuda_vendor_types_get_ptx_runtime_host_types() {
     );
     let (ok, log) = cargo_build(p.path());
     assert!(ok, "fp8 and half2 parameters have host types and pass the layout checks:\n{log}");
-    assert!(!log.contains("has no typed launch method"), "{log}");
+    assert!(!log.contains("no typed launch method"), "{log}");
 }
 
 /// A kernel crate using ptx-device (`#[kernel]`), beside the host crate of [`project`].
@@ -390,7 +399,7 @@ fn a_shared_struct_with_a_field_that_is_not_copy_is_refused_at_the_field() {
 }
 
 /// The generated module of host package `host` (in the shared test target dir).
-fn generated_module(host: &str) -> String {
+pub(crate) fn generated_module(host: &str) -> String {
     std::fs::read_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join("host-target/debug/build"))
         .unwrap()
         .flatten()
@@ -411,7 +420,7 @@ fn generic_and_macro_stamped_rust_kernels_get_typed_methods() {
     write(p.path().join("host/src/lib.rs"), host);
     let (ok, log) = cargo_build(p.path());
     assert!(ok, "{log}");
-    assert!(!log.contains("have typed launch methods"), "every kernel is typed:\n{log}");
+    assert!(!log.contains("no typed launch method"), "every kernel is typed:\n{log}");
     let generated = generated_module("host_generic");
     assert!(generated.contains("pub unsafe fn add<") && generated.contains("pub unsafe fn neg_f64("), "{generated}");
     // A type the kernel was not instantiated for does not compile.

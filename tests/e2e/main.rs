@@ -27,6 +27,7 @@ mod hardening2;
 mod inspect;
 mod install;
 mod new;
+mod quantized;
 mod sanitize;
 mod sccache;
 mod shared_cache;
@@ -36,6 +37,7 @@ fn main() {
     // The longest areas first: two threads share the work until the end.
     harness::main(&[
         build_script::tests,
+        quantized::tests,
         new::tests,
         build::tests,
         hardening::tests,

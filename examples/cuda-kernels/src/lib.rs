@@ -52,3 +52,35 @@ pub fn add_u128_cpu(a: &[u64], b: &[u64]) -> Vec<u64> {
         })
         .collect()
 }
+
+/// Values per q8_0 block (`QK8_0` in cuda/quantized.cu).
+pub const QK8_0: usize = 32;
+
+/// Bytes per q8_0 block: an f16 scale and 32 signed bytes.
+pub const BLOCK_Q8_0_BYTES: usize = 34;
+
+/// `x` (a multiple of 32 values) as q8_0 blocks, as `quantize_q8_0` writes them: the scale is the
+/// largest magnitude over 127, each value divided by it and rounded half away from zero.
+pub fn quantize_q8_0_cpu(x: &[f32]) -> Vec<u8> {
+    x.chunks(QK8_0)
+        .flat_map(|xb| {
+            let amax = xb.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+            let d = amax / 127.0;
+            let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+            let mut block = ptx_runtime::half::f16::from_f32(d).to_le_bytes().to_vec();
+            block.extend(xb.iter().map(|v| (v * id).round() as i8 as u8));
+            block
+        })
+        .collect()
+}
+
+/// The values of q8_0 `blocks`: scale times each signed byte (exact in f32).
+pub fn dequantize_q8_0_cpu(blocks: &[u8]) -> Vec<f32> {
+    blocks
+        .chunks(BLOCK_Q8_0_BYTES)
+        .flat_map(|b| {
+            let d = ptx_runtime::half::f16::from_le_bytes([b[0], b[1]]).to_f32();
+            b[2..].iter().map(move |q| d * f32::from(*q as i8))
+        })
+        .collect()
+}

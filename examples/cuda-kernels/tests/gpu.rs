@@ -1,7 +1,9 @@
 //! The CUDA C++ kernels on a GPU against the CPU. ptx-runtime's test harness: without a CUDA
 //! driver each GPU test reports `ignored (no GPU: <reason>)`.
 
-use cuda_kernels::{add_u128_cpu, block_sums_cpu, config, kernels, saxpy_cpu};
+use cuda_kernels::{
+    add_u128_cpu, block_sums_cpu, config, dequantize_q8_0_cpu, kernels, quantize_q8_0_cpu, saxpy_cpu, BLOCK_Q8_0_BYTES, QK8_0,
+};
 use ptx_runtime::harness::{self, Context};
 use ptx_runtime::ImageKind;
 
@@ -37,6 +39,7 @@ fn check(k: &kernels::Kernels, ctx: &Context) {
         assert_eq!(stream.clone_dtoh(&out).unwrap(), add_u128_cpu(&a, &b), "add_u128 carries, n = {n}");
     }
     stamped(k, &stream);
+    quantized(k, &stream);
     let mut cycles = stream.alloc_zeros::<u64>(256).unwrap();
     let mut sink = stream.alloc_zeros::<f32>(256).unwrap();
     unsafe { k.clock_span(&stream, config(256), &mut cycles, &mut sink, 1000) }.unwrap();
@@ -72,14 +75,60 @@ fn stamped(k: &kernels::Kernels, stream: &std::sync::Arc<ptx_runtime::cudarc::dr
     let want: Vec<f16> = xh.iter().map(|v| f16::from_f32(2.0 * v.to_f32() + 1.0)).collect();
     assert_eq!(stream.clone_dtoh(&yh).unwrap(), want, "axpb::<f16>");
 
-    // No typed method: cudarc's builder on the loaded function, arguments in the kernel's order.
+    // `void *`: any buffer, or a raw device address.
     let bytes: Vec<u8> = (0..n).map(|i| (i * 7 % 251) as u8).collect();
     let src = stream.clone_htod(&bytes).unwrap();
     let mut dst = stream.alloc_zeros::<u8>(n).unwrap();
-    let mut launch = k.launch_builder(stream, "copy_bytes").expect("copy_bytes is loaded");
-    launch.arg(&src).arg(&mut dst).arg(&n);
-    unsafe { launch.launch(config(n)) }.unwrap();
+    unsafe { k.copy_bytes(stream, config(n), &src, &mut dst, n) }.unwrap();
     assert_eq!(stream.clone_dtoh(&dst).unwrap(), bytes, "copy_bytes");
+    let mut again = stream.alloc_zeros::<u8>(n).unwrap();
+    {
+        use ptx_runtime::cudarc::driver::DevicePtr;
+        let (address, _sync) = src.device_ptr(stream);
+        unsafe { k.copy_bytes(stream, config(n), &ptx_runtime::DeviceAddress(address), &mut again, n) }.unwrap();
+    }
+    assert_eq!(stream.clone_dtoh(&again).unwrap(), bytes, "copy_bytes from a raw device address");
+
+    // No typed method (a template over a value): cudarc's builder on the loaded function,
+    // arguments in the kernel's order.
+    let before = stream.clone_dtoh(&y).unwrap();
+    let count = n as i32;
+    let mut launch = k.launch_builder(stream, "_Z5add_nILi3EEvPfi").expect("add_n<3> is loaded");
+    launch.arg(&mut y).arg(&count);
+    unsafe { launch.launch(config(n)) }.unwrap();
+    assert_eq!(stream.clone_dtoh(&y).unwrap(), before.iter().map(|v| v + 3.0).collect::<Vec<_>>(), "add_n<3>");
+}
+
+/// The kernels of cuda/quantized.cu: q8_0 blocks behind `void *`, passed as buffers of bytes,
+/// of `u16` and as a view, each against the CPU.
+fn quantized(k: &kernels::Kernels, stream: &std::sync::Arc<ptx_runtime::cudarc::driver::CudaStream>) {
+    use ptx_runtime::half::f16;
+    let n = QK8_0 * 1000;
+    let x: Vec<f32> = (0..n).map(|i| ((i * 37 % 1001) as f32 - 500.0) * 0.0173).collect();
+    let dx = stream.clone_htod(&x).unwrap();
+    let blocks_n = n / QK8_0;
+    let mut blocks = stream.alloc_zeros::<u8>(blocks_n * BLOCK_Q8_0_BYTES).unwrap();
+    unsafe { k.quantize_q8_0(stream, config(blocks_n), &dx, &mut blocks, n as i32) }.unwrap();
+    let want_blocks = quantize_q8_0_cpu(&x);
+    assert_eq!(stream.clone_dtoh(&blocks).unwrap(), want_blocks, "quantize_q8_0");
+
+    let want = dequantize_q8_0_cpu(&want_blocks);
+    let mut y = stream.alloc_zeros::<f32>(n).unwrap();
+    unsafe { k.dequantize_q8_0_f32(stream, config(n), &blocks, &mut y, n as i32) }.unwrap();
+    assert_eq!(stream.clone_dtoh(&y).unwrap(), want, "dequantize_q8_0_f32 from bytes");
+    // The same blocks held as `u16`s: the same parameter takes them.
+    let halves: Vec<u16> = want_blocks.chunks(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
+    let dh = stream.clone_htod(&halves).unwrap();
+    let mut y2 = stream.alloc_zeros::<f32>(n).unwrap();
+    unsafe { k.dequantize_q8_0_f32(stream, config(n), &dh, &mut y2, n as i32) }.unwrap();
+    assert_eq!(stream.clone_dtoh(&y2).unwrap(), want, "dequantize_q8_0_f32 from u16s");
+    // A view from the second block on, into f16.
+    let rest = blocks.slice(BLOCK_Q8_0_BYTES..);
+    let m = n - QK8_0;
+    let mut yh = stream.alloc_zeros::<f16>(m).unwrap();
+    unsafe { k.dequantize_q8_0_f16(stream, config(m), &rest, &mut yh, m as i32) }.unwrap();
+    let want_h: Vec<f16> = want[QK8_0..].iter().map(|v| f16::from_f32(*v)).collect();
+    assert_eq!(stream.clone_dtoh(&yh).unwrap(), want_h, "dequantize_q8_0_f16 from a view");
 }
 
 fn cuda_kernels_match_the_cpu_from_the_cubin(ctx: &Context) {
@@ -104,6 +153,9 @@ fn every_cu_file_is_a_module_with_ptx_and_cubins() {
         &[
             "add_u128",
             "clock_span",
+            "dequantize_q8_0_f32",
+            "dequantize_q8_0_f16",
+            "quantize_q8_0",
             "block_sum",
             "saxpy",
             "uneg_f32",
@@ -111,10 +163,13 @@ fn every_cu_file_is_a_module_with_ptx_and_cubins() {
             "_Z4axpbIfEvPT_PKS0_S0_S0_i",
             "_Z4axpbIdEvPT_PKS0_S0_S0_i",
             "_Z4axpbI6__halfEvPT_PKS1_S1_S1_i",
-            "copy_bytes"
+            "copy_bytes",
+            "_Z5add_nILi3EEvPfi"
         ]
     );
-    for images in [kernels::saxpy::IMAGES, kernels::reduce::IMAGES, kernels::inline_ptx::IMAGES, kernels::stamped::IMAGES] {
+    for images in
+        [kernels::saxpy::IMAGES, kernels::reduce::IMAGES, kernels::inline_ptx::IMAGES, kernels::stamped::IMAGES, kernels::quantized::IMAGES]
+    {
         let names: Vec<String> = images.iter().map(|i| i.to_string()).collect();
         assert_eq!(names, ["sm_80 PTX", "sm_80 cubin", "sm_90 PTX", "sm_90 cubin"]);
     }

@@ -164,7 +164,8 @@ impl Builder {
         let source = Source::Builder(manifest_dir.join("build.rs"));
         let options = self.kernel_options()?;
         let option_vars = options::ENV_VARS.iter().map(|(var, _)| var);
-        for var in tools::ENV_VARS.iter().chain(option_vars).chain(crate::cuda::ENV_VARS) {
+        let verbose = [embed::unit::VERBOSE_VAR];
+        for var in tools::ENV_VARS.iter().chain(option_vars).chain(crate::cuda::ENV_VARS).chain(&verbose) {
             reporter.directive(format!("cargo:rerun-if-env-changed={var}"));
         }
 
@@ -196,9 +197,19 @@ impl Builder {
         let crates: Vec<CrateModules<'_>> = output
             .crates
             .iter()
-            .map(|c| CrateModules { lib_name: &c.lib_name, artifacts: &c.artifacts, signatures: &c.signatures })
+            .map(|c| CrateModules {
+                lib_name: &c.lib_name,
+                artifacts: &c.artifacts,
+                signatures: &c.signatures,
+                untyped_kernels: c.untyped_kernels,
+            })
             .collect();
-        let module = embed::write_module(&crates, &out_dir, self.out_file_name(), reporter)?;
+        let host = embed::host_scope::HostNames::read(&manifest_dir);
+        let module = embed::write_module(&crates, &out_dir, self.out_file_name(), &host, reporter)?;
+        if host.missed() {
+            // A kernel waits for a host type: defining it must rerun this script.
+            reporter.directive(format!("cargo:rerun-if-changed={}", host.src.display()));
+        }
         for p in rerun.iter().filter(|p| !p.ends_with("Cargo.lock") || locks_before.contains(*p)) {
             reporter.directive(format!("cargo:rerun-if-changed={}", p.display()));
         }

@@ -472,6 +472,15 @@ fn method(index: usize, k: &KernelSig, bounds: &[u32]) -> TokenStream {
                 params.push(quote! { #name: &mut impl DeviceInOut<#t> });
                 pushes.push(quote! { #name.push_arg(&mut args); });
             }
+            // `void *`: any buffer or view, of any element type, or a raw device address.
+            ParamType::AnyPointer { mutable: false } => {
+                params.push(quote! { #name: &impl ::ptx_runtime::DeviceAnyIn });
+                pushes.push(quote! { ::ptx_runtime::DeviceAnyIn::push_arg(#name, &mut args); });
+            }
+            ParamType::AnyPointer { mutable: true } => {
+                params.push(quote! { #name: &mut impl ::ptx_runtime::DeviceAnyInOut });
+                pushes.push(quote! { ::ptx_runtime::DeviceAnyInOut::push_arg(#name, &mut args); });
+            }
         }
     }
     let turbofish = k.generic.as_ref().map(|g| {
@@ -612,6 +621,24 @@ mod tests {
     #[test]
     fn generated_module_matches_the_golden_file() {
         insta::assert_snapshot!("saxpy_module", generate(&sample()).unwrap());
+    }
+
+    #[test]
+    fn void_pointers_take_any_device_buffer() {
+        let mut units = sample();
+        let mut q = units[0].kernels[0].clone();
+        q.name = "dequantize".into();
+        q.params = vec![
+            Param { name: "vx".into(), ty: ParamType::AnyPointer { mutable: false } },
+            Param { name: "vy".into(), ty: ParamType::AnyPointer { mutable: true } },
+        ];
+        units[0].kernels.push(q);
+        let code = generate(&units).unwrap().replace(char::is_whitespace, "");
+        assert!(code.contains("vx:&impl::ptx_runtime::DeviceAnyIn,vy:&mutimpl::ptx_runtime::DeviceAnyInOut"), "{code}");
+        assert!(
+            code.contains("::ptx_runtime::DeviceAnyIn::push_arg(vx,&mutargs);::ptx_runtime::DeviceAnyInOut::push_arg(vy,&mutargs);"),
+            "{code}"
+        );
     }
 
     #[test]

@@ -99,7 +99,7 @@ fn host_type(cxx: &str) -> Option<String> {
     match launch_type(cxx)? {
         ParamType::Scalar(s) => Some(s.rust_name().to_string()),
         ParamType::ByValue { ty } => Some(ty),
-        ParamType::Pointer { .. } => None,
+        ParamType::Pointer { .. } | ParamType::AnyPointer { .. } => None,
     }
 }
 
@@ -195,7 +195,10 @@ pub fn bind(sigs: Vec<KernelSig>, entries: &[&str]) -> Vec<KernelSig> {
 fn same_layout(a: &ParamType, b: &ParamType) -> bool {
     match (a, b) {
         (ParamType::Pointer { elem: x, .. }, ParamType::Pointer { elem: y, .. }) => x == y,
-        (ParamType::Pointer { .. }, _) | (_, ParamType::Pointer { .. }) => false,
+        (ParamType::AnyPointer { .. }, ParamType::AnyPointer { .. }) => true,
+        (ParamType::Pointer { .. } | ParamType::AnyPointer { .. }, _) | (_, ParamType::Pointer { .. } | ParamType::AnyPointer { .. }) => {
+            false
+        }
         _ => a == b,
     }
 }
@@ -206,6 +209,7 @@ fn overload_name(sig: &KernelSig) -> String {
     for p in &sig.params {
         let t = match &p.ty {
             ParamType::Scalar(s) => s.rust_name().to_string(),
+            ParamType::AnyPointer { .. } => "void".to_string(),
             ParamType::Pointer { elem, .. } | ParamType::ByValue { ty: elem } => elem.rsplit("::").next().unwrap_or(elem).to_lowercase(),
         };
         name.push('_');

@@ -5,6 +5,7 @@
 
 pub mod codegen;
 pub mod demangle;
+pub mod host_scope;
 pub mod host_types;
 pub mod signature;
 pub mod unit;
@@ -25,6 +26,8 @@ pub struct CrateModules<'a> {
     pub artifacts: &'a [Artifact],
     /// Each module's kernel signatures.
     pub signatures: &'a BTreeMap<String, Vec<signature::KernelSig>>,
+    /// The crate's `untyped-kernels` option.
+    pub untyped_kernels: crate::options::UntypedKernels,
 }
 
 /// Writes the generated module `out_file` (a file name in `out_dir`) for `crates`, their images
@@ -34,12 +37,21 @@ pub struct CrateModules<'a> {
 /// Builders that name the same file share it: each adds its modules to what the earlier ones
 /// wrote (this process remembers them), and a module name two of them would put into one file
 /// is an error naming both sources.
-pub fn write_module(crates: &[CrateModules<'_>], out_dir: &Path, out_file: &str, reporter: &dyn Reporter) -> Result<PathBuf> {
+///
+/// `host` holds the names the host crate's sources mention: a C/C++ kernel whose struct type is
+/// not among them gets no typed method (see [`host_scope`]).
+pub fn write_module(
+    crates: &[CrateModules<'_>],
+    out_dir: &Path,
+    out_file: &str,
+    host: &host_scope::HostNames,
+    reporter: &dyn Reporter,
+) -> Result<PathBuf> {
     /// The units this process wrote into each generated file, with the source each came from.
     static WRITTEN: Mutex<BTreeMap<PathBuf, Vec<(codegen::Unit, String)>>> = Mutex::new(BTreeMap::new());
     let path = out_dir.join(out_file);
     let images = format!("ptx-build/{}", out_file.replace(['/', '\\'], "_"));
-    let new = units(crates, out_dir, &images, reporter)?;
+    let new = units(crates, out_dir, &images, host, reporter)?;
     let mut written = WRITTEN.lock().unwrap_or_else(|e| e.into_inner());
     let earlier = written.entry(path.clone()).or_default();
     for (u, source) in &new {
@@ -57,7 +69,13 @@ pub fn write_module(crates: &[CrateModules<'_>], out_dir: &Path, out_file: &str,
 
 /// One unit per PTX module of `crates` (the Rust crate's, one per .cu file), with the source
 /// it came from; images copied to `out_dir/<images>/<module>/`.
-fn units(crates: &[CrateModules<'_>], out_dir: &Path, images: &str, reporter: &dyn Reporter) -> Result<Vec<(codegen::Unit, String)>> {
+fn units(
+    crates: &[CrateModules<'_>],
+    out_dir: &Path,
+    images: &str,
+    host: &host_scope::HostNames,
+    reporter: &dyn Reporter,
+) -> Result<Vec<(codegen::Unit, String)>> {
     let mut units: Vec<(codegen::Unit, String)> = Vec::new();
     for c in crates {
         // One unit per PTX module: the Rust crate's, and one per .cu file.
@@ -69,14 +87,16 @@ fn units(crates: &[CrateModules<'_>], out_dir: &Path, images: &str, reporter: &d
         }
         for module in modules {
             let artifacts: Vec<&Artifact> = c.artifacts.iter().filter(|a| a.module == module).collect();
-            let sigs = c.signatures.get(module).cloned().unwrap_or_default();
+            let mut sigs = c.signatures.get(module).cloned().unwrap_or_default();
+            host.untype_unknown(&mut sigs);
             // Unit names are Rust modules of the generated file: unique across crates.
             let name = if units.iter().any(|u| u.0.name == module) { format!("{}_{}", c.lib_name, module) } else { module.to_string() };
             let source = match artifacts.first().and_then(|a| a.source.as_ref()) {
                 Some(s) => s.display().to_string(),
                 None => format!("kernel crate `{}`", c.lib_name),
             };
-            units.push((unit::unit(&name, sigs, &artifacts, out_dir, images, reporter)?, source));
+            let quiet = unit::Quiet::from_env(c.untyped_kernels);
+            units.push((unit::unit(&name, sigs, &artifacts, out_dir, images, quiet, reporter)?, source));
         }
     }
     Ok(units)

@@ -11,12 +11,14 @@ use crate::backend::ptx;
 use crate::cache;
 use crate::diag::Diagnostic;
 use crate::error::{Error, Result};
+use crate::options::UntypedKernels;
 use crate::report::{Artifact, ArtifactKind, Event, Reporter};
 
 /// One PTX module's unit: its signatures checked against its PTX, its images copied to
 /// `OUT_DIR`. Kernels that cannot be typed (C++ mangled names, untypeable parameters, and
 /// PTX entries the source does not show, such as kernels stamped out by macros) are
-/// embedded without a typed method, with a warning.
+/// embedded without a typed method, listed in `untyped-kernels.txt` beside the module's images
+/// and counted in one warning line (see [`report_untyped`]).
 /// `images_dir` is the folder of this generated file's images, relative to `out_dir`
 /// (`ptx-build/<file>`): each module's images go below it.
 pub fn unit(
@@ -25,6 +27,7 @@ pub fn unit(
     artifacts: &[&Artifact],
     out_dir: &Path,
     images_dir: &str,
+    quiet: Quiet,
     reporter: &dyn Reporter,
 ) -> Result<Unit> {
     // C++ kernels are bound to their mangled entries (templates become generic kernels).
@@ -35,18 +38,6 @@ pub fn unit(
         .unwrap_or_default();
     let sigs = demangle::bind(sigs, &entries);
     let (sigs, untypeable): (Vec<_>, Vec<_>) = sigs.into_iter().partition(|s| s.untyped.is_none() && !s.mangled);
-    for s in &untypeable {
-        let why = match &s.untyped {
-            Some(reason) => reason.clone(),
-            None => "no mangled PTX name matches this C++ declaration's parameters; declare it `extern \"C\"` for a typed method".into(),
-        };
-        println!(
-            "cargo:warning={}:{}: kernel `{}` has no typed launch method ({why}); it is embedded: launch it with `kernels.launch_builder(&stream, NAME)`",
-            s.file.display(),
-            s.line,
-            s.name
-        );
-    }
     let mut untyped: Vec<String> = Vec::new();
     let mut images = Vec::new();
     let mut struct_layouts: Vec<StructLayout> = Vec::new();
@@ -97,14 +88,167 @@ pub fn unit(
         cache::write_atomic(&out_dir.join(&rel), &bytes)?;
         images.push(EmbeddedImage { arch: a.arch, kind: a.kind, file: rel, ptx_isa });
     }
-    if !untyped.is_empty() {
-        let typed = sigs.iter().map(|s| s.ptx_names().len()).sum::<usize>();
-        let total = typed + untyped.len();
-        let text = format!(
-            "ptx-build: {typed} of {total} kernels of `{name}` have typed launch methods; the other {} are embedded and listed in KERNEL_NAMES: launch them with `kernels.launch_builder(&stream, NAME)`",
-            untyped.len()
-        );
-        reporter.report(Event::Diagnostic(&Diagnostic::warning(text)));
-    }
+    report_untyped(name, &sigs, &untypeable, &untyped, &out_dir.join(images_dir).join(name), quiet, reporter)?;
     Ok(Unit { name: name.to_string(), kernels: sigs, images, struct_layouts, untyped, launch_bounds })
+}
+
+/// How much a build says of untyped kernels: the `untyped-kernels` option and
+/// `CARGO_PTX_VERBOSE=1` ([`VERBOSE_VAR`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Quiet {
+    /// The kernel crate's `untyped-kernels`.
+    pub untyped_kernels: UntypedKernels,
+    /// Print every list in full.
+    pub verbose: bool,
+}
+
+/// The variable that asks a build script for every list its warnings only count.
+pub const VERBOSE_VAR: &str = "CARGO_PTX_VERBOSE";
+
+impl Quiet {
+    /// The crate's `untyped_kernels`, and verbose where [`VERBOSE_VAR`] is `1` (or `true`).
+    pub fn from_env(untyped_kernels: UntypedKernels) -> Quiet {
+        let verbose = std::env::var(VERBOSE_VAR).is_ok_and(|v| matches!(v.trim(), "1" | "true" | "yes"));
+        Quiet { untyped_kernels, verbose }
+    }
+}
+
+/// The file name of a module's list of untyped kernels, beside its images.
+pub const UNTYPED_LIST: &str = "untyped-kernels.txt";
+
+/// Writes `dir/untyped-kernels.txt` (each PTX entry without a typed method, with its source
+/// line and reason; removed when there is none) and reports them. Cargo replays a build
+/// script's warnings on every build of a path package, so candle's 139 untyped kernels would be
+/// 139 lines on every no-op build: the budget is one line per module (the count, the file),
+/// nothing with `untyped-kernels = "allow"`, and the whole list with `CARGO_PTX_VERBOSE=1`.
+fn report_untyped(
+    name: &str,
+    typed: &[KernelSig],
+    untypeable: &[KernelSig],
+    untyped: &[String],
+    dir: &Path,
+    quiet: Quiet,
+    reporter: &dyn Reporter,
+) -> Result<()> {
+    let list = dir.join(UNTYPED_LIST);
+    if untyped.is_empty() {
+        let _ = std::fs::remove_file(&list);
+        return Ok(());
+    }
+    let lines: Vec<String> = untyped.iter().map(|entry| untyped_line(entry, untypeable)).collect();
+    cache::write_atomic(&list, format!("{}\n", lines.join("\n")).as_bytes())?;
+    let count = untyped.len();
+    let total = typed.iter().map(|s| s.ptx_names().len()).sum::<usize>() + count;
+    let (verb, noun) = if count == 1 { ("has", "method") } else { ("have", "methods") };
+    let head = format!(
+        "ptx-build: {count} of {total} kernels of `{name}` {verb} no typed launch {noun} (launch them by name: `kernels.launch_builder(&stream, NAME)`)"
+    );
+    let text = if quiet.verbose {
+        format!("{head}:\n{}", lines.iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n"))
+    } else if quiet.untyped_kernels == UntypedKernels::Warn {
+        format!("{head}; each with its reason in {} (or set {VERBOSE_VAR}=1); `untyped-kernels = \"allow\"` silences this", list.display())
+    } else {
+        return Ok(());
+    };
+    reporter.report(Event::Diagnostic(&Diagnostic::warning(text)));
+    Ok(())
+}
+
+/// One line of the list: the PTX entry, where its source declares it, and why it has no typed
+/// method.
+fn untyped_line(entry: &str, untypeable: &[KernelSig]) -> String {
+    let demangled = demangle::demangle(entry);
+    let source = untypeable
+        .iter()
+        .find(|s| s.ptx_names().contains(&entry) || (s.mangled && demangled.as_ref().is_some_and(|d| d.name() == s.name.as_str())));
+    match source {
+        Some(s) => {
+            let why = match &s.untyped {
+                Some(reason) => reason.clone(),
+                None => {
+                    "no mangled PTX name matches this C++ declaration's parameters; declare it `extern \"C\"` for a typed method".into()
+                }
+            };
+            format!("`{entry}` ({}:{}): {why}", s.file.display(), s.line)
+        }
+        None => format!(
+            "`{entry}`: not declared in a form the signature reader follows (a kernel stamped out by a macro whose expansion could not be read)"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::embed::signature::cuda_kernels_in;
+
+    #[derive(Default)]
+    struct Recorder(Mutex<Vec<String>>);
+
+    impl Reporter for Recorder {
+        fn report(&self, event: Event<'_>) {
+            if let Event::Diagnostic(d) = event {
+                self.0.lock().unwrap().push(d.message.clone());
+            }
+        }
+    }
+
+    /// Reports the kernels of `src` whose PTX entries are `entries` (the untyped ones are those
+    /// the typed sigs do not cover), with `quiet`; the warnings and the list file's text.
+    fn report(src: &str, entries: &[&str], quiet: Quiet) -> (Vec<String>, Option<String>) {
+        let sigs = demangle::bind(cuda_kernels_in(Path::new("/pkg/cuda/q.cu"), src).unwrap(), entries);
+        let (typed, untypeable): (Vec<_>, Vec<_>) = sigs.into_iter().partition(|s| s.untyped.is_none() && !s.mangled);
+        let untyped: Vec<String> =
+            entries.iter().filter(|e| !typed.iter().any(|s| s.ptx_names().contains(e))).map(|e| e.to_string()).collect();
+        let dir = tempfile::tempdir().unwrap();
+        let r = Recorder::default();
+        report_untyped("q", &typed, &untypeable, &untyped, dir.path(), quiet, &r).unwrap();
+        (r.0.into_inner().unwrap(), std::fs::read_to_string(dir.path().join(UNTYPED_LIST)).ok())
+    }
+
+    const SRC: &str = "extern \"C\" __global__ void deq(const void *vx, float *y) {}\nextern \"C\" __global__ void gather(const float **rows, float *out) {}\ntemplate <int N> __global__ void tile(float *x) {}\n";
+    const ENTRIES: &[&str] = &["deq", "gather", "_Z4tileILi4EEvPf", "stamped_f32"];
+
+    #[test]
+    fn untyped_kernels_are_one_line_with_the_list_in_a_file() {
+        let (warnings, list) = report(SRC, ENTRIES, Quiet::default());
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        let w = &warnings[0];
+        assert!(!w.contains('\n'), "one line: {w}");
+        assert!(w.starts_with("ptx-build: 3 of 4 kernels of `q` have no typed launch methods"), "{w}");
+        assert!(w.contains("untyped-kernels.txt (or set CARGO_PTX_VERBOSE=1)") && w.contains("`untyped-kernels = \"allow\"`"), "{w}");
+        let list = list.expect("the list");
+        let lines: Vec<&str> = list.lines().collect();
+        assert_eq!(lines.len(), 3, "{list}");
+        assert!(lines[0].starts_with("`gather` (/pkg/cuda/q.cu:2): parameter `const float * * rows`: pointers to pointers"), "{list}");
+        assert!(lines[1].starts_with("`_Z4tileILi4EEvPf` (/pkg/cuda/q.cu:3): its instance `tile<4>(float*)`"), "{list}");
+        assert!(lines[2].starts_with("`stamped_f32`: not declared in a form the signature reader follows (a kernel stamped out"), "{list}");
+    }
+
+    #[test]
+    fn verbose_prints_the_list_and_allow_prints_nothing() {
+        let (warnings, _) = report(SRC, ENTRIES, Quiet { verbose: true, ..Quiet::default() });
+        let lines: Vec<&str> = warnings[0].lines().collect();
+        assert_eq!(lines.len(), 4, "{warnings:?}");
+        assert!(lines[1].starts_with("  `gather` (/pkg/cuda/q.cu:2)"), "{warnings:?}");
+        let allow = Quiet { untyped_kernels: UntypedKernels::Allow, verbose: false };
+        let (warnings, list) = report(SRC, ENTRIES, allow);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert!(list.is_some(), "the list is written all the same");
+        // Verbose asks for the list even where untyped kernels are allowed.
+        assert_eq!(report(SRC, ENTRIES, Quiet { verbose: true, ..allow }).0.len(), 1);
+    }
+
+    #[test]
+    fn every_kernel_typed_says_nothing_and_removes_a_stale_list() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(UNTYPED_LIST), "`old` (k.cu:1): gone\n").unwrap();
+        let sigs = cuda_kernels_in(Path::new("k.cu"), "extern \"C\" __global__ void deq(const void *vx, float *y) {}").unwrap();
+        let r = Recorder::default();
+        report_untyped("q", &sigs, &[], &[], dir.path(), Quiet::default(), &r).unwrap();
+        assert!(r.0.lock().unwrap().is_empty());
+        assert!(!dir.path().join(UNTYPED_LIST).exists());
+    }
 }

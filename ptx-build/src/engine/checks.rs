@@ -73,15 +73,25 @@ impl CrateJob<'_> {
     /// host cannot launch them by name.
     pub(super) fn warn_unexported_kernels(&self, reporter: &dyn Reporter) {
         let Some(src) = self.krate.lib_src.as_deref() else { return };
-        for (name, file, line) in signature::unexported_rust_kernels(src).unwrap_or_default() {
-            let d = Diagnostic::warning(format!(
-                "`extern \"ptx-kernel\" fn {name}` has no `#[no_mangle]`, so it is not exported as kernel `{name}`"
-            ))
-            .at(relative(&file, &self.krate.dir), Some(line), None)
+        let found = signature::unexported_rust_kernels(src).unwrap_or_default();
+        // One warning per crate, at the first (a build script's warnings are replayed on every
+        // build: one per kernel would flood a crate that stamps them out by macro).
+        let Some((name, file, line)) = found.first() else { return };
+        let message = match found.len() {
+            1 => format!("`extern \"ptx-kernel\" fn {name}` has no `#[no_mangle]`, so it is not exported as kernel `{name}`"),
+            n => {
+                let names: Vec<String> = found.iter().map(|(n, ..)| format!("`{n}`")).collect();
+                format!(
+                    "{n} `extern \"ptx-kernel\"` functions have no `#[no_mangle]`, so they are not exported as kernels: {}",
+                    names.join(", ")
+                )
+            }
+        };
+        let d = Diagnostic::warning(message)
+            .at(relative(file, &self.krate.dir), Some(*line), None)
             .rooted(&self.krate.dir)
             .note("hosts load kernels by name: add `#[no_mangle]` to the function, or use `#[ptx_device::kernel]`");
-            reporter.report(Event::Diagnostic(&d));
-        }
+        reporter.report(Event::Diagnostic(&d));
     }
 
     /// The CUDA libraries the crate lists (`cuda-libraries`) must have their headers in the

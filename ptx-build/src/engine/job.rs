@@ -161,6 +161,7 @@ impl<'a> CrateJob<'a> {
             artifacts,
             sources,
             signatures,
+            untyped_kernels: self.krate.config.untyped_kernels,
         })
     }
 

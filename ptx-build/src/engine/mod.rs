@@ -101,6 +101,8 @@ pub struct CrateOutput {
     pub sources: Vec<PathBuf>,
     /// Each module's kernel signatures (when [`BuildOptions::signatures`] asked for them).
     pub(crate) signatures: BTreeMap<String, Vec<KernelSig>>,
+    /// The crate's `untyped-kernels` option, for the embed stage.
+    pub(crate) untyped_kernels: crate::options::UntypedKernels,
 }
 
 impl CrateOutput {

@@ -30,7 +30,7 @@ use crate::error::Result;
 pub use source::Source;
 pub(crate) use values::parse_arch_list;
 use values::{archs_de, defines_de, from_str_de, FromEnv};
-pub use values::{parse_arch_request, CudaStd, Define, Profile, PtxIsa, SharedCacheSetting, UnrollThreshold};
+pub use values::{parse_arch_request, CudaStd, Define, Profile, PtxIsa, SharedCacheSetting, UnrollThreshold, UntypedKernels};
 #[cfg(feature = "clap")]
 use values::{parse_cuda_std, parse_define, parse_ptx_isa, parse_shared_cache, parse_unroll_threshold};
 
@@ -178,6 +178,15 @@ macro_rules! options_list {
             launcher: String,
                 env "CARGO_PTX_LAUNCHER",
                 builder launcher(program: impl Into<String>) set Ok(program.into());
+
+            /// Kernels a build script embeds without a typed launch method (a parameter with no host
+            /// type, a template over values): `warn` prints one line per module with their count and
+            /// the file in `OUT_DIR` that lists each with its line and reason; `allow` accepts them
+            /// silently [default: warn]. `CARGO_PTX_VERBOSE=1` prints the whole list.
+            #[cfg_attr(feature = "clap", arg(long, value_name = "WARN|ALLOW", value_enum, help_heading = "Kernel options"))]
+            untyped_kernels: UntypedKernels = UntypedKernels::Warn,
+                env "CARGO_PTX_UNTYPED_KERNELS",
+                builder untyped_kernels(what: $crate::options::UntypedKernels) set Ok(what);
         }
     };
 }
@@ -407,7 +416,7 @@ mod tests {
             "all-features": false, "no-default-features": true, "ftz": true, "fmad": false, "unroll-threshold": 2000, "ptx-isa": "7.8", "rust": false,
             "cuda-sources": ["k/*.cu"], "cuda-include": ["include"], "cuda-defines": {"TILE": 16, "FAST": true, "OFF": false},
             "nvcc-flags": ["--use_fast_math"], "cuda-std": "c++20", "cuda-gdb": true, "shared-cache": "off", "launcher": "sccache",
-            "cuda-libraries": ["cublas"]
+            "cuda-libraries": ["cublas"], "untyped-kernels": "allow"
         }));
         let set = o.unwrap();
         let o = set.resolve();
@@ -420,6 +429,7 @@ mod tests {
         assert!(!o.fmad);
         assert_eq!(o.unroll_threshold, Some(UnrollThreshold(2000)));
         assert_eq!(o.cuda_std, CudaStd::Cxx20);
+        assert_eq!(o.untyped_kernels, UntypedKernels::Allow);
         assert_eq!((o.shared_cache.dir(), o.launcher.as_deref()), (None, Some("sccache")));
         assert_eq!(
             o.cuda_defines,
@@ -446,6 +456,8 @@ mod tests {
         assert!(msg(serde_json::json!({"cuda-std": "c++98"})).contains("not a standard nvcc knows"));
         assert!(msg(serde_json::json!({"cuda-defines": {"1X": 1}})).contains("not a valid macro name"));
         assert!(msg(serde_json::json!({"profile": "fast"})).contains("invalid `profile`"));
+        let m = msg(serde_json::json!({"untyped-kernels": "deny"}));
+        assert!(m.starts_with("invalid `untyped-kernels` in [package.metadata.ptx] of /k/Cargo.toml: "), "{m}");
         let m = msg(serde_json::json!({"fmad": "fast"}));
         assert!(m.starts_with("invalid `fmad` in [package.metadata.ptx] of /k/Cargo.toml: "), "{m}");
         let m = msg(serde_json::json!({"unroll-threshold": "lots"}));

@@ -86,6 +86,30 @@ impl FromStr for Profile {
     }
 }
 
+/// What a build script says of kernels that get no typed launch method.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+#[serde(rename_all = "lowercase")]
+pub enum UntypedKernels {
+    /// One warning line per module: how many, and the file in `OUT_DIR` that lists them.
+    #[default]
+    Warn,
+    /// Nothing: they are known and launched by name (the list is still written).
+    Allow,
+}
+
+impl FromStr for UntypedKernels {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim() {
+            "warn" => Ok(UntypedKernels::Warn),
+            "allow" => Ok(UntypedKernels::Allow),
+            other => Err(format!("`{other}` is not a setting for untyped kernels: use `warn` or `allow`")),
+        }
+    }
+}
+
 /// A PTX ISA version such as `7.8`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct PtxIsa {
@@ -337,6 +361,12 @@ impl FromEnv for String {
 }
 
 impl FromEnv for Profile {
+    fn from_env(text: &str) -> std::result::Result<Self, String> {
+        text.parse()
+    }
+}
+
+impl FromEnv for UntypedKernels {
     fn from_env(text: &str) -> std::result::Result<Self, String> {
         text.parse()
     }

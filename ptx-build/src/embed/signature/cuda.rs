@@ -73,7 +73,7 @@ pub(crate) fn c_type(text: &str) -> std::result::Result<ParamType, String> {
     if toks.is_empty() {
         return Err(format!("`{text}` is not a type"));
     }
-    c_param(&toks, 0).map(|(_, ty)| ty)
+    c_param(&toks, 0, &Aliases::new()).map(|(_, ty)| ty)
 }
 
 /// The parameter names of the `template <...>` whose `<` is at `open`: `typename T`, `class U`
@@ -119,6 +119,7 @@ pub fn cuda_kernels(cu: &Path) -> Result<Vec<KernelSig>> {
 /// times (the declaration's prefix is summarised as the scan passes, never rescanned).
 pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> {
     let toks = c_tokens(src);
+    let aliases = typedefs(&toks);
     let ident = |i: usize| match toks.get(i) {
         Some((CTok::Ident(s), _)) => Some(*s),
         _ => None,
@@ -215,7 +216,7 @@ pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> 
                 // A parameter that cannot be typed leaves the kernel untyped, not the build
                 // refused: it is embedded and launched through cudarc's builder.
                 for (n, p) in params.iter().enumerate() {
-                    match c_param(p, n) {
+                    match c_param(p, n, &aliases) {
                         Ok((pname, ty)) => sig.params.push(Param { name: pname, ty }),
                         Err(message) => {
                             sig.params.clear();
@@ -302,15 +303,118 @@ fn c_scalar(words: &[&str]) -> Option<ParamType> {
         (false, ["__nv_fp8_e5m2"]) => by_value("::ptx_runtime::cuda_types::Fp8E5M2"),
         // TMA's tensor map (`const CUtensorMap *`, or `__grid_constant__ const CUtensorMap`).
         (false, ["CUtensorMap"]) | (false, ["CUtensorMap_st"]) => by_value("::ptx_runtime::TensorMap"),
+        // Texture and surface objects are `unsigned long long` handles.
+        (false, ["cudaTextureObject_t"]) | (false, ["cudaSurfaceObject_t"]) => scalar(Scalar::U64),
+        (false, [one]) => {
+            VECTOR_TYPES.iter().find(|(c, _)| c == one).and_then(|(_, host)| by_value(&format!("::ptx_runtime::cuda_types::{host}")))
+        }
         _ => None,
     }
 }
 
+/// CUDA's vector types (`vector_types.h`) and cuComplex's typedefs of them, with their host
+/// twins in `ptx_runtime::cuda_types` (same size and alignment; `long` is 64-bit on the hosts
+/// CUDA supports, so `long2` is `longlong2`'s twin).
+const VECTOR_TYPES: &[(&str, &str)] = &[
+    ("char2", "Char2"),
+    ("char3", "Char3"),
+    ("char4", "Char4"),
+    ("uchar2", "UChar2"),
+    ("uchar3", "UChar3"),
+    ("uchar4", "UChar4"),
+    ("short2", "Short2"),
+    ("short3", "Short3"),
+    ("short4", "Short4"),
+    ("ushort2", "UShort2"),
+    ("ushort3", "UShort3"),
+    ("ushort4", "UShort4"),
+    ("int2", "Int2"),
+    ("int3", "Int3"),
+    ("int4", "Int4"),
+    ("uint2", "UInt2"),
+    ("uint3", "UInt3"),
+    ("uint4", "UInt4"),
+    ("long2", "LongLong2"),
+    ("long3", "LongLong3"),
+    ("long4", "LongLong4"),
+    ("ulong2", "ULongLong2"),
+    ("ulong3", "ULongLong3"),
+    ("ulong4", "ULongLong4"),
+    ("longlong2", "LongLong2"),
+    ("longlong3", "LongLong3"),
+    ("longlong4", "LongLong4"),
+    ("ulonglong2", "ULongLong2"),
+    ("ulonglong3", "ULongLong3"),
+    ("ulonglong4", "ULongLong4"),
+    ("float2", "Float2"),
+    ("float3", "Float3"),
+    ("float4", "Float4"),
+    ("double2", "Double2"),
+    ("double3", "Double3"),
+    ("double4", "Double4"),
+    ("cuFloatComplex", "Float2"),
+    ("cuComplex", "Float2"),
+    ("cuDoubleComplex", "Double2"),
+];
+
 const C_TYPE_WORDS: &[&str] =
     &["const", "volatile", "unsigned", "signed", "int", "long", "short", "char", "bool", "float", "double", "void", "struct"];
 
+/// Plain type aliases (`typedef __nv_bfloat16 floatX;`): alias -> the words it stands for.
+type Aliases<'a> = std::collections::HashMap<&'a str, Vec<&'a str>>;
+
+/// The `typedef`s of `toks` that name a type by words alone (llm.c's `floatX`, from the
+/// preprocessed unit where it comes from a header). An alias defined twice differently (one per
+/// `#if` branch, read before preprocessing) is left out: which one applies is not known.
+fn typedefs<'a>(toks: &[(CTok<'a>, u32)]) -> Aliases<'a> {
+    let mut out: Aliases<'a> = Aliases::new();
+    let mut conflicting = std::collections::HashSet::new();
+    let mut i = 0;
+    while i < toks.len() {
+        if toks[i].0 != CTok::Ident("typedef") {
+            i += 1;
+            continue;
+        }
+        let mut words = Vec::new();
+        let mut j = i + 1;
+        while let Some((CTok::Ident(w), _)) = toks.get(j) {
+            words.push(*w);
+            j += 1;
+        }
+        // Only `typedef WORDS NAME;`: structs, pointers and function types are not aliases here.
+        if toks.get(j).is_some_and(|t| t.0 == CTok::Punct(';')) && words.len() >= 2 {
+            let name = words.pop().unwrap_or_default();
+            match out.get(name) {
+                Some(prev) if *prev != words => {
+                    conflicting.insert(name);
+                }
+                _ => {
+                    out.insert(name, words);
+                }
+            }
+        }
+        i = j.max(i + 1);
+    }
+    for name in conflicting {
+        out.remove(name);
+    }
+    out
+}
+
+/// `base` with a type alias the C reader does not know itself replaced by what it stands for.
+fn resolve_aliases<'a>(mut base: Vec<&'a str>, aliases: &Aliases<'a>) -> Vec<&'a str> {
+    // A bounded number of steps: `typedef A B; typedef B A;` must not loop.
+    for _ in 0..8 {
+        let named: Vec<usize> = (0..base.len()).filter(|i| !matches!(base[*i], "const" | "volatile" | "struct")).collect();
+        let [i] = named.as_slice() else { return base };
+        let Some(target) = aliases.get(base[*i]).filter(|t| c_scalar(&base).is_none() && !t.contains(&base[*i])) else { return base };
+        base.splice(*i..*i + 1, target.iter().copied());
+    }
+    base
+}
+
 /// One C parameter (`const float *__restrict__ x`) as a name and a launch type.
-fn c_param(toks: &[CTok<'_>], index: usize) -> std::result::Result<(String, ParamType), String> {
+fn c_param(toks: &[CTok<'_>], index: usize, aliases: &Aliases<'_>) -> std::result::Result<(String, ParamType), String> {
     let text = toks
         .iter()
         .map(|t| match t {
@@ -320,8 +424,12 @@ fn c_param(toks: &[CTok<'_>], index: usize) -> std::result::Result<(String, Para
         })
         .collect::<Vec<_>>()
         .join(" ");
-    let toks: Vec<&CTok> =
-        toks.iter().filter(|t| !matches!(t, CTok::Ident(w) if w.starts_with("__restrict") || *w == "restrict")).collect();
+    // Qualifiers that change nothing of how the host passes it (`__grid_constant__`: a by-value
+    // parameter the kernel may take the address of, as TMA descriptors are passed).
+    let toks: Vec<&CTok> = toks
+        .iter()
+        .filter(|t| !matches!(t, CTok::Ident(w) if w.starts_with("__restrict") || matches!(*w, "restrict" | "__grid_constant__")))
+        .collect();
     if toks.iter().any(|t| matches!(t, CTok::Punct('&'))) {
         return Err(format!("parameter `{text}`: a kernel cannot take a reference; take a pointer to device memory"));
     }
@@ -356,11 +464,10 @@ fn c_param(toks: &[CTok<'_>], index: usize) -> std::result::Result<(String, Para
         })
         .collect();
     let base: Vec<&str> = type_words.iter().copied().filter(|w| before_star.contains(w)).collect();
+    let base = resolve_aliases(base, aliases);
     let base_ty = || -> std::result::Result<String, String> {
         if base.contains(&"void") {
-            return Err(format!(
-                "parameter `{text}`: `void *` has no element type for a typed launch; use the element's type (e.g. `float *`)"
-            ));
+            return Err(format!("parameter `{text}`: `void` is not a parameter type; use `void *` for device memory of any type"));
         }
         match c_scalar(&base) {
             Some(ParamType::Scalar(s)) => Ok(s.rust_name().to_string()),
@@ -379,6 +486,8 @@ fn c_param(toks: &[CTok<'_>], index: usize) -> std::result::Result<(String, Para
             Some(t) => t,
             None => ParamType::ByValue { ty: base_ty()? },
         },
+        // `void *`: device memory of any element type (candle's `const void * __restrict__ vx`).
+        1 if base.contains(&"void") => ParamType::AnyPointer { mutable: !before_star.contains(&"const") },
         1 => ParamType::Pointer { mutable: !before_star.contains(&"const"), elem: base_ty()? },
         _ => {
             return Err(format!(
@@ -425,6 +534,7 @@ mod tests {
                 ParamType::ByValue { ty } => ty.clone(),
                 ParamType::Pointer { mutable, elem } => format!("{}{elem}", if *mutable { "*mut " } else { "*const " }),
                 ParamType::Scalar(s) => s.rust_name().into(),
+                ParamType::AnyPointer { .. } => unreachable!(),
             })
             .collect();
         assert_eq!(
@@ -506,12 +616,95 @@ template <typename T> __global__ void tmpl(T *x) {}
             k[0].untyped.clone().expect("untyped")
         };
         assert!(untyped("extern \"C\" __global__ void k(\n float **pp) {}\n").contains("pointers to pointers"));
-        assert!(untyped("extern \"C\" __global__ void k(void *p) {}").contains("`void *` has no element type"));
+        assert!(untyped("extern \"C\" __global__ void k(const void **pp) {}").contains("pointers to pointers"));
         assert!(untyped("extern \"C\" __global__ void k(int n, long double x) {}").contains("`long double` has no Rust equivalent"));
+        assert!(untyped("extern \"C\" __global__ void k(int a[4]) {}").contains("arrays, templates and qualified types"));
+        assert!(untyped("extern \"C\" __global__ void k(const Params &p) {}").contains("cannot take a reference"));
+        assert!(untyped("extern \"C\" __global__ void k(std::size_t n) {}").contains("qualified types"));
         // The other kernels of the file keep their types.
         let k =
-            cuda_kernels_in(Path::new("k.cu"), "extern \"C\" __global__ void a(void *p) {}\nextern \"C\" __global__ void b(float *x) {}")
+            cuda_kernels_in(Path::new("k.cu"), "extern \"C\" __global__ void a(float **p) {}\nextern \"C\" __global__ void b(float *x) {}")
                 .unwrap();
         assert_eq!((k[0].untyped.is_some(), k[1].untyped.is_none(), k[1].params.len()), (true, true, 1));
+    }
+
+    #[test]
+    fn plain_typedefs_are_followed_and_ambiguous_ones_are_not() {
+        // llm.c's `floatX`, as the preprocessed unit has it, and an alias of an alias.
+        let src = "typedef __nv_bfloat16 floatX;\ntypedef unsigned int uint;\ntypedef uint index_t;\ntypedef struct Params Params;\ntypedef struct { half d; } block_q8_0;\ntypedef unsigned long size_t;\n\
+            extern \"C\" __global__ void k(floatX *out, const floatX *inp, index_t n, Params p, const block_q8_0 *b, size_t len) {}\n";
+        let k = cuda_kernels_in(Path::new("k.cu"), src).unwrap();
+        let tys: Vec<ParamType> = k[0].params.iter().map(|p| p.ty.clone()).collect();
+        assert_eq!(
+            tys,
+            [
+                ParamType::Pointer { mutable: true, elem: "::ptx_runtime::half::bf16".into() },
+                ParamType::Pointer { mutable: false, elem: "::ptx_runtime::half::bf16".into() },
+                ParamType::Scalar(Scalar::U32),
+                ParamType::ByValue { ty: "Params".into() },
+                ParamType::Pointer { mutable: false, elem: "block_q8_0".into() },
+                // A type the reader knows keeps its own mapping (`usize`, not the header's `unsigned long`).
+                ParamType::Scalar(Scalar::Usize),
+            ]
+        );
+        // One alias per `#if` branch, read before preprocessing: which applies is not known.
+        let src = "#if defined(ENABLE_FP32)\ntypedef float floatX;\n#else\ntypedef __nv_bfloat16 floatX;\n#endif\nextern \"C\" __global__ void k(floatX *out) {}\n";
+        let k = cuda_kernels_in(Path::new("k.cu"), src).unwrap();
+        assert_eq!(k[0].params[0].ty, ParamType::Pointer { mutable: true, elem: "floatX".into() });
+        // Aliases of each other end.
+        let k = cuda_kernels_in(Path::new("k.cu"), "typedef A B;\ntypedef B A;\nextern \"C\" __global__ void k(A a) {}").unwrap();
+        assert!(matches!(&k[0].params[0].ty, ParamType::ByValue { .. }), "{k:?}");
+    }
+
+    /// The parameter shapes of public CUDA code (candle's quantized.cu, llm.c, CUTLASS-style
+    /// headers), each with the launch type it gets.
+    #[test]
+    fn common_parameter_shapes_of_public_cuda_code_are_typed() {
+        let ty = |param: &str| -> ParamType {
+            let src = format!("extern \"C\" __global__ void k({param}) {{}}");
+            let k = cuda_kernels_in(Path::new("k.cu"), &src).unwrap();
+            assert_eq!(k[0].untyped, None, "{param}");
+            k[0].params[0].ty.clone()
+        };
+        let ptr = |mutable: bool, elem: &str| ParamType::Pointer { mutable, elem: elem.into() };
+        let val = |t: &str| ParamType::ByValue { ty: t.into() };
+        let vector = |t: &str| format!("::ptx_runtime::cuda_types::{t}");
+        // `void *`: any device buffer; constness decides how the host passes it.
+        assert_eq!(ty("const void * __restrict__ vx"), ParamType::AnyPointer { mutable: false });
+        assert_eq!(ty("void * __restrict__ vy"), ParamType::AnyPointer { mutable: true });
+        assert_eq!(ty("void const *src"), ParamType::AnyPointer { mutable: false });
+        assert_eq!(ty("void *"), ParamType::AnyPointer { mutable: true });
+        assert_eq!(ty("const void *const p"), ParamType::AnyPointer { mutable: false });
+        // Half types and stdint.
+        assert_eq!(ty("const __half * __restrict__ x"), ptr(false, "::ptx_runtime::half::f16"));
+        assert_eq!(ty("__nv_bfloat16 *out"), ptr(true, "::ptx_runtime::half::bf16"));
+        assert_eq!(ty("const uint8_t *q"), ptr(false, "u8"));
+        assert_eq!(ty("int64_t n"), ParamType::Scalar(Scalar::I64));
+        assert_eq!(ty("const int8_t *__restrict__ qs"), ptr(false, "i8"));
+        // Sizes, dims and strides (candle's `const size_t *info`).
+        assert_eq!(ty("const size_t num_dims"), ParamType::Scalar(Scalar::Usize));
+        assert_eq!(ty("const size_t *info"), ptr(false, "usize"));
+        assert_eq!(ty("unsigned long long seed"), ParamType::Scalar(Scalar::U64));
+        assert_eq!(ty("unsigned char c"), ParamType::Scalar(Scalar::U8));
+        assert_eq!(ty("signed char c"), ParamType::Scalar(Scalar::I8));
+        assert_eq!(ty("long offset"), ParamType::Scalar(Scalar::I64));
+        assert_eq!(ty("const bool *mask"), ptr(false, "bool"));
+        // Vector types (llm.c's `float4 *`, `int2` indices) and cuComplex.
+        assert_eq!(ty("float4 *out"), ptr(true, &vector("Float4")));
+        assert_eq!(ty("const int2 *idx"), ptr(false, &vector("Int2")));
+        assert_eq!(ty("float2 scale"), val(&vector("Float2")));
+        assert_eq!(ty("uchar4 *rgba"), ptr(true, &vector("UChar4")));
+        assert_eq!(ty("const double2 *__restrict__ z"), ptr(false, &vector("Double2")));
+        assert_eq!(ty("cuFloatComplex *c"), ptr(true, &vector("Float2")));
+        assert_eq!(ty("ulong2 v"), val(&vector("ULongLong2")));
+        assert_eq!(ty("cudaTextureObject_t tex"), ParamType::Scalar(Scalar::U64));
+        assert_eq!(ty("const __grid_constant__ CUtensorMap tmap"), val("::ptx_runtime::TensorMap"));
+        // A struct of the user's: by name, its host type asserted against the PTX's layout.
+        assert_eq!(ty("const block_q8_1 * __restrict__ y"), ptr(false, "block_q8_1"));
+        // Every vector type the reader maps has a twin in ptx-runtime.
+        let runtime = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../ptx-runtime/src/cuda_types.rs")).unwrap();
+        for (c, host) in VECTOR_TYPES {
+            assert!(runtime.contains(&format!(" {host}(")), "`{c}`: `{host}` in ptx-runtime");
+        }
     }
 }

@@ -96,6 +96,12 @@ pub enum ParamType {
         mutable: bool,
         elem: String,
     },
+    /// Device memory of any element type: C's `void *` / `const void *` (candle's quantized
+    /// blocks), Rust's `*mut c_void`. The host passes any cudarc buffer or view, or a raw
+    /// device address (`ptx_runtime::DeviceAnyIn` / `DeviceAnyInOut`).
+    AnyPointer {
+        mutable: bool,
+    },
     /// A `#[repr(C)]` type by value, named as written; the host must have it in scope and
     /// implement cudarc's `DeviceRepr` for it.
     ByValue {
@@ -232,7 +238,7 @@ pub fn check(sig: &KernelSig, entry: Option<&ptx::Entry>) -> Result<()> {
     for (p, e) in sig.params.iter().zip(&entry.params) {
         let expected = match &p.ty {
             ParamType::Scalar(s) => s.size(),
-            ParamType::Pointer { .. } => 8,
+            ParamType::Pointer { .. } | ParamType::AnyPointer { .. } => 8,
             ParamType::ByValue { .. } => continue,
         };
         if e.size != expected {

@@ -340,6 +340,10 @@ fn param_type(ty: &syn::Type) -> std::result::Result<ParamType, String> {
                     "`{text}`: pointers to pointers cannot be launched with typed arguments; pass a `u64` device address instead"
                 ));
             }
+            // `*const c_void`: device memory of any element type, as C's `const void *`.
+            if matches!(elem.trim_start_matches("::"), "c_void" | "core::ffi::c_void" | "std::ffi::c_void" | "libc::c_void") {
+                return Ok(ParamType::AnyPointer { mutable: p.mutability.is_some() });
+            }
             Ok(ParamType::Pointer { mutable: p.mutability.is_some(), elem })
         }
         syn::Type::Path(p) if p.qself.is_none() => {
@@ -386,6 +390,23 @@ mod tests {
         let d = crate_with(&[("src/lib.rs", src)]);
         let unexported = unexported_rust_kernels(&d.path().join("src/lib.rs")).unwrap();
         assert_eq!(unexported.iter().map(|u| u.0.as_str()).collect::<Vec<_>>(), ["hidden"]);
+    }
+
+    #[test]
+    fn c_void_pointers_take_any_device_buffer() {
+        let src = "use core::ffi::c_void;\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn q(x: *const c_void, y: *mut core::ffi::c_void, z: *const ::std::ffi::c_void, p: *const *mut c_void) {}\n";
+        let e = rust_kernels_in_text(Path::new("lib.rs"), src).unwrap_err().to_string();
+        assert!(e.contains("parameter `p`") && e.contains("pointers to pointers"), "{e}");
+        let k = rust_kernels_in_text(Path::new("lib.rs"), &src.replace(", p: *const *mut c_void", "")).unwrap();
+        let tys: Vec<&ParamType> = k[0].params.iter().map(|p| &p.ty).collect();
+        assert_eq!(
+            tys,
+            [
+                &ParamType::AnyPointer { mutable: false },
+                &ParamType::AnyPointer { mutable: true },
+                &ParamType::AnyPointer { mutable: false }
+            ]
+        );
     }
 
     #[test]

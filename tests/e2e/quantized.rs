@@ -1,0 +1,238 @@
+//! A CUDA library in candle's style through build.rs: quantized kernels stamped out by macros
+//! over `const void *` blocks, headers shared by several .cu files, and a kernel that truly has
+//! no typed form. The `void *` parameters take any device buffer, and a no-op build says at most
+//! one line per module.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::build_script::{build_script_ran, cargo_build, cuda_host, generated_module, write_at};
+use crate::common;
+
+/// Shared by every .cu file, as candle's `cuda_utils.cuh`.
+const COMPAT: &str = r#"#pragma once
+#include <stdint.h>
+#include <cuda_fp16.h>
+
+static __device__ __forceinline__ int global_index() { return blockIdx.x * blockDim.x + threadIdx.x; }
+"#;
+
+/// ggml's block layouts, as candle's quantized.cu declares them.
+const QUANTS: &str = r#"#pragma once
+#include "compat.cuh"
+
+typedef float dfloat; // candle's: the type dequantized values are computed in
+
+#define QK8_0 32
+typedef struct {
+    half d;
+    int8_t qs[QK8_0];
+} block_q8_0;
+
+#define QK8_1 32
+typedef struct {
+    half d;
+    half s;
+    int8_t qs[QK8_1];
+} block_q8_1;
+"#;
+
+const QUANTIZED: &str = r#"#include "quants.cuh"
+
+// One macro, one kernel per output type, over blocks of any layout behind `const void *`.
+#define DEQUANTIZE_Q8_0(NAME, DST_T, CONVERT)                                                    \
+    extern "C" __global__ void NAME(const void * __restrict__ vx, DST_T * __restrict__ y, const int k) { \
+        const int i = global_index();                                                            \
+        if (i >= k) return;                                                                      \
+        const block_q8_0 *x = (const block_q8_0 *) vx;                                           \
+        const float v = __half2float(x[i / QK8_0].d) * x[i / QK8_0].qs[i % QK8_0];               \
+        y[i] = CONVERT(v);                                                                       \
+    }
+
+DEQUANTIZE_Q8_0(dequantize_block_q8_0_f32, float, )
+DEQUANTIZE_Q8_0(dequantize_block_q8_0_f16, half, __float2half)
+
+extern "C" __global__ void quantize_q8_1(const float * __restrict__ x, void * __restrict__ vy, const int kx, const int kx_padded) {
+    const int i = global_index();
+    if (i >= kx_padded) return;
+    block_q8_1 *y = (block_q8_1 *) vy;
+    const float xi = i < kx ? x[i] : 0.0f;
+    y[i / QK8_1].qs[i % QK8_1] = (int8_t) roundf(xi);
+    if (i % QK8_1 == 0) {
+        y[i / QK8_1].d = __float2half(1.0f);
+        y[i / QK8_1].s = __float2half(0.0f);
+    }
+}
+
+// A parameter through a typedef of the shared header.
+extern "C" __global__ void scale_dfloat(dfloat * __restrict__ y, const dfloat s, const int k) {
+    const int i = global_index();
+    if (i < k) y[i] *= s;
+}
+
+extern "C" __global__ void mul_mat_vec_q8_0_q8_1_cuda1(const void * __restrict__ vx, const void * __restrict__ vy, float * __restrict__ dst, const int ncols_x, const int nrows_x) {
+    const int row = global_index();
+    if (row >= nrows_x) return;
+    const block_q8_0 *x = (const block_q8_0 *) vx;
+    const block_q8_1 *y = (const block_q8_1 *) vy;
+    float sum = 0.0f;
+    for (int b = 0; b < ncols_x / QK8_0; ++b) {
+        int acc = 0;
+        for (int j = 0; j < QK8_0; ++j) acc += x[row * (ncols_x / QK8_0) + b].qs[j] * y[b].qs[j];
+        sum += __half2float(x[row * (ncols_x / QK8_0) + b].d) * __half2float(y[b].d) * acc;
+    }
+    dst[row] = sum;
+}
+"#;
+
+const BYTES: &str = r#"#include "compat.cuh"
+
+extern "C" __global__ void copy_bytes(const void *src, void *dst, size_t n) {
+    const size_t i = global_index();
+    if (i < n) ((uint8_t *) dst)[i] = ((const uint8_t *) src)[i];
+}
+
+// Rows through a table of row pointers: a pointer to pointers has no typed launch.
+extern "C" __global__ void gather_rows(const float * const * rows, float *out, int ncols) {
+    const int i = global_index();
+    out[i] = rows[i / ncols][i % ncols];
+}
+"#;
+
+/// The calls compile only if every `void *` parameter takes buffers of any element type (`u8`
+/// and `f32` to the same parameter), views and raw addresses.
+const USES: &str = r#"
+use ptx_runtime::cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, LaunchConfig};
+use ptx_runtime::half::f16;
+use ptx_runtime::DeviceAddress;
+
+#[allow(dead_code, clippy::too_many_arguments)]
+unsafe fn call(k: &kernels::Kernels, s: &CudaStream, cfg: LaunchConfig, blocks: &CudaSlice<u8>, floats: &CudaSlice<f32>,
+    y: &mut CudaSlice<f32>, yh: &mut CudaSlice<f16>, q: &mut CudaSlice<u8>, view: CudaView<'_, u8>, mut out: CudaViewMut<'_, u16>, raw: DeviceAddress) {
+    unsafe {
+        k.dequantize_block_q8_0_f32(s, cfg, blocks, y, 64).unwrap();
+        k.dequantize_block_q8_0_f32(s, cfg, floats, y, 64).unwrap();
+        k.dequantize_block_q8_0_f16(s, cfg, &view, yh, 64).unwrap();
+        k.quantize_q8_1(s, cfg, floats, q, 64, 64).unwrap();
+        k.quantize_q8_1(s, cfg, floats, y, 64, 64).unwrap();
+        k.quantize_q8_1(s, cfg, floats, &mut out, 64, 64).unwrap();
+        k.scale_dfloat(s, cfg, y, 2.0f32, 64).unwrap();
+        k.mul_mat_vec_q8_0_q8_1_cuda1(s, cfg, blocks, &raw, y, 64, 2).unwrap();
+        k.copy_bytes(s, cfg, &raw, &mut DeviceAddress(raw.0 + 64), 64usize).unwrap();
+        let _ = k.launch_builder(s, "gather_rows");
+    }
+}
+"#;
+
+fn quantized_host(host: &str) -> tempfile::TempDir {
+    cuda_host(
+        host,
+        &[("cuda/compat.cuh", COMPAT), ("cuda/quants.cuh", QUANTS), ("cuda/quantized.cu", QUANTIZED), ("cuda/bytes.cu", BYTES)],
+        USES,
+    )
+}
+
+/// `cargo build -v` of the host with extra variables.
+fn cargo_build_with(dir: &Path, vars: &[(&str, &str)]) -> (bool, String) {
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.args(["build", "-v"])
+        .current_dir(dir.join("host"))
+        .env("CARGO_TARGET_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("host-target"))
+        .env_remove("CARGO_PTX_ARCH");
+    cmd.envs(vars.iter().copied());
+    let out = cmd.output().unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+fn warning_lines<'a>(log: &'a str, host: &str) -> Vec<&'a str> {
+    log.lines().filter(|l| l.starts_with(&format!("warning: {host}@0.1.0:"))).collect()
+}
+
+fn candle_style_void_pointer_kernels_are_typed_and_a_no_op_build_says_one_line() {
+    common::nvcc();
+    let p = quantized_host("host_quantized");
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok, "the host's calls compile against buffers of two element types:\n{log}");
+    let generated = generated_module("host_quantized");
+    assert!(generated.contains("vx: &impl ::ptx_runtime::DeviceAnyIn"), "{generated}");
+    assert!(generated.contains("vy: &mut impl ::ptx_runtime::DeviceAnyInOut"), "{generated}");
+    // The macro's kernels are documented at the line of the macro's use.
+    assert!(generated.contains("quantized.cu:13)") && generated.contains("quantized.cu:14)"), "{generated}");
+
+    // `quantized` is typed entirely: no line for it; `bytes` has one untyped kernel: one line.
+    let lines = warning_lines(&log, "host_quantized");
+    assert_eq!(lines.len(), 1, "{log}");
+    assert!(lines[0].contains("1 of 2 kernels of `bytes` has no typed launch method"), "{log}");
+    let (ok, noop) = cargo_build(p.path());
+    assert!(ok && !build_script_ran(&noop), "{noop}");
+    assert_eq!(warning_lines(&noop, "host_quantized"), lines, "a no-op build replays the same one line:\n{noop}");
+
+    // The whole list, on demand: the build script reruns for the variable.
+    let (ok, log) = cargo_build_with(p.path(), &[("CARGO_PTX_VERBOSE", "1")]);
+    assert!(ok && build_script_ran(&log), "{log}");
+    let lines = warning_lines(&log, "host_quantized");
+    assert_eq!(lines.len(), 2, "the count, then one line per untyped kernel:\n{log}");
+    assert!(
+        lines[1].contains("`gather_rows` (")
+            && lines[1].contains("bytes.cu:9): parameter `const float * const * rows`: pointers to pointers"),
+        "{log}"
+    );
+
+    // Accepted silently: no line, on this build or the no-op after it.
+    let manifest = p.path().join("host/Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    write_at(&manifest, &format!("{text}[package.metadata.ptx]\nuntyped-kernels = \"allow\"\n"), later);
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok && build_script_ran(&log), "{log}");
+    assert!(warning_lines(&log, "host_quantized").is_empty(), "{log}");
+    let (ok, noop) = cargo_build(p.path());
+    assert!(ok && warning_lines(&noop, "host_quantized").is_empty(), "{noop}");
+}
+
+fn a_value_that_is_not_device_memory_for_void_pointer_says_what_to_pass() {
+    common::nvcc();
+    let p = quantized_host("host_quantized_wrong");
+    let lib = p.path().join("host/src/lib.rs");
+    let text = std::fs::read_to_string(&lib).unwrap();
+    write_at(
+        &lib,
+        &text.replace("k.dequantize_block_q8_0_f32(s, cfg, floats, y, 64)", "k.dequantize_block_q8_0_f32(s, cfg, &64u32, y, 64)"),
+        std::time::SystemTime::now(),
+    );
+    let (ok, log) = cargo_build(p.path());
+    assert!(!ok, "{log}");
+    assert!(log.contains("`u32` is not device memory that the kernel can read"), "{log}");
+    assert!(log.contains("the kernel parameter is `const void *`: pass `&CudaSlice<T>` or `&CudaView<T>` of any element type"), "{log}");
+}
+
+fn a_cuda_struct_without_a_host_twin_is_launched_by_name_until_the_host_defines_it() {
+    common::nvcc();
+    let cu = "struct Params {\n    float scale;\n    int n;\n};\n\nextern \"C\" __global__ void scale_rows(Params p, float *x) {\n    if (threadIdx.x < p.n) x[threadIdx.x] *= p.scale;\n}\nextern \"C\" __global__ void zero(float *x) { x[threadIdx.x] = 0.0f; }\n";
+    let by_name = "#[allow(dead_code)]\nfn by_name(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream) -> bool {\n    k.launch_builder(s, \"scale_rows\").is_some()\n}\n";
+    let p = cuda_host("host_no_twin", &[("cuda/rows.cu", cu)], by_name);
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok, "the generated module compiles without a host `Params`:\n{log}");
+    let lines = warning_lines(&log, "host_no_twin");
+    assert_eq!(lines.len(), 1, "{log}");
+    assert!(lines[0].contains("1 of 2 kernels of `rows` has no typed launch method"), "{log}");
+    let list = std::fs::read_to_string(lines[0].split(" in ").nth(1).and_then(|r| r.split(" (or set").next()).unwrap()).unwrap();
+    assert!(list.contains("`scale_rows` (") && list.contains("rows.cu:6): parameter `p`: the host crate has no type `Params`"), "{list}");
+
+    // The host defines the twin: the build script reruns and the kernel is typed.
+    let twin = "#[repr(C)]\n#[derive(Clone, Copy)]\npub struct Params {\n    pub scale: f32,\n    pub n: i32,\n}\nunsafe impl ptx_runtime::cudarc::driver::DeviceRepr for Params {}\n#[allow(dead_code)]\nunsafe fn call(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream, cfg: ptx_runtime::cudarc::driver::LaunchConfig, x: &mut ptx_runtime::cudarc::driver::CudaSlice<f32>) {\n    unsafe { k.scale_rows(s, cfg, Params { scale: 2.0, n: 4 }, x).unwrap() };\n}\n";
+    let lib = p.path().join("host/src/lib.rs");
+    let text = std::fs::read_to_string(&lib).unwrap();
+    write_at(&lib, &format!("{text}{twin}"), std::time::SystemTime::now() + std::time::Duration::from_secs(3600));
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok && build_script_ran(&log), "{log}");
+    assert!(warning_lines(&log, "host_no_twin").is_empty(), "every kernel is typed:\n{log}");
+}
+
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::tests![
+        candle_style_void_pointer_kernels_are_typed_and_a_no_op_build_says_one_line,
+        a_value_that_is_not_device_memory_for_void_pointer_says_what_to_pass,
+        a_cuda_struct_without_a_host_twin_is_launched_by_name_until_the_host_defines_it,
+    ]
+}
