@@ -21,6 +21,24 @@ pub(crate) fn relative(file: &Path, root: &Path) -> PathBuf {
     file.strip_prefix(root).map(Path::to_path_buf).unwrap_or_else(|_| file.to_path_buf())
 }
 
+/// `file` joined to `root`, with `..` taken out (`/ws/kernels` + `../ptx-device/src/lib.rs` ->
+/// `/ws/ptx-device/src/lib.rs`): PTX and rustc name files outside the kernel workspace that way
+/// (`rust::checkout_remaps`), and messages should name the real file.
+pub(crate) fn joined(root: &Path, file: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in root.join(file).components() {
+        match c {
+            Component::ParentDir if matches!(out.components().next_back(), Some(Component::Normal(_))) => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// How serious a diagnostic is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -153,7 +171,7 @@ impl Diagnostic {
     pub fn full_path(&self) -> Option<PathBuf> {
         let file = self.file.as_ref()?;
         Some(match &self.root {
-            Some(root) => root.join(file),
+            Some(root) => joined(root, file),
             None => file.clone(),
         })
     }
@@ -177,7 +195,7 @@ impl Diagnostic {
             rendered
                 .trim_end()
                 .lines()
-                .map(|l| map_location_line(l, |p| root.map(|r| from_dir(&r.join(p), cwd))))
+                .map(|l| map_location_line(l, |p| root.map(|r| from_dir(&joined(r, p), cwd))))
                 .collect::<Vec<_>>()
                 .join("\n"),
         )

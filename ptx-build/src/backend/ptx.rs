@@ -171,8 +171,8 @@ fn parse_file(rest: &str) -> Option<(u32, PathBuf)> {
 /// The strings in double quotes. LLVM escapes non-ASCII bytes of paths as octal (`\303\261`).
 /// Rewrites the `.file` lines of a PTX file that name files below `root` to paths relative to
 /// it, so two checkouts at different paths build byte-identical PTX and cubins (nvcc has no
-/// `-fdebug-prefix-map`, and a per-crate `--remap-path-prefix` in RUSTFLAGS would make every
-/// kernel crate rebuild `core`). ptxas errors are resolved against `root` again.
+/// `-fdebug-prefix-map`; Rust's paths are remapped by rustc already, see `rust::checkout_remaps`).
+/// ptxas errors are resolved against `root` again.
 pub(crate) fn relative_file_lines(ptx: &std::path::Path, root: &std::path::Path) -> crate::Result<()> {
     use crate::error::Error;
     let text = std::fs::read_to_string(ptx).map_err(|e| Error::io("read", ptx, e))?;
@@ -202,6 +202,29 @@ pub(crate) fn relative_file_lines(ptx: &std::path::Path, root: &std::path::Path)
         crate::cache::write_atomic(ptx, rewritten.as_bytes())?;
     }
     Ok(())
+}
+
+/// `text` with a fixed time on every `.file` line that has none (`.file 1 "src/lib.rs", 1, 0`),
+/// or `None` when none lacks one. ptxas stats a `.file` without a time (from its working folder
+/// when relative) and writes the mtime and size into the cubin's line table; with a time (not
+/// 0, which means "unknown") it looks nothing up.
+pub(crate) fn fixed_file_times(text: &str) -> Option<String> {
+    let mut changed = false;
+    let out: String = text
+        .split_inclusive('\n')
+        .map(|line| {
+            let t = line.trim_start();
+            let body = t.trim_end();
+            if body.starts_with(".file") && body.ends_with('"') && parse_file(&body[".file".len()..]).is_some() {
+                changed = true;
+                let indent = &line[..line.len() - t.len()];
+                let end = &t[body.len()..];
+                return format!("{indent}{body}, 1, 0{end}");
+            }
+            line.to_string()
+        })
+        .collect();
+    changed.then_some(out)
 }
 
 /// A path as LLVM spells it inside a PTX string: printable ASCII as is, `"` and `\\` escaped,
@@ -436,6 +459,18 @@ $L__func_begin0:
         assert_eq!(inl2, vec![SourcePos { file: "src/lib.rs".into(), line: 13, column: 14 }]);
         // A line in the next function, before any .loc of its own, maps to nothing.
         assert_eq!(m.source_of(24), None);
+    }
+
+    #[test]
+    fn file_lines_get_a_fixed_time_so_ptxas_looks_nothing_up() {
+        let ptx = ".version 8.0\n\t.loc\t1 2 3 // src/lib.rs:2:3\n\t.file\t1 \"src/lib.rs\"\n\t.file\t2 \"../../ptx-device/src/lib.rs\"\r\n\t.file\t3 \"/a/b.cu\", 1764000000, 120\n";
+        let fixed = fixed_file_times(ptx).unwrap();
+        assert_eq!(
+            fixed,
+            ".version 8.0\n\t.loc\t1 2 3 // src/lib.rs:2:3\n\t.file\t1 \"src/lib.rs\", 1, 0\n\t.file\t2 \"../../ptx-device/src/lib.rs\", 1, 0\r\n\t.file\t3 \"/a/b.cu\", 1764000000, 120\n"
+        );
+        assert_eq!(Module::parse(&fixed).files, Module::parse(ptx).files, "the same file table");
+        assert_eq!(fixed_file_times(".version 8.0\n\t.file\t1 \"a.cu\", 5, 6\n"), None, "nothing to fix");
     }
 
     #[test]
