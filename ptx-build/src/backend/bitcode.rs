@@ -91,8 +91,11 @@ pub fn crate_module(llvm: &Llvm, kernel_crate: &Path, deps: &[PathBuf], out: &Pa
 /// dependency outside the workspace (the ids of everything that depends on it follow): two
 /// checkouts of a monorepo would name the same functions differently, in the PTX too (labels,
 /// `.func` names), and share no link or ptxas step. Each crate name with one id in the module
-/// gets an id derived from the name alone, of the same length (v0 back-references count bytes);
-/// a name with two ids (two versions of one crate) keeps them.
+/// gets an id derived from the name alone; a name with two ids (two versions of one crate) keeps
+/// them. The new id has 11 digits, the most a 64-bit id has (most have 11): the rename is the
+/// same everywhere in the module, so linking is unchanged, but where the old id was shorter, a
+/// v0 back-reference after it in a symbol is off by the difference, which only a demangler
+/// of internal names would notice (nothing here demangles Rust names).
 pub(crate) fn canonical_crate_ids(ir: &str) -> String {
     use std::collections::BTreeMap;
     let roots = crate_roots(ir);
@@ -106,11 +109,39 @@ pub(crate) fn canonical_crate_ids(ir: &str) -> String {
     let mut out = ir.to_string();
     for (name, v) in ids {
         let [id] = v[..] else { continue };
-        let canonical = canonical_id(name, id.len());
+        let canonical = canonical_id(name, 11);
         if canonical != id {
             let len = name.len();
             let sep = if name.starts_with(|c: char| c.is_ascii_digit() || c == '_') { "_" } else { "" };
             out = out.replace(&format!("Cs{id}_{len}{sep}{name}"), &format!("Cs{canonical}_{len}{sep}{name}"));
+        }
+    }
+    // The compile units' names hold a hash of the crate id too:
+    // `!DIFile(filename: "src/lib.rs/@/saxpy_kernels.72227d58e7f16d30-cgu.0", ...)`.
+    let mut units: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (name, hash) in codegen_units(&out) {
+        let v = units.entry(name.to_string()).or_default();
+        if !v.iter().any(|h| h == hash) {
+            v.push(hash.to_string());
+        }
+    }
+    for (name, v) in units {
+        let [hash] = &v[..] else { continue };
+        let canonical: String = canonical_id(&name, 16).bytes().map(|b| char::from(b"0123456789abcdef"[(b % 16) as usize])).collect();
+        out = out.replace(&format!("/@/{name}.{hash}-cgu."), &format!("/@/{name}.{canonical}-cgu."));
+    }
+    out
+}
+
+/// `(crate name, hash)` of every compile unit name `/@/<name>.<hex>-cgu.` in `ir`.
+fn codegen_units(ir: &str) -> Vec<(&str, &str)> {
+    let mut out = Vec::new();
+    for piece in ir.split("/@/").skip(1) {
+        let Some((unit, _)) = piece.split_once("-cgu.") else { continue };
+        let Some((name, hash)) = unit.rsplit_once('.') else { continue };
+        let ok_name = !name.is_empty() && name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
+        if ok_name && !hash.is_empty() && hash.bytes().all(|c| c.is_ascii_hexdigit()) {
+            out.push((name, hash));
         }
     }
     out
@@ -182,10 +213,16 @@ mod tests {
         let ir = |k: &str, d: &str| {
             format!("define void @_RNvCs{k}_13saxpy_kernels4axpy() {{\n  call void @_RNvNtCs{d}_10ptx_device5index9thread_id()\n  call void @_RNvNtCs5Lp6ahQ3Xrg_4core3ptr5write()\n  br label %_RINvCs{k}_13saxpy_kernels4axpyfEB2_.exit\n}}\n")
         };
+        let ir = |k: &str, d: &str| {
+            let cgu = if k.starts_with('9') { "72227d58e7f16d30" } else { "d7d16fc973e90bc3" };
+            format!("{}!2 = !DIFile(filename: \"src/lib.rs/@/saxpy_kernels.{cgu}-cgu.0\", directory: \"\")\n", ir(k, d))
+        };
         let (a, b) = (canonical_crate_ids(&ir("9Nxgald2Sjs", "abcDEF12345")), canonical_crate_ids(&ir("iwNh0cDzfBT", "zzzYYY00000")));
         assert_eq!(a, b);
         assert!(!a.contains("9Nxgald2Sjs") && a.contains("_13saxpy_kernels4axpyfEB2_.exit"), "{a}");
-        assert_eq!(a.len(), ir("9Nxgald2Sjs", "abcDEF12345").len(), "ids keep their length (v0 back-references)");
+        assert_eq!(a.len(), ir("9Nxgald2Sjs", "abcDEF12345").len(), "ids of 11 digits keep their length");
+        // A shorter id (about one crate in 20) gets 11 digits too, so checkouts agree.
+        assert_eq!(canonical_crate_ids(&ir("Nxgald2Sjs", "bcDEF12345")), a);
         // Two versions of one crate keep their own ids.
         let two = "@_RNvCsAAAA_3dep1f @_RNvCsBBBB_3dep1f";
         assert_eq!(canonical_crate_ids(two), two);
