@@ -29,13 +29,40 @@ pub(crate) fn joined(root: &Path, file: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in root.join(file).components() {
         match c {
-            Component::ParentDir if matches!(out.components().next_back(), Some(Component::Normal(_))) => {
-                out.pop();
-            }
+            Component::ParentDir => match out.components().next_back() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
+                }
+                // Above the root is the root.
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                _ => out.push(".."),
+            },
             Component::CurDir => {}
             other => out.push(other),
         }
     }
+    out
+}
+
+/// `file` as the generated module's doc comments name it: relative to the package whose build
+/// script runs (`CARGO_MANIFEST_DIR`), with `..` where it lies outside (`kernels/src/lib.rs`,
+/// `../kernels/src/lib.rs`), so the generated file holds no path of this checkout.
+pub(crate) fn from_package(file: &Path) -> PathBuf {
+    match std::env::var_os("CARGO_MANIFEST_DIR") {
+        Some(dir) if file.is_absolute() => path_from(file, Path::new(&dir)),
+        _ => file.to_path_buf(),
+    }
+}
+
+/// `file` relative to `base` (both absolute), climbing with `..` as far as needed.
+pub(crate) fn path_from(file: &Path, base: &Path) -> PathBuf {
+    let (file, base) = (joined(file, Path::new("")), joined(base, Path::new("")));
+    let common = file.components().zip(base.components()).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in base.components().skip(common) {
+        out.push("..");
+    }
+    out.extend(file.components().skip(common));
     out
 }
 
@@ -512,5 +539,19 @@ mod diag_tests {
         assert_eq!(m["children"][0]["spans"][0]["file_name"], "/k/src/a.rs");
         assert_eq!(m["code"]["code"], "E0425");
         assert_eq!(m["rendered"], "error: x\n --> /k/src/lib.rs:1:1\n");
+    }
+
+    #[test]
+    fn paths_outside_a_folder_are_named_with_dot_dot_and_resolved_to_the_real_file() {
+        let ws = Path::new("/home/me/mono/examples/saxpy");
+        assert_eq!(joined(ws, Path::new("../../ptx-device/src/lib.rs")), Path::new("/home/me/mono/ptx-device/src/lib.rs"));
+        assert_eq!(joined(ws, Path::new("./src/lib.rs")), Path::new("/home/me/mono/examples/saxpy/src/lib.rs"));
+        assert_eq!(joined(Path::new("/a"), Path::new("../../x")), Path::new("/x"), "no folder above the root");
+        let file = Path::new("/home/me/mono/kernels/src/lib.rs");
+        assert_eq!(path_from(file, Path::new("/home/me/mono/host")), Path::new("../kernels/src/lib.rs"));
+        assert_eq!(path_from(file, Path::new("/home/me/mono")), Path::new("kernels/src/lib.rs"));
+        // rustc's rendering of an error in a path dependency outside the workspace.
+        let d = Diagnostic::error("x").at("../../ptx-device/src/lib.rs", Some(3), Some(1)).rooted(ws);
+        assert_eq!(d.location_from(Path::new("/home/me/mono")).unwrap(), "ptx-device/src/lib.rs:3:1");
     }
 }
