@@ -172,27 +172,23 @@ fn parse_file(rest: &str) -> Option<(u32, PathBuf)> {
 /// Rewrites the `.file` lines of a PTX file that name files below `root` to paths relative to
 /// it, so two checkouts at different paths build byte-identical PTX and cubins (nvcc has no
 /// `-fdebug-prefix-map`; Rust's paths are remapped by rustc already, see `rust::checkout_remaps`).
-/// ptxas errors are resolved against `root` again.
-pub(crate) fn relative_file_lines(ptx: &std::path::Path, root: &std::path::Path) -> crate::Result<()> {
+/// With `outside` (nvcc's PTX), files outside `root` are named relative to it too
+/// (`../../include/common.cuh`, a monorepo's shared header), except those below a folder of
+/// `outside` (the CUDA install, the system's headers). ptxas errors are resolved against `root`
+/// again (`diag::joined`).
+pub(crate) fn relative_file_lines(ptx: &std::path::Path, root: &std::path::Path, outside: Option<&[&std::path::Path]>) -> crate::Result<()> {
     use crate::error::Error;
     let text = std::fs::read_to_string(ptx).map_err(|e| Error::io("read", ptx, e))?;
-    let prefix = crate::diag::dir_prefix(root);
-    // LLVM writes non-ASCII bytes of paths as octal escapes (`\303\261`): match that spelling.
-    let escaped = escape_path(&prefix);
     let mut changed = false;
     let rewritten: String = text
         .split_inclusive('\n')
         .map(|line| {
             let t = line.trim_start();
             if let Some(rest) = t.strip_prefix(".file") {
-                if let Some(q) = rest.find('"') {
-                    if let Some(tail) = rest[q + 1..].strip_prefix(&escaped) {
-                        changed = true;
-                        // nvcc keeps the `./` of the `./file.cu` it was given (`/pkg/./file.cu`).
-                        let tail = tail.trim_start_matches("./");
-                        let indent = &line[..line.len() - t.len()];
-                        return format!("{indent}.file{}\"{tail}", &rest[..q]);
-                    }
+                if let Some(new) = relative_file_line(rest, root, outside) {
+                    changed = true;
+                    let indent = &line[..line.len() - t.len()];
+                    return format!("{indent}.file{new}");
                 }
             }
             line.to_string()
@@ -202,6 +198,28 @@ pub(crate) fn relative_file_lines(ptx: &std::path::Path, root: &std::path::Path)
         crate::cache::write_atomic(ptx, rewritten.as_bytes())?;
     }
     Ok(())
+}
+
+/// The rest of a `.file` line (`\t1 "/pkg/./k.cu"`, one path) with its path made relative, or
+/// `None` when it stays.
+fn relative_file_line(rest: &str, root: &std::path::Path, outside: Option<&[&std::path::Path]>) -> Option<String> {
+    let q = rest.find('"')?;
+    // The closing quote: a quote after a backslash is part of the name.
+    let bytes = rest.as_bytes();
+    let mut end = q + 1;
+    while end < bytes.len() && bytes[end] != b'"' {
+        end += if bytes[end] == b'\\' { 2 } else { 1 };
+    }
+    let path = PathBuf::from(quoted_strings(&rest[q..=end.min(rest.len() - 1)]).into_iter().next()?);
+    if !path.is_absolute() {
+        return None;
+    }
+    let below = path.starts_with(root);
+    if !below && outside.is_none_or(|keep| keep.iter().any(|k| path.starts_with(k))) {
+        return None;
+    }
+    let new = crate::diag::path_from(&path, root);
+    Some(format!("{}\"{}{}", &rest[..q], escape_path(&new.to_string_lossy()), &rest[end..]))
 }
 
 /// `text` with a fixed time on every `.file` line that has none (`.file 1 "src/lib.rs", 1, 0`),
@@ -484,9 +502,31 @@ $L__func_begin0:
             format!(".version 8.0\n\t.file\t1 \"{abs}/./-o.cu\"\n\t.file\t2 \"{abs}/cuda/k.cuh\"\n\t.file\t3 \"/usr/include/x.h\"\n"),
         )
         .unwrap();
-        relative_file_lines(&ptx, &pkg).unwrap();
+        relative_file_lines(&ptx, &pkg, None).unwrap();
         let text = std::fs::read_to_string(&ptx).unwrap();
         assert_eq!(text, ".version 8.0\n\t.file\t1 \"-o.cu\"\n\t.file\t2 \"cuda/k.cuh\"\n\t.file\t3 \"/usr/include/x.h\"\n");
+    }
+
+    #[test]
+    fn nvccs_file_lines_outside_the_package_climb_with_dot_dot_except_the_install_and_system() {
+        let dir = tempfile::tempdir().unwrap();
+        let pkg = dir.path().join("mono ñ/kernels/cuda-k");
+        let ptx = dir.path().join("k.ptx");
+        let shared = escape_path(&dir.path().join("mono ñ/include/common.cuh").display().to_string());
+        let own = escape_path(&pkg.join("./k.cu").display().to_string());
+        std::fs::write(
+            &ptx,
+            format!("\t.file\t1 \"{own}\"\n\t.file\t2 \"{shared}\"\n\t.file\t3 \"/cuda/include/cuda_fp16.hpp\"\n\t.file\t4 \"/usr/include/x.h\"\n"),
+        )
+        .unwrap();
+        relative_file_lines(&ptx, &pkg, Some(&[std::path::Path::new("/cuda"), std::path::Path::new("/usr")])).unwrap();
+        let text = std::fs::read_to_string(&ptx).unwrap();
+        assert_eq!(
+            text,
+            "\t.file\t1 \"k.cu\"\n\t.file\t2 \"../../include/common.cuh\"\n\t.file\t3 \"/cuda/include/cuda_fp16.hpp\"\n\t.file\t4 \"/usr/include/x.h\"\n"
+        );
+        let m = Module::parse(&text);
+        assert_eq!(crate::diag::joined(&pkg, &m.files[&2]), dir.path().join("mono ñ/include/common.cuh"));
     }
 
     #[test]
