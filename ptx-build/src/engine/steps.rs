@@ -242,9 +242,12 @@ impl CrateJob<'_> {
             .str(&ptxas_tool.path.to_string_lossy())
             .str(&arch.to_string())
             .finish();
+        // The machine's cache is keyed without ptxas's path: the same release installed under
+        // another home (a CI cache restored on another runner) makes the same cubin.
+        let shared_key = Key::new("ptxas-shared-v1").str(ptx_hash).str(&ptxas_tool.version).str(&arch.to_string()).finish();
         let step = CachedStep {
             stamp: work.join(format!("ptxas-{}.json", module.name)),
-            shared: self.step_cache.as_ref().map(|c| (c, key.clone())),
+            shared: self.step_cache.as_ref().map(|c| (c, shared_key)),
             key,
             outputs: vec![("cubin", cubin.clone())],
         };
