@@ -550,6 +550,12 @@ mod diag_tests {
         let file = Path::new("/home/me/mono/kernels/src/lib.rs");
         assert_eq!(path_from(file, Path::new("/home/me/mono/host")), Path::new("../kernels/src/lib.rs"));
         assert_eq!(path_from(file, Path::new("/home/me/mono")), Path::new("kernels/src/lib.rs"));
+        // The generated module's doc comments: from the package whose build script runs
+        // (`cargo test` sets CARGO_MANIFEST_DIR as cargo does for a build script).
+        let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+        assert_eq!(from_package(&here.join("src/lib.rs")), Path::new("src/lib.rs"));
+        assert_eq!(from_package(&here.join("../examples/saxpy/src/lib.rs")), Path::new("../examples/saxpy/src/lib.rs"));
+        assert_eq!(from_package(Path::new("src/lib.rs")), Path::new("src/lib.rs"));
         // rustc's rendering of an error in a path dependency outside the workspace.
         let d = Diagnostic::error("x").at("../../ptx-device/src/lib.rs", Some(3), Some(1)).rooted(ws);
         assert_eq!(d.location_from(Path::new("/home/me/mono")).unwrap(), "ptx-device/src/lib.rs:3:1");
