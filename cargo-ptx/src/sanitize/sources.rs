@@ -189,23 +189,6 @@ fn defines(path: &Path, function: &str) -> bool {
     !function.is_empty() && std::fs::read_to_string(path).is_ok_and(|t| t.contains(function))
 }
 
-/// `path` with `.` and `..` taken out without asking the file system.
-fn lexical(path: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir if matches!(out.components().next_back(), Some(Component::Normal(_))) => {
-                out.pop();
-            }
-            Component::ParentDir if out.has_root() => {}
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
-}
-
 /// `rel` in `cwd` or a folder below it (target dirs, hidden folders and deep trees left out); of
 /// several, the one that defines `function`.
 fn below(cwd: &Path, rel: &str, function: &str) -> Option<PathBuf> {
@@ -221,7 +204,7 @@ fn below(cwd: &Path, rel: &str, function: &str) -> Option<PathBuf> {
         }
         // `../../ptx-device/src/lib.rs`: a path dependency outside the kernel workspace, as the
         // PTX names it; found from several folders, it is one file.
-        let candidate = lexical(&dir.join(rel));
+        let candidate = crate::inspect::lexical(&dir.join(rel));
         if candidate.is_file() && !found.contains(&candidate) {
             found.push(candidate);
         }
