@@ -166,7 +166,11 @@ fn two_clones_of_a_monorepo_share_every_step_and_build_identical_artifacts() {
     let cache = tempfile::tempdir().unwrap();
     let ((a_root, a), (b_root, b)) = (monorepo(), monorepo());
     let (t1, t2, t3) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let crate_of = |mono: &Path| KernelCrate { root: tempfile::tempdir().unwrap(), dir: mono.join("kernels/mono_kernels"), name: "mono_kernels".into() };
+    let crate_of = |mono: &Path| KernelCrate {
+        root: tempfile::tempdir().unwrap(),
+        dir: mono.join("kernels/mono_kernels"),
+        name: "mono_kernels".into(),
+    };
     tools.build(&crate_of(&a), t1.path(), cache.path());
     let mut started = tools.starts();
     started.sort();

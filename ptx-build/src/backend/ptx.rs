@@ -176,7 +176,11 @@ fn parse_file(rest: &str) -> Option<(u32, PathBuf)> {
 /// (`../../include/common.cuh`, a monorepo's shared header), except those below a folder of
 /// `outside` (the CUDA install, the system's headers). ptxas errors are resolved against `root`
 /// again (`diag::joined`).
-pub(crate) fn relative_file_lines(ptx: &std::path::Path, root: &std::path::Path, outside: Option<&[&std::path::Path]>) -> crate::Result<()> {
+pub(crate) fn relative_file_lines(
+    ptx: &std::path::Path,
+    root: &std::path::Path,
+    outside: Option<&[&std::path::Path]>,
+) -> crate::Result<()> {
     use crate::error::Error;
     let text = std::fs::read_to_string(ptx).map_err(|e| Error::io("read", ptx, e))?;
     let mut changed = false;

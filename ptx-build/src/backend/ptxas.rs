@@ -50,9 +50,15 @@ pub fn assemble(
     let ptx_text = std::fs::read_to_string(ptx_path).map_err(|e| Error::io("read", ptx_path, e))?;
     let input = match ptx::fixed_file_times(&ptx_text) {
         Some(fixed) => {
-            let copy = scratch.with_extension("in.ptx");
+            // Under a launcher, a name from the content alone: sccache's key may hold the input's
+            // path, and scratch names change every run. That copy stays (another build may be
+            // reading it): one small file per PTX version.
+            let stable = launcher
+                .and(cubin.parent())
+                .map(|dir| dir.join(".ptxas-input").join(format!("{}.ptx", cache::bytes_hash(fixed.as_bytes()))));
+            let copy = stable.clone().unwrap_or_else(|| scratch.with_extension("in.ptx"));
             cache::write_atomic(&copy, fixed.as_bytes())?;
-            Some(copy)
+            Some((copy, stable.is_none()))
         }
         None => None,
     };
@@ -60,11 +66,11 @@ pub fn assemble(
     cmd.arg(format!("-arch={}", arch.sm_name()))
         .arg("-v")
         .arg("--generate-line-info")
-        .arg(input.as_deref().unwrap_or(ptx_path))
+        .arg(input.as_ref().map_or(ptx_path, |(p, _)| p.as_path()))
         .arg("-o")
         .arg(&scratch);
     let out = process::output("ptxas", &mut cmd);
-    if let Some(copy) = &input {
+    if let Some((copy, true)) = &input {
         let _ = std::fs::remove_file(copy);
     }
     let out = out?;
@@ -185,8 +191,9 @@ pub fn diagnostics(stderr: &str, ptx_text: &str, ptx_path: &Path, source_root: &
                 // its call site in the kernel crate is what the user wrote.
                 let chain: Vec<&ptx::SourcePos> = std::iter::once(&pos).chain(inlined.iter()).collect();
                 let mine = chain.iter().position(|p| joined(source_root, &p.file).starts_with(source_root)).unwrap_or(0);
-                let show =
-                    |p: &ptx::SourcePos| format!("{}:{}:{}", relative(&joined(source_root, &p.file), source_root).display(), p.line, p.column);
+                let show = |p: &ptx::SourcePos| {
+                    format!("{}:{}:{}", relative(&joined(source_root, &p.file), source_root).display(), p.line, p.column)
+                };
                 let at = chain[mine];
                 d = d.at(relative(&joined(source_root, &at.file), source_root), Some(at.line), Some(at.column)).rooted(source_root);
                 if let Some(text) = source_line(&joined(source_root, &at.file), at.line) {
@@ -286,7 +293,13 @@ mod tests {
         std::fs::write(dir.path().join("ptx-device/src/lib.rs"), "//\n    let x = add(a, b);\n").unwrap();
         let ptx = ".version 7.0\n.target sm_80\n.visible .entry k()\n{\n.loc 1 2 5\nadd.f64 %fd1, %r1, %r2;\n}\n.file 1 \"../../ptx-device/src/lib.rs\"\n";
         let tool = Tool { path: "ptxas".into(), version: "13.0.88".into(), source: "PATH".into() };
-        let d = diagnostics("ptxas /t/k.ptx, line 6; error   : Arguments mismatch for instruction 'add'\n", ptx, Path::new("/t/k.ptx"), &ws, &tool);
+        let d = diagnostics(
+            "ptxas /t/k.ptx, line 6; error   : Arguments mismatch for instruction 'add'\n",
+            ptx,
+            Path::new("/t/k.ptx"),
+            &ws,
+            &tool,
+        );
         let want = dir.path().join("ptx-device/src/lib.rs");
         assert_eq!(d[0].location().unwrap(), format!("{}:2:5", want.display()));
         assert_eq!(d[0].full_path().unwrap(), want);
