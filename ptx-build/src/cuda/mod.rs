@@ -245,8 +245,10 @@ impl CudaCompile<'_> {
     /// Folders whose files the PTX names by absolute path: the CUDA install nvcc belongs to and
     /// the system's headers, the same for every checkout on a machine.
     pub(crate) fn fixed_roots(&self) -> Vec<&Path> {
-        let install = self.nvcc.tool.path.parent().and_then(Path::parent);
-        install.into_iter().chain([Path::new("/usr")]).collect()
+        // `<install>/bin/nvcc`; nothing for nvcc elsewhere (a wrapper script in a project's
+        // folder must not make the project's files "the install's").
+        let bin = self.nvcc.tool.path.parent().filter(|b| b.file_name().is_some_and(|n| n == "bin"));
+        bin.and_then(Path::parent).into_iter().chain([Path::new("/usr")]).collect()
     }
 
     /// The translation unit after the preprocessor (`nvcc -E` with the compile's flags): what

@@ -155,8 +155,14 @@ impl CrateJob<'_> {
                 // shared include folder), so the record holds in another checkout and checks
                 // that checkout's files.
                 let fixed = compile.fixed_roots();
-                let portable =
-                    |p: &Path| if fixed.iter().any(|r| p.starts_with(r)) { p.to_path_buf() } else { path_from(p, &self.krate.dir) };
+                let portable = |p: &Path| {
+                    let fixed = !p.starts_with(&self.krate.dir) && fixed.iter().any(|r| p.starts_with(r));
+                    if fixed {
+                        p.to_path_buf()
+                    } else {
+                        path_from(p, &self.krate.dir)
+                    }
+                };
                 let inputs = read.iter().filter_map(|p| Some((portable(p), self.hash_of(p)?))).collect();
                 let text = std::fs::read_to_string(&ptx_path).map_err(|e| crate::error::Error::io("read", &ptx_path, e))?;
                 let kernels = crate::backend::ptx::Module::parse(&text).entries.into_iter().map(|e| e.name).collect();
