@@ -189,7 +189,10 @@ impl Sources {
     /// is readable here).
     fn annotation(&mut self, path: &str, line: u32) -> String {
         let resolved = if Path::new(path).is_relative() {
-            self.roots.iter().map(|r| r.join(path)).find(|p| p.is_file()).map(|p| p.to_string_lossy().into_owned())
+            // `../../ptx-device/src/lib.rs` (a path dependency outside the workspace) is shown
+            // as the real file, without the `..`.
+            let found = self.roots.iter().map(|r| lexical(&r.join(path))).find(|p| p.is_file());
+            found.map(|p| p.to_string_lossy().into_owned())
         } else {
             None
         };
@@ -204,6 +207,23 @@ impl Sources {
             _ => format!("// {shown}:{line}"),
         }
     }
+}
+
+/// `path` with `.` and `..` taken out without asking the file system.
+pub(crate) fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir if matches!(out.components().next_back(), Some(Component::Normal(_))) => {
+                out.pop();
+            }
+            Component::ParentDir if out.has_root() => {}
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// Relative to the current folder when below it; the Rust standard library's sources shortened
@@ -465,5 +485,20 @@ mod tests {
         let mut v: Vec<Arch> = ["sm_80", "compute_90", "sm_90", "sm_90a", "sm_89"].iter().map(|a| a.parse().unwrap()).collect();
         v.sort_by_key(|a| std::cmp::Reverse(arch_key(a)));
         assert_eq!(v.iter().map(Arch::to_string).collect::<Vec<_>>(), ["sm_90a", "sm_90", "compute_90", "sm_89", "sm_80"]);
+    }
+
+    /// A path dependency outside the kernel workspace, as the PTX names it
+    /// (`../ptx-device/src/lib.rs`): annotated with the real file's line, named without `..`.
+    #[test]
+    fn a_dot_dot_path_is_read_from_the_real_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let dep = dir.path().join("ptx-device/src/lib.rs");
+        std::fs::create_dir_all(dep.parent().unwrap()).unwrap();
+        std::fs::create_dir_all(dir.path().join("kernels/src")).unwrap();
+        std::fs::write(&dep, "//\npub fn thread_id() -> u32 { 0 }\n").unwrap();
+        let mut sources = Sources { roots: vec![dir.path().join("kernels/src"), dir.path().join("kernels")], ..Default::default() };
+        let line = sources.annotation("../ptx-device/src/lib.rs", 2);
+        assert!(line.ends_with(":2  pub fn thread_id() -> u32 { 0 }"), "{line}");
+        assert!(!line.contains(".."), "{line}");
     }
 }

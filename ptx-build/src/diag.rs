@@ -21,6 +21,51 @@ pub(crate) fn relative(file: &Path, root: &Path) -> PathBuf {
     file.strip_prefix(root).map(Path::to_path_buf).unwrap_or_else(|_| file.to_path_buf())
 }
 
+/// `file` joined to `root`, with `..` taken out (`/ws/kernels` + `../ptx-device/src/lib.rs` ->
+/// `/ws/ptx-device/src/lib.rs`): PTX and rustc name files outside the kernel workspace that way
+/// (`rust::checkout_remaps`), and messages should name the real file.
+pub(crate) fn joined(root: &Path, file: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in root.join(file).components() {
+        match c {
+            Component::ParentDir => match out.components().next_back() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
+                }
+                // Above the root is the root.
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                _ => out.push(".."),
+            },
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// `file` as the generated module's doc comments name it: relative to the package whose build
+/// script runs (`CARGO_MANIFEST_DIR`), with `..` where it lies outside (`kernels/src/lib.rs`,
+/// `../kernels/src/lib.rs`), so the generated file holds no path of this checkout.
+pub(crate) fn from_package(file: &Path) -> PathBuf {
+    match std::env::var_os("CARGO_MANIFEST_DIR") {
+        Some(dir) if file.is_absolute() => path_from(file, Path::new(&dir)),
+        _ => file.to_path_buf(),
+    }
+}
+
+/// `file` relative to `base` (both absolute), climbing with `..` as far as needed.
+pub(crate) fn path_from(file: &Path, base: &Path) -> PathBuf {
+    let (file, base) = (joined(file, Path::new("")), joined(base, Path::new("")));
+    let common = file.components().zip(base.components()).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in base.components().skip(common) {
+        out.push("..");
+    }
+    out.extend(file.components().skip(common));
+    out
+}
+
 /// How serious a diagnostic is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -153,7 +198,7 @@ impl Diagnostic {
     pub fn full_path(&self) -> Option<PathBuf> {
         let file = self.file.as_ref()?;
         Some(match &self.root {
-            Some(root) => root.join(file),
+            Some(root) => joined(root, file),
             None => file.clone(),
         })
     }
@@ -177,7 +222,7 @@ impl Diagnostic {
             rendered
                 .trim_end()
                 .lines()
-                .map(|l| map_location_line(l, |p| root.map(|r| from_dir(&r.join(p), cwd))))
+                .map(|l| map_location_line(l, |p| root.map(|r| from_dir(&joined(r, p), cwd))))
                 .collect::<Vec<_>>()
                 .join("\n"),
         )
@@ -494,5 +539,25 @@ mod diag_tests {
         assert_eq!(m["children"][0]["spans"][0]["file_name"], "/k/src/a.rs");
         assert_eq!(m["code"]["code"], "E0425");
         assert_eq!(m["rendered"], "error: x\n --> /k/src/lib.rs:1:1\n");
+    }
+
+    #[test]
+    fn paths_outside_a_folder_are_named_with_dot_dot_and_resolved_to_the_real_file() {
+        let ws = Path::new("/home/me/mono/examples/saxpy");
+        assert_eq!(joined(ws, Path::new("../../ptx-device/src/lib.rs")), Path::new("/home/me/mono/ptx-device/src/lib.rs"));
+        assert_eq!(joined(ws, Path::new("./src/lib.rs")), Path::new("/home/me/mono/examples/saxpy/src/lib.rs"));
+        assert_eq!(joined(Path::new("/a"), Path::new("../../x")), Path::new("/x"), "no folder above the root");
+        let file = Path::new("/home/me/mono/kernels/src/lib.rs");
+        assert_eq!(path_from(file, Path::new("/home/me/mono/host")), Path::new("../kernels/src/lib.rs"));
+        assert_eq!(path_from(file, Path::new("/home/me/mono")), Path::new("kernels/src/lib.rs"));
+        // The generated module's doc comments: from the package whose build script runs
+        // (`cargo test` sets CARGO_MANIFEST_DIR as cargo does for a build script).
+        let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+        assert_eq!(from_package(&here.join("src/lib.rs")), Path::new("src/lib.rs"));
+        assert_eq!(from_package(&here.join("../examples/saxpy/src/lib.rs")), Path::new("../examples/saxpy/src/lib.rs"));
+        assert_eq!(from_package(Path::new("src/lib.rs")), Path::new("src/lib.rs"));
+        // rustc's rendering of an error in a path dependency outside the workspace.
+        let d = Diagnostic::error("x").at("../../ptx-device/src/lib.rs", Some(3), Some(1)).rooted(ws);
+        assert_eq!(d.location_from(Path::new("/home/me/mono")).unwrap(), "ptx-device/src/lib.rs:3:1");
     }
 }

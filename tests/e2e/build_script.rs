@@ -216,6 +216,10 @@ fn rust_kernels_stamped_out_by_macro_rules_are_typed_and_launchable_by_name() {
             && generated.contains("pub unsafe fn twice_f32("),
         "{generated}"
     );
+    // Doc comments name the sources from the host package, not by this checkout's path.
+    assert!(generated.contains("Launches `typed` (../kernels/src/lib.rs:"), "{generated}");
+    let root = p.path().display().to_string();
+    assert!(generated.lines().filter(|l| l.contains("Launches")).all(|l| !l.contains(&root)), "{generated}");
 }
 
 fn cuda_vendor_types_get_ptx_runtime_host_types() {

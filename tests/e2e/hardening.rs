@@ -224,7 +224,7 @@ fn concurrent_cold_builds_sharing_one_target_dir_all_succeed() {
 
 /// Two checkouts at different absolute paths give byte-identical PTX and cubins: `.file` lines
 /// name sources relative to the workspace (Rust) or the package (CUDA). Path dependencies
-/// outside the workspace keep absolute paths (README).
+/// outside the workspace: `shared_cache::two_clones_of_a_monorepo_...`.
 fn two_checkouts_at_different_paths_build_identical_artifacts() {
     cuda();
     let checkout = || {

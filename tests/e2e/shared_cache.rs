@@ -126,6 +126,95 @@ fn a_second_checkout_in_a_fresh_target_dir_starts_no_compiler() {
     assert_eq!(started, ["nvcc", "ptxas"], "the edited header's module is rebuilt");
 }
 
+/// A checkout of a monorepo: kernel crate `kernels/mono_kernels` with a path dependency two
+/// folders up (`shared/gpu-math`, as this repository's examples use `ptx-device`) and a .cu file
+/// that includes a header outside the package (`include/common.cuh`).
+fn monorepo() -> (tempfile::TempDir, PathBuf) {
+    let root = tempfile::Builder::new().prefix("cargo-ptx e2e ").tempdir().unwrap();
+    let mono = root.path().join("mono ñ");
+    let files = [
+        ("shared/gpu-math/Cargo.toml", "[package]\nname = \"gpu-math\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n".to_string()),
+        (
+            "shared/gpu-math/src/lib.rs",
+            // Not inlined: a `.func` named with the crate's id; the panic holds its file's path.
+            "#![no_std]\n/// `x * k`, clamped to `limit`.\n#[inline(never)]\npub fn scaled(x: f32, k: f32, limit: f32) -> f32 {\n    let y = x * k;\n    if y > limit { limit } else { y }\n}\n\n#[track_caller]\npub fn checked(i: usize, n: usize) -> usize {\n    if i >= n {\n        panic!(\"index out of range\");\n    }\n    i\n}\n".into(),
+        ),
+        (
+            "kernels/mono_kernels/Cargo.toml",
+            "[package]\nname = \"mono_kernels\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\ngpu-math = { path = \"../../shared/gpu-math\" }\n\n[package.metadata.ptx]\narchs = [\"sm_80\"]\n\n[workspace]\n".into(),
+        ),
+        (
+            "kernels/mono_kernels/src/lib.rs",
+            format!("#![no_std]\n#![feature(abi_ptx, stdarch_nvptx)]\n\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn scale_clamped(n: usize, x: *mut f32, k: f32) {{\n    let i = core::arch::nvptx::_thread_idx_x() as usize;\n    let i = gpu_math::checked(i, n);\n    *x.add(i) = gpu_math::scaled(*x.add(i), k, 1.0e6);\n}}\n{PANIC}"),
+        ),
+        ("include/common.cuh", HEADER.to_string()),
+        ("kernels/mono_kernels/cuda/twice.cu", KERNEL_CU.replace("\"common.cuh\"", "\"../../../include/common.cuh\"")),
+    ];
+    for (path, text) in files {
+        let p = mono.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    (root, mono)
+}
+
+/// Two clones of a monorepo at different paths share one step cache: the second starts no
+/// link, nvcc or ptxas and gets byte-identical artifacts, which name no path of either clone;
+/// a build with the cache off makes the same bytes (ptxas gets no file times).
+fn two_clones_of_a_monorepo_share_every_step_and_build_identical_artifacts() {
+    let tools = Tools::new();
+    let cache = tempfile::tempdir().unwrap();
+    let ((a_root, a), (b_root, b)) = (monorepo(), monorepo());
+    let (t1, t2, t3) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let crate_of = |mono: &Path| KernelCrate {
+        root: tempfile::tempdir().unwrap(),
+        dir: mono.join("kernels/mono_kernels"),
+        name: "mono_kernels".into(),
+    };
+    tools.build(&crate_of(&a), t1.path(), cache.path());
+    let mut started = tools.starts();
+    started.sort();
+    assert_eq!(started, ["nvcc", "ptxas", "ptxas"], "the first clone compiles");
+
+    let stderr = tools.build(&crate_of(&b), t2.path(), cache.path());
+    assert_eq!(tools.starts(), Vec::<String>::new(), "no nvcc or ptxas for the second clone:\n{stderr}");
+    for verb in ["Linking", "Assembling", "(CUDA,"] {
+        assert!(!stderr.contains(verb), "no `{verb}` step ran for the second clone:\n{stderr}");
+    }
+    let want = artifacts(t1.path(), "mono_kernels");
+    assert_eq!(want.len(), 4, "PTX and cubin of the Rust and the CUDA module");
+    assert_eq!(artifacts(t2.path(), "mono_kernels"), want, "byte-identical artifacts");
+    for (name, bytes) in &want {
+        let text = String::from_utf8_lossy(bytes);
+        for root in [a_root.path(), b_root.path()] {
+            let escaped = root.display().to_string().replace('ñ', "\\303\\261");
+            assert!(!text.contains(&*root.display().to_string()) && !text.contains(&escaped), "{} names a clone's path", name.display());
+        }
+    }
+    let ptx = |name: &str| String::from_utf8_lossy(&want.iter().find(|(n, _)| n.to_str() == Some(name)).unwrap().1).into_owned();
+    let rust = ptx("mono_kernels.ptx");
+    assert!(rust.contains("\"../../shared/gpu-math/src/lib.rs\""), "the path dependency, named from the workspace:\n{rust}");
+    assert!(rust.contains(".func") && rust.contains("gpu_math6scaled"), "the dependency's function stays a call:\n{rust}");
+    assert!(ptx("twice.ptx").contains("\"../../include/common.cuh\""), "{}", ptx("twice.ptx"));
+
+    // The cache off: the same bytes, from nothing cached (`core` built with -Zbuild-std), run
+    // in the kernel crate's folder, where the PTX's relative `.file` names are real files with
+    // their own times (the builds above ran in this package's folder: its `src/lib.rs` is
+    // another file of the same name).
+    let out = cargo_ptx()
+        .current_dir(b.join("kernels/mono_kernels"))
+        .arg("build")
+        .arg(b.join("kernels/mono_kernels"))
+        .arg("--target-dir")
+        .arg(t3.path())
+        .arg("--release")
+        .env("CARGO_PTX_CACHE_DIR", "off")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(artifacts(t3.path(), "mono_kernels"), want, "the cache off builds the same bytes");
+}
+
 fn a_damaged_entry_is_rebuilt_not_used() {
     let tools = Tools::new();
     let cache = tempfile::tempdir().unwrap();
@@ -177,6 +266,7 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::tests![
         a_second_checkout_in_a_fresh_target_dir_starts_no_compiler,
+        two_clones_of_a_monorepo_share_every_step_and_build_identical_artifacts,
         a_damaged_entry_is_rebuilt_not_used,
         a_bad_cache_setting_names_its_source,
     ]

@@ -202,8 +202,10 @@ fn below(cwd: &Path, rel: &str, function: &str) -> Option<PathBuf> {
         if seen > MAX_FOLDERS {
             break;
         }
-        let candidate = dir.join(rel);
-        if candidate.is_file() {
+        // `../../ptx-device/src/lib.rs`: a path dependency outside the kernel workspace, as the
+        // PTX names it; found from several folders, it is one file.
+        let candidate = crate::inspect::lexical(&dir.join(rel));
+        if candidate.is_file() && !found.contains(&candidate) {
             found.push(candidate);
         }
         if depth == MAX_DEPTH || dir.join("CACHEDIR.TAG").exists() {
@@ -316,5 +318,22 @@ mod tests {
         let mut f = vec![finding("other.rs", "race_rs", 20)];
         resolve_paths(&mut f, &t, &demo);
         assert_eq!(f[0].file.as_deref(), Some("other.rs"));
+    }
+
+    /// A path dependency outside the kernel workspace, as the PTX names it since issue 25
+    /// (`../ptx-device/src/lib.rs`): found from the project's folder, named as the real file.
+    #[test]
+    fn a_path_dependency_outside_the_workspace_is_found_as_one_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let demo = dir.path().join("demo ñ");
+        for p in ["kernels/src/lib.rs", "ptx-device/src/lib.rs", "host/src/main.rs"] {
+            std::fs::create_dir_all(demo.join(p).parent().unwrap()).unwrap();
+            std::fs::write(demo.join(p), "pub fn thread_id() {}\n").unwrap();
+        }
+        let ptx = ".visible .entry k()\n{\n\t.loc\t1 1 3\n}\n\t.file\t1 \"../ptx-device/src/lib.rs\"\n";
+        let t = LineTables::from_bytes(ptx.as_bytes());
+        let mut f = vec![finding("../ptx-device/src/lib.rs", "thread_id", 1)];
+        resolve_paths(&mut f, &t, &demo);
+        assert_eq!(f[0].file.as_deref(), Some(demo.join("ptx-device/src/lib.rs").to_str().unwrap()), "{f:#?}");
     }
 }

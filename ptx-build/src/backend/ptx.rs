@@ -171,28 +171,28 @@ fn parse_file(rest: &str) -> Option<(u32, PathBuf)> {
 /// The strings in double quotes. LLVM escapes non-ASCII bytes of paths as octal (`\303\261`).
 /// Rewrites the `.file` lines of a PTX file that name files below `root` to paths relative to
 /// it, so two checkouts at different paths build byte-identical PTX and cubins (nvcc has no
-/// `-fdebug-prefix-map`, and a per-crate `--remap-path-prefix` in RUSTFLAGS would make every
-/// kernel crate rebuild `core`). ptxas errors are resolved against `root` again.
-pub(crate) fn relative_file_lines(ptx: &std::path::Path, root: &std::path::Path) -> crate::Result<()> {
+/// `-fdebug-prefix-map`; Rust's paths are remapped by rustc already, see `rust::checkout_remaps`).
+/// With `outside` (nvcc's PTX), files outside `root` are named relative to it too
+/// (`../../include/common.cuh`, a monorepo's shared header), except those below a folder of
+/// `outside` (the CUDA install, the system's headers). ptxas errors are resolved against `root`
+/// again (`diag::joined`).
+pub(crate) fn relative_file_lines(
+    ptx: &std::path::Path,
+    root: &std::path::Path,
+    outside: Option<&[&std::path::Path]>,
+) -> crate::Result<()> {
     use crate::error::Error;
     let text = std::fs::read_to_string(ptx).map_err(|e| Error::io("read", ptx, e))?;
-    let prefix = crate::diag::dir_prefix(root);
-    // LLVM writes non-ASCII bytes of paths as octal escapes (`\303\261`): match that spelling.
-    let escaped = escape_path(&prefix);
     let mut changed = false;
     let rewritten: String = text
         .split_inclusive('\n')
         .map(|line| {
             let t = line.trim_start();
             if let Some(rest) = t.strip_prefix(".file") {
-                if let Some(q) = rest.find('"') {
-                    if let Some(tail) = rest[q + 1..].strip_prefix(&escaped) {
-                        changed = true;
-                        // nvcc keeps the `./` of the `./file.cu` it was given (`/pkg/./file.cu`).
-                        let tail = tail.trim_start_matches("./");
-                        let indent = &line[..line.len() - t.len()];
-                        return format!("{indent}.file{}\"{tail}", &rest[..q]);
-                    }
+                if let Some(new) = relative_file_line(rest, root, outside) {
+                    changed = true;
+                    let indent = &line[..line.len() - t.len()];
+                    return format!("{indent}.file{new}");
                 }
             }
             line.to_string()
@@ -202,6 +202,51 @@ pub(crate) fn relative_file_lines(ptx: &std::path::Path, root: &std::path::Path)
         crate::cache::write_atomic(ptx, rewritten.as_bytes())?;
     }
     Ok(())
+}
+
+/// The rest of a `.file` line (`\t1 "/pkg/./k.cu"`, one path) with its path made relative, or
+/// `None` when it stays.
+fn relative_file_line(rest: &str, root: &std::path::Path, outside: Option<&[&std::path::Path]>) -> Option<String> {
+    let q = rest.find('"')?;
+    // The closing quote: a quote after a backslash is part of the name.
+    let bytes = rest.as_bytes();
+    let mut end = q + 1;
+    while end < bytes.len() && bytes[end] != b'"' {
+        end += if bytes[end] == b'\\' { 2 } else { 1 };
+    }
+    let path = PathBuf::from(quoted_strings(&rest[q..=end.min(rest.len() - 1)]).into_iter().next()?);
+    if !path.is_absolute() {
+        return None;
+    }
+    let below = path.starts_with(root);
+    if !below && outside.is_none_or(|keep| keep.iter().any(|k| path.starts_with(k))) {
+        return None;
+    }
+    let new = crate::diag::path_from(&path, root);
+    Some(format!("{}\"{}{}", &rest[..q], escape_path(&new.to_string_lossy()), &rest[end..]))
+}
+
+/// `text` with a fixed time on every `.file` line that has none (`.file 1 "src/lib.rs", 1, 0`),
+/// or `None` when none lacks one. ptxas stats a `.file` without a time (from its working folder
+/// when relative) and writes the mtime and size into the cubin's line table; with a time (not
+/// 0, which means "unknown") it looks nothing up.
+pub(crate) fn fixed_file_times(text: &str) -> Option<String> {
+    let mut changed = false;
+    let out: String = text
+        .split_inclusive('\n')
+        .map(|line| {
+            let t = line.trim_start();
+            let body = t.trim_end();
+            if body.starts_with(".file") && body.ends_with('"') && parse_file(&body[".file".len()..]).is_some() {
+                changed = true;
+                let indent = &line[..line.len() - t.len()];
+                let end = &t[body.len()..];
+                return format!("{indent}{body}, 1, 0{end}");
+            }
+            line.to_string()
+        })
+        .collect();
+    changed.then_some(out)
 }
 
 /// A path as LLVM spells it inside a PTX string: printable ASCII as is, `"` and `\\` escaped,
@@ -439,6 +484,18 @@ $L__func_begin0:
     }
 
     #[test]
+    fn file_lines_get_a_fixed_time_so_ptxas_looks_nothing_up() {
+        let ptx = ".version 8.0\n\t.loc\t1 2 3 // src/lib.rs:2:3\n\t.file\t1 \"src/lib.rs\"\n\t.file\t2 \"../../ptx-device/src/lib.rs\"\r\n\t.file\t3 \"/a/b.cu\", 1764000000, 120\n";
+        let fixed = fixed_file_times(ptx).unwrap();
+        assert_eq!(
+            fixed,
+            ".version 8.0\n\t.loc\t1 2 3 // src/lib.rs:2:3\n\t.file\t1 \"src/lib.rs\", 1, 0\n\t.file\t2 \"../../ptx-device/src/lib.rs\", 1, 0\r\n\t.file\t3 \"/a/b.cu\", 1764000000, 120\n"
+        );
+        assert_eq!(Module::parse(&fixed).files, Module::parse(ptx).files, "the same file table");
+        assert_eq!(fixed_file_times(".version 8.0\n\t.file\t1 \"a.cu\", 5, 6\n"), None, "nothing to fix");
+    }
+
+    #[test]
     fn file_lines_are_made_relative_to_the_package_without_nvccs_dot() {
         let dir = tempfile::tempdir().unwrap();
         let pkg = dir.path().join("pkg ñ");
@@ -449,9 +506,31 @@ $L__func_begin0:
             format!(".version 8.0\n\t.file\t1 \"{abs}/./-o.cu\"\n\t.file\t2 \"{abs}/cuda/k.cuh\"\n\t.file\t3 \"/usr/include/x.h\"\n"),
         )
         .unwrap();
-        relative_file_lines(&ptx, &pkg).unwrap();
+        relative_file_lines(&ptx, &pkg, None).unwrap();
         let text = std::fs::read_to_string(&ptx).unwrap();
         assert_eq!(text, ".version 8.0\n\t.file\t1 \"-o.cu\"\n\t.file\t2 \"cuda/k.cuh\"\n\t.file\t3 \"/usr/include/x.h\"\n");
+    }
+
+    #[test]
+    fn nvccs_file_lines_outside_the_package_climb_with_dot_dot_except_the_install_and_system() {
+        let dir = tempfile::tempdir().unwrap();
+        let pkg = dir.path().join("mono ñ/kernels/cuda-k");
+        let ptx = dir.path().join("k.ptx");
+        let shared = escape_path(&dir.path().join("mono ñ/include/common.cuh").display().to_string());
+        let own = escape_path(&pkg.join("./k.cu").display().to_string());
+        std::fs::write(
+            &ptx,
+            format!("\t.file\t1 \"{own}\"\n\t.file\t2 \"{shared}\"\n\t.file\t3 \"/cuda/include/cuda_fp16.hpp\"\n\t.file\t4 \"/usr/include/x.h\"\n"),
+        )
+        .unwrap();
+        relative_file_lines(&ptx, &pkg, Some(&[std::path::Path::new("/cuda"), std::path::Path::new("/usr")])).unwrap();
+        let text = std::fs::read_to_string(&ptx).unwrap();
+        assert_eq!(
+            text,
+            "\t.file\t1 \"k.cu\"\n\t.file\t2 \"../../include/common.cuh\"\n\t.file\t3 \"/cuda/include/cuda_fp16.hpp\"\n\t.file\t4 \"/usr/include/x.h\"\n"
+        );
+        let m = Module::parse(&text);
+        assert_eq!(crate::diag::joined(&pkg, &m.files[&2]), dir.path().join("mono ñ/include/common.cuh"));
     }
 
     #[test]

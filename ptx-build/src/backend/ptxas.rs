@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::arch::Arch;
 use crate::backend::{arch_errors, ptx};
 use crate::cache;
-use crate::diag::{relative, Diagnostic, Level};
+use crate::diag::{joined, relative, Diagnostic, Level};
 use crate::error::{Error, Result};
 use crate::report::KernelInfo;
 use crate::tools::process;
@@ -42,13 +42,41 @@ pub fn assemble(
     if let Some(dir) = cubin.parent() {
         cache::create_dir_all(dir)?;
     }
+    // ptxas looks up each `.file` that carries no time of its own, relative to its working
+    // folder, and writes the file's mtime and size into the cubin: the same PTX would give
+    // another cubin in another folder or checkout, or after a `touch`. It gets a copy whose
+    // `.file` lines say the time instead (the PTX artifact keeps LLVM's or nvcc's lines; the
+    // line numbers, which errors name, stay the same).
+    let ptx_text = std::fs::read_to_string(ptx_path).map_err(|e| Error::io("read", ptx_path, e))?;
+    let input = match ptx::fixed_file_times(&ptx_text) {
+        Some(fixed) => {
+            // Under a launcher, a name from the content alone: sccache's key may hold the input's
+            // path, and scratch names change every run. That copy stays (another build may be
+            // reading it): one small file per PTX version.
+            let stable = launcher
+                .and(cubin.parent())
+                .map(|dir| dir.join(".ptxas-input").join(format!("{}.ptx", cache::bytes_hash(fixed.as_bytes()))));
+            let copy = stable.clone().unwrap_or_else(|| scratch.with_extension("in.ptx"));
+            cache::write_atomic(&copy, fixed.as_bytes())?;
+            Some((copy, stable.is_none()))
+        }
+        None => None,
+    };
     let mut cmd = process::compiler(&ptxas.path, launcher);
-    cmd.arg(format!("-arch={}", arch.sm_name())).arg("-v").arg("--generate-line-info").arg(ptx_path).arg("-o").arg(&scratch);
-    let out = process::output("ptxas", &mut cmd)?;
+    cmd.arg(format!("-arch={}", arch.sm_name()))
+        .arg("-v")
+        .arg("--generate-line-info")
+        .arg(input.as_ref().map_or(ptx_path, |(p, _)| p.as_path()))
+        .arg("-o")
+        .arg(&scratch);
+    let out = process::output("ptxas", &mut cmd);
+    if let Some((copy, true)) = &input {
+        let _ = std::fs::remove_file(copy);
+    }
+    let out = out?;
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     if !out.status.success() {
         let _ = std::fs::remove_file(&scratch);
-        let ptx_text = std::fs::read_to_string(ptx_path).unwrap_or_default();
         let diagnostics = diagnostics(&text, &ptx_text, ptx_path, source_root, ptxas);
         let count = diagnostics.iter().filter(|d| d.level == Level::Error).count().max(1);
         return Err(Error::Ptxas { package: package.to_string(), arch: arch.to_string(), count, diagnostics });
@@ -162,12 +190,13 @@ pub fn diagnostics(stderr: &str, ptx_text: &str, ptx_path: &Path, source_root: &
                 // Prefer the user's own file: an intrinsic inlined from `core` points at `core`,
                 // its call site in the kernel crate is what the user wrote.
                 let chain: Vec<&ptx::SourcePos> = std::iter::once(&pos).chain(inlined.iter()).collect();
-                let mine = chain.iter().position(|p| source_root.join(&p.file).starts_with(source_root)).unwrap_or(0);
-                let show =
-                    |p: &ptx::SourcePos| format!("{}:{}:{}", relative(&source_root.join(&p.file), source_root).display(), p.line, p.column);
+                let mine = chain.iter().position(|p| joined(source_root, &p.file).starts_with(source_root)).unwrap_or(0);
+                let show = |p: &ptx::SourcePos| {
+                    format!("{}:{}:{}", relative(&joined(source_root, &p.file), source_root).display(), p.line, p.column)
+                };
                 let at = chain[mine];
-                d = d.at(relative(&source_root.join(&at.file), source_root), Some(at.line), Some(at.column)).rooted(source_root);
-                if let Some(text) = source_line(&source_root.join(&at.file), at.line) {
+                d = d.at(relative(&joined(source_root, &at.file), source_root), Some(at.line), Some(at.column)).rooted(source_root);
+                if let Some(text) = source_line(&joined(source_root, &at.file), at.line) {
                     d = d.note(format!("source: {text}"));
                 }
                 for (i, site) in chain.iter().enumerate() {
@@ -253,6 +282,28 @@ mod tests {
         assert_eq!(d[0].message, "kernel `k` uses `wgmma.fence.sync.aligned`, which sm_80 does not have (it needs sm_90a)");
         assert_eq!(d[0].location().unwrap(), "src/lib.rs:5:9");
         assert!(d[0].notes.iter().any(|n| n.starts_with("help: build for an arch that has it too")), "{:?}", d[0].notes);
+    }
+
+    #[test]
+    fn an_error_in_a_path_dependency_outside_the_workspace_names_the_real_file() {
+        // As the Rust front end names ptx-device's sources (`rust::checkout_remaps`).
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("examples/saxpy");
+        std::fs::create_dir_all(dir.path().join("ptx-device/src")).unwrap();
+        std::fs::write(dir.path().join("ptx-device/src/lib.rs"), "//\n    let x = add(a, b);\n").unwrap();
+        let ptx = ".version 7.0\n.target sm_80\n.visible .entry k()\n{\n.loc 1 2 5\nadd.f64 %fd1, %r1, %r2;\n}\n.file 1 \"../../ptx-device/src/lib.rs\"\n";
+        let tool = Tool { path: "ptxas".into(), version: "13.0.88".into(), source: "PATH".into() };
+        let d = diagnostics(
+            "ptxas /t/k.ptx, line 6; error   : Arguments mismatch for instruction 'add'\n",
+            ptx,
+            Path::new("/t/k.ptx"),
+            &ws,
+            &tool,
+        );
+        let want = dir.path().join("ptx-device/src/lib.rs");
+        assert_eq!(d[0].location().unwrap(), format!("{}:2:5", want.display()));
+        assert_eq!(d[0].full_path().unwrap(), want);
+        assert!(d[0].notes.iter().any(|n| n == "source: let x = add(a, b);"), "{:?}", d[0].notes);
     }
 
     #[test]

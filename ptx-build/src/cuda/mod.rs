@@ -215,7 +215,7 @@ impl CudaCompile<'_> {
         }
         // Left absolute under `cuda-gdb`, where the debugger must find the sources.
         if !self.device_debug {
-            crate::backend::ptx::relative_file_lines(&scratch, self.package_dir)?;
+            crate::backend::ptx::relative_file_lines(&scratch, self.package_dir, Some(&self.fixed_roots()))?;
         }
         cache::rename_into_place(&scratch, self.out)?;
         let prerequisites = match &kept {
@@ -242,6 +242,15 @@ impl CudaCompile<'_> {
 }
 
 impl CudaCompile<'_> {
+    /// Folders whose files the PTX names by absolute path: the CUDA install nvcc belongs to and
+    /// the system's headers, the same for every checkout on a machine.
+    pub(crate) fn fixed_roots(&self) -> Vec<&Path> {
+        // `<install>/bin/nvcc`; nothing for nvcc elsewhere (a wrapper script in a project's
+        // folder must not make the project's files "the install's").
+        let bin = self.nvcc.tool.path.parent().filter(|b| b.file_name().is_some_and(|n| n == "bin"));
+        bin.and_then(Path::parent).into_iter().chain([Path::new("/usr")]).collect()
+    }
+
     /// The translation unit after the preprocessor (`nvcc -E` with the compile's flags): what
     /// the compiler saw, so kernels stamped out by macros can be read with their types.
     pub fn preprocess(&self) -> Result<String> {

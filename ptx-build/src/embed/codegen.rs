@@ -491,11 +491,11 @@ fn method(index: usize, k: &KernelSig, bounds: &[u32]) -> TokenStream {
         Some(g) => format!(
             "Launches `{}` ({}:{}) for the types it is instantiated for: {}.",
             k.name,
-            k.file.display(),
+            crate::diag::from_package(&k.file).display(),
             k.line,
             g.instances.iter().map(|i| format!("`{}`", instance_type_text(&i.args))).collect::<Vec<_>>().join(", ")
         ),
-        None => format!("Launches `{}` ({}:{}).", k.name, k.file.display(), k.line),
+        None => format!("Launches `{}` ({}:{}).", k.name, crate::diag::from_package(&k.file).display(), k.line),
     };
     // The kernel's own doc comment first, then where it is defined.
     let kernel_doc = k.doc.iter().map(|line| quote! { #[doc = #line] });

@@ -288,7 +288,7 @@ impl<'a> CrateJob<'a> {
     /// Each recorded input (relative to the package folder where it lies below it) still has
     /// the recorded hash.
     pub fn inputs_unchanged(&self, inputs: &[(PathBuf, String)]) -> bool {
-        inputs.iter().all(|(p, h)| self.hash_of(&self.krate.dir.join(p)).as_deref() == Some(h.as_str()))
+        inputs.iter().all(|(p, h)| self.hash_of(&crate::diag::joined(&self.krate.dir, p)).as_deref() == Some(h.as_str()))
     }
 }
 

@@ -11,7 +11,7 @@ use crate::backend::link::ArchLink;
 use crate::backend::ptxas::{self, Resources};
 use crate::cache::{CachedStep, Key, Outcome};
 use crate::cuda::CudaCompile;
-use crate::diag::relative;
+use crate::diag::{joined, path_from, relative};
 use crate::error::Result;
 use crate::project::CudaSource;
 use crate::report::{Artifact, ArtifactKind, Event, KernelInfo, Reporter};
@@ -89,7 +89,7 @@ impl CrateJob<'_> {
                     out: &ptx_path,
                 }
                 .run()?;
-                crate::backend::ptx::relative_file_lines(&ptx_path, &self.krate.workspace_root)
+                crate::backend::ptx::relative_file_lines(&ptx_path, &self.krate.workspace_root, None)
             },
         )?;
         reporter.report(Event::StepDone);
@@ -151,7 +151,19 @@ impl CrateJob<'_> {
                     message: format!("{} (CUDA, {}) for {arch}", self.krate.name, relative(&src.path, &self.krate.dir).display()),
                 });
                 let read = compile.run()?;
-                let inputs = read.iter().filter_map(|p| Some((relative(p, &self.krate.dir), self.hash_of(p)?))).collect();
+                // Named from the package folder, `..` for a header outside it (a monorepo's
+                // shared include folder), so the record holds in another checkout and checks
+                // that checkout's files.
+                let fixed = compile.fixed_roots();
+                let portable = |p: &Path| {
+                    let fixed = !p.starts_with(&self.krate.dir) && fixed.iter().any(|r| p.starts_with(r));
+                    if fixed {
+                        p.to_path_buf()
+                    } else {
+                        path_from(p, &self.krate.dir)
+                    }
+                };
+                let inputs = read.iter().filter_map(|p| Some((portable(p), self.hash_of(p)?))).collect();
                 let text = std::fs::read_to_string(&ptx_path).map_err(|e| crate::error::Error::io("read", &ptx_path, e))?;
                 let kernels = crate::backend::ptx::Module::parse(&text).entries.into_iter().map(|e| e.name).collect();
                 Ok(CudaRecord { inputs, kernels })
@@ -161,7 +173,7 @@ impl CrateJob<'_> {
         let record = done.meta;
         let module = Module { name: &src.module, source: Some(&src.path), kernels: &record.kernels, root: &self.krate.dir };
         let artifacts = self.with_cubin(arch, &module, &ptx_path, &done.hashes[0], done.outcome == Outcome::Fresh, &work, reporter)?;
-        let inputs = record.inputs.iter().map(|(p, _)| self.krate.dir.join(p)).collect();
+        let inputs = record.inputs.iter().map(|(p, _)| joined(&self.krate.dir, p)).collect();
         let first_arch_cuda = first_arch.then(|| (src.module.clone(), (step.key, record)));
         Ok(JobOut { artifacts, inputs, first_arch_cuda })
     }
@@ -237,9 +249,12 @@ impl CrateJob<'_> {
             .str(&ptxas_tool.path.to_string_lossy())
             .str(&arch.to_string())
             .finish();
+        // The machine's cache is keyed without ptxas's path: the same release installed under
+        // another home (a CI cache restored on another runner) makes the same cubin.
+        let shared_key = Key::new("ptxas-shared-v1").str(ptx_hash).str(&ptxas_tool.version).str(&arch.to_string()).finish();
         let step = CachedStep {
             stamp: work.join(format!("ptxas-{}.json", module.name)),
-            shared: self.step_cache.as_ref().map(|c| (c, key.clone())),
+            shared: self.step_cache.as_ref().map(|c| (c, shared_key)),
             key,
             outputs: vec![("cubin", cubin.clone())],
         };

@@ -113,6 +113,7 @@ impl Frontend<'_> {
             flags.push("--sysroot".into());
             flags.push(dir.to_string_lossy().into_owned());
         }
+        flags.extend(checkout_remaps(&self.krate.workspace_root, &self.rust.sysroot, &cargo_home()));
         flags
     }
 
@@ -273,6 +274,29 @@ fn excluded_roots(rust: &Rust) -> Vec<PathBuf> {
     roots
 }
 
+/// `--remap-path-prefix` flags that name every file relative to the kernel workspace
+/// (`../../ptx-device/src/lib.rs` for a path dependency two folders up, as in a monorepo), with
+/// the toolchain's sources under `/rust-sysroot/` and registry sources under `/cargo-home/`.
+///
+/// For every crate the nested cargo compiles (RUSTFLAGS): a path dependency's absolute path
+/// would otherwise reach the bitcode (line tables, panic locations) and give each checkout its
+/// own link and ptxas steps. Each ancestor of the workspace root maps to the `../` that leads
+/// to it, so no list of path dependencies is needed. rustc uses the last mapping that matches:
+/// the flags go from the shortest prefix to the longest, so the most specific one wins.
+fn checkout_remaps(workspace_root: &Path, sysroot: &Path, cargo_home: &Path) -> Vec<String> {
+    let mut maps: Vec<(String, String)> = Vec::new();
+    let mut up = String::new();
+    for dir in workspace_root.ancestors() {
+        maps.push((dir_prefix(dir), up.clone()));
+        up.push_str("../");
+    }
+    maps.push((dir_prefix(sysroot), "/rust-sysroot/".into()));
+    maps.push((dir_prefix(cargo_home), "/cargo-home/".into()));
+    // Stable: a tie (the sysroot inside the workspace) keeps the toolchain's mapping last.
+    maps.sort_by_key(|(from, _)| from.len());
+    maps.into_iter().map(|(from, to)| format!("--remap-path-prefix={from}={to}")).collect()
+}
+
 /// Where cargo keeps registry and git sources.
 fn cargo_home() -> PathBuf {
     std::env::var_os("CARGO_HOME")
@@ -284,6 +308,23 @@ fn cargo_home() -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_path_is_named_relative_to_the_workspace_and_the_most_specific_mapping_comes_last() {
+        let flags = checkout_remaps(Path::new("/home/me/mono/kernels"), Path::new("/home/me/.rustup/tc"), Path::new("/home/me/.cargo"));
+        assert_eq!(
+            flags,
+            [
+                "--remap-path-prefix=/=../../../../",
+                "--remap-path-prefix=/home/=../../../",
+                "--remap-path-prefix=/home/me/=../../",
+                "--remap-path-prefix=/home/me/mono/=../",
+                "--remap-path-prefix=/home/me/.cargo/=/cargo-home/",
+                "--remap-path-prefix=/home/me/.rustup/tc/=/rust-sysroot/",
+                "--remap-path-prefix=/home/me/mono/kernels/=",
+            ]
+        );
+    }
 
     #[test]
     fn reads_dep_info_with_spaces_and_env() {
