@@ -612,6 +612,12 @@ mod tests {
                 b.shared_cache(Some("/var/cache/ptx"))
             }),
             ("launcher", r#"launcher = "sccache""#, &["--launcher", "sccache"], |b| b.launcher("sccache")),
+            (
+                "cuda_file_archs",
+                r#"cuda-file-archs = { "cuda/moe/*.cu" = ["sm_80", "sm_90"] }"#,
+                &["--cuda-file-archs", "cuda/moe/*.cu=sm_80,sm_90"],
+                |b| b.cuda_file_archs("cuda/moe/*.cu", "sm_80,sm_90"),
+            ),
         ];
         // The variables' text, as a shell sets them: the flag's value.
         let env: &[(&str, &str)] = &[
@@ -620,6 +626,7 @@ mod tests {
             ("toolchain", "nightly-2026-05-19"),
             ("shared_cache", "/var/cache/ptx"),
             ("launcher", "sccache"),
+            ("cuda_file_archs", "cuda/moe/*.cu=sm_80,sm_90"),
         ];
         let covered: Vec<&str> = table.iter().map(|r| r.0).collect();
         assert_eq!(covered, Options::KEYS, "every declared option has a row, in declaration order");

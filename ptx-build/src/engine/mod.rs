@@ -10,7 +10,10 @@ mod checks;
 mod job;
 mod pool;
 mod signatures;
+mod static_lib;
 mod steps;
+
+pub use static_lib::StaticLib;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -101,6 +104,8 @@ pub struct CrateOutput {
     pub sources: Vec<PathBuf>,
     /// Each module's kernel signatures (when [`BuildOptions::signatures`] asked for them).
     pub(crate) signatures: BTreeMap<String, Vec<KernelSig>>,
+    /// For a `Builder::cuda_static_lib` group: the library and what it links with (no PTX).
+    pub static_lib: Option<StaticLib>,
 }
 
 impl CrateOutput {
