@@ -30,6 +30,7 @@ mod new;
 mod sanitize;
 mod sccache;
 mod shared_cache;
+mod static_lib;
 mod tensor_cores;
 
 fn main() {
@@ -44,6 +45,7 @@ fn main() {
         cuda::tests,
         conventions::tests,
         shared_cache::tests,
+        static_lib::tests,
         tensor_cores::tests,
         inspect::tests,
         device::tests,

@@ -58,6 +58,7 @@ impl CrateJob<'_> {
         let Some(nvcc) = self.nvcc else { return Err(self.nvcc_missing()) };
         crate::cache::create_dir_all(&self.work)?;
         crate::cache::remove_stale(&self.work);
+        crate::cache::remove_stale(&self.work.join("obj"));
         let runtime_dir = static_lib::runtime_dir(nvcc)?;
         let sources = &self.krate.cuda_sources;
         reporter.report(Event::Plan { steps: sources.len() + 1 });

@@ -1,0 +1,215 @@
+//! CUDA C++ that launches its own kernels, built into a static library by a host crate's
+//! build.rs (`Builder::cuda_static_lib`) and linked with the CUDA runtime; and per-file archs
+//! (`cuda-file-archs`) on the PTX path. Real nvcc, ar and the system linker; no GPU needed.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::common::{self, copy_dir, KernelCrate};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// Writes a file dated an hour back (see build_script.rs: a stepped clock must not make it look
+/// newer than the build that follows).
+fn write(path: impl AsRef<Path>, text: &str) {
+    write_at(path, text, std::time::SystemTime::now() - std::time::Duration::from_secs(3600));
+}
+
+fn write_at(path: impl AsRef<Path>, text: &str, time: std::time::SystemTime) {
+    std::fs::create_dir_all(path.as_ref().parent().unwrap()).unwrap();
+    std::fs::write(&path, text).unwrap();
+    std::fs::File::options().write(true).open(&path).unwrap().set_modified(time).unwrap();
+}
+
+/// examples/cuda-static-lib's CUDA files and Rust sources (candle's style: host launchers with
+/// `<<<>>>`, a template kernel for f32 and f16, wmma under `__CUDA_ARCH__ >= 700`, a `-D` switch
+/// and an arch switch, a `const void *` quantized mat-vec) in a host crate of their own, with
+/// `build_rs` as its build script.
+fn host(name: &str, build_rs: &str) -> tempfile::TempDir {
+    let root = tempfile::Builder::new().prefix("cargo-ptx static ").tempdir().unwrap();
+    let h = root.path().join("host");
+    let example = repo().join("examples/cuda-static-lib");
+    copy_dir(&example.join("cuda"), &h.join("cuda"));
+    copy_dir(&example.join("src"), &h.join("src"));
+    let lib = std::fs::read_to_string(h.join("src/lib.rs")).unwrap();
+    write(h.join("src/lib.rs"), &lib);
+    let main = std::fs::read_to_string(h.join("src/main.rs")).unwrap().replace("cuda_static_lib::", &format!("{name}::"));
+    write(h.join("src/main.rs"), &main);
+    write(
+        h.join("Cargo.toml"),
+        &format!(
+            "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[build-dependencies]\nptx-build = {{ path = {:?} }}\n[workspace]\n",
+            repo().join("ptx-build")
+        ),
+    );
+    write(h.join("build.rs"), build_rs);
+    root
+}
+
+fn target() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("host-target")
+}
+
+fn cargo(dir: &Path, cmd: &str) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO"))
+        .args([cmd, "-v"])
+        .current_dir(dir.join("host"))
+        .env("CARGO_TARGET_DIR", target())
+        .env_remove("CARGO_PTX_ARCH")
+        .env_remove("CARGO_PTX_CUDA_FILE_ARCHS")
+        .output()
+        .unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+fn build_script_ran(log: &str) -> bool {
+    log.lines().any(|l| l.contains("Running") && l.contains("build-script-build"))
+}
+
+/// Two archs (not the example's three) to spare this machine's cores; the wmma file sm_80 only.
+const BUILD_RS: &str = r#"fn main() -> Result<(), ptx_build::Error> {
+    ptx_build::Builder::new()
+        .cuda_static_lib("moe", "cuda/moe/*.cu")
+        .cuda_static_lib("moe", "cuda/mmvq.cu")
+        .arch("sm_75")
+        .arch("sm_80")
+        .cuda_file_archs("moe_wmma.cu", "sm_80")
+        .cuda_file_archs("cuda/nothing/*.cu", "sm_90")
+        .cuda_define("MOE_BLOCK", Some("256"))
+        .build()?;
+    Ok(())
+}
+"#;
+
+/// The `out` folder of the newest build of `name`'s build script.
+fn out_dir(name: &str) -> PathBuf {
+    let build = target().join("debug/build");
+    let mut outs: Vec<PathBuf> = std::fs::read_dir(&build)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(&format!("{name}-")) && p.join("out/libmoe.a").is_file())
+        .map(|p| p.join("out"))
+        .collect();
+    outs.sort_by_key(|p| std::fs::metadata(p.join("libmoe.a")).and_then(|m| m.modified()).ok());
+    outs.pop().unwrap_or_else(|| panic!("no libmoe.a under {}", build.display()))
+}
+
+fn a_static_library_of_host_launchers_links_runs_and_rebuilds_on_a_header_edit() {
+    common::nvcc();
+    let p = host("host_static_moe", BUILD_RS);
+    let (ok, _, log) = cargo(p.path(), "build");
+    assert!(ok, "{log}");
+    // The glob that matches nothing is named, once.
+    let warning = "`cuda-file-archs` glob `cuda/nothing/*.cu` matches no .cu file of `moe`";
+    assert_eq!(log.matches(warning).count(), 1, "{log}");
+
+    // One object per file in the archive, named in `ar t`.
+    let lib = out_dir("host_static_moe").join("libmoe.a");
+    let listed = Command::new("ar").arg("t").arg(&lib).output().unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    let mut objects: Vec<&str> = listed.lines().collect();
+    objects.sort();
+    assert_eq!(objects, ["mmvq.o", "moe_gather.o", "moe_wmma.o"]);
+    // The wmma file was built for its own arch alone, the others for both: each cubin's ELF
+    // names its arch.
+    let work = work_dir(&out_dir("host_static_moe").join("ptx-target/libmoe/ptx/release/moe")).join("obj");
+    let archs = |o: &str| {
+        let bytes = std::fs::read(work.join(o)).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        ["sm_75", "sm_80", "sm_90"].into_iter().filter(|a| text.contains(&format!(".target {a}"))).collect::<Vec<_>>()
+    };
+    assert_eq!(archs("moe_wmma.o"), ["sm_80"]);
+    assert_eq!(archs("moe_gather.o"), ["sm_75", "sm_80"]);
+
+    // The binary links (libcudart_static needs no GPU to link) and calls into the library: the
+    // runtime answers with a count or an error code, never a crash.
+    let (ok, stdout, log) = cargo(p.path(), "run");
+    assert!(ok, "{log}");
+    let line = stdout.lines().find(|l| l.starts_with("cudaGetDeviceCount")).unwrap_or_else(|| panic!("{stdout}\n{log}"));
+    if !cargo_ptx::sanitize::driver_present() {
+        assert!(line.starts_with("cudaGetDeviceCount failed: cudaError"), "{line}");
+    }
+
+    let (ok, _, log) = cargo(p.path(), "build");
+    assert!(ok && !build_script_ran(&log), "a no-op build does not run the build script:\n{log}");
+    // A header every file includes: the build script reruns.
+    let header = p.path().join("host/cuda/common.cuh");
+    let text = std::fs::read_to_string(&header).unwrap().replace("#define MOE_BLOCK 128", "#define MOE_BLOCK 64");
+    write_at(&header, &text, std::time::SystemTime::now() + std::time::Duration::from_secs(3600));
+    let (ok, _, log) = cargo(p.path(), "build");
+    assert!(ok && build_script_ran(&log), "a header edit reruns the build script:\n{log}");
+}
+
+/// The `.work-*` folder of a crate's artifacts.
+fn work_dir(dir: &Path) -> PathBuf {
+    let found = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(".work-"));
+    found.unwrap_or_else(|| panic!("no .work-* under {}", dir.display()))
+}
+
+fn an_nvcc_error_in_a_static_library_file_names_the_file_line_and_archs_once() {
+    common::nvcc();
+    let build_rs = r#"fn main() -> Result<(), ptx_build::Error> {
+    ptx_build::Builder::new().cuda_static_lib("bad", "cuda/*.cu").arch("sm_75").arch("sm_80").build()?;
+    Ok(())
+}
+"#;
+    let p = host("host_static_bad", build_rs);
+    write(
+        p.path().join("host/cuda/launch.cu"),
+        "#include <cuda_runtime.h>\n__global__ void k(float *x) { x[0] = 1.0f; }\nextern \"C\" int launch(float *x, cudaStream_t s) {\n  k<<<1, 1, 0, s>>>(x, 2);\n  return (int)cudaGetLastError();\n}\n",
+    );
+    let (ok, _, log) = cargo(p.path(), "build");
+    assert!(!ok, "{log}");
+    assert!(log.contains("cuda/launch.cu:4:"), "the error names the file and line:\n{log}");
+    assert_eq!(log.matches("too many arguments in function call").count(), 1, "once, not once per arch:\n{log}");
+    assert!(log.contains("nvcc could not compile cuda/launch.cu for sm_75, sm_80"), "{log}");
+    assert!(!log.contains("panicked"), "{log}");
+}
+
+fn cuda_file_archs_build_a_file_for_its_own_archs_and_warn_about_a_glob_that_matches_nothing() {
+    common::cuda();
+    common::nvcc();
+    let k = KernelCrate::new(
+        "file-archs",
+        "rust = false\narchs = [\"sm_75\", \"sm_80\"]\ncuda-file-archs = { \"cuda/tc/*.cu\" = [\"sm_80\"], \"cuda/none/*.cu\" = [\"sm_90\"] }",
+        "",
+    );
+    k.write("cuda/scale.cu", "extern \"C\" __global__ void scale(float *x, float a) { x[threadIdx.x] *= a; }\n");
+    k.write("cuda/tc/bf16.cu", "#include <cuda_bf16.h>\nextern \"C\" __global__ void widen_bf16(const __nv_bfloat16 *x, float *y) { y[threadIdx.x] = __bfloat162float(x[threadIdx.x]); }\n");
+    let run = k.build(&[]);
+    run.assert_ok();
+    for arch in ["sm_75", "sm_80"] {
+        assert!(k.module_artifact("release", arch, "scale", "cubin").is_file(), "scale for {arch}");
+    }
+    assert!(k.module_artifact("release", "sm_80", "bf16", "cubin").is_file());
+    assert!(!k.module_artifact("release", "sm_75", "bf16", "ptx").exists(), "bf16.cu is built for sm_80 alone");
+    let warnings: Vec<String> = run
+        .of("ptx-diagnostic")
+        .iter()
+        .filter(|d| d["level"] == "warning")
+        .map(|d| d["message"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert!(
+        warnings.iter().any(|w| w.contains("`cuda-file-archs` glob `cuda/none/*.cu` matches no .cu file of `file-archs`")),
+        "{warnings:?}"
+    );
+    // The same per-file list from the command line wins over the metadata's.
+    let run = k.build(&["--cuda-file-archs", "cuda/tc/*.cu=sm_75"]);
+    run.assert_ok();
+    assert!(k.module_artifact("release", "sm_75", "bf16", "ptx").is_file(), "the flag's list");
+}
+
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::tests![
+        a_static_library_of_host_launchers_links_runs_and_rebuilds_on_a_header_edit,
+        an_nvcc_error_in_a_static_library_file_names_the_file_line_and_archs_once,
+        cuda_file_archs_build_a_file_for_its_own_archs_and_warn_about_a_glob_that_matches_nothing,
+    ]
+}
