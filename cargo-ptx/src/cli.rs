@@ -661,6 +661,12 @@ mod tests {
             (r#"cuda-std = "c++98""#, &["--cuda-std", "c++98"], |b| b.cuda_std("c++98"), "`c++98` is not a standard nvcc knows"),
             ("cuda-defines = { 1X = 1 }", &["-D", "1X=1"], |b| b.cuda_define("1X", Some("1")), "`1X` is not a valid macro name"),
             (
+                r#"cuda-file-archs = { "moe/*.cu" = ["sm_8"] }"#,
+                &["--cuda-file-archs", "moe/*.cu=sm_8"],
+                |b| b.cuda_file_archs("moe/*.cu", "sm_8"),
+                "`moe/*.cu`: invalid arch `sm_8`: the compute capability needs major and minor digits",
+            ),
+            (
                 "unroll-threshold = 1000000",
                 &["--unroll-threshold", "1000000"],
                 |b| b.unroll_threshold(1_000_000),

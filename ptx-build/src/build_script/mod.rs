@@ -191,11 +191,13 @@ impl Builder {
         }
 
         let cuda_files = self.host_cuda(&manifest_dir, &out_dir, &source, reporter)?;
-        let mut opts = BuildOptions::default();
-        opts.paths = self.kernel_crates.iter().map(|p| manifest_dir.join(p)).collect();
-        opts.options = options.resolve_paths(&manifest_dir, &source)?;
-        opts.source = source.clone();
-        opts.cuda_files = cuda_files.into_iter().collect();
+        let mut opts = BuildOptions {
+            paths: self.kernel_crates.iter().map(|p| manifest_dir.join(p)).collect(),
+            options: options.resolve_paths(&manifest_dir, &source)?,
+            source: source.clone(),
+            cuda_files: cuda_files.into_iter().collect(),
+            ..BuildOptions::default()
+        };
         if !self.static_libs.is_empty() {
             // Its `[package.metadata.ptx]` applies to these files too.
             reporter.directive(format!("cargo:rerun-if-changed={}", manifest_dir.join("Cargo.toml").display()));
