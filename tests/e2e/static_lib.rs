@@ -53,7 +53,13 @@ fn target() -> PathBuf {
 }
 
 fn cargo(dir: &Path, cmd: &str) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO"))
+    cargo_with(dir, cmd, |_| {})
+}
+
+fn cargo_with(dir: &Path, cmd: &str, env: impl FnOnce(&mut Command)) -> (bool, String, String) {
+    let mut command = Command::new(env!("CARGO"));
+    env(&mut command);
+    let out = command
         .args([cmd, "-v"])
         .current_dir(dir.join("host"))
         .env("CARGO_TARGET_DIR", target())
@@ -83,18 +89,20 @@ const BUILD_RS: &str = r#"fn main() -> Result<(), ptx_build::Error> {
 }
 "#;
 
-/// The `out` folder of the newest build of `name`'s build script.
-fn out_dir(name: &str) -> PathBuf {
+/// The `out` folder of the newest build of `name`'s build script that wrote `lib<lib>.a`.
+fn out_dir(name: &str, lib: &str) -> PathBuf {
     let build = target().join("debug/build");
     let mut outs: Vec<PathBuf> = std::fs::read_dir(&build)
         .unwrap()
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(&format!("{name}-")) && p.join("out/libmoe.a").is_file())
+        .filter(|p| {
+            p.file_name().unwrap().to_string_lossy().starts_with(&format!("{name}-")) && p.join(format!("out/lib{lib}.a")).is_file()
+        })
         .map(|p| p.join("out"))
         .collect();
-    outs.sort_by_key(|p| std::fs::metadata(p.join("libmoe.a")).and_then(|m| m.modified()).ok());
-    outs.pop().unwrap_or_else(|| panic!("no libmoe.a under {}", build.display()))
+    outs.sort_by_key(|p| std::fs::metadata(p.join(format!("lib{lib}.a"))).and_then(|m| m.modified()).ok());
+    outs.pop().unwrap_or_else(|| panic!("no lib{lib}.a under {}", build.display()))
 }
 
 fn a_static_library_of_host_launchers_links_runs_and_rebuilds_on_a_header_edit() {
@@ -107,7 +115,7 @@ fn a_static_library_of_host_launchers_links_runs_and_rebuilds_on_a_header_edit()
     assert_eq!(log.matches(warning).count(), 1, "{log}");
 
     // One object per file in the archive, named in `ar t`.
-    let lib = out_dir("host_static_moe").join("libmoe.a");
+    let lib = out_dir("host_static_moe", "moe").join("libmoe.a");
     let listed = Command::new("ar").arg("t").arg(&lib).output().unwrap();
     let listed = String::from_utf8_lossy(&listed.stdout);
     let mut objects: Vec<&str> = listed.lines().collect();
@@ -115,7 +123,7 @@ fn a_static_library_of_host_launchers_links_runs_and_rebuilds_on_a_header_edit()
     assert_eq!(objects, ["mmvq.o", "moe_gather.o", "moe_wmma.o"]);
     // The wmma file was built for its own arch alone, the others for both: each cubin's ELF
     // names its arch.
-    let work = work_dir(&out_dir("host_static_moe").join("ptx-target/libmoe/ptx/release/moe")).join("obj");
+    let work = work_dir(&out_dir("host_static_moe", "moe").join("ptx-target/libmoe/ptx/release/moe")).join("obj");
     let archs = |o: &str| {
         let bytes = std::fs::read(work.join(o)).unwrap();
         let text = String::from_utf8_lossy(&bytes);
@@ -173,6 +181,64 @@ fn an_nvcc_error_in_a_static_library_file_names_the_file_line_and_archs_once() {
     assert!(!log.contains("panicked"), "{log}");
 }
 
+/// Relocatable device code: a kernel in one file calls a device function of another; without
+/// the device-link step the binary would not link (`__cudaRegisterLinkedBinary_*` undefined).
+fn relocatable_device_code_gets_a_device_link_step_and_the_binary_links() {
+    common::nvcc();
+    let build_rs = r#"fn main() -> Result<(), ptx_build::Error> {
+    ptx_build::Builder::new().cuda_static_lib("rdc", "cuda/*.cu").arch("sm_80").nvcc_flag("-rdc=true").build()?;
+    Ok(())
+}
+"#;
+    let p = host("host_static_rdc", build_rs);
+    let h = p.path().join("host");
+    std::fs::remove_dir_all(h.join("cuda")).unwrap();
+    write(h.join("cuda/twice.cu"), "__device__ float twice(float x) { return 2.0f * x; }\n");
+    write(
+        h.join("cuda/launch.cu"),
+        "#include <cuda_runtime.h>\nextern __device__ float twice(float x);\n__global__ void k(float *x) { x[threadIdx.x] = twice(x[threadIdx.x]); }\nextern \"C\" int launch_twice(float *x, int n, cudaStream_t s) {\n  k<<<1, n, 0, s>>>(x);\n  return (int)cudaGetLastError();\n}\nextern \"C\" int rdc_device_count(int *n) { return (int)cudaGetDeviceCount(n); }\n",
+    );
+    write(
+        h.join("src/lib.rs"),
+        "extern \"C\" {\n    pub fn launch_twice(x: *mut f32, n: i32, s: *mut std::ffi::c_void) -> i32;\n    pub fn rdc_device_count(n: *mut i32) -> i32;\n}\n",
+    );
+    write(
+        h.join("src/main.rs"),
+        "fn main() {\n    let mut n = 0;\n    let code = unsafe { host_static_rdc::rdc_device_count(&mut n) };\n    println!(\"device count: {code} {n}\");\n    if code == 0 && n > 0 {\n        println!(\"launch: {}\", unsafe { host_static_rdc::launch_twice(std::ptr::null_mut(), 0, std::ptr::null_mut()) });\n    }\n}\n",
+    );
+    let (ok, stdout, log) = cargo(p.path(), "run");
+    assert!(ok, "{log}");
+    assert!(stdout.contains("device count: "), "{stdout}");
+    let lib = out_dir("host_static_rdc", "rdc").join("librdc.a");
+    let listed = Command::new("ar").arg("t").arg(&lib).output().unwrap();
+    let mut objects: Vec<String> = String::from_utf8_lossy(&listed.stdout).lines().map(str::to_string).collect();
+    objects.sort();
+    assert_eq!(objects, ["device-link.o", "launch.o", "twice.o"]);
+}
+
+/// A second checkout at another path with the same shared step cache starts no nvcc for the
+/// objects (their keys hold no path of the checkout) and writes the same archive, byte for byte.
+fn a_second_checkout_fetches_every_object_from_the_shared_cache() {
+    let real = common::nvcc();
+    let scratch = tempfile::tempdir().unwrap();
+    let (log, cache) = (scratch.path().join("nvcc.log"), scratch.path().join("steps"));
+    let wrapper = scratch.path().join("nvcc");
+    write(&wrapper, &format!("#!/bin/sh\necho \"$@\" >> '{}'\nexec '{}' \"$@\"\n", log.display(), real.display()));
+    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let build_rs = BUILD_RS.replace(".cuda_file_archs(\"cuda/nothing/*.cu\", \"sm_90\")\n", "").replace(".arch(\"sm_75\")\n", "");
+    let compiles = || std::fs::read_to_string(&log).unwrap_or_default().lines().filter(|l| l.split(' ').any(|a| a == "-c")).count();
+    let mut libs = Vec::new();
+    for (i, checkout) in [host("host_static_share", &build_rs), host("host_static_share", &build_rs)].iter().enumerate() {
+        let (ok, _, out) = cargo_with(checkout.path(), "build", |c| {
+            c.env("NVCC", &wrapper).env("CARGO_PTX_CACHE_DIR", &cache);
+        });
+        assert!(ok, "{out}");
+        assert_eq!(compiles(), 3, "checkout {i}: the first compiles each of the 3 files once, the second none");
+        libs.push(std::fs::read(out_dir("host_static_share", "moe").join("libmoe.a")).unwrap());
+    }
+    assert!(libs[0] == libs[1], "the same archive from both checkouts");
+}
+
 fn cuda_file_archs_build_a_file_for_its_own_archs_and_warn_about_a_glob_that_matches_nothing() {
     common::cuda();
     common::nvcc();
@@ -210,6 +276,8 @@ pub fn tests() -> Vec<crate::harness::Test> {
     crate::tests![
         a_static_library_of_host_launchers_links_runs_and_rebuilds_on_a_header_edit,
         an_nvcc_error_in_a_static_library_file_names_the_file_line_and_archs_once,
+        relocatable_device_code_gets_a_device_link_step_and_the_binary_links,
+        a_second_checkout_fetches_every_object_from_the_shared_cache,
         cuda_file_archs_build_a_file_for_its_own_archs_and_warn_about_a_glob_that_matches_nothing,
     ]
 }

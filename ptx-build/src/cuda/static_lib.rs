@@ -175,13 +175,16 @@ pub fn archive(objects: &[PathBuf], out: &Path) -> Result<()> {
     cache::rename_into_place(&scratch, out)
 }
 
-/// The folder of `libcudart_static.a` (and `libcudadevrt.a`) of the CUDA install nvcc belongs
-/// to: `lib/` of NVIDIA's wheels, `lib64/` or `targets/<arch>-linux/lib/` of a toolkit.
+/// The folder of `libcudart_static.a` (and `libcudadevrt.a`): the install nvcc belongs to first
+/// (`lib/` of NVIDIA's wheels, `lib64/` or `targets/<arch>-linux/lib/` of a toolkit), then the
+/// other installs discovery knows (an `NVCC` that is a wrapper script lies outside its install).
 pub fn runtime_dir(nvcc: &Nvcc) -> Result<PathBuf> {
-    let root = nvcc.tool.path.parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default();
+    let own = std::fs::canonicalize(&nvcc.tool.path).unwrap_or_else(|_| nvcc.tool.path.clone());
+    let mut roots: Vec<PathBuf> = own.parent().and_then(Path::parent).map(Path::to_path_buf).into_iter().collect();
+    roots.extend(crate::tools::install_roots());
     let arch = std::env::consts::ARCH;
-    let candidates =
-        [root.join("lib"), root.join("lib64"), root.join("targets").join(format!("{arch}-linux")).join("lib"), root.join("lib/x64")];
+    let candidates: Vec<PathBuf> =
+        roots.iter().flat_map(|r| [r.join("lib"), r.join("lib64"), r.join("targets").join(format!("{arch}-linux")).join("lib")]).collect();
     candidates.iter().find(|d| d.join("libcudart_static.a").is_file()).cloned().ok_or_else(|| Error::ToolMissing {
         what: "the CUDA runtime (libcudart_static.a)".into(),
         detail: format!(
@@ -189,7 +192,7 @@ pub fn runtime_dir(nvcc: &Nvcc) -> Result<PathBuf> {
             candidates.iter().map(|c| c.display().to_string()).collect::<Vec<_>>().join(", ")
         ),
         help: format!(
-            "run `cargo ptx setup` (installs nvidia-cuda-runtime beside nvcc {}), or point NVCC at a toolkit that has it",
+            "run `cargo ptx setup` (installs nvidia-cuda-runtime beside nvcc {}), or set CUDA_PATH to a toolkit that has it",
             nvcc.tool.version
         ),
     })
