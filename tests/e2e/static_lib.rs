@@ -251,11 +251,22 @@ fn cuda_file_archs_build_a_file_for_its_own_archs_and_warn_about_a_glob_that_mat
     k.write("cuda/tc/bf16.cu", "#include <cuda_bf16.h>\nextern \"C\" __global__ void widen_bf16(const __nv_bfloat16 *x, float *y) { y[threadIdx.x] = __bfloat162float(x[threadIdx.x]); }\n");
     let run = k.build(&[]);
     run.assert_ok();
-    for arch in ["sm_75", "sm_80"] {
-        assert!(k.module_artifact("release", arch, "scale", "cubin").is_file(), "scale for {arch}");
-    }
+    // The (module, arch, kind) of every artifact the build reported.
+    let built = |run: &common::Run| {
+        let mut v: Vec<String> = run
+            .of("ptx-artifact")
+            .iter()
+            .map(|a| format!("{} {} {}", a["module"].as_str().unwrap(), a["arch"].as_str().unwrap(), a["kind"].as_str().unwrap()))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        built(&run),
+        ["bf16 sm_80 cubin", "bf16 sm_80 ptx", "scale sm_75 cubin", "scale sm_75 ptx", "scale sm_80 cubin", "scale sm_80 ptx"],
+        "bf16.cu for sm_80 alone, scale.cu for the crate's archs"
+    );
     assert!(k.module_artifact("release", "sm_80", "bf16", "cubin").is_file());
-    assert!(!k.module_artifact("release", "sm_75", "bf16", "ptx").exists(), "bf16.cu is built for sm_80 alone");
     let warnings: Vec<String> = run
         .of("ptx-diagnostic")
         .iter()
@@ -269,7 +280,11 @@ fn cuda_file_archs_build_a_file_for_its_own_archs_and_warn_about_a_glob_that_mat
     // The same per-file list from the command line wins over the metadata's.
     let run = k.build(&["--cuda-file-archs", "cuda/tc/*.cu=sm_75"]);
     run.assert_ok();
-    assert!(k.module_artifact("release", "sm_75", "bf16", "ptx").is_file(), "the flag's list");
+    assert!(
+        built(&run).contains(&"bf16 sm_75 ptx".to_string()) && !built(&run).contains(&"bf16 sm_80 ptx".to_string()),
+        "the flag's list: {:?}",
+        built(&run)
+    );
 }
 
 pub fn tests() -> Vec<crate::harness::Test> {
