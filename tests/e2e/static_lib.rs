@@ -181,6 +181,26 @@ fn an_nvcc_error_in_a_static_library_file_names_the_file_line_and_archs_once() {
     assert!(!log.contains("panicked"), "{log}");
 }
 
+fn a_static_library_whose_globs_match_nothing_or_a_bad_name_is_an_error_naming_it() {
+    common::nvcc();
+    let build_rs = r#"fn main() -> Result<(), ptx_build::Error> {
+    ptx_build::Builder::new().cuda_static_lib("none", "kernels/*.cu").arch("sm_80").build()?;
+    Ok(())
+}
+"#;
+    let p = host("host_static_none", build_rs);
+    let (ok, _, log) = cargo(p.path(), "build");
+    assert!(!ok, "{log}");
+    assert!(log.contains("`libnone.a` has no .cu file: its globs (kernels/*.cu) match nothing under"), "{log}");
+    assert!(log.contains("`.cuda_static_lib(\"kernels/*.cu\")` matches no file"), "the glob's own warning:\n{log}");
+
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    write_at(p.path().join("host/build.rs"), &build_rs.replace("\"none\"", "\"lib moe\""), later);
+    let (ok, _, log) = cargo(p.path(), "build");
+    assert!(!ok, "{log}");
+    assert!(log.contains("`lib moe` is not a library name: use letters, digits, `_` and `-`"), "{log}");
+}
+
 /// Relocatable device code: a kernel in one file calls a device function of another; without
 /// the device-link step the binary would not link (`__cudaRegisterLinkedBinary_*` undefined).
 fn relocatable_device_code_gets_a_device_link_step_and_the_binary_links() {
@@ -292,6 +312,7 @@ pub fn tests() -> Vec<crate::harness::Test> {
         a_static_library_of_host_launchers_links_runs_and_rebuilds_on_a_header_edit,
         an_nvcc_error_in_a_static_library_file_names_the_file_line_and_archs_once,
         relocatable_device_code_gets_a_device_link_step_and_the_binary_links,
+        a_static_library_whose_globs_match_nothing_or_a_bad_name_is_an_error_naming_it,
         a_second_checkout_fetches_every_object_from_the_shared_cache,
         cuda_file_archs_build_a_file_for_its_own_archs_and_warn_about_a_glob_that_matches_nothing,
     ]
