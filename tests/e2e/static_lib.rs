@@ -189,13 +189,16 @@ fn a_static_library_whose_globs_match_nothing_or_a_bad_name_is_an_error_naming_i
 }
 "#;
     let p = host("host_static_none", build_rs);
+    // Newer than the build script cargo built for the last run of this test (same package, same
+    // target dir): its two versions of build.rs alternate.
+    let (soon, later) = (std::time::Duration::from_secs(3600), std::time::Duration::from_secs(7200));
+    write_at(p.path().join("host/build.rs"), build_rs, std::time::SystemTime::now() + soon);
     let (ok, _, log) = cargo(p.path(), "build");
     assert!(!ok, "{log}");
     assert!(log.contains("`libnone.a` has no .cu file: its globs (kernels/*.cu) match nothing under"), "{log}");
     assert!(log.contains("`.cuda_static_lib(\"kernels/*.cu\")` matches no file"), "the glob's own warning:\n{log}");
 
-    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
-    write_at(p.path().join("host/build.rs"), &build_rs.replace("\"none\"", "\"lib moe\""), later);
+    write_at(p.path().join("host/build.rs"), &build_rs.replace("\"none\"", "\"lib moe\""), std::time::SystemTime::now() + later);
     let (ok, _, log) = cargo(p.path(), "build");
     assert!(!ok, "{log}");
     assert!(log.contains("`lib moe` is not a library name: use letters, digits, `_` and `-`"), "{log}");
