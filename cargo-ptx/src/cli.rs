@@ -615,6 +615,12 @@ mod tests {
             ("untyped_kernels", r#"untyped-kernels = "allow""#, &["--untyped-kernels", "allow"], |b| {
                 b.untyped_kernels(ptx_build::UntypedKernels::Allow)
             }),
+            (
+                "cuda_file_archs",
+                r#"cuda-file-archs = { "cuda/moe/*.cu" = ["sm_80", "sm_90"] }"#,
+                &["--cuda-file-archs", "cuda/moe/*.cu=sm_80,sm_90"],
+                |b| b.cuda_file_archs("cuda/moe/*.cu", "sm_80,sm_90"),
+            ),
         ];
         // The variables' text, as a shell sets them: the flag's value.
         let env: &[(&str, &str)] = &[
@@ -624,6 +630,7 @@ mod tests {
             ("shared_cache", "/var/cache/ptx"),
             ("launcher", "sccache"),
             ("untyped_kernels", "allow"),
+            ("cuda_file_archs", "cuda/moe/*.cu=sm_80,sm_90"),
         ];
         let covered: Vec<&str> = table.iter().map(|r| r.0).collect();
         assert_eq!(covered, Options::KEYS, "every declared option has a row, in declaration order");
@@ -657,6 +664,12 @@ mod tests {
             (r#"ptx-isa = "seven""#, &["--ptx-isa", "seven"], |b| b.ptx_isa("seven"), "`seven` is not a PTX ISA version"),
             (r#"cuda-std = "c++98""#, &["--cuda-std", "c++98"], |b| b.cuda_std("c++98"), "`c++98` is not a standard nvcc knows"),
             ("cuda-defines = { 1X = 1 }", &["-D", "1X=1"], |b| b.cuda_define("1X", Some("1")), "`1X` is not a valid macro name"),
+            (
+                r#"cuda-file-archs = { "moe/*.cu" = ["sm_8"] }"#,
+                &["--cuda-file-archs", "moe/*.cu=sm_8"],
+                |b| b.cuda_file_archs("moe/*.cu", "sm_8"),
+                "`moe/*.cu`: invalid arch `sm_8`: the compute capability needs major and minor digits",
+            ),
             (
                 "unroll-threshold = 1000000",
                 &["--unroll-threshold", "1000000"],

@@ -69,7 +69,7 @@ mod tools;
 pub use arch::{Arch, ArchRequest};
 pub use build_script::{Builder, Generated};
 pub use diag::{Diagnostic, Level, Origin};
-pub use engine::{BuildOptions, BuildOutput, CheckOutput, CrateOutput};
+pub use engine::{BuildOptions, BuildOutput, CheckOutput, CrateOutput, StaticLib};
 pub use error::{Error, Result};
 pub use options::{Options, Profile, UntypedKernels};
 pub use report::{Artifact, ArtifactKind, Event, KernelInfo, Reporter, Silent};

@@ -12,7 +12,7 @@ use std::process::{Command, Output};
 const PUBLISHED: &[&str] = &["cargo-ptx", "ptx-build", "ptx-runtime", "ptx-device", "ptx-device-macros"];
 /// Workspace members that are not published (`publish = false`, build scripts that reach
 /// outside their folders).
-const EXAMPLES: &[&str] = &["saxpy", "cuda-kernels", "mixed", "device-tour"];
+const EXAMPLES: &[&str] = &["saxpy", "cuda-kernels", "mixed", "device-tour", "cuda-static-lib"];
 
 fn text(o: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))

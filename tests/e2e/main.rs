@@ -31,6 +31,7 @@ mod quantized;
 mod sanitize;
 mod sccache;
 mod shared_cache;
+mod static_lib;
 mod tensor_cores;
 
 fn main() {
@@ -46,6 +47,7 @@ fn main() {
         cuda::tests,
         conventions::tests,
         shared_cache::tests,
+        static_lib::tests,
         tensor_cores::tests,
         inspect::tests,
         device::tests,

@@ -25,7 +25,7 @@ use crate::embed::{self, CrateModules};
 use crate::engine::{BuildOptions, BuildOutput};
 use crate::error::{Error, Result};
 use crate::options::{self, Options, Source};
-use crate::project::{glob_files, CudaFiles};
+use crate::project::{glob_files, CudaFiles, StaticLibSpec};
 use crate::report::{Event, Reporter};
 use crate::tools;
 
@@ -40,6 +40,8 @@ use crate::tools;
 pub struct Builder {
     kernel_crates: Vec<PathBuf>,
     cuda: Vec<String>,
+    /// `(name, globs)` of each `cuda_static_lib`, in the order first named.
+    static_libs: Vec<(String, Vec<String>)>,
     out_file: Option<String>,
     options: Options,
     /// Bad values given to setters, reported by [`Builder::build`] (setters cannot fail).
@@ -117,6 +119,26 @@ impl Builder {
         self
     }
 
+    /// CUDA C++ that launches its own kernels from host code (`kernel<<<grid, block>>>(..)` in
+    /// `extern "C"` functions), built into the static library `lib<name>.a` in `OUT_DIR` and
+    /// linked into this crate with the CUDA runtime (`cudart_static`): a glob relative to the host
+    /// crate (`cuda/moe/*.cu`); call it again with the same name to add files. The host crate
+    /// declares the functions in an `extern "C"` block. Each file is one `nvcc -c` run with a cubin
+    /// for every arch and the PTX of the highest (see the README); the crate's options apply
+    /// (`archs`, `cuda-include`, `cuda-defines`, `nvcc-flags`, `cuda-file-archs`, ...).
+    pub fn cuda_static_lib(mut self, name: impl Into<String>, glob: impl Into<String>) -> Self {
+        let name = name.into();
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+            self.invalid.push(("cuda_static_lib", format!("`{name}` is not a library name: use letters, digits, `_` and `-` (`moe`)")));
+            return self;
+        }
+        match self.static_libs.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, globs)) => globs.push(glob.into()),
+            None => self.static_libs.push((name, vec![glob.into()])),
+        }
+        self
+    }
+
     /// The generated file's name in `OUT_DIR` (default `kernels.rs`).
     pub fn out_file(mut self, name: impl Into<String>) -> Self {
         self.out_file = Some(name.into());
@@ -170,16 +192,42 @@ impl Builder {
         }
 
         let cuda_files = self.host_cuda(&manifest_dir, &out_dir, &source, reporter)?;
-        let mut opts = BuildOptions::default();
-        opts.paths = self.kernel_crates.iter().map(|p| manifest_dir.join(p)).collect();
-        opts.options = options.resolve_paths(&manifest_dir, &source)?;
-        opts.source = source;
-        opts.cuda_files = cuda_files.into_iter().collect();
+        let mut opts = BuildOptions {
+            paths: self.kernel_crates.iter().map(|p| manifest_dir.join(p)).collect(),
+            options: options.resolve_paths(&manifest_dir, &source)?,
+            source: source.clone(),
+            cuda_files: cuda_files.into_iter().collect(),
+            ..BuildOptions::default()
+        };
+        if !self.static_libs.is_empty() {
+            // Its `[package.metadata.ptx]` applies to these files too.
+            reporter.directive(format!("cargo:rerun-if-changed={}", manifest_dir.join("Cargo.toml").display()));
+        }
+        for (name, globs) in &self.static_libs {
+            let files = host_files(&manifest_dir, globs, "cuda_static_lib", &source, reporter)?;
+            if files.is_empty() {
+                return Err(source.error(
+                    "cuda_static_lib",
+                    format!(
+                        "`lib{name}.a` has no .cu file: its globs ({}) match nothing under {}",
+                        globs.join(", "),
+                        manifest_dir.display()
+                    ),
+                ));
+            }
+            opts.cuda_files.push(CudaFiles {
+                name: name.clone(),
+                dir: manifest_dir.clone(),
+                files,
+                target_dir: Some(out_dir.join("ptx-target").join(format!("lib{name}"))),
+                static_lib: Some(StaticLibSpec { name: name.clone(), dir: out_dir.clone() }),
+            });
+        }
         // The embed stage's input: every module's kernel signatures.
         opts.signatures = true;
         if opts.paths.is_empty() && opts.cuda_files.is_empty() {
             return Err(Error::NoKernelCrate {
-                searched: "the Builder (neither `.kernel_crate(..)` nor `.cuda(..)` was given)".into(),
+                searched: "the Builder (neither `.kernel_crate(..)`, `.cuda(..)` nor `.cuda_static_lib(..)` was given)".into(),
                 help: "give the Builder a kernel crate, `.kernel_crate(\"kernels\")`, or CUDA files, `.cuda(\"src/kernels.cu\")`".into(),
             });
         }
@@ -194,9 +242,15 @@ impl Builder {
         let output = opts.run(reporter)?;
 
         let rerun: BTreeSet<PathBuf> = output.crates.iter().flat_map(|c| c.sources.iter().cloned()).collect();
+        for lib in output.crates.iter().filter_map(|c| c.static_lib.as_ref()) {
+            for d in lib.cargo_directives() {
+                reporter.directive(d);
+            }
+        }
         let crates: Vec<CrateModules<'_>> = output
             .crates
             .iter()
+            .filter(|c| c.static_lib.is_none())
             .map(|c| CrateModules {
                 lib_name: &c.lib_name,
                 artifacts: &c.artifacts,
@@ -225,20 +279,7 @@ impl Builder {
         }
         // Its `[package.metadata.ptx]` applies to these files (archs, includes, defines).
         reporter.directive(format!("cargo:rerun-if-changed={}", manifest_dir.join("Cargo.toml").display()));
-        let mut files = Vec::new();
-        for g in &self.cuda {
-            let matched = glob_files(manifest_dir, g).map_err(|message| source.error("cuda", message))?;
-            if matched.is_empty() {
-                reporter.warning(format!("ptx-build: `.cuda(\"{g}\")` matches no file under {}", manifest_dir.display()));
-            }
-            // A new file matching the glob changes the build: watch the glob's folder.
-            let fixed: PathBuf =
-                Path::new(g).components().take_while(|c| !c.as_os_str().to_string_lossy().contains(['*', '?', '['])).collect();
-            reporter.directive(format!("cargo:rerun-if-changed={}", manifest_dir.join(fixed).display()));
-            files.extend(matched);
-        }
-        files.sort();
-        files.dedup();
+        let files = host_files(manifest_dir, &self.cuda, "cuda", source, reporter)?;
         Ok(Some(CudaFiles {
             name: std::env::var("CARGO_PKG_NAME").unwrap_or_else(|_| "host".into()),
             dir: manifest_dir.to_path_buf(),
@@ -246,8 +287,28 @@ impl Builder {
             // Beside the generated module: the host crate's target dir is locked by the outer cargo.
             // Per generated file: another Builder's files must not share its artifacts.
             target_dir: Some(out_dir.join("ptx-target").join(self.out_file_name())),
+            static_lib: None,
         }))
     }
+}
+
+/// The files of the host crate's `globs` (for the Builder method `method`), sorted; a glob that
+/// matches nothing is a warning, and each glob's folder is watched for new files.
+fn host_files(manifest_dir: &Path, globs: &[String], method: &str, source: &Source, reporter: &BuildScript) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for g in globs {
+        let matched = glob_files(manifest_dir, g).map_err(|message| source.error(method, message))?;
+        if matched.is_empty() {
+            reporter.warning(format!("ptx-build: `.{method}(\"{g}\")` matches no file under {}", manifest_dir.display()));
+        }
+        // A new file matching the glob changes the build: watch the glob's folder.
+        let fixed: PathBuf = Path::new(g).components().take_while(|c| !c.as_os_str().to_string_lossy().contains(['*', '?', '['])).collect();
+        reporter.directive(format!("cargo:rerun-if-changed={}", manifest_dir.join(fixed).display()));
+        files.extend(matched);
+    }
+    files.sort();
+    files.dedup();
+    Ok(files)
 }
 
 fn env_path(var: &'static str) -> Result<PathBuf> {

@@ -20,6 +20,8 @@ use crate::text::depfile;
 use crate::tools::process;
 use crate::tools::Tool;
 
+pub(crate) mod static_lib;
+
 /// Variables that change what nvcc does (besides those of tool discovery).
 pub const ENV_VARS: &[&str] = &["CXX", "NVCC_CCBIN", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "CUDAFLAGS"];
 
@@ -126,38 +128,12 @@ impl CudaCompile<'_> {
     /// the cache).
     pub fn flags(&self) -> Vec<OsString> {
         let mut a: Vec<OsString> = vec!["-ptx".into(), format!("-arch={}", self.arch.compute_name()).into()];
-        a.push(if self.device_debug { "-G" } else { "-lineinfo" }.into());
-        a.push(format!("-std={}", self.config.cuda_std.as_str()).into());
-        if self.ftz {
-            a.push("-ftz=true".into());
-        }
-        if !self.fmad {
-            a.push("-fmad=false".into());
-        }
-        for inc in &self.config.cuda_include {
-            a.push("-I".into());
-            a.push(self.in_package(&self.package_dir.join(inc)).into());
-        }
-        for d in &self.config.cuda_defines {
-            let (name, value) = (&d.name, &d.value);
-            a.push(match value {
-                Some(v) => format!("-D{name}={v}").into(),
-                None => format!("-D{name}").into(),
-            });
-        }
-        a.extend(self.config.nvcc_flags.iter().map(OsString::from));
+        a.extend(option_flags(self.config, self.package_dir, self.ftz, self.fmad, self.device_debug));
         a
     }
 
-    /// `path` relative to the package when it lies below it, as `./path`. nvcc runs in the
-    /// package folder with such paths, so its command line (and a compiler launcher's cache key,
-    /// which sccache takes from the command line and the preprocessed source) is the same in
-    /// every checkout; the `./` keeps a file named `-o.cu` from being read as an option.
     fn in_package(&self, path: &Path) -> PathBuf {
-        match path.strip_prefix(self.package_dir) {
-            Ok(rel) => Path::new(".").join(rel),
-            Err(_) => path.to_path_buf(),
-        }
+        in_package(path, self.package_dir)
     }
 
     /// Compiles; returns the files nvcc read (the .cu and its headers), less the CUDA install's
@@ -269,6 +245,43 @@ impl CudaCompile<'_> {
         let context = || format!(" -E (reading the kernels of {})", relative(&self.source.path, self.package_dir).display());
         process::checked("nvcc", context, &mut cmd)?;
         std::fs::read_to_string(&out).map_err(|e| Error::io("read", &out, e))
+    }
+}
+
+/// The flags every nvcc run of a crate shares, from its options: debug info, standard, math,
+/// includes, defines and the user's own flags.
+pub(crate) fn option_flags(config: &Config, package_dir: &Path, ftz: bool, fmad: bool, device_debug: bool) -> Vec<OsString> {
+    let mut a: Vec<OsString> = vec![if device_debug { "-G" } else { "-lineinfo" }.into()];
+    a.push(format!("-std={}", config.cuda_std.as_str()).into());
+    if ftz {
+        a.push("-ftz=true".into());
+    }
+    if !fmad {
+        a.push("-fmad=false".into());
+    }
+    for inc in &config.cuda_include {
+        a.push("-I".into());
+        a.push(in_package(&package_dir.join(inc), package_dir).into());
+    }
+    for d in &config.cuda_defines {
+        let (name, value) = (&d.name, &d.value);
+        a.push(match value {
+            Some(v) => format!("-D{name}={v}").into(),
+            None => format!("-D{name}").into(),
+        });
+    }
+    a.extend(config.nvcc_flags.iter().map(OsString::from));
+    a
+}
+
+/// `path` relative to the package when it lies below it, as `./path`. nvcc runs in the package
+/// folder with such paths, so its command line (and a compiler launcher's cache key, which
+/// sccache takes from the command line and the preprocessed source) is the same in every
+/// checkout; the `./` keeps a file named `-o.cu` from being read as an option.
+pub(crate) fn in_package(path: &Path, package_dir: &Path) -> PathBuf {
+    match path.strip_prefix(package_dir) {
+        Ok(rel) => Path::new(".").join(rel),
+        Err(_) => path.to_path_buf(),
     }
 }
 

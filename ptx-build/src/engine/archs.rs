@@ -112,6 +112,44 @@ pub(super) fn resolve(
     Ok(archs)
 }
 
+/// The archs of a .cu file with its own list (`cuda-file-archs`): `all` is the crate's archs,
+/// `native` this machine's GPUs; each checked against nvcc.
+pub(super) fn resolve_file(
+    krate: &KernelCrate,
+    src: &crate::project::CudaSource,
+    requests: &[ArchRequest],
+    crate_archs: &[Arch],
+    nvcc: Option<&Nvcc>,
+) -> Result<Vec<Arch>> {
+    let mut archs = Vec::new();
+    for r in requests {
+        match r {
+            ArchRequest::Arch(a) => archs.push(*a),
+            ArchRequest::Native => archs.extend(crate::tools::gpu::native()?),
+            ArchRequest::All => archs.extend_from_slice(crate_archs),
+        }
+    }
+    archs.sort();
+    archs.dedup();
+    if let Some(nvcc) = nvcc {
+        if let Some(a) = archs.iter().find(|a| !nvcc.supports(**a)) {
+            return Err(Error::UnsupportedArch {
+                arch: a.to_string(),
+                tool: "nvcc",
+                version: nvcc.tool.version.clone(),
+                path: nvcc.tool.path.clone(),
+                help: format!(
+                    "`cuda-file-archs` asks for it for {} of `{}`; choose an arch it lists: {}",
+                    crate::diag::relative(&src.path, &krate.dir).display(),
+                    krate.name,
+                    nvcc.archs().unwrap_or_default().join(", ")
+                ),
+            });
+        }
+    }
+    Ok(archs)
+}
+
 /// A pinned `ptx-isa` this nightly's LLVM cannot write is an error listing those it can.
 pub(super) fn check_ptx_isa(isa: PtxIsa, llvm: &Llvm, rust: &Rust) -> Result<()> {
     let known = llvm.ptx_versions();

@@ -27,8 +27,7 @@ impl CrateJob<'_> {
     /// A kernel name in two modules of the crate (Rust and CUDA, or two .cu files) would make
     /// launching by name ambiguous.
     pub(super) fn check_unique_kernels(&self, artifacts: &[Artifact]) -> Result<()> {
-        let Some(&first) = self.archs.first() else { return Ok(()) };
-        let ptx: Vec<&Artifact> = artifacts.iter().filter(|a| a.kind == ArtifactKind::Ptx && a.arch == first).collect();
+        let ptx = super::job::first_ptx(artifacts);
         for (i, a) in ptx.iter().enumerate() {
             for b in &ptx[i + 1..] {
                 // C++ (mangled) kernels get no method, so two .cu modules may each define the same

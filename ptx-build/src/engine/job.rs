@@ -26,6 +26,9 @@ pub(super) struct CrateJob<'a> {
     pub nvcc: Option<&'a Nvcc>,
     /// Sorted; the first is the lowest.
     pub archs: Vec<Arch>,
+    /// Each .cu file's archs (sorted), by index in the crate's `cuda_sources`: the crate's
+    /// `archs`, or the file's own from `cuda-file-archs`.
+    pub file_archs: Vec<Vec<Arch>>,
     pub libdevice_hash: String,
     /// Content hashes of headers, computed once per build (several archs read them).
     hashes: Mutex<HashMap<PathBuf, Option<String>>>,
@@ -69,6 +72,14 @@ impl<'a> CrateJob<'a> {
         // kernel crate of this name.
         let manifest_key = Key::new("manifest").str(&krate.manifest_path.to_string_lossy()).finish();
         let work = out_dir.join(format!(".work-{}", &manifest_key[..12]));
+        let file_archs = krate
+            .cuda_sources
+            .iter()
+            .map(|s| match &s.archs {
+                Some(requests) => super::archs::resolve_file(krate, s, requests, &archs, nvcc),
+                None => Ok(archs.clone()),
+            })
+            .collect::<Result<_>>()?;
         Ok(CrateJob {
             opts,
             krate,
@@ -76,6 +87,7 @@ impl<'a> CrateJob<'a> {
             cuda,
             nvcc,
             archs,
+            file_archs,
             libdevice_hash: libdevice_hash.to_string(),
             hashes: Mutex::new(HashMap::new()),
             step_cache: krate.config.shared_cache.dir().map(StepCache::new),
@@ -90,9 +102,16 @@ impl<'a> CrateJob<'a> {
         self.check_inline_ptx(reporter)?;
         self.prepare_dirs()?;
         self.check_cuda_libraries()?;
-        let cuda_jobs = if self.nvcc.is_some() { self.krate.cuda_sources.len() } else { 0 };
+        if self.krate.static_lib.is_some() {
+            return self.run_static_lib(reporter);
+        }
+        // (arch, file) pairs: each file for its own archs.
+        let cuda_jobs: Vec<(Arch, usize)> = match self.nvcc {
+            Some(_) => self.archs_with_files().flat_map(|a| self.files_of(a).map(move |i| (a, i))).collect(),
+            None => Vec::new(),
+        };
         let rust_steps = if self.rust.is_some() { 1 + self.archs.len() } else { 0 };
-        reporter.report(Event::Plan { steps: rust_steps + self.archs.len() * cuda_jobs });
+        reporter.report(Event::Plan { steps: rust_steps + cuda_jobs.len() });
 
         let frontend = self.frontend();
         let rust = match &frontend {
@@ -109,10 +128,7 @@ impl<'a> CrateJob<'a> {
         };
 
         // CUDA jobs first: nvcc is the slow step.
-        let mut jobs: Vec<Job> = Vec::new();
-        for arch in &self.archs {
-            jobs.extend((0..cuda_jobs).map(|i| Job::Cuda(*arch, i)));
-        }
+        let mut jobs: Vec<Job> = cuda_jobs.iter().map(|&(a, i)| Job::Cuda(a, i)).collect();
         if rust.is_some() {
             jobs.extend(self.archs.iter().map(|a| Job::Rust(*a)));
         }
@@ -143,11 +159,8 @@ impl<'a> CrateJob<'a> {
             false => BTreeMap::new(),
         };
         let mut kernels: Vec<String> = rust.as_ref().map(|r| r.kernels.clone()).unwrap_or_default();
-        if let Some(first) = self.archs.first() {
-            let cuda_ptx = artifacts.iter().filter(|a| a.kind == ArtifactKind::Ptx && a.arch == *first && a.module != self.krate.lib_name);
-            for a in cuda_ptx {
-                kernels.extend(a.kernels.iter().map(|k| k.name.clone()));
-            }
+        for a in first_ptx(&artifacts).into_iter().filter(|a| a.module != self.krate.lib_name) {
+            kernels.extend(a.kernels.iter().map(|k| k.name.clone()));
         }
         let mut sources: Vec<PathBuf> = rust.map(|r| r.sources).unwrap_or_default();
         sources.extend(inputs);
@@ -156,12 +169,13 @@ impl<'a> CrateJob<'a> {
             lib_name: self.krate.lib_name.clone(),
             lib_src: self.krate.lib_src.clone(),
             manifest_path: self.krate.manifest_path.clone(),
-            archs: self.archs.clone(),
+            archs: self.all_archs(),
             kernels,
             artifacts,
             sources,
             signatures,
             untyped_kernels: self.krate.config.untyped_kernels,
+            static_lib: None,
         })
     }
 
@@ -170,7 +184,7 @@ impl<'a> CrateJob<'a> {
     fn prepare_dirs(&self) -> Result<()> {
         cache::create_dir_all(&self.work)?;
         cache::remove_stale(&self.work);
-        for arch in &self.archs {
+        for arch in &self.all_archs() {
             cache::remove_stale(&self.work.join(arch.to_string()));
             cache::remove_stale(&self.out_dir.join(arch.to_string()));
         }
@@ -199,7 +213,7 @@ impl<'a> CrateJob<'a> {
     /// (for the signatures of kernels that macros stamp out). A source error every arch hits is
     /// one error: each diagnostic is reported once, with the archs it applies to.
     #[allow(clippy::type_complexity)]
-    fn gather(
+    pub(super) fn gather(
         &self,
         results: Vec<Result<JobOut>>,
         reporter: &dyn Reporter,
@@ -253,7 +267,33 @@ impl<'a> CrateJob<'a> {
         }
     }
 
-    fn nvcc_missing(&self) -> Error {
+    /// The crate's archs and every file's own, sorted.
+    pub(super) fn all_archs(&self) -> Vec<Arch> {
+        let mut all: Vec<Arch> = self.archs.iter().chain(self.file_archs.iter().flatten()).copied().collect();
+        all.sort();
+        all.dedup();
+        all
+    }
+
+    /// Archs some .cu file is built for, sorted (nvcc jobs go arch by arch).
+    fn archs_with_files(&self) -> impl Iterator<Item = Arch> + '_ {
+        let mut all: Vec<Arch> = self.file_archs.iter().flatten().copied().collect();
+        all.sort();
+        all.dedup();
+        all.into_iter()
+    }
+
+    /// The .cu files (by index) built for `arch`.
+    fn files_of(&self, arch: Arch) -> impl Iterator<Item = usize> + '_ {
+        (0..self.file_archs.len()).filter(move |&i| self.file_archs[i].contains(&arch))
+    }
+
+    /// The archs `src` is built for.
+    pub(super) fn archs_of(&self, src: &crate::project::CudaSource) -> &[Arch] {
+        self.krate.cuda_sources.iter().position(|s| s.module == src.module).map_or(&self.archs, |i| &self.file_archs[i])
+    }
+
+    pub(super) fn nvcc_missing(&self) -> Error {
         let n = self.krate.cuda_sources.len();
         Error::ToolMissing {
             what: "nvcc".into(),
@@ -267,7 +307,7 @@ impl<'a> CrateJob<'a> {
         }
     }
 
-    fn jobs(&self) -> usize {
+    pub(super) fn jobs(&self) -> usize {
         self.opts
             .jobs
             .or_else(|| std::env::var("NUM_JOBS").ok().and_then(|n| n.parse().ok()))
@@ -290,6 +330,12 @@ impl<'a> CrateJob<'a> {
     pub fn inputs_unchanged(&self, inputs: &[(PathBuf, String)]) -> bool {
         inputs.iter().all(|(p, h)| self.hash_of(&crate::diag::joined(&self.krate.dir, p)).as_deref() == Some(h.as_str()))
     }
+}
+
+/// Each module's PTX of its lowest arch (modules may have archs of their own: `cuda-file-archs`).
+pub(super) fn first_ptx(artifacts: &[Artifact]) -> Vec<&Artifact> {
+    let ptx = || artifacts.iter().filter(|a| a.kind == ArtifactKind::Ptx);
+    ptx().filter(|a| ptx().filter(|b| b.module == a.module).all(|b| b.arch >= a.arch)).collect()
 }
 
 /// The `launcher` program of a crate, found on PATH (or as a path), or an error saying how to get it.

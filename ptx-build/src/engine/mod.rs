@@ -10,7 +10,10 @@ mod checks;
 mod job;
 mod pool;
 mod signatures;
+mod static_lib;
 mod steps;
+
+pub use static_lib::StaticLib;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -103,6 +106,8 @@ pub struct CrateOutput {
     pub(crate) signatures: BTreeMap<String, Vec<KernelSig>>,
     /// The crate's `untyped-kernels` option, for the embed stage.
     pub(crate) untyped_kernels: crate::options::UntypedKernels,
+    /// For a `Builder::cuda_static_lib` group: the library and what it links with (no PTX).
+    pub static_lib: Option<StaticLib>,
 }
 
 impl CrateOutput {

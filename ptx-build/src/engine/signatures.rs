@@ -40,8 +40,8 @@ impl CrateJob<'_> {
             );
             out.insert(self.krate.lib_name.clone(), self.for_host(lib, sigs, reporter)?);
         }
-        let Some(first) = self.archs.first().copied() else { return Ok(out) };
         for src in &self.krate.cuda_sources {
+            let Some(first) = self.archs_of(src).first().copied() else { continue };
             let entries: Vec<String> = artifacts
                 .iter()
                 .find(|a| a.kind == ArtifactKind::Ptx && a.arch == first && a.module == src.module)

@@ -110,7 +110,7 @@ impl CrateJob<'_> {
         // The signature stage reads kernels that macros stamp out (candle's style) from the
         // preprocessed unit nvcc keeps on the way, for the first arch (not under a launcher:
         // sccache would not cache a `-keep` compile).
-        let first_arch = self.archs.first() == Some(&arch);
+        let first_arch = self.archs_of(src).first() == Some(&arch);
         let kept = self.kept_unit(arch, src);
         let _ = std::fs::remove_file(&kept);
         let keep = first_arch && self.launcher.is_none() && self.opts.signatures;

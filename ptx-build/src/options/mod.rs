@@ -29,10 +29,12 @@ use crate::error::Result;
 
 pub use source::Source;
 pub(crate) use values::parse_arch_list;
-use values::{archs_de, defines_de, from_str_de, FromEnv};
-pub use values::{parse_arch_request, CudaStd, Define, Profile, PtxIsa, SharedCacheSetting, UnrollThreshold, UntypedKernels};
+use values::{archs_de, defines_de, file_archs_de, from_str_de, FromEnv};
+pub use values::{
+    parse_arch_request, CudaStd, Define, FileArchs, Profile, PtxIsa, SharedCacheSetting, UnrollThreshold, UntypedKernels,
+};
 #[cfg(feature = "clap")]
-use values::{parse_cuda_std, parse_define, parse_ptx_isa, parse_shared_cache, parse_unroll_threshold};
+use values::{parse_cuda_std, parse_define, parse_file_archs, parse_ptx_isa, parse_shared_cache, parse_unroll_threshold};
 
 /// Calls `$m!` with the list of every option. Each entry:
 ///
@@ -187,6 +189,16 @@ macro_rules! options_list {
             untyped_kernels: UntypedKernels = UntypedKernels::Warn,
                 env "CARGO_PTX_UNTYPED_KERNELS",
                 builder untyped_kernels(what: $crate::options::UntypedKernels) set Ok(what);
+            /// Per-file archs: the .cu files a glob matches (relative to the package; a glob without
+            /// `/` matches file names anywhere) are built for these archs instead of `archs`, in PTX
+            /// modules and static libraries alike (metadata: a table, `{ "cuda/moe/*.cu" = ["sm_80",
+            /// "sm_90"] }`; command line and `CARGO_PTX_CUDA_FILE_ARCHS`: `GLOB=ARCH,ARCH`, items
+            /// separated by `;` in the variable). A glob that matches no file is a warning.
+            #[serde(deserialize_with = "file_archs_de", default)]
+            #[cfg_attr(feature = "clap", arg(long = "cuda-file-archs", value_name = "GLOB=ARCHS", value_parser = parse_file_archs, help_heading = "CUDA C++ options"))]
+            cuda_file_archs: Vec<FileArchs> = Vec::new(),
+                env "CARGO_PTX_CUDA_FILE_ARCHS",
+                builder cuda_file_archs(glob: impl AsRef<str>, archs: impl AsRef<str>) push $crate::options::FileArchs::new(glob.as_ref(), archs.as_ref());
         }
     };
 }
@@ -416,7 +428,7 @@ mod tests {
             "all-features": false, "no-default-features": true, "ftz": true, "fmad": false, "unroll-threshold": 2000, "ptx-isa": "7.8", "rust": false,
             "cuda-sources": ["k/*.cu"], "cuda-include": ["include"], "cuda-defines": {"TILE": 16, "FAST": true, "OFF": false},
             "nvcc-flags": ["--use_fast_math"], "cuda-std": "c++20", "cuda-gdb": true, "shared-cache": "off", "launcher": "sccache",
-            "cuda-libraries": ["cublas"], "untyped-kernels": "allow"
+            "cuda-libraries": ["cublas"], "untyped-kernels": "allow", "cuda-file-archs": {"cuda/moe/*.cu": ["sm_80", "sm_90"], "*_wmma.cu": "sm_80"}
         }));
         let set = o.unwrap();
         let o = set.resolve();
@@ -435,6 +447,9 @@ mod tests {
             o.cuda_defines,
             vec![Define { name: "FAST".into(), value: None }, Define { name: "TILE".into(), value: Some("16".into()) }]
         );
+        let globs: Vec<&str> = o.cuda_file_archs.iter().map(|f| f.glob.as_str()).collect();
+        assert_eq!(globs, ["*_wmma.cu", "cuda/moe/*.cu"], "in glob order");
+        assert_eq!(o.cuda_file_archs[1].archs.len(), 2);
         // Every declared key was exercised above.
         let set = format!("{set:?}");
         assert!(!set.contains(": None, ") && !set.ends_with(": None }"), "a key is not covered by this test: {set}");
@@ -468,6 +483,27 @@ mod tests {
         assert!(m.contains("e.g. `2000`"), "{m}");
         assert!(msg(serde_json::json!({"unroll-threshold": 1_000_000})).contains("from 0 (no unrolling) to 100000"));
         assert!(msg(serde_json::json!({"unroll-threshold": -1})).contains("not an unroll threshold"));
+        let m = msg(serde_json::json!({"cuda-file-archs": {"moe/*.cu": ["sm_8"]}}));
+        assert!(
+            m.starts_with("invalid `cuda-file-archs` in [package.metadata.ptx] of /k/Cargo.toml: `moe/*.cu`: invalid arch `sm_8`"),
+            "{m}"
+        );
+        assert!(msg(serde_json::json!({"cuda-file-archs": {"moe/*.cu": []}})).contains("the arch list is empty"));
+        assert!(msg(serde_json::json!({"cuda-file-archs": {"moe/[.cu": ["sm_80"]}})).contains("`moe/[.cu` is not a valid glob"));
+        assert!(msg(serde_json::json!({"cuda-file-archs": ["sm_80"]})).contains("expected a table such as"));
+    }
+
+    #[test]
+    fn file_archs_match_paths_and_bare_file_names() {
+        let f: FileArchs = "cuda/moe/*.cu=sm_80,sm_90".parse().unwrap();
+        assert!(f.matches(Path::new("cuda/moe/moe_wmma.cu")));
+        assert!(!f.matches(Path::new("cuda/moe/deep/x.cu")), "`*` stays in one folder");
+        assert!(!f.matches(Path::new("cuda/other.cu")));
+        let bare: FileArchs = "*_wmma.cu=sm_80".parse().unwrap();
+        assert!(bare.matches(Path::new("cuda/moe/moe_wmma.cu")), "a glob without `/` matches the file name");
+        assert!("cuda/*.cu".parse::<FileArchs>().unwrap_err().contains("has no arch list"));
+        let two = <Vec<FileArchs> as FromEnv>::from_env("a/*.cu=sm_80;b.cu=sm_90,sm_100").unwrap();
+        assert_eq!((two.len(), two[1].archs.len()), (2, 2));
     }
 
     #[test]

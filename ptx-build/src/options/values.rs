@@ -377,3 +377,82 @@ impl FromEnv for SharedCacheSetting {
         text.parse()
     }
 }
+
+/// One `cuda-file-archs` entry: the .cu files a glob matches are built for these archs instead
+/// of the crate's (cudaforge's per-file override: a file that needs sm_80+ in a crate also built
+/// for sm_75).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileArchs {
+    /// Relative to the package folder (`cuda/moe/*.cu`); a glob without `/` matches file names
+    /// in any folder (`*_wmma.cu`).
+    pub glob: String,
+    /// The archs those files are built for.
+    pub archs: Vec<ArchRequest>,
+}
+
+impl FileArchs {
+    /// Checks the glob and the list.
+    pub fn new(glob: &str, archs: &str) -> std::result::Result<FileArchs, String> {
+        let glob = glob.trim();
+        if glob.is_empty() {
+            return Err(format!("`={archs}` names no files: write `GLOB=ARCHS`, e.g. `cuda/moe/*.cu=sm_80,sm_90`"));
+        }
+        glob::Pattern::new(glob).map_err(|e| format!("`{glob}` is not a valid glob: {e}"))?;
+        if archs.split(',').all(|a| a.trim().is_empty()) {
+            return Err(format!("`{glob}`: the arch list is empty: name at least one arch, e.g. `{glob}=sm_80`"));
+        }
+        let archs = parse_arch_list(archs).map_err(|e| format!("`{glob}`: {e}"))?;
+        Ok(FileArchs { glob: glob.to_string(), archs })
+    }
+
+    /// Whether `rel`, a path relative to the package folder, is one of the files.
+    pub fn matches(&self, rel: &std::path::Path) -> bool {
+        let Ok(p) = glob::Pattern::new(&self.glob) else { return false };
+        let opts = glob::MatchOptions { require_literal_separator: true, ..glob::MatchOptions::new() };
+        p.matches_path_with(rel, opts)
+            || (!self.glob.contains('/') && rel.file_name().is_some_and(|n| p.matches_with(&n.to_string_lossy(), opts)))
+    }
+}
+
+impl FromStr for FileArchs {
+    type Err = String;
+
+    /// `GLOB=ARCH,ARCH`, as the command line and `CARGO_PTX_CUDA_FILE_ARCHS` write it.
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.rsplit_once('=') {
+            Some((g, a)) => FileArchs::new(g, a),
+            None => Err(format!("`{s}` has no arch list: write `GLOB=ARCHS`, e.g. `cuda/moe/*.cu=sm_80,sm_90`")),
+        }
+    }
+}
+
+#[cfg(feature = "clap")]
+pub(crate) fn parse_file_archs(s: &str) -> std::result::Result<FileArchs, String> {
+    s.parse()
+}
+
+/// `cuda-file-archs`: a table from glob to arch list, `{ "cuda/moe/*.cu" = ["sm_80", "sm_90"] }`,
+/// in glob order.
+pub(crate) fn file_archs_de<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<Vec<FileArchs>>, D::Error> {
+    let table = serde_json::Map::<String, Value>::deserialize(d)
+        .map_err(|_| de::Error::custom("expected a table such as { \"cuda/moe/*.cu\" = [\"sm_80\", \"sm_90\"] }"))?;
+    let mut out = Vec::new();
+    for (glob, v) in table {
+        let items: Vec<String> = match v {
+            Value::Array(items) => items.into_iter().map(|i| i.as_str().map(str::to_string)).collect::<Option<_>>(),
+            Value::String(s) => Some(vec![s]),
+            _ => None,
+        }
+        .ok_or_else(|| de::Error::custom(format!("`{glob}`: expected a list of archs such as [\"sm_80\", \"sm_90\"]")))?;
+        out.push(FileArchs::new(&glob, &items.join(",")).map_err(de::Error::custom)?);
+    }
+    out.sort_by(|a, b| a.glob.cmp(&b.glob));
+    Ok(Some(out))
+}
+
+/// `GLOB=ARCHS` items separated by `;` (a comma separates archs).
+impl FromEnv for Vec<FileArchs> {
+    fn from_env(text: &str) -> std::result::Result<Self, String> {
+        text.split(';').filter(|s| !s.trim().is_empty()).map(str::parse).collect()
+    }
+}

@@ -39,6 +39,18 @@ pub struct KernelCrate {
     /// would make a host package a kernel crate). `None`: no package around the files.
     /// Messages point there.
     pub options_table: Option<Source>,
+    /// Set when the .cu files make one static library (`Builder::cuda_static_lib`) instead of
+    /// PTX modules.
+    pub static_lib: Option<StaticLibSpec>,
+}
+
+/// A static library of CUDA C++ that launches its own kernels: `lib<name>.a` in `dir`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StaticLibSpec {
+    /// The library's name, as `-l` takes it.
+    pub name: String,
+    /// Where `lib<name>.a` goes (a build script's `OUT_DIR`).
+    pub dir: PathBuf,
 }
 
 /// One .cu file of a kernel crate.
@@ -49,6 +61,8 @@ pub struct CudaSource {
     /// Names its PTX module and artifacts (`saxpy` for `cuda/saxpy.cu`); a Rust identifier,
     /// unique in the crate.
     pub module: String,
+    /// Its own archs, from the first `cuda-file-archs` glob that matches it.
+    pub archs: Option<Vec<crate::arch::ArchRequest>>,
 }
 
 /// Finds the kernel crates to build.
@@ -268,7 +282,8 @@ fn kernel_crate(meta: &Metadata, pkg: &Package, front: &Options, source: &Source
         None => pkg.name.replace('-', "_"),
     };
     let lib_src = lib.map(|t| t.src_path.clone());
-    let cuda_sources = cuda_sources(&dir, config.cuda_sources.as_deref(), &lib_name, &pkg_source, &mut warnings)?;
+    let mut cuda_sources = cuda_sources(&dir, config.cuda_sources.as_deref(), &lib_name, &pkg_source, &mut warnings)?;
+    apply_file_archs(&dir, &mut cuda_sources, &config, &pkg.name.to_string(), &mut warnings);
     Ok(Some(KernelCrate {
         name: pkg.name.to_string(),
         lib_name,
@@ -281,6 +296,7 @@ fn kernel_crate(meta: &Metadata, pkg: &Package, front: &Options, source: &Source
         config,
         warnings,
         options_table: Some(Source::Package(pkg.manifest_path.clone())),
+        static_lib: None,
     }))
 }
 
@@ -312,6 +328,8 @@ pub struct CudaFiles {
     pub files: Vec<PathBuf>,
     /// Default: the target dir of the cargo workspace around `dir`, else `dir/target`.
     pub target_dir: Option<PathBuf>,
+    /// Build them into this static library instead of PTX modules.
+    pub static_lib: Option<StaticLibSpec>,
 }
 
 impl CudaFiles {
@@ -320,7 +338,7 @@ impl CudaFiles {
         let file = std::fs::canonicalize(path).map_err(|e| Error::io("find", path, e))?;
         let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
         let name = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        Ok(CudaFiles { name, dir, files: vec![file], target_dir: None })
+        Ok(CudaFiles { name, dir, files: vec![file], target_dir: None, static_lib: None })
     }
 
     /// A kernel crate of these files alone, built with the front end's options.
@@ -347,7 +365,9 @@ impl CudaFiles {
         }
         let lib_name = identifier(&self.name);
         // No Rust module to clash with: each module is named after its file.
-        let cuda_sources = name_modules(&self.dir, self.files.clone(), "")?;
+        let mut cuda_sources = name_modules(&self.dir, self.files.clone(), "")?;
+        let config = Config { rust: false, ..front.resolve() };
+        apply_file_archs(&self.dir, &mut cuda_sources, &config, &self.name, &mut warnings);
         let manifest_path = self.files.first().cloned().unwrap_or_else(|| self.dir.join(&self.name));
         Ok(KernelCrate {
             name: self.name,
@@ -356,11 +376,12 @@ impl CudaFiles {
             manifest_path,
             workspace_root: self.dir.clone(),
             target_dir,
-            config: Config { rust: false, ..front.resolve() },
+            config,
             cuda_sources,
             dir: self.dir,
             warnings,
             options_table,
+            static_lib: self.static_lib,
         })
     }
 }
@@ -461,9 +482,31 @@ fn name_modules(dir: &Path, files: Vec<PathBuf>, lib_name: &str) -> Result<Vec<C
                 dir: dir.to_path_buf(),
             });
         }
-        out.push(CudaSource { path: f.clone(), module: name });
+        out.push(CudaSource { path: f.clone(), module: name, archs: None });
     }
     Ok(out)
+}
+
+/// Gives each .cu file the archs of the first `cuda-file-archs` glob that matches its path
+/// (relative to `dir`); a glob that matches none of the files is a warning naming it (a typo
+/// would otherwise build the file for the crate's archs without a word).
+fn apply_file_archs(dir: &Path, sources: &mut [CudaSource], config: &Config, crate_name: &str, warnings: &mut Vec<Diagnostic>) {
+    for fa in &config.cuda_file_archs {
+        let mut matched = false;
+        for s in sources.iter_mut() {
+            let rel = s.path.strip_prefix(dir).unwrap_or(&s.path);
+            if fa.matches(rel) {
+                matched = true;
+                s.archs.get_or_insert_with(|| fa.archs.clone());
+            }
+        }
+        if !matched {
+            warnings.push(
+                Diagnostic::warning(format!("`cuda-file-archs` glob `{}` matches no .cu file of `{crate_name}`; it is ignored", fa.glob))
+                    .note(format!("globs are relative to {} (a glob without `/` matches file names anywhere)", dir.display())),
+            );
+        }
+    }
 }
 
 impl KernelCrate {

@@ -209,6 +209,13 @@ impl Cuda {
     }
 }
 
+/// The install folders discovery looks in, in its order (`CUDA_PATH`, `CUDA_HOME`, `CUDA_ROOT`,
+/// PATH's, `/usr/local/cuda`, `cargo ptx setup`'s): where a library of the toolkit (the CUDA
+/// runtime) is looked for when the tool's own folder lacks it (an `NVCC` wrapper script).
+pub fn install_roots() -> Vec<PathBuf> {
+    candidate_roots().into_iter().map(|r| r.dir).collect()
+}
+
 fn candidate_roots() -> Vec<Root> {
     let mut roots = Vec::new();
     for var in ["CUDA_PATH", "CUDA_HOME", "CUDA_ROOT"] {

@@ -19,7 +19,7 @@ mod rust;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-pub use cuda::{Cuda, Libdevice, Rejected, Tool};
+pub use cuda::{install_roots, Cuda, Libdevice, Rejected, Tool};
 pub use rust::{Llvm, Rust};
 
 /// Every environment variable tool discovery reads (a build script reruns when one changes).

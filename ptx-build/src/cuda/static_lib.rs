@@ -1,0 +1,237 @@
+//! CUDA C++ that launches its own kernels from host code (`kernel<<<grid, block, smem,
+//! stream>>>(...)` in `extern "C"` functions), compiled as candle's build compiles its MoE and
+//! quantized-matmul files: `nvcc -c` to one object per file with device code for every arch,
+//! `ar` into `lib<name>.a`, linked into the host crate with the CUDA runtime.
+//!
+//! Device code per object (a fatbin nvcc embeds): a cubin (`code=sm_XX`) for every requested
+//! `sm_XX` arch, and the PTX of the highest plain arch (`code=compute_XX`). The cubins cover
+//! every GPU of the listed archs (and newer minor revisions of each); the PTX serves GPUs newer
+//! than all of them, which the driver JIT-compiles once. The highest arch's PTX is the one that
+//! runs on the most of those GPUs with the best code; a lower one would run too, but without the
+//! newer archs' instructions. A `compute_XX` arch in the list adds its PTX alone.
+//!
+//! Relocatable device code (`-rdc=true` or `-dc` in `nvcc-flags`) gets a device-link step
+//! (`nvcc -dlink`) whose object joins the archive, and `cudadevrt` is linked too.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use super::{diagnostics, in_package, option_flags, Nvcc, INCLUDE_HELP};
+use crate::arch::{Arch, Variant};
+use crate::cache;
+use crate::diag::{relative, Diagnostic, Level};
+use crate::error::{Error, Result};
+use crate::options::Config;
+use crate::project::CudaSource;
+use crate::text::depfile;
+use crate::tools::process;
+
+/// The `-gencode` arguments of `archs` (see the module docs).
+pub fn gencode(archs: &[Arch]) -> Vec<OsString> {
+    let mut out = Vec::new();
+    let mut push = |virt: String, code: String| {
+        out.push("-gencode".into());
+        out.push(format!("arch={virt},code={code}").into());
+    };
+    for a in archs {
+        match a.makes_cubin() {
+            true => push(a.compute_name(), a.to_string()),
+            false => push(a.compute_name(), a.compute_name()),
+        }
+    }
+    // Arch-specific PTX (`compute_90a`) runs on that exact GPU alone: no use for newer ones.
+    if let Some(top) = archs.iter().filter(|a| a.makes_cubin() && a.variant == Variant::Plain).max() {
+        if !archs.iter().any(|a| !a.makes_cubin() && a.capability >= top.capability) {
+            push(top.compute_name(), top.compute_name());
+        }
+    }
+    out
+}
+
+/// Whether the user's flags ask for relocatable device code.
+pub fn relocatable(config: &Config) -> bool {
+    config.nvcc_flags.iter().any(|f| {
+        matches!(f.as_str(), "-rdc=true" | "--relocatable-device-code=true" | "-dc" | "--device-c" | "-rdc" | "--relocatable-device-code")
+    })
+}
+
+/// One `nvcc -c` run: a .cu file to an object with device code for `archs`.
+pub struct ObjectCompile<'a> {
+    pub nvcc: &'a Nvcc,
+    pub source: &'a CudaSource,
+    pub config: &'a Config,
+    /// nvcc runs here; paths below it are passed relative (see [`in_package`]).
+    pub package_dir: &'a Path,
+    /// Sorted, at least one.
+    pub archs: &'a [Arch],
+    pub out: &'a Path,
+    /// A private folder for nvcc's dep file goes inside it.
+    pub work_dir: &'a Path,
+    pub launcher: Option<&'a Path>,
+    /// Where the user adds an include folder (a missing header's note).
+    pub include_help: String,
+}
+
+impl ObjectCompile<'_> {
+    /// Every argument but the host compiler's and the paths: with `Nvcc::host_key` and the
+    /// source, the cache key.
+    pub fn flags(&self) -> Vec<OsString> {
+        let mut a: Vec<OsString> = vec!["-c".into(), "-Xcompiler".into(), "-fPIC".into()];
+        a.extend(gencode(self.archs));
+        let c = self.config;
+        a.extend(option_flags(c, self.package_dir, c.ftz, c.fmad, c.cuda_gdb));
+        a
+    }
+
+    /// Compiles; returns the files nvcc read (the .cu and its headers), less the CUDA install's.
+    pub fn run(&self) -> Result<Vec<PathBuf>> {
+        if let Some(dir) = self.out.parent() {
+            cache::create_dir_all(dir)?;
+        }
+        let scratch_dir = cache::ScratchDir::new(self.work_dir)?;
+        let dep_file = scratch_dir.path().join(format!("{}.d", self.source.module));
+        let scratch = cache::scratch_path(self.out);
+        let mut cmd = process::compiler(&self.nvcc.tool.path, self.launcher);
+        cmd.args(self.flags()).args(self.nvcc.host_args());
+        cmd.arg("-MMD").arg("-MF").arg(&dep_file);
+        cmd.arg("-o").arg(&scratch).arg(in_package(&self.source.path, self.package_dir)).current_dir(self.package_dir);
+        let out = process::output("nvcc", &mut cmd)?;
+        if !out.status.success() {
+            let _ = std::fs::remove_file(&scratch);
+            let text = format!("{}{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
+            let diagnostics: Vec<Diagnostic> = diagnostics(&text, self.package_dir, self.archs[0], &self.nvcc.tool)
+                .into_iter()
+                .map(|mut d| {
+                    for note in d.notes.iter_mut().filter(|n| n.starts_with(INCLUDE_HELP)) {
+                        *note = format!("{}, or fix the #include path", self.include_help);
+                    }
+                    d
+                })
+                .collect();
+            let count = diagnostics.iter().filter(|d| d.level == Level::Error).count().max(1);
+            let archs: Vec<String> = self.archs.iter().map(Arch::to_string).collect();
+            return Err(Error::Nvcc { file: relative(&self.source.path, self.package_dir), arch: archs.join(", "), count, diagnostics });
+        }
+        cache::rename_into_place(&scratch, self.out)?;
+        let text = std::fs::read_to_string(&dep_file).map_err(|e| Error::io("read nvcc's dependency file", &dep_file, e))?;
+        let deps: Vec<PathBuf> =
+            depfile::parse(&text).prerequisites.into_iter().map(|p| if p.is_relative() { self.package_dir.join(p) } else { p }).collect();
+        // The install's include folder is where nvcc found cuda_runtime.h (the nvcc version in the
+        // key covers those headers).
+        let cuda_include =
+            deps.iter().find(|d| d.file_name().is_some_and(|n| n == "cuda_runtime.h")).and_then(|d| d.parent()).map(Path::to_path_buf);
+        let mut files = vec![self.source.path.clone()];
+        files.extend(
+            deps.into_iter()
+                .filter(|d| *d != self.source.path && !cuda_include.as_ref().is_some_and(|i| d.starts_with(i)))
+                .map(|d| normalize(&d)),
+        );
+        Ok(files)
+    }
+}
+
+/// `a/./b/../c` -> `a/c`: nvcc names headers as the preprocessor reached them.
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir if out.file_name().is_some() => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `nvcc -dlink` of relocatable objects into the one object that resolves their device calls.
+pub fn device_link(nvcc: &Nvcc, archs: &[Arch], objects: &[PathBuf], out: &Path) -> Result<()> {
+    let scratch = cache::scratch_path(out);
+    let mut cmd = process::compiler(&nvcc.tool.path, None);
+    cmd.arg("-dlink").arg("-Xcompiler").arg("-fPIC").args(gencode(archs)).args(nvcc.host_args()).args(objects).arg("-o").arg(&scratch);
+    process::checked("nvcc", || " -dlink (the device link of a static library)".to_string(), &mut cmd)?;
+    cache::rename_into_place(&scratch, out)
+}
+
+/// `ar` (the one `cc` picks, `AR` included) of `objects` into `out`, written under a temp name
+/// and renamed. `D`: no timestamps or owners, so the same objects make the same archive.
+pub fn archive(objects: &[PathBuf], out: &Path) -> Result<()> {
+    let scratch = cache::scratch_path(out);
+    let _ = std::fs::remove_file(&scratch);
+    let mut build = cc::Build::new();
+    build.cargo_metadata(false).cargo_warnings(false);
+    if std::env::var_os("TARGET").is_none() {
+        let host = crate::tools::host_triple();
+        build.target(&host).host(&host);
+    }
+    let mut cmd = build.try_get_archiver().map_err(|e| Error::ToolMissing {
+        what: "ar".into(),
+        detail: format!(" (to archive {}): {e}", out.display()),
+        help: "install binutils, or set AR to an archiver".into(),
+    })?;
+    cmd.arg("crsD").arg(&scratch).args(objects);
+    process::checked("ar", || format!(" (archiving {})", out.display()), &mut cmd)?;
+    cache::rename_into_place(&scratch, out)
+}
+
+/// The folder of `libcudart_static.a` (and `libcudadevrt.a`): the install nvcc belongs to first
+/// (`lib/` of NVIDIA's wheels, `lib64/` or `targets/<arch>-linux/lib/` of a toolkit), then the
+/// other installs discovery knows (an `NVCC` that is a wrapper script lies outside its install).
+pub fn runtime_dir(nvcc: &Nvcc) -> Result<PathBuf> {
+    let own = std::fs::canonicalize(&nvcc.tool.path).unwrap_or_else(|_| nvcc.tool.path.clone());
+    let mut roots: Vec<PathBuf> = own.parent().and_then(Path::parent).map(Path::to_path_buf).into_iter().collect();
+    roots.extend(crate::tools::install_roots());
+    let arch = std::env::consts::ARCH;
+    let candidates: Vec<PathBuf> =
+        roots.iter().flat_map(|r| [r.join("lib"), r.join("lib64"), r.join("targets").join(format!("{arch}-linux")).join("lib")]).collect();
+    candidates.iter().find(|d| d.join("libcudart_static.a").is_file()).cloned().ok_or_else(|| Error::ToolMissing {
+        what: "the CUDA runtime (libcudart_static.a)".into(),
+        detail: format!(
+            " (a static library of CUDA C++ links it; looked in {})",
+            candidates.iter().map(|c| c.display().to_string()).collect::<Vec<_>>().join(", ")
+        ),
+        help: format!(
+            "run `cargo ptx setup` (installs nvidia-cuda-runtime beside nvcc {}), or set CUDA_PATH to a toolkit that has it",
+            nvcc.tool.version
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(archs: &[&str]) -> Vec<String> {
+        let archs: Vec<Arch> = archs.iter().map(|a| a.parse().unwrap()).collect();
+        gencode(&archs).into_iter().map(|a| a.to_string_lossy().into_owned()).filter(|a| a != "-gencode").collect()
+    }
+
+    #[test]
+    fn a_cubin_per_arch_and_the_ptx_of_the_highest() {
+        assert_eq!(
+            args(&["sm_75", "sm_80", "sm_90"]),
+            ["arch=compute_75,code=sm_75", "arch=compute_80,code=sm_80", "arch=compute_90,code=sm_90", "arch=compute_90,code=compute_90"]
+        );
+        // Arch-specific code runs on one GPU only: the PTX is the highest plain arch's.
+        assert_eq!(
+            args(&["sm_80", "sm_90a"]),
+            ["arch=compute_80,code=sm_80", "arch=compute_90a,code=sm_90a", "arch=compute_80,code=compute_80"]
+        );
+        // A PTX-only arch is its own PTX; no second PTX below it.
+        assert_eq!(args(&["sm_80", "compute_90"]), ["arch=compute_80,code=sm_80", "arch=compute_90,code=compute_90"]);
+    }
+
+    #[test]
+    fn relocatable_device_code_is_read_from_the_flags() {
+        let mut c = Config::default();
+        assert!(!relocatable(&c));
+        c.nvcc_flags = vec!["--use_fast_math".into(), "-rdc=true".into()];
+        assert!(relocatable(&c));
+    }
+
+    #[test]
+    fn header_paths_are_normalized() {
+        assert_eq!(normalize(Path::new("/p/./cuda/moe/../common.cuh")), Path::new("/p/cuda/common.cuh"));
+    }
+}

@@ -1,0 +1,322 @@
+//! CUDA C++ that launches its own kernels, built into a static library by a host crate's
+//! build.rs (`Builder::cuda_static_lib`) and linked with the CUDA runtime; and per-file archs
+//! (`cuda-file-archs`) on the PTX path. Real nvcc, ar and the system linker; no GPU needed.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::common::{self, copy_dir, KernelCrate};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// Writes a file dated an hour back (see build_script.rs: a stepped clock must not make it look
+/// newer than the build that follows).
+fn write(path: impl AsRef<Path>, text: &str) {
+    write_at(path, text, std::time::SystemTime::now() - std::time::Duration::from_secs(3600));
+}
+
+fn write_at(path: impl AsRef<Path>, text: &str, time: std::time::SystemTime) {
+    std::fs::create_dir_all(path.as_ref().parent().unwrap()).unwrap();
+    std::fs::write(&path, text).unwrap();
+    std::fs::File::options().write(true).open(&path).unwrap().set_modified(time).unwrap();
+}
+
+/// examples/cuda-static-lib's CUDA files and Rust sources (candle's style: host launchers with
+/// `<<<>>>`, a template kernel for f32 and f16, wmma under `__CUDA_ARCH__ >= 700`, a `-D` switch
+/// and an arch switch, a `const void *` quantized mat-vec) in a host crate of their own, with
+/// `build_rs` as its build script.
+fn host(name: &str, build_rs: &str) -> tempfile::TempDir {
+    let root = tempfile::Builder::new().prefix("cargo-ptx static ").tempdir().unwrap();
+    let h = root.path().join("host");
+    let example = repo().join("examples/cuda-static-lib");
+    copy_dir(&example.join("cuda"), &h.join("cuda"));
+    copy_dir(&example.join("src"), &h.join("src"));
+    let lib = std::fs::read_to_string(h.join("src/lib.rs")).unwrap();
+    write(h.join("src/lib.rs"), &lib);
+    let main = std::fs::read_to_string(h.join("src/main.rs")).unwrap().replace("cuda_static_lib::", &format!("{name}::"));
+    write(h.join("src/main.rs"), &main);
+    write(
+        h.join("Cargo.toml"),
+        &format!(
+            "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[build-dependencies]\nptx-build = {{ path = {:?} }}\n[workspace]\n",
+            repo().join("ptx-build")
+        ),
+    );
+    write(h.join("build.rs"), build_rs);
+    root
+}
+
+fn target() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("host-target")
+}
+
+fn cargo(dir: &Path, cmd: &str) -> (bool, String, String) {
+    cargo_with(dir, cmd, |_| {})
+}
+
+fn cargo_with(dir: &Path, cmd: &str, env: impl FnOnce(&mut Command)) -> (bool, String, String) {
+    let mut command = Command::new(env!("CARGO"));
+    env(&mut command);
+    let out = command
+        .args([cmd, "-v"])
+        .current_dir(dir.join("host"))
+        .env("CARGO_TARGET_DIR", target())
+        .env_remove("CARGO_PTX_ARCH")
+        .env_remove("CARGO_PTX_CUDA_FILE_ARCHS")
+        .output()
+        .unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+fn build_script_ran(log: &str) -> bool {
+    log.lines().any(|l| l.contains("Running") && l.contains("build-script-build"))
+}
+
+/// Two archs (not the example's three) to spare this machine's cores; the wmma file sm_80 only.
+const BUILD_RS: &str = r#"fn main() -> Result<(), ptx_build::Error> {
+    ptx_build::Builder::new()
+        .cuda_static_lib("moe", "cuda/moe/*.cu")
+        .cuda_static_lib("moe", "cuda/mmvq.cu")
+        .arch("sm_75")
+        .arch("sm_80")
+        .cuda_file_archs("moe_wmma.cu", "sm_80")
+        .cuda_file_archs("cuda/nothing/*.cu", "sm_90")
+        .cuda_define("MOE_BLOCK", Some("256"))
+        .build()?;
+    Ok(())
+}
+"#;
+
+/// The `out` folder of the newest build of `name`'s build script that wrote `lib<lib>.a`.
+fn out_dir(name: &str, lib: &str) -> PathBuf {
+    let build = target().join("debug/build");
+    let mut outs: Vec<PathBuf> = std::fs::read_dir(&build)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name().unwrap().to_string_lossy().starts_with(&format!("{name}-")) && p.join(format!("out/lib{lib}.a")).is_file()
+        })
+        .map(|p| p.join("out"))
+        .collect();
+    outs.sort_by_key(|p| std::fs::metadata(p.join(format!("lib{lib}.a"))).and_then(|m| m.modified()).ok());
+    outs.pop().unwrap_or_else(|| panic!("no lib{lib}.a under {}", build.display()))
+}
+
+fn a_static_library_of_host_launchers_links_runs_and_rebuilds_on_a_header_edit() {
+    common::nvcc();
+    let p = host("host_static_moe", BUILD_RS);
+    let (ok, _, log) = cargo(p.path(), "build");
+    assert!(ok, "{log}");
+    // The glob that matches nothing is named, once.
+    let warning = "`cuda-file-archs` glob `cuda/nothing/*.cu` matches no .cu file of `moe`";
+    assert_eq!(log.matches(warning).count(), 1, "{log}");
+
+    // One object per file in the archive, named in `ar t`.
+    let lib = out_dir("host_static_moe", "moe").join("libmoe.a");
+    let listed = Command::new("ar").arg("t").arg(&lib).output().unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    let mut objects: Vec<&str> = listed.lines().collect();
+    objects.sort();
+    assert_eq!(objects, ["mmvq.o", "moe_gather.o", "moe_wmma.o"]);
+    // The wmma file was built for its own arch alone, the others for both: each cubin's ELF
+    // names its arch.
+    let work = work_dir(&out_dir("host_static_moe", "moe").join("ptx-target/libmoe/ptx/release/moe")).join("obj");
+    let archs = |o: &str| {
+        let bytes = std::fs::read(work.join(o)).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
+        ["sm_75", "sm_80", "sm_90"].into_iter().filter(|a| text.contains(&format!(".target {a}"))).collect::<Vec<_>>()
+    };
+    assert_eq!(archs("moe_wmma.o"), ["sm_80"]);
+    assert_eq!(archs("moe_gather.o"), ["sm_75", "sm_80"]);
+
+    // The binary links (libcudart_static needs no GPU to link) and calls into the library: the
+    // runtime answers with a count or an error code, never a crash.
+    let (ok, stdout, log) = cargo(p.path(), "run");
+    assert!(ok, "{log}");
+    let line = stdout.lines().find(|l| l.starts_with("cudaGetDeviceCount")).unwrap_or_else(|| panic!("{stdout}\n{log}"));
+    if !cargo_ptx::sanitize::driver_present() {
+        assert!(line.starts_with("cudaGetDeviceCount failed: cudaError"), "{line}");
+    }
+
+    let (ok, _, log) = cargo(p.path(), "build");
+    assert!(ok && !build_script_ran(&log), "a no-op build does not run the build script:\n{log}");
+    // A header every file includes: the build script reruns.
+    let header = p.path().join("host/cuda/common.cuh");
+    let text = std::fs::read_to_string(&header).unwrap().replace("#define MOE_BLOCK 128", "#define MOE_BLOCK 64");
+    write_at(&header, &text, std::time::SystemTime::now() + std::time::Duration::from_secs(3600));
+    let (ok, _, log) = cargo(p.path(), "build");
+    assert!(ok && build_script_ran(&log), "a header edit reruns the build script:\n{log}");
+}
+
+/// The `.work-*` folder of a crate's artifacts.
+fn work_dir(dir: &Path) -> PathBuf {
+    let found = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(".work-"));
+    found.unwrap_or_else(|| panic!("no .work-* under {}", dir.display()))
+}
+
+fn an_nvcc_error_in_a_static_library_file_names_the_file_line_and_archs_once() {
+    common::nvcc();
+    let build_rs = r#"fn main() -> Result<(), ptx_build::Error> {
+    ptx_build::Builder::new().cuda_static_lib("bad", "cuda/*.cu").arch("sm_75").arch("sm_80").build()?;
+    Ok(())
+}
+"#;
+    let p = host("host_static_bad", build_rs);
+    write(
+        p.path().join("host/cuda/launch.cu"),
+        "#include <cuda_runtime.h>\n__global__ void k(float *x) { x[0] = 1.0f; }\nextern \"C\" int launch(float *x, cudaStream_t s) {\n  k<<<1, 1, 0, s>>>(x, 2);\n  return (int)cudaGetLastError();\n}\n",
+    );
+    let (ok, _, log) = cargo(p.path(), "build");
+    assert!(!ok, "{log}");
+    assert!(log.contains("cuda/launch.cu:4:"), "the error names the file and line:\n{log}");
+    assert_eq!(log.matches("too many arguments in function call").count(), 1, "once, not once per arch:\n{log}");
+    assert!(log.contains("nvcc could not compile cuda/launch.cu for sm_75, sm_80"), "{log}");
+    assert!(!log.contains("panicked"), "{log}");
+}
+
+fn a_static_library_whose_globs_match_nothing_or_a_bad_name_is_an_error_naming_it() {
+    common::nvcc();
+    let build_rs = r#"fn main() -> Result<(), ptx_build::Error> {
+    ptx_build::Builder::new().cuda_static_lib("none", "kernels/*.cu").arch("sm_80").build()?;
+    Ok(())
+}
+"#;
+    let p = host("host_static_none", build_rs);
+    // Newer than the build script cargo built for the last run of this test (same package, same
+    // target dir): its two versions of build.rs alternate.
+    let (soon, later) = (std::time::Duration::from_secs(3600), std::time::Duration::from_secs(7200));
+    write_at(p.path().join("host/build.rs"), build_rs, std::time::SystemTime::now() + soon);
+    let (ok, _, log) = cargo(p.path(), "build");
+    assert!(!ok, "{log}");
+    assert!(log.contains("`libnone.a` has no .cu file: its globs (kernels/*.cu) match nothing under"), "{log}");
+    assert!(log.contains("`.cuda_static_lib(\"kernels/*.cu\")` matches no file"), "the glob's own warning:\n{log}");
+
+    write_at(p.path().join("host/build.rs"), &build_rs.replace("\"none\"", "\"lib moe\""), std::time::SystemTime::now() + later);
+    let (ok, _, log) = cargo(p.path(), "build");
+    assert!(!ok, "{log}");
+    assert!(log.contains("`lib moe` is not a library name: use letters, digits, `_` and `-`"), "{log}");
+}
+
+/// Relocatable device code: a kernel in one file calls a device function of another; without
+/// the device-link step the binary would not link (`__cudaRegisterLinkedBinary_*` undefined).
+fn relocatable_device_code_gets_a_device_link_step_and_the_binary_links() {
+    common::nvcc();
+    let build_rs = r#"fn main() -> Result<(), ptx_build::Error> {
+    ptx_build::Builder::new().cuda_static_lib("rdc", "cuda/*.cu").arch("sm_80").nvcc_flag("-rdc=true").build()?;
+    Ok(())
+}
+"#;
+    let p = host("host_static_rdc", build_rs);
+    let h = p.path().join("host");
+    std::fs::remove_dir_all(h.join("cuda")).unwrap();
+    write(h.join("cuda/twice.cu"), "__device__ float twice(float x) { return 2.0f * x; }\n");
+    write(
+        h.join("cuda/launch.cu"),
+        "#include <cuda_runtime.h>\nextern __device__ float twice(float x);\n__global__ void k(float *x) { x[threadIdx.x] = twice(x[threadIdx.x]); }\nextern \"C\" int launch_twice(float *x, int n, cudaStream_t s) {\n  k<<<1, n, 0, s>>>(x);\n  return (int)cudaGetLastError();\n}\nextern \"C\" int rdc_device_count(int *n) { return (int)cudaGetDeviceCount(n); }\n",
+    );
+    write(
+        h.join("src/lib.rs"),
+        "extern \"C\" {\n    pub fn launch_twice(x: *mut f32, n: i32, s: *mut std::ffi::c_void) -> i32;\n    pub fn rdc_device_count(n: *mut i32) -> i32;\n}\n",
+    );
+    write(
+        h.join("src/main.rs"),
+        "fn main() {\n    let mut n = 0;\n    let code = unsafe { host_static_rdc::rdc_device_count(&mut n) };\n    println!(\"device count: {code} {n}\");\n    if code == 0 && n > 0 {\n        println!(\"launch: {}\", unsafe { host_static_rdc::launch_twice(std::ptr::null_mut(), 0, std::ptr::null_mut()) });\n    }\n}\n",
+    );
+    let (ok, stdout, log) = cargo(p.path(), "run");
+    assert!(ok, "{log}");
+    assert!(stdout.contains("device count: "), "{stdout}");
+    let lib = out_dir("host_static_rdc", "rdc").join("librdc.a");
+    let listed = Command::new("ar").arg("t").arg(&lib).output().unwrap();
+    let mut objects: Vec<String> = String::from_utf8_lossy(&listed.stdout).lines().map(str::to_string).collect();
+    objects.sort();
+    assert_eq!(objects, ["device-link.o", "launch.o", "twice.o"]);
+}
+
+/// A second checkout at another path with the same shared step cache starts no nvcc for the
+/// objects (their keys hold no path of the checkout) and writes the same archive, byte for byte.
+fn a_second_checkout_fetches_every_object_from_the_shared_cache() {
+    let real = common::nvcc();
+    let scratch = tempfile::tempdir().unwrap();
+    let (log, cache) = (scratch.path().join("nvcc.log"), scratch.path().join("steps"));
+    let wrapper = scratch.path().join("nvcc");
+    write(&wrapper, &format!("#!/bin/sh\necho \"$@\" >> '{}'\nexec '{}' \"$@\"\n", log.display(), real.display()));
+    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let build_rs = BUILD_RS.replace(".cuda_file_archs(\"cuda/nothing/*.cu\", \"sm_90\")\n", "").replace(".arch(\"sm_75\")\n", "");
+    let compiles = || std::fs::read_to_string(&log).unwrap_or_default().lines().filter(|l| l.split(' ').any(|a| a == "-c")).count();
+    let mut libs = Vec::new();
+    for (i, checkout) in [host("host_static_share", &build_rs), host("host_static_share", &build_rs)].iter().enumerate() {
+        let (ok, _, out) = cargo_with(checkout.path(), "build", |c| {
+            c.env("NVCC", &wrapper).env("CARGO_PTX_CACHE_DIR", &cache);
+        });
+        assert!(ok, "{out}");
+        assert_eq!(compiles(), 3, "checkout {i}: the first compiles each of the 3 files once, the second none");
+        libs.push(std::fs::read(out_dir("host_static_share", "moe").join("libmoe.a")).unwrap());
+    }
+    assert!(libs[0] == libs[1], "the same archive from both checkouts");
+}
+
+fn cuda_file_archs_build_a_file_for_its_own_archs_and_warn_about_a_glob_that_matches_nothing() {
+    common::cuda();
+    common::nvcc();
+    let k = KernelCrate::new(
+        "file-archs",
+        "rust = false\narchs = [\"sm_75\", \"sm_80\"]\ncuda-file-archs = { \"cuda/tc/*.cu\" = [\"sm_80\"], \"cuda/none/*.cu\" = [\"sm_90\"] }",
+        "",
+    );
+    k.write("cuda/scale.cu", "extern \"C\" __global__ void scale(float *x, float a) { x[threadIdx.x] *= a; }\n");
+    k.write("cuda/tc/bf16.cu", "#include <cuda_bf16.h>\nextern \"C\" __global__ void widen_bf16(const __nv_bfloat16 *x, float *y) { y[threadIdx.x] = __bfloat162float(x[threadIdx.x]); }\n");
+    let run = k.build(&[]);
+    run.assert_ok();
+    // The (module, arch, kind) of every artifact the build reported.
+    let built = |run: &common::Run| {
+        let mut v: Vec<String> = run
+            .of("ptx-artifact")
+            .iter()
+            .map(|a| format!("{} {} {}", a["module"].as_str().unwrap(), a["arch"].as_str().unwrap(), a["kind"].as_str().unwrap()))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        built(&run),
+        ["bf16 sm_80 cubin", "bf16 sm_80 ptx", "scale sm_75 cubin", "scale sm_75 ptx", "scale sm_80 cubin", "scale sm_80 ptx"],
+        "bf16.cu for sm_80 alone, scale.cu for the crate's archs"
+    );
+    assert!(k.module_artifact("release", "sm_80", "bf16", "cubin").is_file());
+    let warnings: Vec<String> = run
+        .of("ptx-diagnostic")
+        .iter()
+        .filter(|d| d["level"] == "warning")
+        .map(|d| d["message"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert!(
+        warnings.iter().any(|w| w.contains("`cuda-file-archs` glob `cuda/none/*.cu` matches no .cu file of `file-archs`")),
+        "{warnings:?}"
+    );
+    // The same per-file list from the command line wins over the metadata's.
+    let run = k.build(&["--cuda-file-archs", "cuda/tc/*.cu=sm_75"]);
+    run.assert_ok();
+    assert!(
+        built(&run).contains(&"bf16 sm_75 ptx".to_string()) && !built(&run).contains(&"bf16 sm_80 ptx".to_string()),
+        "the flag's list: {:?}",
+        built(&run)
+    );
+}
+
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::tests![
+        a_static_library_of_host_launchers_links_runs_and_rebuilds_on_a_header_edit,
+        an_nvcc_error_in_a_static_library_file_names_the_file_line_and_archs_once,
+        relocatable_device_code_gets_a_device_link_step_and_the_binary_links,
+        a_static_library_whose_globs_match_nothing_or_a_bad_name_is_an_error_naming_it,
+        a_second_checkout_fetches_every_object_from_the_shared_cache,
+        cuda_file_archs_build_a_file_for_its_own_archs_and_warn_about_a_glob_that_matches_nothing,
+    ]
+}
