@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""ptx-build's `Builder::cuda` against the bindgen_cuda crate on ten macro-heavy .cu files (issue 13).
+"""ptx-build's `Builder::cuda` against bindgen_cuda and cudaforge on ten macro-heavy .cu files (issues 13, 25).
 
 Usage (from the repository root, after `cargo ptx setup`; needs crates.io or a warm cargo registry
 for bindgen_cuda 0.1.x on the first run):
-    python3 benches/bindgen_cuda.py [--runs N] [--keep] [--worktree]
+    python3 benches/bindgen_cuda.py [--runs N] [--keep] [--worktree] [--archs A,B,..] [--cache on|off] [--quick]
 
 ptx-build and ptx-runtime come from a `git archive HEAD` snapshot (edits made meanwhile in the
 working tree can neither rebuild nor break them); --worktree builds the working tree as it is.
@@ -14,7 +14,10 @@ utils.cuh (benches/bindgen_cuda/: UNARY_OP/BINARY_OP/CAST_OP-style macros stampi
   ours    build.rs: ptx_build::Builder::new().cuda("src/**/*.cu").arch(ARCH).build()?;
           src/lib.rs: pub mod kernels { ptx_runtime::include_kernels!(); }
   theirs  build.rs: bindgen_cuda::Builder::default().build_ptx()?.write("src/lib.rs")
-          (as candle-kernels does; CUDA_COMPUTE_CAP=80, so `nvcc --gpu-architecture=sm_80 --ptx`)
+          (as candle-kernels did up to 0.9; CUDA_COMPUTE_CAP=80, so `nvcc --gpu-architecture=sm_80 --ptx`)
+  forge   build.rs: cudaforge::KernelBuilder::new().source_dir("src").arg(..).build_ptx()?
+          .write(OUT_DIR/ptx.rs), as candle-kernels 0.10 does (its arch from CUDA_COMPUTE_CAP=80
+          too, its flags `--expt-relaxed-constexpr -std=c++17 -O3`)
 Both find the nvcc of `cargo ptx setup` (PATH, CUDA_ROOT). Dependencies are built once first;
 a cold run is `cargo clean -p <crate>` then `cargo build`: build script compile + kernels + the
 crate. ptx-build's shared cache is off (CARGO_PTX_CACHE_DIR=off), rustc wrappers (sccache) unset,
@@ -24,6 +27,10 @@ NVCC_APPEND_FLAGS/NVCC_PREPEND_FLAGS unset. Modes, ours and theirs alternating:
   no-op            a second `cargo build`, nothing changed
   header edit      flip `#define USE_LDG` in utils.cuh (changes every kernel's loads), rebuild,
                    and check whether each crate's PTX changed
+--archs (default 80) gives ours more archs (`compute_X` each, `sm_X` for the cubin mode); the
+other two build one arch whatever is asked (CUDA_COMPUTE_CAP is one number). --cache on points
+CARGO_PTX_CACHE_DIR at a cache the warm-up fills: a cold build then is a second checkout's.
+--quick measures the cold and no-op modes only.
 Then one cold build of each through a logging `nvcc` wrapper (PATH, and NVCC for ours) counts the
 nvcc starts by kind and sums nvcc's own per-phase times (`nvcc --time`).
 Prints a markdown table for BENCHMARKS.md.
@@ -32,7 +39,7 @@ import argparse, collections, glob, hashlib, json, os, re, shutil, statistics, s
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "benches", "bindgen_cuda")
-OURS, THEIRS = "bench_ours", "bench_theirs"
+OURS, THEIRS, FORGE = "bench_ours", "bench_theirs", "bench_forge"
 
 OURS_BUILD = '''fn main() -> Result<(), ptx_build::Error> {
     ptx_build::Builder::new().cuda("src/**/*.cu").arch("%s").build()?;
@@ -43,6 +50,21 @@ THEIRS_BUILD = '''fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     let bindings = bindgen_cuda::Builder::default().build_ptx().unwrap();
     bindings.write("src/lib.rs").unwrap();
+}
+'''
+# candle-kernels 0.10's build.rs, PTX part (cudaforge takes its arch from CUDA_COMPUTE_CAP, as
+# candle leaves it).
+FORGE_BUILD = '''fn main() -> cudaforge::Result<()> {
+    println!("cargo::rerun-if-changed=build.rs");
+    let out_dir = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    let bindings = cudaforge::KernelBuilder::new()
+        .source_dir("src")
+        .arg("--expt-relaxed-constexpr")
+        .arg("-std=c++17")
+        .arg("-O3")
+        .build_ptx()?;
+    bindings.write(out_dir.join("ptx.rs"))?;
+    Ok(())
 }
 '''
 # Logs every start (arguments, wall time) and, for compiles, nvcc's per-phase times.
@@ -196,6 +218,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--keep", action="store_true", help="keep the temp dir")
+    ap.add_argument("--archs", default="80", help="ours' archs, comma-separated capabilities")
+    ap.add_argument("--cache", choices=("on", "off"), default="off", help="ptx-build's shared step cache")
+    ap.add_argument("--quick", action="store_true", help="cold and no-op modes only")
     ap.add_argument("--worktree", action="store_true",
                     help="build ptx-build/ptx-runtime from the working tree as it is (default: a `git archive HEAD` snapshot, "
                          "so that edits made meanwhile neither rebuild nor break them)")
@@ -205,6 +230,11 @@ def main():
     nvcc_version = subprocess.run([os.path.join(bin_dir, "nvcc"), "--version"], capture_output=True, text=True).stdout
     nvcc_version = re.search(r"V(\d+\.\d+\.\d+)", nvcc_version).group(1)
     work = tempfile.mkdtemp(prefix="cargo-ptx-bindgen-cuda-bench-")
+    if a.cache == "on":
+        env["CARGO_PTX_CACHE_DIR"] = os.path.join(work, "step-cache")
+    caps = [c.strip() for c in a.archs.split(",") if c.strip()]
+    ptx_archs = ",".join(f"compute_{c}" for c in caps)
+    cubin_archs = ",".join(f"sm_{c}" for c in caps)
     src = ROOT
     if not a.worktree:
         src = os.path.join(work, "cargo-ptx")
@@ -213,39 +243,42 @@ def main():
     rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     rev = rev + (" + working tree" if a.worktree else "")
     pb, pr = os.path.join(src, "ptx-build"), os.path.join(src, "ptx-runtime")
-    ours = Crate(work, OURS, OURS_BUILD % "compute_80",
+    ours = Crate(work, OURS, OURS_BUILD % ptx_archs,
                  f'[dependencies]\nptx-runtime = {{ path = "{pr}" }}\n\n[build-dependencies]\nptx-build = {{ path = "{pb}" }}\n',
                  "pub mod kernels {\n    ptx_runtime::include_kernels!();\n}\n")
     shutil.copy(os.path.join(src, "Cargo.lock"), os.path.join(ours.dir, "Cargo.lock"))  # the repo's versions
     theirs = Crate(work, THEIRS, THEIRS_BUILD, '[build-dependencies]\nbindgen_cuda = "0.1"\n', "")
+    forge = Crate(work, FORGE, FORGE_BUILD, '[build-dependencies]\ncudaforge = "=0.1.5"\n',
+                  'include!(concat!(env!("OUT_DIR"), "/ptx.rs"));\n')
     ncu = len(glob.glob(os.path.join(FIXTURES, "*.cu")))
 
     print(f"work dir {work}; warming up (dependencies, tool caches)...", file=sys.stderr)
-    for c in (ours, theirs):
+    for c in (ours, theirs, forge):
         try:
             c.cargo(env, "build")
         except SystemExit:
             c.cargo(env, "build", offline=False)
     bg_version = re.search(r'name = "bindgen_cuda"\nversion = "([^"]+)"', open(os.path.join(theirs.dir, "Cargo.lock")).read()).group(1)
-    kernels, theirs_kernels = entries(ours), entries(theirs)
+    kernels, theirs_kernels, forge_kernels = entries(ours), entries(theirs), entries(forge)
 
     # Cold builds, alternating (the order flips every round).
     cold = collections.defaultdict(list)
     for r in range(a.runs):
-        order = ["ours", "theirs", "cubin"] if r % 2 == 0 else ["theirs", "cubin", "ours"]
+        order = ["ours", "theirs", "forge", "cubin"]
+        order = order[r % 4:] + order[:r % 4]  # each goes first in turn
         for what in order:
-            if what == "theirs":
-                dt, _ = theirs.cold(env)
+            if what in ("theirs", "forge"):
+                dt, _ = (theirs if what == "theirs" else forge).cold(env)
             else:
-                ours.write("build.rs", OURS_BUILD % ("compute_80" if what == "ours" else "sm_80"))
+                ours.write("build.rs", OURS_BUILD % (ptx_archs if what == "ours" else cubin_archs))
                 dt, _ = ours.cold(env)
             cold[what].append(dt)
             print(f"  cold run {r + 1}: {what} {dt:.2f} s", file=sys.stderr)
-    ours.write("build.rs", OURS_BUILD % "compute_80")
+    ours.write("build.rs", OURS_BUILD % ptx_archs)
 
     # nvcc starts and phases of one cold build each, through the logging wrapper.
     counts, phases, nvcc_wall, summary, units = {}, {}, {}, {}, {}
-    for c, extra in ((ours, True), (theirs, False)):
+    for c, extra in (() if a.quick else ((ours, True), (theirs, False), (forge, False))):
         wdir = os.path.join(work, "wrap-" + c.name)
         os.makedirs(wdir)
         log, csv = os.path.join(wdir, "calls.log"), os.path.join(wdir, "times.csv")
@@ -280,7 +313,7 @@ def main():
     # Header edit: flip a #define every kernel depends on; did the PTX change?
     edit = collections.defaultdict(list)
     verdict = collections.defaultdict(list)
-    for r in range(a.runs):
+    for r in range(0 if a.quick else a.runs):
         for c in ((ours, theirs) if r % 2 == 0 else (theirs, ours)):
             before = c.ptx()
             flip_define(c)
@@ -294,10 +327,10 @@ def main():
 
     # No-op: nothing changed since the last build.
     noop = collections.defaultdict(list)
-    for c in (ours, theirs):
+    for c in (ours, theirs, forge):
         c.build(env)
     for r in range(a.runs):
-        for c in ((ours, theirs) if r % 2 == 0 else (theirs, ours)):
+        for c in [(ours, theirs, forge), (theirs, forge, ours), (forge, ours, theirs)][r % 3]:
             dt, compiled, _ = c.build(env)
             if compiled:
                 print(f"  note: no-op build of {c.name} compiled {compiled}", file=sys.stderr)
@@ -305,10 +338,12 @@ def main():
 
     m = statistics.median
     fmt = lambda xs: ", ".join(f"{x:.2f}" for x in xs)
-    o, t, cu = m(cold["ours"]), m(cold["theirs"]), m(cold["cubin"])
-    no, nt = m(noop[OURS]), m(noop[THEIRS])
+    o, t, f, cu = m(cold["ours"]), m(cold["theirs"]), m(cold["forge"]), m(cold["cubin"])
+    no, nt, nf = m(noop[OURS]), m(noop[THEIRS]), m(noop[FORGE])
 
     def rebuild(name):
+        if not verdict[name]:
+            return "not measured"
         ok = all(ch == n and n > 0 for ch, n in verdict[name])
         none = all(ch == 0 for ch, _ in verdict[name])
         last = verdict[name][-1]
@@ -316,32 +351,39 @@ def main():
         return f"{word} (PTX of {last[0]}/{last[1]} modules changed)"
 
     def starts(name):
-        c = counts[name]
+        c = counts.get(name, {})
         return f"{sum(c.values())}: " + ", ".join(f"{n} {k}" for k, n in sorted(c.items(), key=lambda kv: -kv[1]))
 
     def phase_line(name):
-        ph = phases[name]
+        ph = phases.get(name, {})
         return ", ".join(f"{k} {v / 1000:.1f} s" for k, v in sorted(ph.items(), key=lambda kv: -kv[1]) if v >= 1)
 
+    ratio = lambda x, y: f"{x / y:.2f}x / {x / f:.2f}x"
     print()
-    print(f"{ncu} .cu files + utils.cuh, {kernels} kernels (`.entry`; bindgen_cuda's PTX: {theirs_kernels}), "
-          f"ptx-build at {rev}, nvcc {nvcc_version}, bindgen_cuda {bg_version}, {os.cpu_count()} CPUs, {a.runs} runs interleaved, `cargo build` (dev profile)")
+    print(f"{ncu} .cu files + utils.cuh, {kernels} kernels (`.entry`; bindgen_cuda's PTX: {theirs_kernels}, cudaforge's: {forge_kernels}), "
+          f"ptx-build at {rev} archs {a.archs} shared cache {a.cache}, nvcc {nvcc_version}, bindgen_cuda {bg_version}, cudaforge 0.1.5, "
+          f"{os.cpu_count()} CPUs, {a.runs} runs interleaved, `cargo build` (dev profile)")
     print()
-    print("| what | ptx-build | bindgen_cuda | ptx-build vs bindgen_cuda | target |")
-    print("|---|---|---|---|---|")
-    print(f"| cold, PTX only (`compute_80` / `sm_80 --ptx`) | {o:.2f} s | {t:.2f} s | {o / t:.2f}x | <= 1.1x |")
-    print(f"| cold, PTX + sm_80 cubins (theirs: PTX only) | {cu:.2f} s | {t:.2f} s | {cu / t:.2f}x | report |")
-    print(f"| no-op `cargo build` | {no * 1000:.0f} ms | {nt * 1000:.0f} ms | {(no - nt) * 1000:+.0f} ms | <= +20 ms |")
-    print(f"| header edit (`USE_LDG` in utils.cuh), rebuild | {m(edit[OURS]):.2f} s, {rebuild(OURS)} | "
-          f"{m(edit[THEIRS]):.2f} s, {rebuild(THEIRS)} | | correct rebuild |")
-    print(f"| nvcc starts, one cold PTX-only build | {starts(OURS)} | {starts(THEIRS)} | | |")
-    print(f"| summed wall time of those nvcc runs | {nvcc_wall[OURS]:.1f} s | {nvcc_wall[THEIRS]:.1f} s | "
-          f"{nvcc_wall[OURS] / max(nvcc_wall[THEIRS], 1e-9):.2f}x | |")
+    print("| what | ptx-build | bindgen_cuda | cudaforge | ptx-build vs bindgen_cuda / cudaforge | target |")
+    print("|---|---|---|---|---|---|")
+    print(f"| cold, PTX only (`compute_X`; theirs `sm_80` PTX) | {o:.2f} s | {t:.2f} s | {f:.2f} s | {ratio(o, t)} | <= 1.0x |")
+    print(f"| cold, PTX + `sm_X` cubins (theirs: PTX only) | {cu:.2f} s | {t:.2f} s | {f:.2f} s | {ratio(cu, t)} | <= 1.3x |")
+    print(f"| no-op `cargo build` | {no * 1000:.0f} ms | {nt * 1000:.0f} ms | {nf * 1000:.0f} ms | "
+          f"{(no - nt) * 1000:+.0f} ms / {(no - nf) * 1000:+.0f} ms | <= +20 ms |")
+    if not a.quick:
+        print(f"| header edit (`USE_LDG` in utils.cuh), rebuild | {m(edit[OURS]):.2f} s, {rebuild(OURS)} | "
+              f"{m(edit[THEIRS]):.2f} s, {rebuild(THEIRS)} | | | correct rebuild |")
+        print(f"| nvcc starts, one cold PTX-only build | {starts(OURS)} | {starts(THEIRS)} | {starts(FORGE)} | | |")
+        print(f"| summed wall time of those nvcc runs | {nvcc_wall[OURS]:.1f} s | {nvcc_wall[THEIRS]:.1f} s | {nvcc_wall[FORGE]:.1f} s | "
+              f"{nvcc_wall[OURS] / max(nvcc_wall[THEIRS], 1e-9):.2f}x / {nvcc_wall[OURS] / max(nvcc_wall[FORGE], 1e-9):.2f}x | |")
     print()
-    print(f"runs (s): cold PTX ours [{fmt(cold['ours'])}], theirs [{fmt(cold['theirs'])}], cubins [{fmt(cold['cubin'])}]; "
-          f"no-op ours [{fmt(noop[OURS])}], theirs [{fmt(noop[THEIRS])}]; header edit ours [{fmt(edit[OURS])}], theirs [{fmt(edit[THEIRS])}]")
-    print(f"nvcc phases summed over one cold build (`nvcc --time`): ptx-build: {phase_line(OURS)}; bindgen_cuda: {phase_line(THEIRS)}")
-    for name, label in ((OURS, "ptx-build"), (THEIRS, "bindgen_cuda")):
+    print(f"runs (s): cold PTX ours [{fmt(cold['ours'])}], bindgen_cuda [{fmt(cold['theirs'])}], cudaforge [{fmt(cold['forge'])}], "
+          f"cubins [{fmt(cold['cubin'])}]; no-op ours [{fmt(noop[OURS])}], bindgen_cuda [{fmt(noop[THEIRS])}], cudaforge [{fmt(noop[FORGE])}]")
+    if not a.quick:
+        print(f"header edit ours [{fmt(edit[OURS])}], bindgen_cuda [{fmt(edit[THEIRS])}]")
+        print(f"nvcc phases summed over one cold build (`nvcc --time`): ptx-build: {phase_line(OURS)}; "
+              f"bindgen_cuda: {phase_line(THEIRS)}; cudaforge: {phase_line(FORGE)}")
+    for name, label in ((OURS, "ptx-build"), (THEIRS, "bindgen_cuda"), (FORGE, "cudaforge")):
         if units.get(name):
             print(f"cargo --timings, one cold build, {label}: " + ", ".join(f"{k} {v:.2f} s" for k, v in units[name].items()))
     if summary.get(OURS):

@@ -400,6 +400,34 @@ impl PlanCache {
         self.plans.lock().unwrap_or_else(|e| e.into_inner()).insert(key, plan);
         Ok(plan)
     }
+
+    /// [`Self::plan_within`] of `functions[index]`, for the generated `_plan` methods of kernels
+    /// that are not generic. Those methods are compiled into every host crate whether called
+    /// or not; a body that is one call keeps that cheap (361 of them took 1.7 s of rustc when
+    /// each indexed, matched a `Result` and called again itself: BENCHMARKS.md, issue 25).
+    #[doc(hidden)]
+    pub fn plan_of(
+        &self,
+        functions: &[CudaFunction],
+        index: usize,
+        dynamic_shared_bytes: u32,
+        max_threads: u32,
+    ) -> Result<LaunchPlan, DriverError> {
+        self.plan_within(index, &functions[index], dynamic_shared_bytes, max_threads)
+    }
+
+    /// `plan_of(..)?.for_elements(n)`, for the generated `_config` methods (see [`Self::plan_of`]).
+    #[doc(hidden)]
+    pub fn config_of(
+        &self,
+        functions: &[CudaFunction],
+        index: usize,
+        dynamic_shared_bytes: u32,
+        max_threads: u32,
+        n: usize,
+    ) -> Result<LaunchConfig, DriverError> {
+        self.plan_of(functions, index, dynamic_shared_bytes, max_threads)?.for_elements(n)
+    }
 }
 
 /// Device memory a kernel reads (`*const T` / `const T*`): `CudaSlice<T>` or `CudaView<T>`.

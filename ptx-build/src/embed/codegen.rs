@@ -447,6 +447,32 @@ fn method(index: usize, k: &KernelSig, bounds: &[u32]) -> TokenStream {
             )
         }
     };
+    let turbofish = k.generic.as_ref().map(|g| {
+        let tps = g.type_params.iter().map(|t| ident(t));
+        quote! { ::<#(#tps),*> }
+    });
+    // A kernel that is not generic gets non-generic helpers, which rustc compiles into the host
+    // crate even when nothing calls them: each is one call into ptx-runtime (index, bound and
+    // all), so that 361 kernels cost little (BENCHMARKS.md, issue 25).
+    let (config_body, config_shared_body, plan_body) = match (&k.generic, bounds) {
+        (None, [bound]) => {
+            let bound = if *bound == 0 {
+                quote! { u32::MAX }
+            } else {
+                quote! { #bound }
+            };
+            (
+                quote! { self._plans.config_of(&self._functions, #index, 0, #bound, n) },
+                quote! { self._plans.config_of(&self._functions, #index, dynamic_shared_bytes, #bound, n) },
+                quote! { self._plans.plan_of(&self._functions, #index, dynamic_shared_bytes, #bound) },
+            )
+        }
+        _ => (
+            quote! { self.#plan #turbofish (0)?.for_elements(n) },
+            quote! { self.#plan #turbofish (dynamic_shared_bytes)?.for_elements(n) },
+            plan_call,
+        ),
+    };
     let mut params = Vec::new();
     let mut pushes = Vec::new();
     for p in &k.params {
@@ -483,10 +509,6 @@ fn method(index: usize, k: &KernelSig, bounds: &[u32]) -> TokenStream {
             }
         }
     }
-    let turbofish = k.generic.as_ref().map(|g| {
-        let tps = g.type_params.iter().map(|t| ident(t));
-        quote! { ::<#(#tps),*> }
-    });
     let doc = match &k.generic {
         Some(g) => format!(
             "Launches `{}` ({}:{}) for the types it is instantiated for: {}.",
@@ -520,18 +542,18 @@ fn method(index: usize, k: &KernelSig, bounds: &[u32]) -> TokenStream {
         /// A launch configuration for `n` elements, one thread each: the block size that keeps
         /// the most threads resident on this device (computed once, then cached).
         pub fn #config #generics (&self, n: usize) -> Result<LaunchConfig, DriverError> #where_clause {
-            self.#plan #turbofish (0)?.for_elements(n)
+            #config_body
         }
 
         #[doc = #shared_doc]
         pub fn #config_shared #generics (&self, n: usize, dynamic_shared_bytes: u32) -> Result<LaunchConfig, DriverError> #where_clause {
-            self.#plan #turbofish (dynamic_shared_bytes)?.for_elements(n)
+            #config_shared_body
         }
 
         /// The occupancy-derived plan: block size, blocks per SM, occupancy, and the grid of a
         /// grid-stride loop (`resident_grid()`).
         pub fn #plan #generics (&self, dynamic_shared_bytes: u32) -> Result<LaunchPlan, DriverError> #where_clause {
-            #plan_call
+            #plan_body
         }
     }
 }
