@@ -112,7 +112,8 @@ struct ProjectArgs {
     #[arg(long, value_enum, value_name = "VCS")]
     vcs: Option<VcsArg>,
     /// Depend on ptx-build, ptx-runtime and ptx-device by path, from the cargo-ptx checkout at DIR
-    /// (its root) [default: the published crates, at this cargo-ptx's version].
+    /// (its root) [default: the checkout this cargo-ptx was built from while it exists, else the
+    /// published crates at this cargo-ptx's version].
     #[arg(long, value_name = "DIR")]
     path_deps: Option<PathBuf>,
 }
@@ -526,7 +527,7 @@ fn new_project(path: PathBuf, a: ProjectArgs, init: bool) -> ExitCode {
         },
         dependencies: match a.path_deps {
             Some(dir) => Dependencies::Path(dir),
-            None => Dependencies::Registry,
+            None => Dependencies::Auto,
         },
         init,
     };
@@ -534,6 +535,9 @@ fn new_project(path: PathBuf, a: ProjectArgs, init: bool) -> ExitCode {
         Ok(created) => {
             printer
                 .status("Created", &format!("GPU project `{}` ({} kernels) at {}", created.name, project.kernels, created.dir.display()));
+            if let Some(deps) = &created.dependencies_note {
+                printer.status("Using", deps);
+            }
             for note in &created.notes {
                 printer.warning(note);
             }
