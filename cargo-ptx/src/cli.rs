@@ -616,6 +616,7 @@ mod tests {
                 b.shared_cache(Some("/var/cache/ptx"))
             }),
             ("launcher", r#"launcher = "sccache""#, &["--launcher", "sccache"], |b| b.launcher("sccache")),
+            ("prebuilt", r#"prebuilt = "never""#, &["--prebuilt", "never"], |b| b.prebuilt(ptx_build::options::Prebuilt::Never)),
         ];
         // The variables' text, as a shell sets them: the flag's value.
         let env: &[(&str, &str)] = &[
@@ -624,6 +625,7 @@ mod tests {
             ("toolchain", "nightly-2026-05-19"),
             ("shared_cache", "/var/cache/ptx"),
             ("launcher", "sccache"),
+            ("prebuilt", "never"),
         ];
         let covered: Vec<&str> = table.iter().map(|r| r.0).collect();
         assert_eq!(covered, Options::KEYS, "every declared option has a row, in declaration order");
@@ -646,6 +648,8 @@ mod tests {
         // A bad variable names itself.
         let e = Options::from_vars(|v| (v == "CARGO_PTX_PROFILE").then(|| "fast".to_string())).unwrap_err().to_string();
         assert!(e.starts_with("invalid `profile` in the environment variable CARGO_PTX_PROFILE: `fast` is not a kernel profile"), "{e}");
+        let e = Options::from_vars(|v| (v == "CARGO_PTX_PREBUILT").then(|| "sometimes".to_string())).unwrap_err().to_string();
+        assert!(e.starts_with("invalid `prebuilt` in the environment variable CARGO_PTX_PREBUILT: `sometimes` is not a prebuilt policy"), "{e}");
     }
 
     /// A bad value gets the same explanation whichever front end it came through.

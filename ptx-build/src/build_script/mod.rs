@@ -25,6 +25,7 @@ use crate::embed::{self, CrateModules};
 use crate::engine::{BuildOptions, BuildOutput};
 use crate::error::{Error, Result};
 use crate::options::{self, Options, Source};
+use crate::prebuilt;
 use crate::project::{glob_files, CudaFiles};
 use crate::report::{Event, Reporter};
 use crate::tools;
@@ -168,7 +169,36 @@ impl Builder {
             reporter.directive(format!("cargo:rerun-if-env-changed={var}"));
         }
 
+        reporter.directive(format!("cargo:rerun-if-env-changed={}", prebuilt::WRITE_VAR));
+
         let cuda_files = self.host_cuda(&manifest_dir, &out_dir, &source, reporter)?;
+        // A prebuilt set of this package, when the policy and its key allow it: no tool runs.
+        let front = options.clone().or(Options::from_env()?);
+        let policy = match front.prebuilt {
+            Some(p) => p,
+            None => prebuilt::host_policy(&manifest_dir.join("Cargo.toml"))?.unwrap_or_default(),
+        };
+        let cuda_list: Vec<PathBuf> = cuda_files.as_ref().map(|c| c.files.clone()).unwrap_or_default();
+        let package = std::env::var("CARGO_PKG_NAME").unwrap_or_default();
+        let request = prebuilt::Request {
+            package: package.clone(),
+            manifest_dir: &manifest_dir,
+            out_file: self.out_file_name(),
+            kernel_crates: &self.kernel_crates,
+            cuda_files: &cuda_list,
+            options: &front,
+        };
+        // `cargo ptx package` builds this package from source and writes its set.
+        let writing = std::env::var(prebuilt::WRITE_VAR).is_ok_and(|v| v.split(':').next() == Some(package.as_str()));
+        if !writing && (!self.kernel_crates.is_empty() || !cuda_list.is_empty()) {
+            if let Some((output, watch)) = prebuilt::load(&request, policy, reporter)? {
+                let module = self.embed(&output, &out_dir, reporter)?;
+                for p in watch {
+                    reporter.directive(format!("cargo:rerun-if-changed={}", p.display()));
+                }
+                return Ok(Generated { module, output });
+            }
+        }
         let mut opts = BuildOptions::default();
         opts.paths = self.kernel_crates.iter().map(|p| manifest_dir.join(p)).collect();
         opts.options = options.resolve_paths(&manifest_dir, &source)?;
@@ -192,13 +222,13 @@ impl Builder {
             .collect();
         let output = opts.run(reporter)?;
 
+        if writing {
+            let set = prebuilt::write(&request, &output, Some(&out_dir))?;
+            reporter.warning(format!("ptx-build: wrote the prebuilt kernels of `{package}` to {}", set.display()));
+        }
+
         let rerun: BTreeSet<PathBuf> = output.crates.iter().flat_map(|c| c.sources.iter().cloned()).collect();
-        let crates: Vec<CrateModules<'_>> = output
-            .crates
-            .iter()
-            .map(|c| CrateModules { lib_name: &c.lib_name, artifacts: &c.artifacts, signatures: &c.signatures })
-            .collect();
-        let module = embed::write_module(&crates, &out_dir, self.out_file_name(), reporter)?;
+        let module = self.embed(&output, &out_dir, reporter)?;
         for p in rerun.iter().filter(|p| !p.ends_with("Cargo.lock") || locks_before.contains(*p)) {
             reporter.directive(format!("cargo:rerun-if-changed={}", p.display()));
         }
@@ -207,6 +237,16 @@ impl Builder {
 }
 
 impl Builder {
+    /// The embed stage over a build (from source or from a prebuilt set alike).
+    fn embed(&self, output: &BuildOutput, out_dir: &Path, reporter: &BuildScript) -> Result<PathBuf> {
+        let crates: Vec<CrateModules<'_>> = output
+            .crates
+            .iter()
+            .map(|c| CrateModules { lib_name: &c.lib_name, artifacts: &c.artifacts, signatures: &c.signatures })
+            .collect();
+        embed::write_module(&crates, out_dir, self.out_file_name(), reporter)
+    }
+
     /// The host crate's own .cu files, from the `.cuda(..)` globs.
     fn host_cuda(&self, manifest_dir: &Path, out_dir: &Path, source: &Source, reporter: &BuildScript) -> Result<Option<CudaFiles>> {
         if self.cuda.is_empty() {
