@@ -64,6 +64,25 @@ enum Command {
     Init(InitArgs),
     /// Show or clear the shared step cache (link, ptxas and nvcc outputs shared by every checkout).
     Cache(CacheArgs),
+    /// Build a library's kernels and write them prebuilt into its package (`prebuilt/`), so that
+    /// its dependents build with neither a nightly nor CUDA.
+    Package(PackageArgs),
+}
+
+#[derive(Args, Debug)]
+struct PackageArgs {
+    /// The library's Cargo.toml [default: the package at or above the current folder].
+    #[arg(long, value_name = "PATH")]
+    manifest_path: Option<PathBuf>,
+    /// The library, in a workspace.
+    #[arg(short, long, value_name = "NAME")]
+    package: Option<String>,
+    /// Pass `--locked` to cargo.
+    #[arg(long)]
+    locked: bool,
+    /// Pass `--offline` to cargo.
+    #[arg(long)]
+    offline: bool,
 }
 
 #[derive(Args, Debug)]
@@ -329,6 +348,7 @@ pub fn main(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
         Command::Doctor(a) => doctor(a),
         Command::Setup(a) => setup_cmd(a),
         Command::Cache(a) => cache_cmd(a),
+        Command::Package(a) => package_cmd(a),
         Command::New(a) => new_project(a.path, a.project, false),
         Command::Init(a) => new_project(a.path, a.project, true),
     }
@@ -491,6 +511,49 @@ fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
 }
 
+fn package_cmd(a: PackageArgs) -> ExitCode {
+    let printer = Printer::new(Format::Human, false, 0);
+    let mut cargo_flags = Vec::new();
+    if a.locked {
+        cargo_flags.push("--locked".to_string());
+    }
+    if a.offline {
+        cargo_flags.push("--offline".to_string());
+    }
+    let req = crate::package::PackageRequest { manifest_path: a.manifest_path, package: a.package, cargo_flags };
+    match crate::package::package(&req) {
+        Ok(sets) => {
+            for s in &sets {
+                let kernels: usize = s.manifest.crates.iter().flat_map(|c| c.signatures.values()).map(Vec::len).sum();
+                let kib = |b: u64| format!("{:.1} KiB", b as f64 / 1024.0);
+                printer.status(
+                    "Packaged",
+                    &format!(
+                        "`{}`: {kernels} kernels for {} into {} ({}: PTX {}, cubins {})",
+                        s.manifest.package,
+                        s.manifest.archs.join(", "),
+                        s.dir.display(),
+                        kib(s.ptx_bytes + s.cubin_bytes),
+                        kib(s.ptx_bytes),
+                        kib(s.cubin_bytes)
+                    ),
+                );
+                if !s.shipped {
+                    printer.warning(&format!(
+                        "`cargo package` leaves {} out: check `include`/`exclude` in Cargo.toml and .gitignore",
+                        s.dir.display()
+                    ));
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            printer.error(&e);
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn setup_cmd(a: SetupArgs) -> ExitCode {
     let printer = Printer::new(Format::Human, false, 0);
     let opts =
@@ -649,7 +712,10 @@ mod tests {
         let e = Options::from_vars(|v| (v == "CARGO_PTX_PROFILE").then(|| "fast".to_string())).unwrap_err().to_string();
         assert!(e.starts_with("invalid `profile` in the environment variable CARGO_PTX_PROFILE: `fast` is not a kernel profile"), "{e}");
         let e = Options::from_vars(|v| (v == "CARGO_PTX_PREBUILT").then(|| "sometimes".to_string())).unwrap_err().to_string();
-        assert!(e.starts_with("invalid `prebuilt` in the environment variable CARGO_PTX_PREBUILT: `sometimes` is not a prebuilt policy"), "{e}");
+        assert!(
+            e.starts_with("invalid `prebuilt` in the environment variable CARGO_PTX_PREBUILT: `sometimes` is not a prebuilt policy"),
+            "{e}"
+        );
     }
 
     /// A bad value gets the same explanation whichever front end it came through.

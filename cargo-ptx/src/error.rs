@@ -31,6 +31,10 @@ pub enum Error {
     #[error("--path-deps {dir}: {message}\n  help: {help}", dir = dir.display())]
     PathDeps { dir: PathBuf, message: String, help: String },
 
+    /// `cargo ptx package` could not write a prebuilt set.
+    #[error("could not package prebuilt kernels: {message}\n  help: {help}")]
+    Package { message: String, help: String },
+
     /// `cargo ptx setup` could not finish.
     #[error("setup failed: {message}\n  help: {help}")]
     Setup { message: String, help: String },
