@@ -88,7 +88,7 @@ pub fn package(req: &PackageRequest) -> Result<Vec<SetSummary>> {
             }
         }
         let rel = format!("{}/{MANIFEST}", set.strip_prefix(&dir).unwrap_or(&set).display());
-        let shipped = listed.as_ref().is_none_or(|l| l.iter().any(|f| *f == rel));
+        let shipped = listed.as_ref().is_none_or(|l| l.contains(&rel));
         sets.push(SetSummary { dir: set, manifest, ptx_bytes, cubin_bytes, shipped });
     }
     if sets.is_empty() {

@@ -198,6 +198,42 @@ fn a_dependent_builds_from_the_packaged_crate_without_tools_with_the_same_bytes(
     std::fs::write(&cu, original).unwrap();
 }
 
+/// `cargo ptx package` where there is nothing to package: each refusal names the fix.
+fn package_refuses_a_package_without_a_builder_and_an_unknown_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("plain");
+    std::fs::create_dir_all(pkg.join("src")).unwrap();
+    std::fs::write(pkg.join("Cargo.toml"), "[package]\nname = \"plain\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n")
+        .unwrap();
+    std::fs::write(pkg.join("src/lib.rs"), "pub fn add(a: u32, b: u32) -> u32 { a + b }\n").unwrap();
+    std::fs::write(pkg.join("build.rs"), "fn main() {}\n").unwrap();
+    let package = |args: &[&str]| {
+        let out = common::cargo_ptx()
+            .arg("package")
+            .args(args)
+            .current_dir(&pkg)
+            .env("CARGO_TARGET_DIR", tmp.path().join("target"))
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{}", text(&out));
+        text(&out)
+    };
+    let log = package(&[]);
+    assert!(
+        log.contains(
+            "could not package prebuilt kernels: the build of `plain` wrote no prebuilt set: its build.rs runs no `ptx_build::Builder`"
+        ),
+        "{log}"
+    );
+    assert!(log.contains("help: run `cargo ptx package` in the library whose build.rs builds the kernels"), "{log}");
+    let log = package(&["-p", "fastblur"]);
+    assert!(log.contains("no package named `fastblur` in the workspace") && log.contains("help: name one with `-p`: plain"), "{log}");
+    assert!(!pkg.join("prebuilt").exists());
+}
+
 pub fn tests() -> Vec<crate::harness::Test> {
-    crate::tests![; slow: a_dependent_builds_from_the_packaged_crate_without_tools_with_the_same_bytes]
+    crate::tests![
+        package_refuses_a_package_without_a_builder_and_an_unknown_name;
+        slow: a_dependent_builds_from_the_packaged_crate_without_tools_with_the_same_bytes
+    ]
 }

@@ -13,6 +13,9 @@ use crate::engine::{BuildOutput, CrateOutput};
 use crate::options::Prebuilt;
 use crate::report::{Artifact, ArtifactKind, Event, KernelInfo, Reporter};
 
+/// What `load` returned, and the warnings it reported.
+type Loaded = (crate::Result<Option<(BuildOutput, Vec<PathBuf>)>>, Vec<String>);
+
 #[derive(Default)]
 struct Warnings(Mutex<Vec<String>>);
 
@@ -128,7 +131,7 @@ impl Fixture {
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
     }
 
-    fn load(&self, options: &Options, policy: Prebuilt, tools: bool) -> (crate::Result<Option<(BuildOutput, Vec<PathBuf>)>>, Vec<String>) {
+    fn load(&self, options: &Options, policy: Prebuilt, tools: bool) -> Loaded {
         let w = Warnings::default();
         let check = |_: &Request<'_>, _: &Path| if tools { Ok(()) } else { Err("the `nightly` toolchain (not installed)".to_string()) };
         let r = load_with(&self.request(options), policy, &w, &check);
