@@ -184,7 +184,7 @@ macro_rules! options_list {
             /// otherwise builds from source where the tools are, `always` never builds, `never` never
             /// reads them [default: auto].
             #[serde(deserialize_with = "from_str_de", default)]
-            #[cfg_attr(feature = "clap", arg(long, value_name = "WHEN", value_enum, help_heading = "Prebuilt options"))]
+            #[cfg_attr(feature = "clap", arg(long, value_name = "WHEN", value_enum, help_heading = "Kernel options"))]
             prebuilt: Prebuilt = Prebuilt::Auto,
                 env "CARGO_PTX_PREBUILT",
                 builder prebuilt(policy: $crate::options::Prebuilt) set Ok(policy);
