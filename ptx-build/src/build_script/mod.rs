@@ -170,6 +170,8 @@ impl Builder {
         }
 
         reporter.directive(format!("cargo:rerun-if-env-changed={}", prebuilt::WRITE_VAR));
+        // Its `[package.metadata.ptx]` may set `prebuilt`.
+        reporter.directive(format!("cargo:rerun-if-changed={}", manifest_dir.join("Cargo.toml").display()));
 
         let cuda_files = self.host_cuda(&manifest_dir, &out_dir, &source, reporter)?;
         // A prebuilt set of this package, when the policy and its key allow it: no tool runs.
