@@ -64,6 +64,25 @@ enum Command {
     Init(InitArgs),
     /// Show or clear the shared step cache (link, ptxas and nvcc outputs shared by every checkout).
     Cache(CacheArgs),
+    /// Build a library's kernels and write them prebuilt into its package (`prebuilt/`), so that
+    /// its dependents build with neither a nightly nor CUDA.
+    Package(PackageArgs),
+}
+
+#[derive(Args, Debug)]
+struct PackageArgs {
+    /// The library's Cargo.toml [default: the package at or above the current folder].
+    #[arg(long, value_name = "PATH")]
+    manifest_path: Option<PathBuf>,
+    /// The library, in a workspace.
+    #[arg(short, long, value_name = "NAME")]
+    package: Option<String>,
+    /// Pass `--locked` to cargo.
+    #[arg(long)]
+    locked: bool,
+    /// Pass `--offline` to cargo.
+    #[arg(long)]
+    offline: bool,
 }
 
 #[derive(Args, Debug)]
@@ -112,7 +131,8 @@ struct ProjectArgs {
     #[arg(long, value_enum, value_name = "VCS")]
     vcs: Option<VcsArg>,
     /// Depend on ptx-build, ptx-runtime and ptx-device by path, from the cargo-ptx checkout at DIR
-    /// (its root) [default: the published crates, at this cargo-ptx's version].
+    /// (its root) [default: the checkout this cargo-ptx was built from while it exists, else the
+    /// published crates at this cargo-ptx's version].
     #[arg(long, value_name = "DIR")]
     path_deps: Option<PathBuf>,
 }
@@ -328,6 +348,7 @@ pub fn main(args: impl IntoIterator<Item = std::ffi::OsString>) -> ExitCode {
         Command::Doctor(a) => doctor(a),
         Command::Setup(a) => setup_cmd(a),
         Command::Cache(a) => cache_cmd(a),
+        Command::Package(a) => package_cmd(a),
         Command::New(a) => new_project(a.path, a.project, false),
         Command::Init(a) => new_project(a.path, a.project, true),
     }
@@ -490,6 +511,49 @@ fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
 }
 
+fn package_cmd(a: PackageArgs) -> ExitCode {
+    let printer = Printer::new(Format::Human, false, 0);
+    let mut cargo_flags = Vec::new();
+    if a.locked {
+        cargo_flags.push("--locked".to_string());
+    }
+    if a.offline {
+        cargo_flags.push("--offline".to_string());
+    }
+    let req = crate::package::PackageRequest { manifest_path: a.manifest_path, package: a.package, cargo_flags };
+    match crate::package::package(&req) {
+        Ok(sets) => {
+            for s in &sets {
+                let kernels: usize = s.manifest.crates.iter().flat_map(|c| c.signatures.values()).map(Vec::len).sum();
+                let kib = |b: u64| format!("{:.1} KiB", b as f64 / 1024.0);
+                printer.status(
+                    "Packaged",
+                    &format!(
+                        "`{}`: {kernels} kernels for {} into {} ({}: PTX {}, cubins {})",
+                        s.manifest.package,
+                        s.manifest.archs.join(", "),
+                        s.dir.display(),
+                        kib(s.ptx_bytes + s.cubin_bytes),
+                        kib(s.ptx_bytes),
+                        kib(s.cubin_bytes)
+                    ),
+                );
+                if !s.shipped {
+                    printer.warning(&format!(
+                        "`cargo package` leaves {} out: check `include`/`exclude` in Cargo.toml and .gitignore",
+                        s.dir.display()
+                    ));
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            printer.error(&e);
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn setup_cmd(a: SetupArgs) -> ExitCode {
     let printer = Printer::new(Format::Human, false, 0);
     let opts =
@@ -526,7 +590,7 @@ fn new_project(path: PathBuf, a: ProjectArgs, init: bool) -> ExitCode {
         },
         dependencies: match a.path_deps {
             Some(dir) => Dependencies::Path(dir),
-            None => Dependencies::Registry,
+            None => Dependencies::Auto,
         },
         init,
     };
@@ -534,6 +598,9 @@ fn new_project(path: PathBuf, a: ProjectArgs, init: bool) -> ExitCode {
         Ok(created) => {
             printer
                 .status("Created", &format!("GPU project `{}` ({} kernels) at {}", created.name, project.kernels, created.dir.display()));
+            if let Some(deps) = &created.dependencies_note {
+                printer.status("Using", deps);
+            }
             for note in &created.notes {
                 printer.warning(note);
             }
@@ -621,6 +688,7 @@ mod tests {
                 &["--cuda-file-archs", "cuda/moe/*.cu=sm_80,sm_90"],
                 |b| b.cuda_file_archs("cuda/moe/*.cu", "sm_80,sm_90"),
             ),
+            ("prebuilt", r#"prebuilt = "never""#, &["--prebuilt", "never"], |b| b.prebuilt(ptx_build::options::Prebuilt::Never)),
         ];
         // The variables' text, as a shell sets them: the flag's value.
         let env: &[(&str, &str)] = &[
@@ -631,6 +699,7 @@ mod tests {
             ("launcher", "sccache"),
             ("untyped_kernels", "allow"),
             ("cuda_file_archs", "cuda/moe/*.cu=sm_80,sm_90"),
+            ("prebuilt", "never"),
         ];
         let covered: Vec<&str> = table.iter().map(|r| r.0).collect();
         assert_eq!(covered, Options::KEYS, "every declared option has a row, in declaration order");
@@ -653,6 +722,11 @@ mod tests {
         // A bad variable names itself.
         let e = Options::from_vars(|v| (v == "CARGO_PTX_PROFILE").then(|| "fast".to_string())).unwrap_err().to_string();
         assert!(e.starts_with("invalid `profile` in the environment variable CARGO_PTX_PROFILE: `fast` is not a kernel profile"), "{e}");
+        let e = Options::from_vars(|v| (v == "CARGO_PTX_PREBUILT").then(|| "sometimes".to_string())).unwrap_err().to_string();
+        assert!(
+            e.starts_with("invalid `prebuilt` in the environment variable CARGO_PTX_PREBUILT: `sometimes` is not a prebuilt policy"),
+            "{e}"
+        );
     }
 
     /// A bad value gets the same explanation whichever front end it came through.

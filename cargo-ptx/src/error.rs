@@ -23,9 +23,17 @@ pub enum Error {
     #[error("could not create a project at {path}: {message}\n  help: {help}", path = path.display())]
     Scaffold { path: PathBuf, message: String, help: String },
 
+    /// `cargo ptx new` without `--path-deps` finds neither a checkout nor published crates: one line.
+    #[error("{0}")]
+    NoDependencies(String),
+
     /// `--path-deps DIR` is not a cargo-ptx checkout; `dir` is the folder as given.
     #[error("--path-deps {dir}: {message}\n  help: {help}", dir = dir.display())]
     PathDeps { dir: PathBuf, message: String, help: String },
+
+    /// `cargo ptx package` could not write a prebuilt set.
+    #[error("could not package prebuilt kernels: {message}\n  help: {help}")]
+    Package { message: String, help: String },
 
     /// `cargo ptx setup` could not finish.
     #[error("setup failed: {message}\n  help: {help}")]

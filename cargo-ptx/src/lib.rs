@@ -2,7 +2,7 @@
 //!
 //! The engine compiles; this crate parses arguments, prints, and holds what only the command
 //! line runs: [`scaffold`] (`new`/`init` and its templates), [`setup`] (installs the toolchain)
-//! [`doctor`] (the report of every tool), [`inspect`] (a kernel's PTX or SASS with its source
+//! [`doctor`] (the report of every tool), [`package`] (a library's prebuilt kernel set), [`inspect`] (a kernel's PTX or SASS with its source
 //! lines) and [`sanitize`] (programs run under compute-sanitizer, findings mapped to source).
 
 pub mod cli;
@@ -10,6 +10,7 @@ pub mod doctor;
 pub mod error;
 pub mod inspect;
 mod output;
+pub mod package;
 pub mod sanitize;
 pub mod scaffold;
 pub mod setup;

@@ -64,6 +64,9 @@ pub enum Vcs {
 /// Where the project's `ptx-build`, `ptx-runtime` and `ptx-device` dependencies come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Dependencies {
+    /// Decided by [`resolve_dependencies`]: the checkout this cargo-ptx was built from while it
+    /// exists, else the registry once the crates are published there.
+    Auto,
     /// From the registry, at the version of this cargo-ptx: an installed binary has no
     /// checkout to point at, and a project must not depend on where its tool was built.
     Registry,
@@ -98,6 +101,8 @@ pub struct Created {
     pub git: bool,
     /// Things the user should know (git not found, ...).
     pub notes: Vec<String>,
+    /// Where our crates come from, when `new` chose it (path deps to the checkout it was built from).
+    pub dependencies_note: Option<String>,
 }
 
 /// The archs a project gets without `--arch`: Ampere's cubin also runs on Ada (sm_89), and
@@ -161,12 +166,16 @@ pub fn create(p: &NewProject) -> Result<Created> {
         },
     })?;
     let archs = archs(&p.archs)?;
-    let vars = variables(&name, &archs, &p.dependencies)?;
     check_destination(&dir, p.init)?;
+    let (dependencies, dependencies_note) = match &p.dependencies {
+        Dependencies::Auto => resolve_dependencies(&|| checkout_built_from(), &registry_has_our_crates)?,
+        given => (given.clone(), None),
+    };
+    let vars = variables(&name, &archs, &dependencies)?;
 
     let parent = dir.parent().ok_or_else(|| scaffold_error(&dir, "a project cannot be the root folder", "name a folder below it"))?;
     let made_parents = create_parents(parent)?;
-    let result = stage_and_move(p, &dir, parent, &name, &vars);
+    let result = stage_and_move(p, &dir, parent, &name, &vars).map(|c| Created { dependencies_note, ..c });
     if result.is_err() {
         if let Some(top) = made_parents {
             let _ = fs::remove_dir_all(top);
@@ -213,7 +222,7 @@ fn stage_and_move(p: &NewProject, dir: &Path, parent: &Path, name: &str, vars: &
             return Err(Error::io("move the new project into", dir, e));
         }
     }
-    Ok(Created { dir: dir.to_path_buf(), name: name.to_string(), files, git, notes })
+    Ok(Created { dir: dir.to_path_buf(), name: name.to_string(), files, git, notes, dependencies_note: None })
 }
 
 /// Cargo's rules for a package name, and ours: the project depends on our crates and on a
@@ -311,6 +320,7 @@ fn variables(name: &str, archs: &[String], deps: &Dependencies) -> Result<BTreeM
             (v.clone(), v.clone(), v)
         }
         Dependencies::Path(p) => checkout_paths(p)?,
+        Dependencies::Auto => unreachable!("resolved by `create`"),
     };
     Ok(BTreeMap::from([
         ("name", name.to_string()),
@@ -332,6 +342,85 @@ fn with_features(spec: &str, feature: &str) -> String {
     match spec.strip_suffix(" }") {
         Some(table) => format!("{table}, features = [\"{feature}\"] }}"),
         None => format!("{{ version = {spec}, features = [\"{feature}\"] }}"),
+    }
+}
+
+/// Whether crates.io has our crates at this version, as far as one can tell.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Published {
+    Yes,
+    No,
+    /// The registry could not be asked (offline): why.
+    Unknown(String),
+}
+
+/// `CARGO_PTX_CRATES_PUBLISHED=yes|no` answers for the registry (tests, offline machines);
+/// otherwise `cargo info ptx-runtime@VERSION`, run outside any workspace so that a local
+/// package of that name does not answer instead.
+pub fn registry_has_our_crates() -> Published {
+    match std::env::var("CARGO_PTX_CRATES_PUBLISHED").as_deref() {
+        Ok("yes" | "1" | "true") => return Published::Yes,
+        Ok("no" | "0" | "false") => return Published::No,
+        _ => {}
+    }
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let spec = format!("ptx-runtime@{}", env!("CARGO_PKG_VERSION"));
+    let mut cmd = Command::new(cargo);
+    cmd.args(["info", "--quiet", "--registry", "crates-io", &spec]).current_dir(std::env::temp_dir());
+    match process::output("cargo", &mut cmd) {
+        Ok(out) if out.status.success() => Published::Yes,
+        Ok(out) if String::from_utf8_lossy(&out.stderr).contains("could not find") => Published::No,
+        Ok(out) => {
+            Published::Unknown(process::combined(&out).lines().find(|l| !l.trim().is_empty()).unwrap_or_default().trim().to_string())
+        }
+        Err(e) => Published::Unknown(e.to_string()),
+    }
+}
+
+/// The checkout this binary was built from (`cargo install --path cargo-ptx`, or cargo's copy of
+/// a git source), while it still holds our crates; `CARGO_PTX_CHECKOUT` names another (empty:
+/// none). A binary installed from crates.io was built in the registry's source folder, which
+/// has no `ptx-build/` beside it.
+pub fn checkout_built_from() -> Option<PathBuf> {
+    let dir = match std::env::var_os("CARGO_PTX_CHECKOUT") {
+        Some(d) if d.is_empty() => return None,
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).parent()?.to_path_buf(),
+    };
+    let ours = ["ptx-build", "ptx-runtime", "ptx-device"].iter().all(|k| dir.join(k).join("Cargo.toml").is_file());
+    ours.then(|| fs::canonicalize(&dir).unwrap_or(dir))
+}
+
+/// Where a new project's dependencies on our crates come from when `--path-deps` is not given:
+/// the checkout this cargo-ptx was built from while it exists (what it was built with, whether or
+/// not that version is published), else the registry when it has them. With neither, one
+/// line naming `--path-deps`: a project that cannot resolve its dependencies is not written.
+pub fn resolve_dependencies(
+    checkout: &dyn Fn() -> Option<PathBuf>,
+    published: &dyn Fn() -> Published,
+) -> Result<(Dependencies, Option<String>)> {
+    let version = env!("CARGO_PKG_VERSION");
+    if let Some(dir) = checkout() {
+        let note = format!(
+            "ptx-build, ptx-runtime and ptx-device by path from {}, the checkout this cargo-ptx was built from \
+             (`--path-deps DIR` picks another checkout)",
+            dir.display()
+        );
+        return Ok((Dependencies::Path(dir), Some(note)));
+    }
+    match published() {
+        Published::Yes => Ok((Dependencies::Registry, None)),
+        Published::No => Err(Error::NoDependencies(format!(
+            "ptx-build, ptx-runtime and ptx-device {version} are not on crates.io and the checkout this cargo-ptx was built from is gone: \
+             pass `--path-deps DIR` with the root of a cargo-ptx checkout"
+        ))),
+        Published::Unknown(why) => Ok((
+            Dependencies::Registry,
+            Some(format!(
+                "the published ptx-build, ptx-runtime and ptx-device {version}: crates.io could not be asked whether it has them ({why}); \
+                 `--path-deps DIR` depends on a checkout instead"
+            )),
+        )),
     }
 }
 
@@ -524,9 +613,39 @@ mod tests {
                     assert_eq!(runtime("dependencies").as_str(), Some(env!("CARGO_PKG_VERSION")));
                     assert_eq!(dev["version"].as_str(), Some(env!("CARGO_PKG_VERSION")));
                 }
-                Dependencies::Path(_) => assert_eq!(dev["path"], runtime("dependencies")["path"]),
+                Dependencies::Path(_) | Dependencies::Auto => assert_eq!(dev["path"], runtime("dependencies")["path"]),
             }
             assert!(toml["test"][0]["harness"].as_bool() == Some(false), "{text}");
+        }
+    }
+
+    #[test]
+    fn dependencies_come_from_the_checkout_then_the_registry_else_one_line_naming_path_deps() {
+        let version = env!("CARGO_PKG_VERSION");
+        let never = || -> Published { panic!("the registry is not asked while the checkout exists") };
+        let (deps, note) = resolve_dependencies(&|| Some(PathBuf::from("/src/cargo-ptx")), &never).unwrap();
+        assert_eq!(deps, Dependencies::Path(PathBuf::from("/src/cargo-ptx")));
+        let note = note.unwrap();
+        assert!(note.contains("by path from /src/cargo-ptx") && note.contains("--path-deps DIR"), "{note}");
+
+        let (deps, note) = resolve_dependencies(&|| None, &|| Published::Yes).unwrap();
+        assert_eq!((deps, note), (Dependencies::Registry, None));
+
+        let e = resolve_dependencies(&|| None, &|| Published::No).unwrap_err().to_string();
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(e.contains(&format!("{version} are not on crates.io")) && e.contains("pass `--path-deps DIR`"), "{e}");
+
+        let (deps, note) = resolve_dependencies(&|| None, &|| Published::Unknown("network down".into())).unwrap();
+        assert_eq!(deps, Dependencies::Registry);
+        assert!(note.unwrap().contains("could not be asked whether it has them (network down)"));
+    }
+
+    #[test]
+    fn the_checkout_this_binary_was_built_from_is_found() {
+        // The binary under test is built from this checkout.
+        let here = fs::canonicalize(concat!(env!("CARGO_MANIFEST_DIR"), "/..")).unwrap();
+        if std::env::var_os("CARGO_PTX_CHECKOUT").is_none() {
+            assert_eq!(checkout_built_from(), Some(here), "the checkout this crate is built in");
         }
     }
 

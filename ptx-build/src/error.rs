@@ -375,6 +375,20 @@ pub enum Error {
         /// The variable cargo sets in build scripts.
         what: &'static str,
     },
+
+    /// A prebuilt kernel set (`prebuilt/`, from `cargo ptx package`) that cannot be used: damaged,
+    /// stale, of a newer format, or missing an arch; never used silently.
+    #[error("prebuilt kernels of `{package}` ({set}): {message}\n  help: {help}", set = set.display())]
+    Prebuilt {
+        /// The package that ships the set.
+        package: String,
+        /// The set's manifest.
+        set: PathBuf,
+        /// What is wrong.
+        message: String,
+        /// How to fix it.
+        help: String,
+    },
 }
 
 /// The command line under a tool's output: what to rerun by hand to see the failure again.

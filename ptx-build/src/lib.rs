@@ -60,6 +60,7 @@ mod inline_ptx;
 #[cfg(test)]
 mod layout;
 pub mod options;
+mod prebuilt;
 mod project;
 mod report;
 mod rust;
@@ -96,6 +97,9 @@ pub mod internals {
         pub use crate::inline_ptx::*;
     }
     /// Kernel crates and their resolved options.
+    pub mod prebuilt {
+        pub use crate::prebuilt::{set_dir, ArtifactFile, CrateSet, Manifest, SourceFile, FORMAT, MANIFEST, WRITE_VAR};
+    }
     pub mod project {
         pub use crate::project::*;
     }

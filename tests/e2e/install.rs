@@ -114,7 +114,11 @@ fn cargo_ptx_installed_from_its_packages_scaffolds_a_project_that_builds_and_tes
     // 3. Scaffold with the installed binary, as `cargo ptx new` runs it (cargo passes `ptx`).
     let projects = work.join("projects");
     std::fs::create_dir_all(&projects).unwrap();
-    let out = run(Command::new(&installed).args(["ptx", "new", "demo", "--kernels", "both", "--vcs", "none"]).current_dir(&projects));
+    // The unpacked crates stand in for crates.io, which `new` would ask whether it has them.
+    let out = run(Command::new(&installed)
+        .args(["ptx", "new", "demo", "--kernels", "both", "--vcs", "none"])
+        .current_dir(&projects)
+        .env("CARGO_PTX_CRATES_PUBLISHED", "yes"));
     assert!(out.contains("Created GPU project `demo`"), "{out}");
     let demo = projects.join("demo");
     let manifest = std::fs::read_to_string(demo.join("Cargo.toml")).unwrap();

@@ -27,6 +27,7 @@ mod hardening2;
 mod inspect;
 mod install;
 mod new;
+mod prebuilt;
 mod quantized;
 mod sanitize;
 mod sccache;
@@ -54,6 +55,7 @@ fn main() {
         discovery::tests,
         install::tests,
         sanitize::tests,
+        prebuilt::tests,
         sccache::tests,
         gpu_tests::tests,
         harness::tests,

@@ -158,9 +158,16 @@ fn init_fills_the_current_empty_folder_without_a_nested_repository() {
     assert!(text(&out).contains("Next cargo run --release") || text(&out).contains("cargo run --release"), "{}", text(&out));
 }
 
-fn registry_dependencies_by_default_and_path_dependencies_when_asked() {
+fn registry_dependencies_once_published_and_path_dependencies_when_asked() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = new(&["reg", "--kernels", "both", "--vcs", "none"], tmp.path());
+    // As a binary installed from crates.io: no checkout beside it, the crates on the registry.
+    let out = cargo_ptx()
+        .args(["new", "reg", "--kernels", "both", "--vcs", "none"])
+        .current_dir(tmp.path())
+        .env("CARGO_PTX_CHECKOUT", "")
+        .env("CARGO_PTX_CRATES_PUBLISHED", "yes")
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", text(&out));
     let version = env!("CARGO_PKG_VERSION");
     let manifest = std::fs::read_to_string(tmp.path().join("reg/Cargo.toml")).unwrap();
@@ -189,6 +196,48 @@ fn registry_dependencies_by_default_and_path_dependencies_when_asked() {
     assert!(manifest.contains(&format!("ptx-build = {{ path = \"{}\" }}", checkout().join("ptx-build").display())), "{manifest}");
     let shared = std::fs::read_to_string(tmp.path().join("bypath/shared/Cargo.toml")).unwrap();
     assert!(shared.contains(&format!("ptx-runtime = {{ path = \"{}\" }}", checkout().join("ptx-runtime").display())), "{shared}");
+}
+
+/// `cargo install --path cargo-ptx; cargo ptx new my-gpu && cd my-gpu && cargo build`, before our
+/// crates are on crates.io: the project depends on the checkout the binary was built from, says
+/// so, and its dependencies resolve (cargo finds every package, offline).
+fn a_new_project_depends_on_the_checkout_it_was_built_from_and_resolves() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = cargo_ptx()
+        .args(["new", "my-gpu", "--kernels", "both", "--vcs", "none"])
+        .current_dir(tmp.path())
+        .env_remove("CARGO_PTX_CHECKOUT")
+        .env("CARGO_PTX_CRATES_PUBLISHED", "no")
+        .output()
+        .unwrap();
+    let log = text(&out);
+    assert!(out.status.success(), "{log}");
+    let root = checkout();
+    assert!(log.contains(&format!("ptx-build, ptx-runtime and ptx-device by path from {}", root.display())), "it says so:\n{log}");
+    let dir = tmp.path().join("my-gpu");
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    assert!(manifest.contains(&format!("ptx-runtime = {{ path = \"{}\" }}", root.join("ptx-runtime").display())), "{manifest}");
+    for project in [dir.clone(), dir.join("kernels")] {
+        let out = cargo(&project, &["generate-lockfile", "--offline"]);
+        assert!(out.status.success(), "the dependencies of {} do not resolve:\n{}", project.display(), text(&out));
+    }
+}
+
+/// Neither a checkout nor published crates: one line naming `--path-deps`, and nothing written.
+fn without_a_checkout_or_published_crates_new_stops_naming_path_deps() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = cargo_ptx()
+        .args(["new", "my-gpu"])
+        .current_dir(tmp.path())
+        .env("CARGO_PTX_CHECKOUT", "")
+        .env("CARGO_PTX_CRATES_PUBLISHED", "no")
+        .output()
+        .unwrap();
+    let log = text(&out);
+    assert!(!out.status.success(), "{log}");
+    assert_eq!(log.trim().lines().count(), 1, "one line:\n{log}");
+    assert!(log.contains("are not on crates.io") && log.contains("pass `--path-deps DIR`"), "{log}");
+    assert!(!tmp.path().join("my-gpu").exists(), "nothing is written");
 }
 
 /// Runs `cargo ptx <args>` in a fresh folder; it must fail, say each of `needles`, and leave
@@ -354,7 +403,9 @@ fn new_projects_are_rustfmt_clean_in_every_flavour() {
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::tests![
         init_fills_the_current_empty_folder_without_a_nested_repository,
-        registry_dependencies_by_default_and_path_dependencies_when_asked,
+        registry_dependencies_once_published_and_path_dependencies_when_asked,
+        a_new_project_depends_on_the_checkout_it_was_built_from_and_resolves,
+        without_a_checkout_or_published_crates_new_stops_naming_path_deps,
         bad_names_are_refused_with_the_rule,
         an_existing_folder_that_is_not_empty_is_refused,
         an_unwritable_parent_is_refused_and_leaves_nothing,

@@ -25,6 +25,7 @@ use crate::embed::{self, CrateModules};
 use crate::engine::{BuildOptions, BuildOutput};
 use crate::error::{Error, Result};
 use crate::options::{self, Options, Source};
+use crate::prebuilt;
 use crate::project::{glob_files, CudaFiles, StaticLibSpec};
 use crate::report::{Event, Reporter};
 use crate::tools;
@@ -191,7 +192,39 @@ impl Builder {
             reporter.directive(format!("cargo:rerun-if-env-changed={var}"));
         }
 
+        reporter.directive(format!("cargo:rerun-if-env-changed={}", prebuilt::WRITE_VAR));
+        // Its `[package.metadata.ptx]` may set `prebuilt`.
+        reporter.directive(format!("cargo:rerun-if-changed={}", manifest_dir.join("Cargo.toml").display()));
+
         let cuda_files = self.host_cuda(&manifest_dir, &out_dir, &source, reporter)?;
+        // A prebuilt set of this package, when the policy and its key allow it: no tool runs.
+        let front = options.clone().or(Options::from_env()?);
+        let policy = match front.prebuilt {
+            Some(p) => p,
+            None => prebuilt::host_policy(&manifest_dir.join("Cargo.toml"))?.unwrap_or_default(),
+        };
+        let cuda_list: Vec<PathBuf> = cuda_files.as_ref().map(|c| c.files.clone()).unwrap_or_default();
+        let package = std::env::var("CARGO_PKG_NAME").unwrap_or_default();
+        let request = prebuilt::Request {
+            package: package.clone(),
+            manifest_dir: &manifest_dir,
+            out_file: self.out_file_name(),
+            kernel_crates: &self.kernel_crates,
+            cuda_files: &cuda_list,
+            options: &front,
+        };
+        // `cargo ptx package` builds this package from source and writes its set.
+        let writing = std::env::var(prebuilt::WRITE_VAR).is_ok_and(|v| v.split(':').next() == Some(package.as_str()));
+        // A set holds PTX and cubins only: a Builder with static libraries builds from source.
+        if !writing && self.static_libs.is_empty() && (!self.kernel_crates.is_empty() || !cuda_list.is_empty()) {
+            if let Some((output, watch)) = prebuilt::load(&request, policy, reporter)? {
+                let module = self.embed(&output, &out_dir, reporter)?;
+                for p in watch {
+                    reporter.directive(format!("cargo:rerun-if-changed={}", p.display()));
+                }
+                return Ok(Generated { module, output });
+            }
+        }
         let mut opts = BuildOptions {
             paths: self.kernel_crates.iter().map(|p| manifest_dir.join(p)).collect(),
             options: options.resolve_paths(&manifest_dir, &source)?,
@@ -199,10 +232,6 @@ impl Builder {
             cuda_files: cuda_files.into_iter().collect(),
             ..BuildOptions::default()
         };
-        if !self.static_libs.is_empty() {
-            // Its `[package.metadata.ptx]` applies to these files too.
-            reporter.directive(format!("cargo:rerun-if-changed={}", manifest_dir.join("Cargo.toml").display()));
-        }
         for (name, globs) in &self.static_libs {
             let files = host_files(&manifest_dir, globs, "cuda_static_lib", &source, reporter)?;
             if files.is_empty() {
@@ -241,12 +270,28 @@ impl Builder {
             .collect();
         let output = opts.run(reporter)?;
 
+        if writing {
+            let set = prebuilt::write(&request, &output, Some(&out_dir))?;
+            reporter.warning(format!("ptx-build: wrote the prebuilt kernels of `{package}` to {}", set.display()));
+        }
+
         let rerun: BTreeSet<PathBuf> = output.crates.iter().flat_map(|c| c.sources.iter().cloned()).collect();
         for lib in output.crates.iter().filter_map(|c| c.static_lib.as_ref()) {
             for d in lib.cargo_directives() {
                 reporter.directive(d);
             }
         }
+        let module = self.embed(&output, &out_dir, reporter)?;
+        for p in rerun.iter().filter(|p| !p.ends_with("Cargo.lock") || locks_before.contains(*p)) {
+            reporter.directive(format!("cargo:rerun-if-changed={}", p.display()));
+        }
+        Ok(Generated { module, output })
+    }
+}
+
+impl Builder {
+    /// The embed stage over a build (from source or from a prebuilt set alike).
+    fn embed(&self, output: &BuildOutput, out_dir: &Path, reporter: &BuildScript) -> Result<PathBuf> {
         let crates: Vec<CrateModules<'_>> = output
             .crates
             .iter()
@@ -258,20 +303,16 @@ impl Builder {
                 untyped_kernels: c.untyped_kernels,
             })
             .collect();
+        let manifest_dir = env_path("CARGO_MANIFEST_DIR")?;
         let host = embed::host_scope::HostNames::read(&manifest_dir);
-        let module = embed::write_module(&crates, &out_dir, self.out_file_name(), &host, reporter)?;
+        let module = embed::write_module(&crates, out_dir, self.out_file_name(), &host, reporter)?;
         if host.missed() {
             // A kernel waits for a host type: defining it must rerun this script.
             reporter.directive(format!("cargo:rerun-if-changed={}", host.src.display()));
         }
-        for p in rerun.iter().filter(|p| !p.ends_with("Cargo.lock") || locks_before.contains(*p)) {
-            reporter.directive(format!("cargo:rerun-if-changed={}", p.display()));
-        }
-        Ok(Generated { module, output })
+        Ok(module)
     }
-}
 
-impl Builder {
     /// The host crate's own .cu files, from the `.cuda(..)` globs.
     fn host_cuda(&self, manifest_dir: &Path, out_dir: &Path, source: &Source, reporter: &BuildScript) -> Result<Option<CudaFiles>> {
         if self.cuda.is_empty() {

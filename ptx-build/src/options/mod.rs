@@ -31,7 +31,8 @@ pub use source::Source;
 pub(crate) use values::parse_arch_list;
 use values::{archs_de, defines_de, file_archs_de, from_str_de, FromEnv};
 pub use values::{
-    parse_arch_request, CudaStd, Define, FileArchs, Profile, PtxIsa, SharedCacheSetting, UnrollThreshold, UntypedKernels,
+    parse_arch_request, CudaStd, Define, FileArchs, Prebuilt, Profile, PtxIsa, SharedCacheSetting, UnrollThreshold,
+    UntypedKernels,
 };
 #[cfg(feature = "clap")]
 use values::{parse_cuda_std, parse_define, parse_file_archs, parse_ptx_isa, parse_shared_cache, parse_unroll_threshold};
@@ -199,6 +200,15 @@ macro_rules! options_list {
             cuda_file_archs: Vec<FileArchs> = Vec::new(),
                 env "CARGO_PTX_CUDA_FILE_ARCHS",
                 builder cuda_file_archs(glob: impl AsRef<str>, archs: impl AsRef<str>) push $crate::options::FileArchs::new(glob.as_ref(), archs.as_ref());
+            /// When a Builder embeds the prebuilt kernels its package ships (`prebuilt/`, written by
+            /// `cargo ptx package`): `auto` uses them when their key (sources and options) matches and
+            /// otherwise builds from source where the tools are, `always` never builds, `never` never
+            /// reads them [default: auto].
+            #[serde(deserialize_with = "from_str_de", default)]
+            #[cfg_attr(feature = "clap", arg(long, value_name = "WHEN", value_enum, help_heading = "Kernel options"))]
+            prebuilt: Prebuilt = Prebuilt::Auto,
+                env "CARGO_PTX_PREBUILT",
+                builder prebuilt(policy: $crate::options::Prebuilt) set Ok(policy);
         }
     };
 }
@@ -272,6 +282,14 @@ macro_rules! define_options {
                         out.push(stringify!($field));
                     }
                 )*
+                out
+            }
+
+            /// Each option set here, as `(key, value)` in declaration order (the value as `Debug`
+            /// prints it): what a prebuilt set's key records.
+            pub fn set_values(&self) -> Vec<(&'static str, String)> {
+                let mut out = Vec::new();
+                $( if let Some(v) = &self.$field { out.push((stringify!($field), format!("{v:?}"))); } )*
                 out
             }
 
@@ -428,7 +446,8 @@ mod tests {
             "all-features": false, "no-default-features": true, "ftz": true, "fmad": false, "unroll-threshold": 2000, "ptx-isa": "7.8", "rust": false,
             "cuda-sources": ["k/*.cu"], "cuda-include": ["include"], "cuda-defines": {"TILE": 16, "FAST": true, "OFF": false},
             "nvcc-flags": ["--use_fast_math"], "cuda-std": "c++20", "cuda-gdb": true, "shared-cache": "off", "launcher": "sccache",
-            "cuda-libraries": ["cublas"], "untyped-kernels": "allow", "cuda-file-archs": {"cuda/moe/*.cu": ["sm_80", "sm_90"], "*_wmma.cu": "sm_80"}
+            "cuda-libraries": ["cublas"], "untyped-kernels": "allow", "cuda-file-archs": {"cuda/moe/*.cu": ["sm_80", "sm_90"], "*_wmma.cu": "sm_80"},
+            "prebuilt": "never"
         }));
         let set = o.unwrap();
         let o = set.resolve();
@@ -473,6 +492,11 @@ mod tests {
         assert!(msg(serde_json::json!({"profile": "fast"})).contains("invalid `profile`"));
         let m = msg(serde_json::json!({"untyped-kernels": "deny"}));
         assert!(m.starts_with("invalid `untyped-kernels` in [package.metadata.ptx] of /k/Cargo.toml: "), "{m}");
+        let m = msg(serde_json::json!({"prebuilt": "sometimes"}));
+        assert!(
+            m.starts_with("invalid `prebuilt` in [package.metadata.ptx] of /k/Cargo.toml: `sometimes` is not a prebuilt policy: use `auto`, `always` or `never`"),
+            "{m}"
+        );
         let m = msg(serde_json::json!({"fmad": "fast"}));
         assert!(m.starts_with("invalid `fmad` in [package.metadata.ptx] of /k/Cargo.toml: "), "{m}");
         let m = msg(serde_json::json!({"unroll-threshold": "lots"}));

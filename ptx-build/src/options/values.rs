@@ -110,6 +110,50 @@ impl FromStr for UntypedKernels {
     }
 }
 
+/// When a Builder embeds the prebuilt kernels shipped in its package (`prebuilt/`, written by
+/// `cargo ptx package`) instead of building them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum Prebuilt {
+    /// The set when its key (sources and options) matches; otherwise a build from source when
+    /// the tools are here (one warning line says why), else an error.
+    #[default]
+    Auto,
+    /// The set or an error: never a build from source.
+    Always,
+    /// Always a build from source; the set is not read.
+    Never,
+}
+
+impl FromStr for Prebuilt {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim() {
+            "auto" => Ok(Prebuilt::Auto),
+            "always" => Ok(Prebuilt::Always),
+            "never" => Ok(Prebuilt::Never),
+            other => Err(format!("`{other}` is not a prebuilt policy: use `auto`, `always` or `never`")),
+        }
+    }
+}
+
+impl fmt::Display for Prebuilt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Prebuilt::Auto => "auto",
+            Prebuilt::Always => "always",
+            Prebuilt::Never => "never",
+        })
+    }
+}
+
+impl FromEnv for Prebuilt {
+    fn from_env(text: &str) -> std::result::Result<Self, String> {
+        text.parse()
+    }
+}
+
 /// A PTX ISA version such as `7.8`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct PtxIsa {

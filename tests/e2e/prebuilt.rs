@@ -1,0 +1,239 @@
+//! Prebuilt kernels end to end: examples/prebuilt's library (`fastblur`, a Rust kernel crate and
+//! CUDA C++ of its own) is packaged with `cargo ptx package` and `cargo package`, and its
+//! dependent (`blur-app`) is built from the packaged `.crate` as a crates.io user builds it: on
+//! stable, with no nvcc, no ptxas and an empty CARGO_PTX_HOME. Its embedded PTX and cubins are
+//! the bytes a build from source embeds; a changed source byte is an error naming the fix.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::common;
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+#[track_caller]
+fn run(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(out.status.success(), "{cmd:?} failed:\n{}", text(&out));
+    text(&out)
+}
+
+fn repo() -> PathBuf {
+    std::fs::canonicalize(Path::new(env!("CARGO_MANIFEST_DIR")).join("..")).unwrap()
+}
+
+/// cargo without this test run's CARGO_* variables, into one target dir kept between runs.
+fn cargo(dir: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO"));
+    for (k, _) in std::env::vars_os() {
+        let k = k.to_string_lossy().into_owned();
+        if (k.starts_with("CARGO_") && k != "CARGO_HOME") || k == "RUSTFLAGS" || k == "RUSTC_WRAPPER" {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.current_dir(dir).env("CARGO_TARGET_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("prebuilt-target")).env("NO_COLOR", "1");
+    cmd
+}
+
+/// As a machine with no kernel tools: stable Rust, PATH without nvcc or ptxas, no CUDA
+/// variables, an empty CARGO_PTX_HOME (where `cargo ptx setup` would put them).
+fn without_tools(cmd: &mut Command, empty_home: &Path) {
+    for v in ["PTXAS", "NVCC", "LIBDEVICE", "CUDA_PATH", "CUDA_HOME", "CUDA_ROOT", "CARGO_PTX_CACHE_DIR"] {
+        cmd.env_remove(v);
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let kept: Vec<PathBuf> = std::env::split_paths(&path).filter(|d| !d.join("nvcc").exists() && !d.join("ptxas").exists()).collect();
+    cmd.env("PATH", std::env::join_paths(kept).unwrap()).env("CARGO_PTX_HOME", empty_home).env("RUSTUP_TOOLCHAIN", "stable");
+}
+
+/// `[patch.crates-io]` for our crates, which are not on crates.io yet.
+fn patch_ours() -> String {
+    let mut t = String::from("\n[patch.crates-io]\n");
+    for c in ["ptx-build", "ptx-runtime", "ptx-device-macros"] {
+        t += &format!("{c} = {{ path = {} }}\n", serde_json::to_string(&repo().join(c)).unwrap());
+    }
+    t
+}
+
+/// The same patches, as `--config` arguments (the ones `cargo package`'s verify step takes).
+fn patch_config() -> Vec<String> {
+    ["ptx-build", "ptx-runtime", "ptx-device-macros"]
+        .iter()
+        .flat_map(|c| ["--config".to_string(), format!("patch.crates-io.{c}.path={}", serde_json::to_string(&repo().join(c)).unwrap())])
+        .collect()
+}
+
+/// fastblur's OUT_DIR in a `cargo build --message-format json` run.
+fn out_dir(json: &str) -> PathBuf {
+    json.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|m| m["reason"] == "build-script-executed" && m["package_id"].as_str().is_some_and(|p| p.contains("fastblur")))
+        .and_then(|m| m["out_dir"].as_str().map(PathBuf::from))
+        .unwrap_or_else(|| panic!("fastblur's build script did not run:\n{json}"))
+}
+
+/// Every file under `dir`, relative, sorted.
+fn files(dir: &Path) -> Vec<PathBuf> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().map(Result::unwrap) {
+            if e.file_type().unwrap().is_dir() {
+                walk(root, &e.path(), out);
+            } else {
+                out.push(e.path().strip_prefix(root).unwrap().to_path_buf());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+fn a_dependent_builds_from_the_packaged_crate_without_tools_with_the_same_bytes() {
+    common::cuda();
+    common::nvcc();
+    let tmp = tempfile::Builder::new().prefix("cargo-ptx prebuilt ").tempdir().unwrap();
+    let empty_home = tmp.path().join("empty home");
+    std::fs::create_dir_all(&empty_home).unwrap();
+
+    // The library's workspace, copied (no prebuilt set yet), our crates patched in by path.
+    let src = tmp.path().join("src");
+    let example = repo().join("examples/prebuilt");
+    common::copy_dir(&example.join("fastblur"), &src.join("fastblur"));
+    let _ = std::fs::remove_dir_all(src.join("fastblur/prebuilt"));
+    std::fs::copy(example.join("Cargo.lock"), src.join("Cargo.lock")).unwrap();
+    std::fs::write(src.join("Cargo.toml"), format!("[workspace]\nresolver = \"2\"\nmembers = [\"fastblur\"]\n{}", patch_ours())).unwrap();
+    let kernels = src.join("fastblur/kernels/Cargo.toml");
+    let device = serde_json::to_string(&repo().join("ptx-device")).unwrap();
+    std::fs::write(&kernels, std::fs::read_to_string(&kernels).unwrap().replace("\"../../../../ptx-device\"", &device)).unwrap();
+
+    // 1. `cargo ptx package`: built from source with the tools, the set written into the package.
+    let log = run(common::cargo_ptx()
+        .args(["package", "-p", "fastblur"])
+        .current_dir(&src)
+        .env("CARGO_TARGET_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("prebuilt-target")));
+    assert!(log.contains("Packaged `fastblur`: 2 kernels for sm_80, sm_90 into"), "{log}");
+    assert!(!log.contains("leaves"), "cargo package ships the set:\n{log}");
+    let set = src.join("fastblur/prebuilt/kernels");
+    assert!(set.join("manifest.json").is_file() && set.join("fastblur/box_blur/sm_90.cubin").is_file());
+
+    // 2. `cargo package`, verify step included, on a machine without the tools.
+    let mut package = cargo(&src);
+    package.args(["package", "--allow-dirty", "-p", "fastblur"]).args(patch_config());
+    without_tools(&mut package, &empty_home);
+    let log = run(&mut package);
+    assert!(log.contains("Verifying fastblur v0.1.0"), "{log}");
+    let crate_file = Path::new(env!("CARGO_TARGET_TMPDIR")).join("prebuilt-target/package/fastblur-0.1.0.crate");
+    let crates = tmp.path().join("crates");
+    std::fs::create_dir_all(&crates).unwrap();
+    run(Command::new("tar").arg("-xzf").arg(&crate_file).arg("-C").arg(&crates));
+    let unpacked = crates.join("fastblur-0.1.0");
+    assert!(unpacked.join("prebuilt/kernels/manifest.json").is_file() && !unpacked.join("kernels").exists());
+
+    // The reference: the library built from source.
+    let mut source = cargo(&src);
+    source.args(["build", "-p", "fastblur", "--message-format", "json"]).env("CARGO_PTX_PREBUILT", "never");
+    let source_out = out_dir(&run(&mut source));
+
+    // 3. The dependent, from the `.crate`, without the tools.
+    let app = tmp.path().join("app");
+    common::copy_dir(&example.join("blur-app"), &app);
+    std::fs::copy(example.join("Cargo.lock"), app.join("Cargo.lock")).unwrap();
+    let manifest = std::fs::read_to_string(app.join("Cargo.toml")).unwrap().replace(
+        "fastblur = { path = \"../fastblur\", version = \"0.1.0\" }",
+        &format!("fastblur = {{ path = {}, version = \"0.1.0\" }}", serde_json::to_string(&unpacked).unwrap()),
+    );
+    std::fs::write(app.join("Cargo.toml"), format!("{manifest}\n[workspace]\n{}", patch_ours())).unwrap();
+    let dependent = |args: &[&str]| {
+        let mut c = cargo(&app);
+        c.args(args);
+        without_tools(&mut c, &empty_home);
+        c.output().unwrap()
+    };
+    let out = dependent(&["build", "--message-format", "json"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let prebuilt_out = out_dir(&String::from_utf8_lossy(&out.stdout));
+    let images = files(&source_out.join("ptx-build"));
+    assert_eq!(images.len(), 8, "PTX and cubin, two archs, two modules: {images:?}");
+    assert_eq!(files(&prebuilt_out.join("ptx-build")), images);
+    for f in &images {
+        let (a, b) =
+            (std::fs::read(source_out.join("ptx-build").join(f)).unwrap(), std::fs::read(prebuilt_out.join("ptx-build").join(f)).unwrap());
+        assert!(a == b, "{} differs from the build from source", f.display());
+    }
+    // The generated module too, but for the package's folder in the kernels' doc comments.
+    let module = |dir: &Path| std::fs::read_to_string(dir.join("kernels.rs")).unwrap();
+    let from_source = module(&source_out).replace(&src.join("fastblur").display().to_string(), "<package>");
+    assert_eq!(module(&prebuilt_out).replace(&unpacked.display().to_string(), "<package>"), from_source);
+
+    // Its tests: the kernels embedded, and on a GPU checked against the CPU.
+    let out = dependent(&["test"]);
+    let log = text(&out);
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains("test the_prebuilt_kernels_are_embedded_for_each_arch ... ok"), "{log}");
+    let gpu = log.lines().find(|l| l.starts_with("test prebuilt_kernels_match_the_cpu ")).unwrap_or_else(|| panic!("not run:\n{log}"));
+    assert!(gpu.ends_with("... ok") || gpu.contains("... ignored (no GPU: "), "{gpu}");
+
+    // docs.rs builds the docs from the set.
+    let mut docs = cargo(&app);
+    docs.args(["doc", "--no-deps", "-p", "fastblur"]).env("DOCS_RS", "1");
+    without_tools(&mut docs, &empty_home);
+    run(&mut docs);
+
+    // 4. One source byte changed in the package: an error naming the crate, the file and the fix.
+    let cu = unpacked.join("cuda/box_blur.cu");
+    let original = std::fs::read_to_string(&cu).unwrap();
+    std::fs::write(&cu, original.replacen("sum / (2 * RADIUS + 1)", "sum / (2 * RADIUS + 2)", 1)).unwrap();
+    let out = dependent(&["build"]);
+    let log = text(&out);
+    assert!(!out.status.success(), "{log}");
+    assert!(
+        log.contains("prebuilt kernels of `fastblur` (") && log.contains("the sources changed after packaging: cuda/box_blur.cu"),
+        "{log}"
+    );
+    assert!(log.contains("building from source needs") && log.contains("help: rerun `cargo ptx package`"), "{log}");
+    assert!(!log.contains("panicked"), "{log}");
+    std::fs::write(&cu, original).unwrap();
+}
+
+/// `cargo ptx package` where there is nothing to package: each refusal names the fix.
+fn package_refuses_a_package_without_a_builder_and_an_unknown_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = tmp.path().join("plain");
+    std::fs::create_dir_all(pkg.join("src")).unwrap();
+    std::fs::write(pkg.join("Cargo.toml"), "[package]\nname = \"plain\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n")
+        .unwrap();
+    std::fs::write(pkg.join("src/lib.rs"), "pub fn add(a: u32, b: u32) -> u32 { a + b }\n").unwrap();
+    std::fs::write(pkg.join("build.rs"), "fn main() {}\n").unwrap();
+    let package = |args: &[&str]| {
+        let out = common::cargo_ptx()
+            .arg("package")
+            .args(args)
+            .current_dir(&pkg)
+            .env("CARGO_TARGET_DIR", tmp.path().join("target"))
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{}", text(&out));
+        text(&out)
+    };
+    let log = package(&[]);
+    assert!(
+        log.contains(
+            "could not package prebuilt kernels: the build of `plain` wrote no prebuilt set: its build.rs runs no `ptx_build::Builder`"
+        ),
+        "{log}"
+    );
+    assert!(log.contains("help: run `cargo ptx package` in the library whose build.rs builds the kernels"), "{log}");
+    let log = package(&["-p", "fastblur"]);
+    assert!(log.contains("no package named `fastblur` in the workspace") && log.contains("help: name one with `-p`: plain"), "{log}");
+    assert!(!pkg.join("prebuilt").exists());
+}
+
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::tests![
+        package_refuses_a_package_without_a_builder_and_an_unknown_name;
+        slow: a_dependent_builds_from_the_packaged_crate_without_tools_with_the_same_bytes
+    ]
+}
