@@ -166,28 +166,8 @@ impl CrateJob<'_> {
             include_help: self.opts.source.include_help(self.krate.options_table.as_ref(), lone),
         };
         let nvcc = compile.nvcc;
-        let key = {
-            let mut k = Key::new("cuda-object-v1");
-            k.str(&nvcc.tool.version).str(&nvcc.tool.path.to_string_lossy()).str(&nvcc.host_key()).str(&src.path.to_string_lossy());
-            for f in compile.flags() {
-                k.str(&f.to_string_lossy());
-            }
-            k.finish()
-        };
         // As for PTX: no path of this checkout in the step cache's key.
-        let shared = match (&self.step_cache, self.hash_of(&src.path)) {
-            (Some(cache), Some(source_hash)) => {
-                let mut k = Key::new("cuda-object-shared-v1");
-                k.str(&nvcc.tool.version).str(&nvcc.host_key()).str(&relative(&src.path, &self.krate.dir).to_string_lossy());
-                k.str(&source_hash);
-                let prefix = crate::diag::dir_prefix(&self.krate.dir);
-                for f in compile.flags() {
-                    k.str(&f.to_string_lossy().replace(&prefix, ""));
-                }
-                Some((cache, k.finish()))
-            }
-            _ => None,
-        };
+        let (key, shared) = self.nvcc_keys(("cuda-object-v1", "cuda-object-shared-v1"), nvcc, src, &compile.flags());
         let step =
             CachedStep { stamp: self.work.join(format!("object-{}.json", src.module)), key, shared, outputs: vec![("obj", out.clone())] };
         let done = step.run(

@@ -48,6 +48,40 @@ struct Module<'a> {
 }
 
 impl CrateJob<'_> {
+    /// The keys of one nvcc step (`tags`: the target dir's, the step cache's), for the PTX and
+    /// the static-library paths alike. The target dir's holds this checkout's paths and nvcc's.
+    /// The step cache's cannot: flags and the source are named relative to the package, the
+    /// source by its content too; the record's other inputs are checked before an entry is used.
+    pub(super) fn nvcc_keys(
+        &self,
+        tags: (&str, &str),
+        nvcc: &crate::cuda::Nvcc,
+        src: &CudaSource,
+        flags: &[std::ffi::OsString],
+    ) -> (String, Option<(&crate::cache::StepCache, String)>) {
+        let mut k = Key::new(tags.0);
+        k.str(&nvcc.tool.version).str(&nvcc.tool.path.to_string_lossy()).str(&nvcc.host_key()).str(&src.path.to_string_lossy());
+        for f in flags {
+            k.str(&f.to_string_lossy());
+        }
+        let key = k.finish();
+        let shared = match (&self.step_cache, self.hash_of(&src.path)) {
+            (Some(cache), Some(source_hash)) => {
+                let mut k = Key::new(tags.1);
+                k.str(&nvcc.tool.version).str(&nvcc.host_key()).str(&relative(&src.path, &self.krate.dir).to_string_lossy());
+                k.str(&source_hash);
+                // A flag with the package folder's path made relative (`-I/abs/pkg/include` -> `-Iinclude`).
+                let prefix = crate::diag::dir_prefix(&self.krate.dir);
+                for f in flags {
+                    k.str(&f.to_string_lossy().replace(&prefix, ""));
+                }
+                Some((cache, k.finish()))
+            }
+            _ => None,
+        };
+        (key, shared)
+    }
+
     /// The Rust module linked for `arch`, then assembled.
     pub(super) fn rust_arch(&self, arch: Arch, rust: &RustKernels, reporter: &dyn Reporter) -> Result<JobOut> {
         let (toolchain, llvm) = self.rust.expect("rust jobs only with a toolchain");
@@ -118,29 +152,7 @@ impl CrateJob<'_> {
         let nvcc = compile.nvcc;
         // Keyed by the flags, nvcc and its host compiler; the record adds the hash of every file
         // nvcc read last time (headers inside the CUDA install are covered by its version).
-        let key = {
-            let mut k = Key::new("cuda-v2");
-            k.str(&nvcc.tool.version).str(&nvcc.tool.path.to_string_lossy()).str(&nvcc.host_key()).str(&src.path.to_string_lossy());
-            for f in compile.flags() {
-                k.str(&f.to_string_lossy());
-            }
-            k.finish()
-        };
-        // The step cache's key cannot hold this checkout's paths: flags and the source are
-        // named relative to the package, the source by its content too; the record's other
-        // inputs are checked before an entry is used.
-        let shared = match (&self.step_cache, self.hash_of(&src.path)) {
-            (Some(cache), Some(source_hash)) => {
-                let mut k = Key::new("cuda-shared-v1");
-                k.str(&nvcc.tool.version).str(&nvcc.host_key()).str(&relative(&src.path, &self.krate.dir).to_string_lossy());
-                k.str(&source_hash);
-                for f in compile.flags() {
-                    k.str(&relative_flag(&f.to_string_lossy(), &self.krate.dir));
-                }
-                Some((cache, k.finish()))
-            }
-            _ => None,
-        };
+        let (key, shared) = self.nvcc_keys(("cuda-v2", "cuda-shared-v1"), nvcc, src, &compile.flags());
         let step =
             CachedStep { stamp: work.join(format!("cuda-{}.json", src.module)), key, shared, outputs: vec![("ptx", ptx_path.clone())] };
         let done = step.run(
@@ -272,10 +284,4 @@ impl CrateJob<'_> {
         artifacts.push(artifact(ArtifactKind::Cubin, cubin, kernels, done.outcome == Outcome::Fresh));
         Ok(artifacts)
     }
-}
-
-/// A flag with the package folder's path made relative (`-I/abs/pkg/include` -> `-Iinclude`),
-/// for keys that hold across checkouts.
-fn relative_flag(flag: &str, dir: &Path) -> String {
-    flag.replace(&crate::diag::dir_prefix(dir), "")
 }

@@ -31,8 +31,7 @@ pub use source::Source;
 pub(crate) use values::parse_arch_list;
 use values::{archs_de, defines_de, file_archs_de, from_str_de, FromEnv};
 pub use values::{
-    parse_arch_request, CudaStd, Define, FileArchs, Prebuilt, Profile, PtxIsa, SharedCacheSetting, UnrollThreshold,
-    UntypedKernels,
+    parse_arch_request, CudaStd, Define, FileArchs, Prebuilt, Profile, PtxIsa, SharedCacheSetting, UnrollThreshold, UntypedKernels,
 };
 #[cfg(feature = "clap")]
 use values::{parse_cuda_std, parse_define, parse_file_archs, parse_ptx_isa, parse_shared_cache, parse_unroll_threshold};
