@@ -6,6 +6,19 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+/// A command's stdout and stderr, one after the other.
+pub fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// Runs `cmd`, fails the test with its output unless it succeeds, and returns that output.
+#[track_caller]
+pub fn run(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    assert!(out.status.success(), "{cmd:?} failed:\n{}", text(&out));
+    text(&out)
+}
+
 /// One target dir for every test, so `core` is built for nvptx64 once, not once per test.
 /// Its name has a space and a non-ASCII letter on purpose.
 pub fn shared_target() -> PathBuf {

@@ -5,25 +5,14 @@
 //! registry without a plugin), so a file missing from a package, or a path that only resolves in
 //! the checkout, fails here as it would after `cargo publish`.
 
-use crate::common;
+use crate::common::{self, run};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 const PUBLISHED: &[&str] = &["cargo-ptx", "ptx-build", "ptx-runtime", "ptx-device", "ptx-device-macros"];
 /// Workspace members that are not published (`publish = false`, build scripts that reach
 /// outside their folders).
 const EXAMPLES: &[&str] = &["saxpy", "cuda-kernels", "mixed", "device-tour", "cuda-static-lib"];
-
-fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
-}
-
-#[track_caller]
-fn run(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(out.status.success(), "{cmd:?} failed:\n{}", text(&out));
-    text(&out)
-}
 
 /// cargo with the environment of this test run's cargo taken out, and one target dir for the
 /// packaging, the install and the project: their dependencies compile once, and are kept between

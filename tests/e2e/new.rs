@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::common;
 use crate::common::cargo_ptx;
+use crate::common::{self, text};
 
 fn new(args: &[&str], cwd: &Path) -> Output {
     cargo_ptx().arg("new").args(args).current_dir(cwd).output().expect("run cargo-ptx")
@@ -16,10 +16,6 @@ fn new(args: &[&str], cwd: &Path) -> Output {
 /// packaged ones).
 fn checkout() -> PathBuf {
     std::fs::canonicalize(Path::new(env!("CARGO_MANIFEST_DIR")).join("..")).unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
 
 /// Every file under `dir`, `.git` and `target` left out.
