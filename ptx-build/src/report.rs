@@ -127,3 +127,17 @@ impl Reporter for WithOrigin<'_> {
         }
     }
 }
+
+/// A Reporter for unit tests: the message of every diagnostic reported, in order.
+#[cfg(test)]
+#[derive(Default)]
+pub(crate) struct Recorder(pub std::sync::Mutex<Vec<String>>);
+
+#[cfg(test)]
+impl Reporter for Recorder {
+    fn report(&self, event: Event<'_>) {
+        if let Event::Diagnostic(d) = event {
+            self.0.lock().unwrap().push(d.message.clone());
+        }
+    }
+}

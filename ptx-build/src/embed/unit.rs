@@ -179,21 +179,9 @@ fn untyped_line(entry: &str, untypeable: &[KernelSig]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Mutex;
-
     use super::*;
     use crate::embed::signature::cuda_kernels_in;
-
-    #[derive(Default)]
-    struct Recorder(Mutex<Vec<String>>);
-
-    impl Reporter for Recorder {
-        fn report(&self, event: Event<'_>) {
-            if let Event::Diagnostic(d) = event {
-                self.0.lock().unwrap().push(d.message.clone());
-            }
-        }
-    }
+    use crate::report::Recorder;
 
     /// Reports the kernels of `src` whose PTX entries are `entries` (the untyped ones are those
     /// the typed sigs do not cover), with `quiet`; the warnings and the list file's text.

@@ -156,20 +156,8 @@ fn rust_signatures(
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Mutex;
-
     use super::*;
-
-    #[derive(Default)]
-    struct Recorder(Mutex<Vec<String>>);
-
-    impl Reporter for Recorder {
-        fn report(&self, event: Event<'_>) {
-            if let Event::Diagnostic(d) = event {
-                self.0.lock().unwrap().push(d.message.clone());
-            }
-        }
-    }
+    use crate::report::Recorder;
 
     #[test]
     fn kernels_stamped_out_by_macros_are_read_from_the_expansion_or_stay_untyped_with_the_reason() {
