@@ -171,23 +171,8 @@ impl CudaCompile<'_> {
                 }
                 _ => diagnostics(&text, self.package_dir, self.arch, &self.nvcc.tool),
             };
-            let diagnostics: Vec<Diagnostic> = diagnostics
-                .into_iter()
-                .map(|mut d| {
-                    for note in d.notes.iter_mut().filter(|n| n.starts_with(INCLUDE_HELP)) {
-                        *note = format!("{}, or fix the #include path", self.include_help);
-                    }
-                    d
-                })
-                .collect();
             let _ = std::fs::remove_file(&scratch);
-            let count = diagnostics.iter().filter(|d| d.level == Level::Error).count().max(1);
-            return Err(Error::Nvcc {
-                file: relative(&self.source.path, self.package_dir),
-                arch: self.arch.to_string(),
-                count,
-                diagnostics,
-            });
+            return Err(nvcc_failed(diagnostics, &self.include_help, &self.source.path, self.package_dir, self.arch.to_string()));
         }
         // Left absolute under `cuda-gdb`, where the debugger must find the sources.
         if !self.device_debug {
@@ -208,12 +193,7 @@ impl CudaCompile<'_> {
             None => std::fs::read_to_string(&dep_file).map(|d| depfile::parse(&d).prerequisites).unwrap_or_default(),
         };
         let deps: Vec<PathBuf> = prerequisites.into_iter().map(|p| if p.is_relative() { self.package_dir.join(p) } else { p }).collect();
-        // The install's include folder is where nvcc found cuda_runtime.h (it includes it first).
-        let cuda_include =
-            deps.iter().find(|d| d.file_name().is_some_and(|n| n == "cuda_runtime.h")).and_then(|d| d.parent()).map(Path::to_path_buf);
-        let mut files = vec![self.source.path.clone()];
-        files.extend(deps.iter().filter(|d| **d != self.source.path && !cuda_include.as_ref().is_some_and(|i| d.starts_with(i))).cloned());
-        Ok(files)
+        Ok(files_read(&self.source.path, deps))
     }
 }
 
@@ -286,6 +266,33 @@ pub(crate) fn in_package(path: &Path, package_dir: &Path) -> PathBuf {
 }
 
 /// How the note on a missing header starts before the build says which place applies.
+/// nvcc's failure on `source` as one error: its diagnostics, the include-path note rewritten for
+/// how the build was started (`include_help`), and the error count.
+fn nvcc_failed(diagnostics: Vec<Diagnostic>, include_help: &str, source: &Path, package_dir: &Path, arch: String) -> Error {
+    let diagnostics: Vec<Diagnostic> = diagnostics
+        .into_iter()
+        .map(|mut d| {
+            for note in d.notes.iter_mut().filter(|n| n.starts_with(INCLUDE_HELP)) {
+                *note = format!("{include_help}, or fix the #include path");
+            }
+            d
+        })
+        .collect();
+    let count = diagnostics.iter().filter(|d| d.level == Level::Error).count().max(1);
+    Error::Nvcc { file: relative(source, package_dir), arch, count, diagnostics }
+}
+
+/// The files nvcc read for `source`: the source first, then the headers in `deps` less the CUDA
+/// install's (the nvcc version in the cache key covers those). The install's include folder is
+/// where nvcc found cuda_runtime.h (it includes it first).
+fn files_read(source: &Path, deps: Vec<PathBuf>) -> Vec<PathBuf> {
+    let cuda_include =
+        deps.iter().find(|d| d.file_name().is_some_and(|n| n == "cuda_runtime.h")).and_then(|d| d.parent()).map(Path::to_path_buf);
+    let mut files = vec![source.to_path_buf()];
+    files.extend(deps.into_iter().filter(|d| d != source && !cuda_include.as_ref().is_some_and(|i| d.starts_with(i))));
+    files
+}
+
 const INCLUDE_HELP: &str = "add the header's folder to";
 
 /// nvcc's output as diagnostics. Three forms appear:

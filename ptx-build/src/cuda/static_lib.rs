@@ -16,10 +16,9 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use super::{diagnostics, in_package, option_flags, Nvcc, INCLUDE_HELP};
+use super::{diagnostics, files_read, in_package, nvcc_failed, option_flags, Nvcc};
 use crate::arch::{Arch, Variant};
 use crate::cache;
-use crate::diag::{relative, Diagnostic, Level};
 use crate::error::{Error, Result};
 use crate::options::Config;
 use crate::project::CudaSource;
@@ -99,33 +98,19 @@ impl ObjectCompile<'_> {
         if !out.status.success() {
             let _ = std::fs::remove_file(&scratch);
             let text = format!("{}{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
-            let diagnostics: Vec<Diagnostic> = diagnostics(&text, self.package_dir, self.archs[0], &self.nvcc.tool)
-                .into_iter()
-                .map(|mut d| {
-                    for note in d.notes.iter_mut().filter(|n| n.starts_with(INCLUDE_HELP)) {
-                        *note = format!("{}, or fix the #include path", self.include_help);
-                    }
-                    d
-                })
-                .collect();
-            let count = diagnostics.iter().filter(|d| d.level == Level::Error).count().max(1);
+            let diagnostics = diagnostics(&text, self.package_dir, self.archs[0], &self.nvcc.tool);
             let archs: Vec<String> = self.archs.iter().map(Arch::to_string).collect();
-            return Err(Error::Nvcc { file: relative(&self.source.path, self.package_dir), arch: archs.join(", "), count, diagnostics });
+            return Err(nvcc_failed(diagnostics, &self.include_help, &self.source.path, self.package_dir, archs.join(", ")));
         }
         cache::rename_into_place(&scratch, self.out)?;
         let text = std::fs::read_to_string(&dep_file).map_err(|e| Error::io("read nvcc's dependency file", &dep_file, e))?;
         let deps: Vec<PathBuf> =
             depfile::parse(&text).prerequisites.into_iter().map(|p| if p.is_relative() { self.package_dir.join(p) } else { p }).collect();
-        // The install's include folder is where nvcc found cuda_runtime.h (the nvcc version in the
-        // key covers those headers).
-        let cuda_include =
-            deps.iter().find(|d| d.file_name().is_some_and(|n| n == "cuda_runtime.h")).and_then(|d| d.parent()).map(Path::to_path_buf);
-        let mut files = vec![self.source.path.clone()];
-        files.extend(
-            deps.into_iter()
-                .filter(|d| *d != self.source.path && !cuda_include.as_ref().is_some_and(|i| d.starts_with(i)))
-                .map(|d| normalize(&d)),
-        );
+        let mut files = files_read(&self.source.path, deps);
+        // The headers as the preprocessor reached them (`a/./b/../c`), named plainly.
+        for f in files.iter_mut().skip(1) {
+            *f = normalize(f);
+        }
         Ok(files)
     }
 }
