@@ -51,6 +51,7 @@ const QUANTIZED: &str = r#"#include "quants.cuh"
 
 DEQUANTIZE_Q8_0(dequantize_block_q8_0_f32, float, )
 DEQUANTIZE_Q8_0(dequantize_block_q8_0_f16, half, __float2half)
+DEQUANTIZE_Q8_0(dequantize_block_q8_K_f32, float, )
 
 extern "C" __global__ void quantize_q8_1(const float * __restrict__ x, void * __restrict__ vy, const int kx, const int kx_padded) {
     const int i = global_index();
@@ -113,6 +114,8 @@ unsafe fn call(k: &kernels::Kernels, s: &CudaStream, cfg: LaunchConfig, blocks: 
         k.dequantize_block_q8_0_f32(s, cfg, blocks, y, 64).unwrap();
         k.dequantize_block_q8_0_f32(s, cfg, floats, y, 64).unwrap();
         k.dequantize_block_q8_0_f16(s, cfg, &view, yh, 64).unwrap();
+        k.dequantize_block_q8_K_f32(s, cfg, blocks, y, 64).unwrap();
+        let _ = k.dequantize_block_q8_K_f32_config(64).unwrap();
         k.quantize_q8_1(s, cfg, floats, q, 64, 64).unwrap();
         k.quantize_q8_1(s, cfg, floats, y, 64, 64).unwrap();
         k.quantize_q8_1(s, cfg, floats, &mut out, 64, 64).unwrap();
@@ -158,6 +161,8 @@ fn candle_style_void_pointer_kernels_are_typed_and_a_no_op_build_says_one_line()
     assert!(generated.contains("vy: &mut impl ::ptx_runtime::DeviceAnyInOut"), "{generated}");
     // The macro's kernels are documented at the line of the macro's use.
     assert!(generated.contains("quantized.cu:13)") && generated.contains("quantized.cu:14)"), "{generated}");
+    // Methods keep ggml's names (`q8_K`): no lint warning from the generated module.
+    assert!(!log.contains("warning: `host_quantized` (lib) generated"), "{log}");
 
     // `quantized` is typed entirely: no line for it; `bytes` has one untyped kernel: one line.
     let lines = warning_lines(&log, "host_quantized");

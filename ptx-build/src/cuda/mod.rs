@@ -201,10 +201,7 @@ impl CudaCompile<'_> {
     /// Folders whose files the PTX names by absolute path: the CUDA install nvcc belongs to and
     /// the system's headers, the same for every checkout on a machine.
     pub(crate) fn fixed_roots(&self) -> Vec<&Path> {
-        // `<install>/bin/nvcc`; nothing for nvcc elsewhere (a wrapper script in a project's
-        // folder must not make the project's files "the install's").
-        let bin = self.nvcc.tool.path.parent().filter(|b| b.file_name().is_some_and(|n| n == "bin"));
-        bin.and_then(Path::parent).into_iter().chain([Path::new("/usr")]).collect()
+        install_roots(&self.nvcc.tool.path)
     }
 
     /// The translation unit after the preprocessor (`nvcc -E` with the compile's flags): what
@@ -226,6 +223,15 @@ impl CudaCompile<'_> {
         process::checked("nvcc", context, &mut cmd)?;
         std::fs::read_to_string(&out).map_err(|e| Error::io("read", &out, e))
     }
+}
+
+/// The CUDA install `nvcc` belongs to and the system's headers: folders whose files are the same
+/// for every checkout on a machine, and no user's kernels.
+pub(crate) fn install_roots(nvcc: &Path) -> Vec<&Path> {
+    // `<install>/bin/nvcc`; nothing for nvcc elsewhere (a wrapper script in a project's
+    // folder must not make the project's files "the install's").
+    let bin = nvcc.parent().filter(|b| b.file_name().is_some_and(|n| n == "bin"));
+    bin.and_then(Path::parent).into_iter().chain([Path::new("/usr")]).collect()
 }
 
 /// The flags every nvcc run of a crate shares, from its options: debug info, standard, math,

@@ -11,6 +11,7 @@ use crate::arch::Arch;
 use crate::cache::{self, Key, StepCache};
 use crate::cuda::Nvcc;
 use crate::diag::{relative, Diagnostic};
+use crate::embed::signature::KernelSig;
 use crate::error::{Error, Result};
 use crate::project::KernelCrate;
 use crate::report::{Artifact, ArtifactKind, Event, Reporter};
@@ -136,7 +137,7 @@ impl<'a> CrateJob<'a> {
             Job::Rust(arch) => self.rust_arch(arch, rust.as_ref().expect("rust jobs only with a front end"), reporter),
             Job::Cuda(arch, n) => self.cuda_arch(arch, &self.krate.cuda_sources[n], reporter),
         });
-        let (mut artifacts, inputs, first_arch_cuda) = self.gather(results, reporter)?;
+        let (mut artifacts, inputs, cuda_signatures) = self.gather(results, reporter)?;
         if !self.krate.cuda_sources.is_empty() && self.nvcc.is_none() {
             // The crate's Rust kernels were built above; its .cu files cannot be.
             return Err(self.nvcc_missing());
@@ -155,7 +156,7 @@ impl<'a> CrateJob<'a> {
             reporter.report(Event::Artifact(a));
         }
         let signatures = match self.opts.signatures {
-            true => self.signatures(frontend.as_ref().zip(rust.as_ref()), &artifacts, &first_arch_cuda, reporter)?,
+            true => self.signatures(frontend.as_ref().zip(rust.as_ref()), cuda_signatures, reporter)?,
             false => BTreeMap::new(),
         };
         let mut kernels: Vec<String> = rust.as_ref().map(|r| r.kernels.clone()).unwrap_or_default();
@@ -217,10 +218,10 @@ impl<'a> CrateJob<'a> {
         &self,
         results: Vec<Result<JobOut>>,
         reporter: &dyn Reporter,
-    ) -> Result<(Vec<Artifact>, BTreeSet<PathBuf>, BTreeMap<String, (String, CudaRecord)>)> {
+    ) -> Result<(Vec<Artifact>, BTreeSet<PathBuf>, BTreeMap<String, Vec<KernelSig>>)> {
         let mut artifacts = Vec::new();
         let mut inputs: BTreeSet<PathBuf> = BTreeSet::new();
-        let mut first_arch_cuda = BTreeMap::new();
+        let mut cuda_signatures = BTreeMap::new();
         let mut first_error: Option<Error> = None;
         let mut diagnostics: Vec<(Diagnostic, Vec<String>)> = Vec::new();
         for r in results {
@@ -228,7 +229,7 @@ impl<'a> CrateJob<'a> {
                 Ok(out) => {
                     artifacts.extend(out.artifacts);
                     inputs.extend(out.inputs);
-                    first_arch_cuda.extend(out.first_arch_cuda);
+                    cuda_signatures.extend(out.cuda_signatures);
                     continue;
                 }
                 Err(e) => e,
@@ -263,7 +264,7 @@ impl<'a> CrateJob<'a> {
         }
         match first_error {
             Some(e) => Err(e),
-            None => Ok((artifacts, inputs, first_arch_cuda)),
+            None => Ok((artifacts, inputs, cuda_signatures)),
         }
     }
 

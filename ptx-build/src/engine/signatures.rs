@@ -14,21 +14,19 @@ use crate::diag::{relative, Diagnostic};
 use crate::embed::signature::KernelSig;
 use crate::embed::{demangle, host_types, signature};
 use crate::error::Result;
-use crate::report::{Artifact, ArtifactKind, Event, Reporter};
+use crate::report::{Event, Reporter};
 use crate::rust::{Frontend, RustKernels};
 
 impl CrateJob<'_> {
     /// Each module's signatures: the Rust crate's (by-value struct types named as the host can
-    /// reach them) and each .cu file's. `first_arch_cuda` holds each .cu module's nvcc key and
-    /// record for the first arch.
+    /// reach them) and each .cu file's, which its first arch's job read (`cuda`).
     pub(super) fn signatures(
         &self,
         rust: Option<(&Frontend<'_>, &RustKernels)>,
-        artifacts: &[Artifact],
-        first_arch_cuda: &BTreeMap<String, (String, CudaRecord)>,
+        cuda: BTreeMap<String, Vec<KernelSig>>,
         reporter: &dyn Reporter,
     ) -> Result<BTreeMap<String, Vec<KernelSig>>> {
-        let mut out = BTreeMap::new();
+        let mut out = cuda;
         if let (Some((fe, r)), Some(lib)) = (rust, self.krate.lib_src.as_deref()) {
             let sigs = rust_signatures(
                 lib,
@@ -40,25 +38,31 @@ impl CrateJob<'_> {
             );
             out.insert(self.krate.lib_name.clone(), self.for_host(lib, sigs, reporter)?);
         }
-        for src in &self.krate.cuda_sources {
-            let Some(first) = self.archs_of(src).first().copied() else { continue };
-            let entries: Vec<String> = artifacts
-                .iter()
-                .find(|a| a.kind == ArtifactKind::Ptx && a.arch == first && a.module == src.module)
-                .map(|a| a.kernels.iter().map(|k| k.name.clone()).collect())
-                .unwrap_or_default();
-            let source = signature::cuda_kernels(&src.path)?;
-            let shown = |entry: &String| {
-                let name = demangle::demangle(entry).map(|d| d.name().to_string()).unwrap_or_else(|| entry.clone());
-                source.iter().any(|s| s.name == name)
-            };
-            let sigs = match (entries.iter().all(shown), first_arch_cuda.get(&src.module)) {
-                (false, Some((key, record))) => self.preprocessed(first, src, key, record, reporter).unwrap_or(source),
-                _ => source,
-            };
-            out.insert(src.module.clone(), sigs);
-        }
         Ok(out)
+    }
+
+    /// The kernels of a .cu module whose PTX has the entries `entries`: from the source where it
+    /// shows them all, else from the preprocessed unit of the first arch's compile (`nvcc`: that
+    /// step's key and record). Run in the first arch's job, beside the other files' nvcc runs:
+    /// read after the last of them, the preprocessed units were most of what a build spent after
+    /// its last nvcc (BENCHMARKS.md, issue 25).
+    pub(super) fn cuda_signatures(
+        &self,
+        arch: Arch,
+        src: &crate::project::CudaSource,
+        entries: &[String],
+        nvcc: (&str, &CudaRecord),
+        reporter: &dyn Reporter,
+    ) -> Result<Vec<KernelSig>> {
+        let source = signature::cuda_kernels(&src.path)?;
+        let shown = |entry: &String| {
+            let name = demangle::demangle(entry).map(|d| d.name().to_string()).unwrap_or_else(|| entry.clone());
+            source.iter().any(|s| s.name == name)
+        };
+        Ok(match entries.iter().all(shown) {
+            true => source,
+            false => self.preprocessed(arch, src, nvcc.0, nvcc.1, reporter).unwrap_or(source),
+        })
     }
 
     /// The kernels of a .cu file read from its preprocessed translation unit: the one the first
@@ -73,7 +77,7 @@ impl CrateJob<'_> {
         reporter: &dyn Reporter,
     ) -> Option<Vec<KernelSig>> {
         let work = self.work.join(arch.to_string());
-        let mut k = Key::new("preprocessed-signatures-v4");
+        let mut k = Key::new("preprocessed-signatures-v5");
         k.str(key);
         for (path, hash) in &record.inputs {
             k.str(&path.to_string_lossy()).str(hash);
@@ -91,7 +95,8 @@ impl CrateJob<'_> {
                         self.cuda_compile(arch, src, &work, &out, None).preprocess()?
                     }
                 };
-                signature::cuda_kernels_preprocessed(&text, &self.krate.dir)
+                let roots = self.nvcc.map(|n| crate::cuda::install_roots(&n.tool.path)).unwrap_or_default();
+                signature::cuda_kernels_preprocessed(&text, &self.krate.dir, &roots)
             },
         );
         let _ = std::fs::remove_file(&kept);

@@ -190,6 +190,6 @@ impl CrateJob<'_> {
         )?;
         reporter.report(Event::StepDone);
         let inputs = done.meta.inputs.iter().map(|(p, _)| self.krate.dir.join(p)).collect();
-        Ok((JobOut { artifacts: Vec::new(), inputs, first_arch_cuda: None }, done.outcome == Outcome::Fresh))
+        Ok((JobOut { artifacts: Vec::new(), inputs, cuda_signatures: None }, done.outcome == Outcome::Fresh))
     }
 }

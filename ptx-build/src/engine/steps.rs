@@ -15,6 +15,7 @@ use crate::diag::{joined, path_from, relative};
 use crate::error::Result;
 use crate::project::CudaSource;
 use crate::report::{Artifact, ArtifactKind, Event, KernelInfo, Reporter};
+use crate::embed::signature::KernelSig;
 use crate::rust::RustKernels;
 
 /// What a job produced.
@@ -22,9 +23,9 @@ pub(super) struct JobOut {
     pub artifacts: Vec<Artifact>,
     /// Files the job read (a .cu file and its headers).
     pub inputs: Vec<PathBuf>,
-    /// For a .cu file's first arch: its module name, the nvcc step's key and record (the
-    /// signature stage reads the kernels macros stamp out with the same flags).
-    pub first_arch_cuda: Option<(String, (String, CudaRecord))>,
+    /// For a .cu file's first arch, when a Builder asks for signatures: its module name and
+    /// kernel signatures.
+    pub cuda_signatures: Option<(String, Vec<KernelSig>)>,
 }
 
 /// What the nvcc step records.
@@ -134,7 +135,7 @@ impl CrateJob<'_> {
             root: &self.krate.workspace_root,
         };
         let artifacts = self.with_cubin(arch, &module, &ptx_path, &done.hashes[0], done.outcome == Outcome::Fresh, &work, reporter)?;
-        Ok(JobOut { artifacts, inputs: Vec::new(), first_arch_cuda: None })
+        Ok(JobOut { artifacts, inputs: Vec::new(), cuda_signatures: None })
     }
 
     /// One .cu file compiled by nvcc for `arch`, then assembled.
@@ -186,8 +187,11 @@ impl CrateJob<'_> {
         let module = Module { name: &src.module, source: Some(&src.path), kernels: &record.kernels, root: &self.krate.dir };
         let artifacts = self.with_cubin(arch, &module, &ptx_path, &done.hashes[0], done.outcome == Outcome::Fresh, &work, reporter)?;
         let inputs = record.inputs.iter().map(|(p, _)| joined(&self.krate.dir, p)).collect();
-        let first_arch_cuda = first_arch.then(|| (src.module.clone(), (step.key, record)));
-        Ok(JobOut { artifacts, inputs, first_arch_cuda })
+        let cuda_signatures = match first_arch && self.opts.signatures {
+            true => Some((src.module.clone(), self.cuda_signatures(arch, src, &record.kernels, (&step.key, &record), reporter)?)),
+            false => None,
+        };
+        Ok(JobOut { artifacts, inputs, cuda_signatures })
     }
 
     /// Where the first arch's nvcc run keeps the preprocessed unit of `src`.

@@ -30,6 +30,27 @@ pub fn user_files(text: &str) -> Vec<PathBuf> {
         .collect()
 }
 
+/// `text` with the lines of every file `skip` names (by the marker's file and its system-header
+/// flag) blanked: the same lines and markers, so line numbers still hold. What is left to read for
+/// kernels is the user's own code; CUDA's headers are 95% of a unit (1.5 MB of candle's
+/// unary.cu's 1.6 MB), and lexing them in a build script (built without optimisation) was most of
+/// the time a build spent after its last nvcc (BENCHMARKS.md, issue 25).
+pub fn without_files(text: &str, skip: impl Fn(&str, bool) -> bool) -> String {
+    let mut out = String::with_capacity(text.len() / 8);
+    let mut skipping = false;
+    for line in text.split_inclusive('\n') {
+        if let Some(&(_, file, _, system)) = markers(line.trim_end_matches(['\n', '\r'])).first() {
+            skipping = skip(file, system);
+            out.push_str(line);
+        } else if skipping {
+            out.push_str(if line.ends_with('\n') { "\n" } else { "" });
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -42,5 +63,13 @@ mod tests {
         let m = markers(ii);
         assert_eq!(m[2], (4, "/usr/include/stdint.h", 1, true), "system headers are flagged");
         assert_eq!(m[3], (6, "cuda/k.cu", 2, false), "the marker describes the line after it");
+    }
+
+    #[test]
+    fn the_files_left_out_keep_their_lines_and_markers() {
+        let ii = "# 1 \"k.cu\"\nint a;\n# 1 \"/cuda/include/cuda_fp16.h\" 1\nstruct __half { int x; };\nint b;\n# 2 \"k.cu\" 2\nint c;";
+        let kept = without_files(ii, |file, _| file.starts_with("/cuda/"));
+        assert_eq!(kept, "# 1 \"k.cu\"\nint a;\n# 1 \"/cuda/include/cuda_fp16.h\" 1\n\n\n# 2 \"k.cu\" 2\nint c;");
+        assert_eq!(markers(&kept), markers(ii));
     }
 }

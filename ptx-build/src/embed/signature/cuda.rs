@@ -246,12 +246,15 @@ pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> 
 
 /// The kernels of a preprocessed translation unit (`nvcc -E`), at the file and line the
 /// preprocessor's line markers (`# 12 "cuda/k.cu"`) give: for a kernel a macro stamped out, the
-/// line of the macro's use. Files are relative to `dir` (where nvcc ran); kernels of system
-/// headers are left out.
-pub fn cuda_kernels_preprocessed(text: &str, dir: &Path) -> Result<Vec<KernelSig>> {
+/// line of the macro's use. Files are relative to `dir` (where nvcc ran); system headers and
+/// the files below `skip_roots` (the CUDA install's headers) are not read.
+pub fn cuda_kernels_preprocessed(text: &str, dir: &Path, skip_roots: &[&Path]) -> Result<Vec<KernelSig>> {
     let markers = crate::text::line_markers::markers(text);
+    let user = crate::text::line_markers::without_files(text, |file, system| {
+        system || file.starts_with('<') || skip_roots.iter().any(|root| Path::new(file).starts_with(root))
+    });
     let mut out = Vec::new();
-    for mut sig in cuda_kernels_in(Path::new(""), text)? {
+    for mut sig in cuda_kernels_in(Path::new(""), &user)? {
         let at = markers.partition_point(|m| m.0 <= sig.line);
         let Some(&(start, file, number, system)) = at.checked_sub(1).map(|i| &markers[i]) else { continue };
         if system {
@@ -516,10 +519,15 @@ mod tests {
     fn kernels_of_a_preprocessed_unit_are_at_the_line_of_the_macro_use() {
         // What `nvcc -E` makes of it: line markers, `__attribute__((global))`, a system header.
         let ii = "# 1 \"./cuda/k.cu\"\n# 1 \"/usr/include/stdint.h\" 1 3 4\nextern \"C\" __attribute__((global)) void sys(int *p) {}\n# 2 \"./cuda/k.cu\" 2\n\n\nextern \"C\" __attribute__((global)) void a(const float *x, float *y) {}\nextern \"C\" __attribute__((global)) void b(const double *x, double *y) {}\n";
-        let sigs = cuda_kernels_preprocessed(ii, Path::new("/pkg")).unwrap();
+        let sigs = cuda_kernels_preprocessed(ii, Path::new("/pkg"), &[]).unwrap();
         let at: Vec<(String, String, u32)> = sigs.iter().map(|s| (s.name.clone(), s.file.display().to_string(), s.line)).collect();
         assert_eq!(at, [("a".to_string(), "/pkg/cuda/k.cu".to_string(), 4), ("b".to_string(), "/pkg/cuda/k.cu".to_string(), 5)]);
         assert_eq!(sigs[1].params[0].ty, ParamType::Pointer { mutable: false, elem: "f64".into() });
+        // The CUDA install's headers are not read; a header outside the package is.
+        let with_headers = "# 1 \"./cuda/k.cu\"\n# 1 \"/opt/cuda/include/k.h\" 1\nextern \"C\" __attribute__((global)) void cuda_own(int *p) {}\n# 1 \"/src/shared/k.cuh\" 1\nextern \"C\" __attribute__((global)) void shared(int *p) {}\n# 3 \"./cuda/k.cu\" 2\n";
+        let sigs = cuda_kernels_preprocessed(with_headers, Path::new("/pkg"), &[Path::new("/opt/cuda")]).unwrap();
+        let at: Vec<(String, String, u32)> = sigs.iter().map(|s| (s.name.clone(), s.file.display().to_string(), s.line)).collect();
+        assert_eq!(at, [("shared".to_string(), "/src/shared/k.cuh".to_string(), 1)]);
     }
 
     #[test]
