@@ -234,10 +234,39 @@ fn a_cuda_struct_without_a_host_twin_is_launched_by_name_until_the_host_defines_
     assert!(warning_lines(&log, "host_no_twin").is_empty(), "every kernel is typed:\n{log}");
 }
 
+/// One inline-PTX pattern at four places (a header of store helpers, as vendored ggml code has).
+const STORES: &str = r#"__device__ __forceinline__ void st_a(unsigned *p, unsigned v) { asm volatile("st.global.u32 [%0], %1;" :: "l"(p), "r"(v)); }
+__device__ __forceinline__ void st_b(unsigned *p, unsigned v) { asm volatile("st.global.u32 [%0], %1;" :: "l"(p + 1), "r"(v)); }
+__device__ __forceinline__ void st_c(unsigned *p, unsigned v) { asm volatile("st.global.u32 [%0], %1;" :: "l"(p + 2), "r"(v)); }
+__device__ __forceinline__ void st_d(unsigned *p, unsigned v) { asm volatile("st.global.u32 [%0], %1;" :: "l"(p + 3), "r"(v)); }
+
+extern "C" __global__ void stores(unsigned *p) { st_a(p, 1); st_b(p, 2); st_c(p, 3); st_d(p, 4); }
+"#;
+
+fn a_warning_repeated_at_many_places_is_one_warning_and_one_line_naming_the_rest() {
+    common::nvcc();
+    let p = cuda_host("host_repeated", &[("cuda/stores.cu", STORES)], "");
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok, "{log}");
+    let lines = warning_lines(&log, "host_repeated");
+    let clobber = "asm writes memory (`st.global.u32`) without a \"memory\" clobber";
+    assert_eq!(lines.iter().filter(|l| l.contains(clobber)).count(), 1, "{log}");
+    assert!(lines.iter().any(|l| l.contains("stores.cu:1:")), "the first place in full:\n{log}");
+    let rest = lines.iter().find(|l| l.contains("the same warning at 3 more places")).unwrap_or_else(|| panic!("{log}"));
+    assert!(rest.contains("stores.cu:2, ") && rest.contains("stores.cu:4") && rest.contains("CARGO_PTX_VERBOSE=1"), "{rest}");
+    assert_eq!(lines.len(), 7, "one warning in full (6 lines), one line for the rest:\n{log}");
+
+    // Each in full on demand.
+    let (ok, log) = cargo_build_with(p.path(), &[("CARGO_PTX_VERBOSE", "1")]);
+    assert!(ok, "{log}");
+    assert_eq!(warning_lines(&log, "host_repeated").iter().filter(|l| l.contains(clobber)).count(), 4, "{log}");
+}
+
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::tests![
         candle_style_void_pointer_kernels_are_typed_and_a_no_op_build_says_one_line,
         a_value_that_is_not_device_memory_for_void_pointer_says_what_to_pass,
         a_cuda_struct_without_a_host_twin_is_launched_by_name_until_the_host_defines_it,
+        a_warning_repeated_at_many_places_is_one_warning_and_one_line_naming_the_rest,
     ]
 }
