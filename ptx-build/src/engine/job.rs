@@ -107,10 +107,11 @@ impl<'a> CrateJob<'a> {
             return self.run_static_lib(reporter);
         }
         // (arch, file) pairs: each file for its own archs.
-        let cuda_jobs: Vec<(Arch, usize)> = match self.nvcc {
+        let mut cuda_jobs: Vec<(Arch, usize)> = match self.nvcc {
             Some(_) => self.archs_with_files().flat_map(|a| self.files_of(a).map(move |i| (a, i))).collect(),
             None => Vec::new(),
         };
+        pool::largest_first(&mut cuda_jobs, |(_, i)| &self.krate.cuda_sources[*i].path);
         let rust_steps = if self.rust.is_some() { 1 + self.archs.len() } else { 0 };
         reporter.report(Event::Plan { steps: rust_steps + cuda_jobs.len() });
 

@@ -63,7 +63,10 @@ impl CrateJob<'_> {
         let sources = &self.krate.cuda_sources;
         reporter.report(Event::Plan { steps: sources.len() + 1 });
         let all_fresh = AtomicBool::new(true);
-        let results = pool::parallel(self.jobs(), sources.len(), |i| {
+        let mut order: Vec<usize> = (0..sources.len()).collect();
+        pool::largest_first(&mut order, |i| &sources[*i].path);
+        let results = pool::parallel(self.jobs(), sources.len(), |j| {
+            let i = order[j];
             let (out, fresh) = self.object(i, &sources[i], reporter)?;
             if !fresh {
                 all_fresh.store(false, Ordering::SeqCst);
