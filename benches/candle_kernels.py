@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""candle's own kernels (candle-kernels from crates.io) through ptx-build and through candle's
+build.rs (cudaforge), cold, side by side (issue 25: "candle's real files will be measured from
+outside the same way").
+
+Usage (from the repository root, after `cargo ptx setup`; needs crates.io, or a cargo registry
+that already holds candle-kernels and cudaforge):
+    python3 benches/candle_kernels.py [--runs N] [--version 0.11.1] [--keep]
+
+Two host crates in a temp dir, each with its own target dir, hold a copy of candle-kernels'
+`src/` (its 11 PTX files, 3 shared headers; the static-library files are left out, as candle's
+own PTX step excludes them):
+  ours   build.rs: ptx_build::Builder with one `.cuda("src/<file>.cu")` per PTX file, candle's
+         flags (`--expt-relaxed-constexpr`, `-std=c++17`, `-O3`), `compute_80` (PTX only) or
+         `sm_80` (PTX + cubin); src/lib.rs: `pub mod kernels { ptx_runtime::include_kernels!(); }`
+  forge  candle-kernels' own build.rs, PTX part: cudaforge's
+         `KernelBuilder::new().source_dir("src").exclude(..).arg(..).build_ptx()?.write(..)`,
+         arch from CUDA_COMPUTE_CAP=80
+  bindgen the same files and flags through bindgen_cuda 0.1.6 (candle-kernels up to 0.9)
+A cold build is `cargo clean -p <crate>` then `cargo build` (build script compile and run, then
+the crate); ptx-build's shared step cache off; modes alternate, each first in turn.
+"""
+import argparse, glob, os, shutil, statistics, subprocess, sys, tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bindgen_cuda import ROOT, base_env, cuda_bin  # noqa: E402
+
+PTX_FILES = ["affine", "binary", "cast", "conv", "fill", "indexing", "quantized", "reduce", "sort", "ternary", "unary"]
+
+OURS_BUILD = '''fn main() -> Result<(), ptx_build::Error> {
+    let mut b = ptx_build::Builder::new();
+    for f in [%s] {
+        b = b.cuda(format!("src/{f}.cu"));
+    }
+    b.nvcc_flag("--expt-relaxed-constexpr").cuda_std("c++17").nvcc_flag("-O3").arch("%%s").build()?;
+    Ok(())
+}
+''' % ", ".join(f'"{f}"' for f in PTX_FILES)
+
+# candle-kernels 0.9's build.rs (bindgen_cuda), over the same PTX files.
+BINDGEN_BUILD = '''fn main() {
+    let out_dir = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    let files = [%s].iter().map(|f| format!("src/{f}.cu")).collect::<Vec<_>>();
+    let bindings = bindgen_cuda::Builder::default()
+        .kernel_paths(files)
+        .arg("--expt-relaxed-constexpr")
+        .arg("-std=c++17")
+        .arg("-O3")
+        .build_ptx()
+        .unwrap();
+    bindings.write(out_dir.join("ptx.rs")).unwrap();
+}
+''' % ", ".join(f'"{f}"' for f in PTX_FILES)
+
+# candle-kernels 0.11.1's build.rs, PTX part, as it is.
+FORGE_BUILD = '''fn main() -> cudaforge::Result<()> {
+    let out_dir = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    let bindings = cudaforge::KernelBuilder::new()
+        .source_dir("src")
+        .exclude(&["moe_*.cu", "mmvq_gguf.cu", "mmq_*.cu"])
+        .arg("--expt-relaxed-constexpr")
+        .arg("-std=c++17")
+        .arg("-O3")
+        .build_ptx()?;
+    bindings.write(out_dir.join("ptx.rs"))?;
+    Ok(())
+}
+'''
+
+
+def candle_src(version, work, env):
+    """candle-kernels' `src/` from the cargo registry, fetched through a throwaway crate."""
+    found = glob.glob(os.path.expanduser(f"~/.cargo/registry/src/*/candle-kernels-{version}/src"))
+    if not found:
+        d = os.path.join(work, "fetch")
+        os.makedirs(os.path.join(d, "src"))
+        open(os.path.join(d, "src", "lib.rs"), "w").close()
+        open(os.path.join(d, "Cargo.toml"), "w").write(
+            f'[package]\nname = "fetch"\nversion = "0.0.0"\nedition = "2021"\n\n[dependencies]\ncandle-kernels = "={version}"\n\n[workspace]\n')
+        subprocess.run(["cargo", "fetch"], cwd=d, env=env, check=True)
+        found = glob.glob(os.path.expanduser(f"~/.cargo/registry/src/*/candle-kernels-{version}/src"))
+    return found[0]
+
+
+class Crate:
+    def __init__(self, work, name, src, build_rs, deps, lib_rs):
+        self.name, self.dir, self.target = name, os.path.join(work, name), os.path.join(work, "target-" + name)
+        shutil.copytree(src, os.path.join(self.dir, "src"), ignore=shutil.ignore_patterns("*.rs"))
+        open(os.path.join(self.dir, "Cargo.toml"), "w").write(
+            f'[package]\nname = "{name}"\nversion = "0.1.0"\nedition = "2021"\npublish = false\n\n{deps}\n[workspace]\n')
+        open(os.path.join(self.dir, "src", "lib.rs"), "w").write(lib_rs)
+        self.write_build(build_rs)
+
+    def write_build(self, text):
+        open(os.path.join(self.dir, "build.rs"), "w").write(text)
+
+    def cargo(self, env, *args):
+        p = subprocess.run(["cargo", *args, "--target-dir", self.target], cwd=self.dir, env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if p.returncode != 0:
+            sys.exit(f"{self.name}: cargo {' '.join(args)} failed:\n{p.stderr[-6000:]}")
+        return p.stderr
+
+    def cold(self, env):
+        self.cargo(env, "clean", "-p", self.name)
+        t = time_it(lambda: self.cargo(env, "build"))
+        return t
+
+
+def time_it(f):
+    import time
+    t = time.perf_counter()
+    f()
+    return time.perf_counter() - t
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--version", default="0.11.1")
+    ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--modes", default="ours,forge,cubin,bindgen", help="which cold builds, comma-separated")
+    a = ap.parse_args()
+    env = base_env(cuda_bin())
+    work = tempfile.mkdtemp(prefix="cargo-ptx-candle-bench-")
+    src = candle_src(a.version, work, env)
+    pb, pr = os.path.join(ROOT, "ptx-build"), os.path.join(ROOT, "ptx-runtime")
+    ours = Crate(work, "candle_ours", src, OURS_BUILD % "compute_80",
+                 f'[dependencies]\nptx-runtime = {{ path = "{pr}" }}\n\n[build-dependencies]\nptx-build = {{ path = "{pb}" }}\n',
+                 "pub mod kernels {\n    ptx_runtime::include_kernels!();\n}\n")
+    shutil.copy(os.path.join(ROOT, "Cargo.lock"), os.path.join(ours.dir, "Cargo.lock"))
+    forge = Crate(work, "candle_forge", src, FORGE_BUILD, '[build-dependencies]\ncudaforge = "=0.1.6"\n',
+                  'pub mod ptx {\n    include!(concat!(env!("OUT_DIR"), "/ptx.rs"));\n}\n')
+    bindgen = Crate(work, "candle_bindgen", src, BINDGEN_BUILD, '[build-dependencies]\nbindgen_cuda = "=0.1.6"\n',
+                    'pub mod ptx {\n    include!(concat!(env!("OUT_DIR"), "/ptx.rs"));\n}\n')
+    order = [m.strip() for m in a.modes.split(",") if m.strip()]
+    print(f"work dir {work}; warming up...", file=sys.stderr)
+    for c in [c for c, m in ((ours, "ours"), (forge, "forge"), (bindgen, "bindgen")) if m in order or (m == "ours" and "cubin" in order)]:
+        c.cargo(env, "build")
+    runs = {m: [] for m in order}
+    for r in range(a.runs):
+        for what in order[r % len(order):] + order[:r % len(order)]:
+            if what in ("forge", "bindgen"):
+                t = (forge if what == "forge" else bindgen).cold(env)
+            else:
+                ours.write_build(OURS_BUILD % ("compute_80" if what == "ours" else "sm_80"))
+                t = ours.cold(env)
+            runs[what].append(t)
+            print(f"  run {r + 1}: {what} {t:.2f} s", file=sys.stderr)
+    ptx_of = {}  # one PTX file per module, whichever arch the last build left
+    for p in glob.glob(os.path.join(ours.target, "debug", "build", "candle_ours-*", "out", "ptx-build", "kernels.rs", "*", "*.ptx")):
+        ptx_of[os.path.dirname(p)] = p
+    entries = sum(open(p).read().count(".entry ") for p in ptx_of.values())
+    m = statistics.median
+    med = {k: m(v) for k, v in runs.items() if v}
+    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    print(f"\ncandle-kernels {a.version}: {len(PTX_FILES)} PTX files, {entries} kernels; ptx-build at {rev} (working tree), "
+          f"cudaforge 0.1.6, bindgen_cuda 0.1.6, {os.cpu_count()} CPUs, {a.runs} runs interleaved, medians\n")
+    print("| cold build | ptx-build PTX only (`compute_80`) | ptx-build PTX + `sm_80` cubins | cudaforge (candle's build.rs) | bindgen_cuda |")
+    print("|---|---|---|---|---|")
+    cell = lambda k: f"{med[k]:.2f} s" if k in med else "-"
+    print(f"| median | {cell('ours')} | {cell('cubin')} | {cell('forge')} | {cell('bindgen')} |")
+    for base in ("forge", "bindgen"):
+        if base in med:
+            print(f"| ratio to {base} (their PTX only) | " + " | ".join(f"{med[k] / med[base]:.2f}x" if k in med else "-" for k in ("ours", "cubin")) + " | | |")
+    print("\nruns (s): " + "; ".join(f"{k} [{', '.join(f'{x:.2f}' for x in v)}]" for k, v in runs.items()))
+    if a.keep:
+        print(f"kept {work}")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
