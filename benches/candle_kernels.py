@@ -20,7 +20,7 @@ own PTX step excludes them):
 A cold build is `cargo clean -p <crate>` then `cargo build` (build script compile and run, then
 the crate); ptx-build's shared step cache off; modes alternate, each first in turn.
 """
-import argparse, glob, os, shutil, statistics, subprocess, sys, tempfile
+import argparse, glob, os, shutil, statistics, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bindgen_cuda import ROOT, base_env, cuda_bin  # noqa: E402
@@ -102,16 +102,11 @@ class Crate:
         return p.stderr
 
     def cold(self, env):
+        """Seconds of `cargo build` after `cargo clean -p`: build script compile and run, the crate."""
         self.cargo(env, "clean", "-p", self.name)
-        t = time_it(lambda: self.cargo(env, "build"))
-        return t
-
-
-def time_it(f):
-    import time
-    t = time.perf_counter()
-    f()
-    return time.perf_counter() - t
+        t = time.perf_counter()
+        self.cargo(env, "build")
+        return time.perf_counter() - t
 
 
 def main():
