@@ -68,7 +68,9 @@ mod tests {
             std::fs::write(dir.path().join(name), vec![b' '; size]).unwrap();
         }
         let mut jobs: Vec<(u32, std::path::PathBuf)> =
-            [(80, "a.cu"), (90, "a.cu"), (80, "b.cu"), (80, "c.cu"), (80, "d.cu"), (80, "gone.cu")].map(|(a, f)| (a, dir.path().join(f))).to_vec();
+            [(80, "a.cu"), (90, "a.cu"), (80, "b.cu"), (80, "c.cu"), (80, "d.cu"), (80, "gone.cu")]
+                .map(|(a, f)| (a, dir.path().join(f)))
+                .to_vec();
         largest_first(&mut jobs, |j| j.1.clone());
         let order: Vec<(u32, String)> = jobs.iter().map(|(a, p)| (*a, p.file_name().unwrap().to_string_lossy().into_owned())).collect();
         let expected = [(80, "b.cu"), (80, "d.cu"), (80, "a.cu"), (90, "a.cu"), (80, "c.cu"), (80, "gone.cu")];

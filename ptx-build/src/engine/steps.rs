@@ -12,10 +12,10 @@ use crate::backend::ptxas::{self, Resources};
 use crate::cache::{CachedStep, Key, Outcome};
 use crate::cuda::CudaCompile;
 use crate::diag::{joined, path_from, relative};
+use crate::embed::signature::KernelSig;
 use crate::error::Result;
 use crate::project::CudaSource;
 use crate::report::{Artifact, ArtifactKind, Event, KernelInfo, Reporter};
-use crate::embed::signature::KernelSig;
 use crate::rust::RustKernels;
 
 /// What a job produced.
