@@ -469,7 +469,7 @@ impl Reporter for BuildScript {
                 Level::Error => d.render_absolute(),
             };
             let place = d.file.as_ref().map(|f| {
-                let f = relative_to_root(f, d.root.as_deref());
+                let f = rooted(f, d.root.as_deref());
                 match d.line {
                     Some(line) => format!("{}:{line}", f.display()),
                     None => f.display().to_string(),
@@ -482,7 +482,7 @@ impl Reporter for BuildScript {
 
 /// A diagnostic's file as its rendering names it: joined to its root (a build script cannot
 /// know the folder cargo was started in).
-fn relative_to_root(file: &Path, root: Option<&Path>) -> PathBuf {
+fn rooted(file: &Path, root: Option<&Path>) -> PathBuf {
     match root {
         Some(root) if file.is_relative() => root.join(file),
         _ => file.to_path_buf(),
