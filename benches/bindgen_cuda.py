@@ -103,13 +103,13 @@ def base_env(bin_dir):
 
 
 class Crate:
-    def __init__(self, work, name, build_rs, manifest_deps, lib_rs):
+    """A host crate in `work` with `src` (the fixtures, by default; its .rs files left out) as its src/."""
+
+    def __init__(self, work, name, build_rs, manifest_deps, lib_rs, src=FIXTURES):
         self.name = name
         self.dir = os.path.join(work, name)
         self.target = os.path.join(work, "target-" + name)
-        os.makedirs(os.path.join(self.dir, "src"))
-        for f in os.listdir(FIXTURES):
-            shutil.copy(os.path.join(FIXTURES, f), os.path.join(self.dir, "src", f))
+        shutil.copytree(src, os.path.join(self.dir, "src"), ignore=shutil.ignore_patterns("*.rs"))
         self.write("Cargo.toml", f'[package]\nname = "{name}"\nversion = "0.1.0"\nedition = "2021"\npublish = false\n\n'
                    f'{manifest_deps}\n[workspace]\n')
         self.write("build.rs", build_rs)

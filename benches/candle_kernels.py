@@ -20,10 +20,10 @@ own PTX step excludes them):
 A cold build is `cargo clean -p <crate>` then `cargo build` (build script compile and run, then
 the crate); ptx-build's shared step cache off; modes alternate, each first in turn.
 """
-import argparse, glob, os, shutil, statistics, subprocess, sys, tempfile, time
+import argparse, glob, os, shutil, statistics, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bindgen_cuda import ROOT, base_env, cuda_bin  # noqa: E402
+from bindgen_cuda import ROOT, Crate, base_env, cuda_bin  # noqa: E402
 
 PTX_FILES = ["affine", "binary", "cast", "conv", "fill", "indexing", "quantized", "reduce", "sort", "ternary", "unary"]
 
@@ -82,33 +82,6 @@ def candle_src(version, work, env):
     return found[0]
 
 
-class Crate:
-    def __init__(self, work, name, src, build_rs, deps, lib_rs):
-        self.name, self.dir, self.target = name, os.path.join(work, name), os.path.join(work, "target-" + name)
-        shutil.copytree(src, os.path.join(self.dir, "src"), ignore=shutil.ignore_patterns("*.rs"))
-        open(os.path.join(self.dir, "Cargo.toml"), "w").write(
-            f'[package]\nname = "{name}"\nversion = "0.1.0"\nedition = "2021"\npublish = false\n\n{deps}\n[workspace]\n')
-        open(os.path.join(self.dir, "src", "lib.rs"), "w").write(lib_rs)
-        self.write_build(build_rs)
-
-    def write_build(self, text):
-        open(os.path.join(self.dir, "build.rs"), "w").write(text)
-
-    def cargo(self, env, *args):
-        p = subprocess.run(["cargo", *args, "--target-dir", self.target], cwd=self.dir, env=env,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        if p.returncode != 0:
-            sys.exit(f"{self.name}: cargo {' '.join(args)} failed:\n{p.stderr[-6000:]}")
-        return p.stderr
-
-    def cold(self, env):
-        """Seconds of `cargo build` after `cargo clean -p`: build script compile and run, the crate."""
-        self.cargo(env, "clean", "-p", self.name)
-        t = time.perf_counter()
-        self.cargo(env, "build")
-        return time.perf_counter() - t
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
@@ -120,26 +93,26 @@ def main():
     work = tempfile.mkdtemp(prefix="cargo-ptx-candle-bench-")
     src = candle_src(a.version, work, env)
     pb, pr = os.path.join(ROOT, "ptx-build"), os.path.join(ROOT, "ptx-runtime")
-    ours = Crate(work, "candle_ours", src, OURS_BUILD % "compute_80",
+    ours = Crate(work, "candle_ours", OURS_BUILD % "compute_80",
                  f'[dependencies]\nptx-runtime = {{ path = "{pr}" }}\n\n[build-dependencies]\nptx-build = {{ path = "{pb}" }}\n',
-                 "pub mod kernels {\n    ptx_runtime::include_kernels!();\n}\n")
+                 "pub mod kernels {\n    ptx_runtime::include_kernels!();\n}\n", src=src)
     shutil.copy(os.path.join(ROOT, "Cargo.lock"), os.path.join(ours.dir, "Cargo.lock"))
-    forge = Crate(work, "candle_forge", src, FORGE_BUILD, '[build-dependencies]\ncudaforge = "=0.1.6"\n',
-                  'pub mod ptx {\n    include!(concat!(env!("OUT_DIR"), "/ptx.rs"));\n}\n')
-    bindgen = Crate(work, "candle_bindgen", src, BINDGEN_BUILD, '[build-dependencies]\nbindgen_cuda = "=0.1.6"\n',
-                    'pub mod ptx {\n    include!(concat!(env!("OUT_DIR"), "/ptx.rs"));\n}\n')
+    forge = Crate(work, "candle_forge", FORGE_BUILD, '[build-dependencies]\ncudaforge = "=0.1.6"\n',
+                  'pub mod ptx {\n    include!(concat!(env!("OUT_DIR"), "/ptx.rs"));\n}\n', src=src)
+    bindgen = Crate(work, "candle_bindgen", BINDGEN_BUILD, '[build-dependencies]\nbindgen_cuda = "=0.1.6"\n',
+                    'pub mod ptx {\n    include!(concat!(env!("OUT_DIR"), "/ptx.rs"));\n}\n', src=src)
     order = [m.strip() for m in a.modes.split(",") if m.strip()]
     print(f"work dir {work}; warming up...", file=sys.stderr)
     for c in [c for c, m in ((ours, "ours"), (forge, "forge"), (bindgen, "bindgen")) if m in order or (m == "ours" and "cubin" in order)]:
-        c.cargo(env, "build")
+        c.cargo(env, "build", offline=False)
     runs = {m: [] for m in order}
     for r in range(a.runs):
         for what in order[r % len(order):] + order[:r % len(order)]:
             if what in ("forge", "bindgen"):
-                t = (forge if what == "forge" else bindgen).cold(env)
+                t, _ = (forge if what == "forge" else bindgen).cold(env)
             else:
-                ours.write_build(OURS_BUILD % ("compute_80" if what == "ours" else "sm_80"))
-                t = ours.cold(env)
+                ours.write("build.rs", OURS_BUILD % ("compute_80" if what == "ours" else "sm_80"))
+                t, _ = ours.cold(env)
             runs[what].append(t)
             print(f"  run {r + 1}: {what} {t:.2f} s", file=sys.stderr)
     ptx_of = {}  # one PTX file per module, whichever arch the last build left
