@@ -51,7 +51,7 @@ pub fn unit(
         let bytes = std::fs::read(&a.path).map_err(|e| Error::io("read", &a.path, e))?;
         let mut ptx_isa = None;
         if a.kind == ArtifactKind::Ptx {
-            let module = ptx::Module::parse(&String::from_utf8_lossy(&bytes));
+            let module = ptx::Module::parse_entries(&String::from_utf8_lossy(&bytes));
             if untyped.is_empty() {
                 untyped = module
                     .entries

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use super::steps::{CudaRecord, JobOut};
+use super::steps::JobOut;
 use super::{pool, BuildOptions, CrateOutput};
 use crate::arch::Arch;
 use crate::cache::{self, Key, StepCache};
@@ -111,7 +111,7 @@ impl<'a> CrateJob<'a> {
             Some(_) => self.archs_with_files().flat_map(|a| self.files_of(a).map(move |i| (a, i))).collect(),
             None => Vec::new(),
         };
-        pool::largest_first(&mut cuda_jobs, |(_, i)| &self.krate.cuda_sources[*i].path);
+        pool::heaviest_first(&mut cuda_jobs, |(_, i)| &self.krate.cuda_sources[*i].path);
         let rust_steps = if self.rust.is_some() { 1 + self.archs.len() } else { 0 };
         reporter.report(Event::Plan { steps: rust_steps + cuda_jobs.len() });
 

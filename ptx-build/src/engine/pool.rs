@@ -48,13 +48,18 @@ pub(super) fn parallel<T: Send>(jobs: usize, n: usize, f: impl Fn(usize) -> T + 
     results.into_iter().map(|(_, r)| r).collect()
 }
 
-/// Sorts `items` largest source file first (stable: equal sizes keep their order). The pool
-/// takes jobs in order, so the last job to start should be a short one: candle's quantized.cu
-/// (178 KB, most of its PTX build) started seventh of eleven in name order and ran alone at the
-/// end, 1.4x bindgen_cuda's build, whose split of the list started it first. Size is all a cold
-/// build knows before nvcc runs; on the ten bench files it orders as well as name order does.
-pub(super) fn largest_first<T, P: AsRef<std::path::Path>>(items: &mut [T], path: impl Fn(&T) -> P) {
-    items.sort_by_cached_key(|item| std::cmp::Reverse(std::fs::metadata(path(item)).map_or(0, |m| m.len())));
+/// Sorts `items` heaviest source file first, by [`crate::text::weight::expanded_size`] (stable:
+/// equal weights keep their order). The pool takes jobs in order, so the last job to start should
+/// be a short one: candle's quantized.cu (178 KB, most of its PTX build) started seventh of eleven
+/// in name order and ran alone at the end, 1.4x bindgen_cuda's build, whose split of the list
+/// started it first.
+pub(super) fn heaviest_first<T, P: AsRef<std::path::Path>>(items: &mut [T], path: impl Fn(&T) -> P) {
+    let mut weights: std::collections::HashMap<std::path::PathBuf, u64> = Default::default();
+    items.sort_by_cached_key(|item| {
+        let p = path(item).as_ref().to_path_buf();
+        let w = *weights.entry(p.clone()).or_insert_with(|| crate::text::weight::expanded_size(&p));
+        std::cmp::Reverse(w)
+    });
 }
 
 #[cfg(test)]
@@ -62,7 +67,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_largest_file_goes_first_and_equal_sizes_keep_their_order() {
+    fn the_heaviest_file_goes_first_and_equal_weights_keep_their_order() {
         let dir = tempfile::tempdir().unwrap();
         for (name, size) in [("a.cu", 10), ("b.cu", 300), ("c.cu", 10), ("d.cu", 20)] {
             std::fs::write(dir.path().join(name), vec![b' '; size]).unwrap();
@@ -71,7 +76,7 @@ mod tests {
             [(80, "a.cu"), (90, "a.cu"), (80, "b.cu"), (80, "c.cu"), (80, "d.cu"), (80, "gone.cu")]
                 .map(|(a, f)| (a, dir.path().join(f)))
                 .to_vec();
-        largest_first(&mut jobs, |j| j.1.clone());
+        heaviest_first(&mut jobs, |j| j.1.clone());
         let order: Vec<(u32, String)> = jobs.iter().map(|(a, p)| (*a, p.file_name().unwrap().to_string_lossy().into_owned())).collect();
         let expected = [(80, "b.cu"), (80, "d.cu"), (80, "a.cu"), (90, "a.cu"), (80, "c.cu"), (80, "gone.cu")];
         assert_eq!(order, expected.map(|(a, f)| (a, f.to_string())));

@@ -178,7 +178,7 @@ impl CrateJob<'_> {
                 };
                 let inputs = read.iter().filter_map(|p| Some((portable(p), self.hash_of(p)?))).collect();
                 let text = std::fs::read_to_string(&ptx_path).map_err(|e| crate::error::Error::io("read", &ptx_path, e))?;
-                let kernels = crate::backend::ptx::Module::parse(&text).entries.into_iter().map(|e| e.name).collect();
+                let kernels = crate::backend::ptx::Module::parse_entries(&text).entries.into_iter().map(|e| e.name).collect();
                 Ok(CudaRecord { inputs, kernels })
             },
         )?;

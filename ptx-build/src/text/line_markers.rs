@@ -7,15 +7,19 @@ use std::path::PathBuf;
 /// `text` of the first line the marker describes, file, its line number there, whether it is a
 /// system header).
 pub fn markers(text: &str) -> Vec<(u32, &str, u32, bool)> {
-    let mut markers = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let Some(rest) = line.strip_prefix("# ") else { continue };
-        let Some((number, rest)) = rest.split_once(' ') else { continue };
-        let (Ok(number), Some(rest)) = (number.parse::<u32>(), rest.strip_prefix('"')) else { continue };
-        let Some((file, flags)) = rest.split_once('"') else { continue };
-        markers.push((i as u32 + 2, file, number, flags.split_whitespace().any(|f| f == "3")));
-    }
-    markers
+    text.lines()
+        .enumerate()
+        .filter_map(|(i, line)| marker(line).map(|(file, number, system)| (i as u32 + 2, file, number, system)))
+        .collect()
+}
+
+/// One line's marker: file, line number there, whether it is a system header.
+fn marker(line: &str) -> Option<(&str, u32, bool)> {
+    let rest = line.strip_prefix("# ")?;
+    let (number, rest) = rest.split_once(' ')?;
+    let (Ok(number), Some(rest)) = (number.parse::<u32>(), rest.strip_prefix('"')) else { return None };
+    let (file, flags) = rest.split_once('"')?;
+    Some((file, number, flags.split_whitespace().any(|f| f == "3")))
 }
 
 /// The files a translation unit was read from, as its line markers name them, in order of
@@ -30,25 +34,32 @@ pub fn user_files(text: &str) -> Vec<PathBuf> {
         .collect()
 }
 
-/// `text` with the lines of every file `skip` names (by the marker's file and its system-header
-/// flag) blanked: the same lines and markers, so line numbers still hold. What is left to read for
-/// kernels is the user's own code; CUDA's headers are 95% of a unit (1.5 MB of candle's
-/// unary.cu's 1.6 MB), and lexing them in a build script (built without optimisation) was most of
-/// the time a build spent after its last nvcc (BENCHMARKS.md, issue 25).
-pub fn without_files(text: &str, skip: impl Fn(&str, bool) -> bool) -> String {
-    let mut out = String::with_capacity(text.len() / 8);
+/// The lines of `text` from the files `skip` does not name (by the marker's file and its
+/// system-header flag), without the markers, and each kept line's number in `text`. What is left
+/// to read for kernels is the user's own code: CUDA's headers are 95% of a unit (1.5 MB of candle's
+/// unary.cu's 1.6 MB), and lexing them, or even the blank lines standing in for them, in a build
+/// script (built without optimisation) was most of the time a build spent between two nvcc runs
+/// (BENCHMARKS.md, issue 25).
+pub fn kept_lines(text: &str, skip: impl Fn(&str, bool) -> bool) -> (String, Vec<u32>) {
+    let mut out = String::new();
+    let mut numbers = Vec::new();
     let mut skipping = false;
-    for line in text.split_inclusive('\n') {
-        if let Some(&(_, file, _, system)) = markers(line.trim_end_matches(['\n', '\r'])).first() {
-            skipping = skip(file, system);
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        if line.starts_with("# ") {
+            if let Some((file, _, system)) = marker(line.trim_end_matches(['\n', '\r'])) {
+                skipping = skip(file, system);
+                continue;
+            }
+        }
+        if !skipping {
             out.push_str(line);
-        } else if skipping {
-            out.push_str(if line.ends_with('\n') { "\n" } else { "" });
-        } else {
-            out.push_str(line);
+            if !line.ends_with('\n') {
+                out.push('\n');
+            }
+            numbers.push(i as u32 + 1);
         }
     }
-    out
+    (out, numbers)
 }
 
 #[cfg(test)]
@@ -66,10 +77,10 @@ mod tests {
     }
 
     #[test]
-    fn the_files_left_out_keep_their_lines_and_markers() {
+    fn the_files_left_out_are_dropped_and_the_kept_lines_keep_their_numbers() {
         let ii = "# 1 \"k.cu\"\nint a;\n# 1 \"/cuda/include/cuda_fp16.h\" 1\nstruct __half { int x; };\nint b;\n# 2 \"k.cu\" 2\nint c;";
-        let kept = without_files(ii, |file, _| file.starts_with("/cuda/"));
-        assert_eq!(kept, "# 1 \"k.cu\"\nint a;\n# 1 \"/cuda/include/cuda_fp16.h\" 1\n\n\n# 2 \"k.cu\" 2\nint c;");
-        assert_eq!(markers(&kept), markers(ii));
+        let (kept, numbers) = kept_lines(ii, |file, _| file.starts_with("/cuda/"));
+        assert_eq!(kept, "int a;\nint c;\n");
+        assert_eq!(numbers, [2, 7], "each kept line's number in the unit");
     }
 }

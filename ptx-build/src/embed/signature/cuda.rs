@@ -250,11 +250,13 @@ pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> 
 /// the files below `skip_roots` (the CUDA install's headers) are not read.
 pub fn cuda_kernels_preprocessed(text: &str, dir: &Path, skip_roots: &[&Path]) -> Result<Vec<KernelSig>> {
     let markers = crate::text::line_markers::markers(text);
-    let user = crate::text::line_markers::without_files(text, |file, system| {
+    let (user, numbers) = crate::text::line_markers::kept_lines(text, |file, system| {
         system || file.starts_with('<') || skip_roots.iter().any(|root| Path::new(file).starts_with(root))
     });
     let mut out = Vec::new();
     for mut sig in cuda_kernels_in(Path::new(""), &user)? {
+        let Some(&line) = numbers.get((sig.line as usize).wrapping_sub(1)) else { continue };
+        sig.line = line;
         let at = markers.partition_point(|m| m.0 <= sig.line);
         let Some(&(start, file, number, system)) = at.checked_sub(1).map(|i| &markers[i]) else { continue };
         if system {

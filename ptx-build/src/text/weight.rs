@@ -1,0 +1,211 @@
+//! How much code a .cu file hands the compiler, estimated before any compiler runs: its own
+//! text plus what its macros expand to. The job pool starts the heaviest files first.
+//!
+//! Source size alone orders macro-stamped files backwards: in the bench files, unary.cu (2 KB, 22
+//! lines of `FOR_FLOATS(UNARY_OP, ..)`, 74 kernels) is the longest nvcc run (3.1 s) and conv.cu
+//! (8 KB, 21 kernels written out) one of the shortest (1.4 s); started last, unary.cu left one core
+//! idle for 1.3 s of a 10 s build (BENCHMARKS.md, issue 25).
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// The estimate for the file at `path`: the bytes of it and of the headers it includes with
+/// quotes (found beside the including file), outside `#define`s, where each use of a macro they
+/// define counts as the size of its body, that body's own macros expanded in turn. 0 for a file
+/// that cannot be read. Macros passed as arguments (`FOR_FLOATS(UNARY_OP, ..)`) count once, not
+/// once per expansion: the estimate orders files, it does not predict times.
+pub fn expanded_size(path: &Path) -> u64 {
+    let mut texts = Vec::new();
+    read_with_headers(path, &mut HashSet::new(), &mut texts);
+    let mut defines: HashMap<&str, &str> = HashMap::new();
+    let mut code: Vec<&str> = Vec::new();
+    for text in &texts {
+        let mut lines = text.lines();
+        while let Some(line) = lines.next() {
+            let Some(define) = line.trim_start().strip_prefix('#').map(str::trim_start).and_then(|d| d.strip_prefix("define")) else {
+                code.push(line);
+                continue;
+            };
+            // A body continued over `\`-ended lines: its size is what those lines hold.
+            let mut end = line;
+            let start = define.as_ptr() as usize - text.as_ptr() as usize;
+            while end.trim_end().ends_with('\\') {
+                match lines.next() {
+                    Some(next) => end = next,
+                    None => break,
+                }
+            }
+            let stop = end.as_ptr() as usize - text.as_ptr() as usize + end.len();
+            let define = text[start..stop].trim_start();
+            let name_end = define.find(|c: char| !is_ident(c)).unwrap_or(define.len());
+            if name_end > 0 {
+                defines.insert(&define[..name_end], &define[name_end..]);
+            }
+        }
+    }
+    let mut memo: HashMap<&str, u64> = HashMap::new();
+    let mut total = 0;
+    for line in code {
+        total += line.len() as u64 + identifiers(line).map(|id| expansion(id, &defines, &mut memo, 0)).sum::<u64>();
+        // A macro passed to another (`CMP_ALL(CMP_OP, eq, ==)`) expands once per call the other
+        // makes of it: counted once above, the rest here.
+        for (name, args) in calls(line) {
+            for (i, arg) in args.iter().enumerate().filter(|(_, a)| defines.contains_key(*a)) {
+                let extra = fanout(name, i, &defines, 0).saturating_sub(1);
+                total += extra * expansion(arg, &defines, &mut memo, 0);
+            }
+        }
+    }
+    total
+}
+
+/// How many times macro `name` calls its `index`th parameter, directly (`M(float, ..)`) or by
+/// passing it on to a macro that calls it (`FOR_FLOATS(M, ..)`).
+fn fanout(name: &str, index: usize, defines: &HashMap<&str, &str>, depth: u32) -> u64 {
+    let Some(body) = defines.get(name) else { return 0 };
+    let Some((params, body)) = params(body) else { return 0 };
+    let Some(param) = params.get(index) else { return 0 };
+    let mut n = 0;
+    for (callee, args) in calls(body) {
+        if callee == *param {
+            n += 1;
+        } else if depth < 16 {
+            for (j, _) in args.iter().enumerate().filter(|(_, a)| *a == param) {
+                n += fanout(callee, j, defines, depth + 1);
+            }
+        }
+    }
+    n
+}
+
+/// A function-like macro's parameters and body (`(M, ...) M(float, f32, __VA_ARGS__)`).
+fn params(define: &str) -> Option<(Vec<&str>, &str)> {
+    let rest = define.strip_prefix('(')?;
+    let (list, body) = rest.split_once(')')?;
+    Some((list.split(',').map(str::trim).collect(), body))
+}
+
+/// The calls in `text`: each identifier followed by `(`, with its arguments split at the commas
+/// outside nested parentheses.
+fn calls(text: &str) -> Vec<(&str, Vec<&str>)> {
+    let mut out = Vec::new();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if !(bytes[i].is_ascii_alphabetic() || bytes[i] == b'_') || (i > 0 && is_ident(bytes[i - 1] as char)) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && is_ident(bytes[i] as char) {
+            i += 1;
+        }
+        let name = &text[start..i];
+        let mut j = i;
+        while j < bytes.len() && bytes[j] == b' ' {
+            j += 1;
+        }
+        if bytes.get(j) != Some(&b'(') {
+            continue;
+        }
+        let (mut depth, mut arg_start, mut args) = (0, j + 1, Vec::new());
+        for (k, &b) in bytes.iter().enumerate().skip(j) {
+            match b {
+                b'(' => depth += 1,
+                b')' | b',' if depth == 1 => {
+                    args.push(text[arg_start..k].trim());
+                    arg_start = k + 1;
+                    if b == b')' {
+                        break;
+                    }
+                }
+                b')' => depth -= 1,
+                _ => {}
+            }
+        }
+        out.push((name, args));
+    }
+    out
+}
+
+/// The size of macro `name`'s expansion (0 for a name that is not a macro).
+fn expansion<'a>(name: &'a str, defines: &HashMap<&'a str, &'a str>, memo: &mut HashMap<&'a str, u64>, depth: u32) -> u64 {
+    let Some(body) = defines.get(name) else { return 0 };
+    if let Some(size) = memo.get(name) {
+        return *size;
+    }
+    // A macro naming itself (or a cycle) is not expanded again; neither is a deep chain.
+    memo.insert(name, 0);
+    let inner: u64 = match depth < 16 {
+        true => identifiers(body).filter(|id| *id != name).map(|id| expansion(id, defines, memo, depth + 1)).sum(),
+        false => 0,
+    };
+    let size = body.len() as u64 + inner;
+    memo.insert(name, size);
+    size
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+fn identifiers(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !is_ident(c)).filter(|w| w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
+}
+
+/// `path` and, depth first, every header it includes with quotes that lies beside the file
+/// including it; each file once.
+fn read_with_headers(path: &Path, seen: &mut HashSet<PathBuf>, out: &mut Vec<String>) {
+    if !seen.insert(path.to_path_buf()) {
+        return;
+    }
+    let Ok(text) = std::fs::read_to_string(path) else { return };
+    let dir = path.parent().unwrap_or(Path::new(""));
+    for line in text.lines() {
+        let Some(rest) = line.trim_start().strip_prefix('#').map(str::trim_start).and_then(|d| d.strip_prefix("include")) else {
+            continue;
+        };
+        if let Some(name) = rest.trim().strip_prefix('"').and_then(|r| r.split_once('"')).map(|(n, _)| n) {
+            let header = dir.join(name);
+            if header.is_file() {
+                read_with_headers(&header, seen, out);
+            }
+        }
+    }
+    out.push(text);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn macro_stamped_kernels_weigh_more_than_their_source_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let body = "    out[i] = in[i] * in[i] + in[i] / 2 - in[i] * 3;".repeat(10);
+        std::fs::write(
+            dir.path().join("ops.cuh"),
+            format!("#define OP(T, NAME) \\\n  extern \"C\" __global__ void NAME(const T *in, T *out) {{ \\\n{body} \\\n  }}\n#define EACH(M, N) M(float, N##_f32) M(double, N##_f64)\n"),
+        )
+        .unwrap();
+        // Short, but 20 kernels once expanded.
+        let stamped: String = (0..10).map(|i| format!("EACH(OP, k{i})\n")).collect();
+        std::fs::write(dir.path().join("stamped.cu"), format!("#include \"ops.cuh\"\n#include <cuda_fp16.h>\n{stamped}")).unwrap();
+        // Longer, two kernels written out.
+        let written = format!("extern \"C\" __global__ void a(const float *in, float *out) {{\n{body}\n}}\n").repeat(2);
+        std::fs::write(dir.path().join("written.cu"), &written).unwrap();
+        let (stamped, written) = (expanded_size(&dir.path().join("stamped.cu")), expanded_size(&dir.path().join("written.cu")));
+        assert!(std::fs::metadata(dir.path().join("stamped.cu")).unwrap().len() < written);
+        assert!(stamped > 5 * written, "stamped {stamped}, written {written}");
+        assert_eq!(expanded_size(&dir.path().join("missing.cu")), 0);
+    }
+
+    #[test]
+    fn a_macro_that_names_itself_or_includes_that_loop_end() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.cuh"), "#include \"b.cuh\"\n#define X X + Y\n#define Y X\n").unwrap();
+        std::fs::write(dir.path().join("b.cuh"), "#include \"a.cuh\"\n").unwrap();
+        std::fs::write(dir.path().join("k.cu"), "#include \"a.cuh\"\nint v = X;\n").unwrap();
+        assert!(expanded_size(&dir.path().join("k.cu")) > 0);
+    }
+}
