@@ -342,9 +342,9 @@ fn param_type(ty: &syn::Type) -> std::result::Result<ParamType, String> {
             }
             // `*const c_void`: device memory of any element type, as C's `const void *`.
             if matches!(elem.trim_start_matches("::"), "c_void" | "core::ffi::c_void" | "std::ffi::c_void" | "libc::c_void") {
-                return Ok(ParamType::AnyPointer { mutable: p.mutability.is_some() });
+                return Ok(ParamType::AnyPointer { mutable: matches!(p.mutability, syn::PointerMutability::Mut(_)) });
             }
-            Ok(ParamType::Pointer { mutable: p.mutability.is_some(), elem })
+            Ok(ParamType::Pointer { mutable: matches!(p.mutability, syn::PointerMutability::Mut(_)), elem })
         }
         syn::Type::Path(p) if p.qself.is_none() => {
             let last = p.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
