@@ -24,7 +24,8 @@ crate. ptx-build's shared cache is off (CARGO_PTX_CACHE_DIR=off), rustc wrappers
 NVCC_APPEND_FLAGS/NVCC_PREPEND_FLAGS unset. Modes, ours and theirs alternating:
   cold PTX only    ours .arch("compute_80") vs theirs
   cold + cubins    ours .arch("sm_80") (PTX + ptxas cubin) against theirs' PTX-only figure
-  no-op            a second `cargo build`, nothing changed
+  no-op            a second `cargo build`, nothing changed; also of a fourth crate, bindgen_cuda's
+                   with cudarc as a dependency (what a user needs to load its PTX)
   header edit      flip `#define USE_LDG` in utils.cuh (changes every kernel's loads), rebuild,
                    and check whether each crate's PTX changed
 --archs (default 80) gives ours more archs (`compute_X` each, `sm_X` for the cubin mode); the
@@ -40,6 +41,9 @@ import argparse, collections, glob, hashlib, json, os, re, shutil, statistics, s
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "benches", "bindgen_cuda")
 OURS, THEIRS, FORGE = "bench_ours", "bench_theirs", "bench_forge"
+# bindgen_cuda's crate with what a user needs to load its PTX: cudarc as ptx-runtime has it. No-op
+# only: bindgen_cuda's crate alone has 11 packages for cargo to check, ours about 60.
+THEIRS_CUDARC = "bench_theirs_cudarc"
 
 OURS_BUILD = '''fn main() -> Result<(), ptx_build::Error> {
     ptx_build::Builder::new().cuda("src/**/*.cu").arch("%s").build()?;
@@ -250,10 +254,12 @@ def main():
     theirs = Crate(work, THEIRS, THEIRS_BUILD, '[build-dependencies]\nbindgen_cuda = "0.1"\n', "")
     forge = Crate(work, FORGE, FORGE_BUILD, '[build-dependencies]\ncudaforge = "=0.1.5"\n',
                   'include!(concat!(env!("OUT_DIR"), "/ptx.rs"));\n')
+    cudarc = re.search(r"^cudarc = .*$", open(os.path.join(src, "ptx-runtime", "Cargo.toml")).read(), re.M).group(0)
+    theirs_cudarc = Crate(work, THEIRS_CUDARC, THEIRS_BUILD, f'[dependencies]\n{cudarc}\n\n[build-dependencies]\nbindgen_cuda = "0.1"\n', "")
     ncu = len(glob.glob(os.path.join(FIXTURES, "*.cu")))
 
     print(f"work dir {work}; warming up (dependencies, tool caches)...", file=sys.stderr)
-    for c in (ours, theirs, forge):
+    for c in (ours, theirs, forge, theirs_cudarc):
         try:
             c.cargo(env, "build")
         except SystemExit:
@@ -327,10 +333,11 @@ def main():
 
     # No-op: nothing changed since the last build.
     noop = collections.defaultdict(list)
-    for c in (ours, theirs, forge):
+    for c in (ours, theirs, forge, theirs_cudarc):
         c.build(env)
     for r in range(a.runs):
-        for c in [(ours, theirs, forge), (theirs, forge, ours), (forge, ours, theirs)][r % 3]:
+        crates = [ours, theirs, forge, theirs_cudarc]
+        for c in crates[r % 4:] + crates[:r % 4]:
             dt, compiled, _ = c.build(env)
             if compiled:
                 print(f"  note: no-op build of {c.name} compiled {compiled}", file=sys.stderr)
@@ -339,7 +346,7 @@ def main():
     m = statistics.median
     fmt = lambda xs: ", ".join(f"{x:.2f}" for x in xs)
     o, t, f, cu = m(cold["ours"]), m(cold["theirs"]), m(cold["forge"]), m(cold["cubin"])
-    no, nt, nf = m(noop[OURS]), m(noop[THEIRS]), m(noop[FORGE])
+    no, nt, nf, ntc = m(noop[OURS]), m(noop[THEIRS]), m(noop[FORGE]), m(noop[THEIRS_CUDARC])
 
     def rebuild(name):
         if not verdict[name]:
@@ -370,6 +377,8 @@ def main():
     print(f"| cold, PTX + `sm_X` cubins (theirs: PTX only) | {cu:.2f} s | {t:.2f} s | {f:.2f} s | {ratio(cu, t)} | <= 1.3x |")
     print(f"| no-op `cargo build` | {no * 1000:.0f} ms | {nt * 1000:.0f} ms | {nf * 1000:.0f} ms | "
           f"{(no - nt) * 1000:+.0f} ms / {(no - nf) * 1000:+.0f} ms | <= +20 ms |")
+    print(f"| no-op, bindgen_cuda's crate with cudarc (as ptx-runtime has it) | | {ntc * 1000:.0f} ms | | "
+          f"{(no - ntc) * 1000:+.0f} ms | <= +20 ms |")
     if not a.quick:
         print(f"| header edit (`USE_LDG` in utils.cuh), rebuild | {m(edit[OURS]):.2f} s, {rebuild(OURS)} | "
               f"{m(edit[THEIRS]):.2f} s, {rebuild(THEIRS)} | | | correct rebuild |")
@@ -378,7 +387,8 @@ def main():
               f"{nvcc_wall[OURS] / max(nvcc_wall[THEIRS], 1e-9):.2f}x / {nvcc_wall[OURS] / max(nvcc_wall[FORGE], 1e-9):.2f}x | |")
     print()
     print(f"runs (s): cold PTX ours [{fmt(cold['ours'])}], bindgen_cuda [{fmt(cold['theirs'])}], cudaforge [{fmt(cold['forge'])}], "
-          f"cubins [{fmt(cold['cubin'])}]; no-op ours [{fmt(noop[OURS])}], bindgen_cuda [{fmt(noop[THEIRS])}], cudaforge [{fmt(noop[FORGE])}]")
+          f"cubins [{fmt(cold['cubin'])}]; no-op ours [{fmt(noop[OURS])}], bindgen_cuda [{fmt(noop[THEIRS])}], cudaforge [{fmt(noop[FORGE])}], "
+          f"bindgen_cuda + cudarc [{fmt(noop[THEIRS_CUDARC])}]")
     if not a.quick:
         print(f"header edit ours [{fmt(edit[OURS])}], bindgen_cuda [{fmt(edit[THEIRS])}]")
         print(f"nvcc phases summed over one cold build (`nvcc --time`): ptx-build: {phase_line(OURS)}; "

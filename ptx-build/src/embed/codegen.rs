@@ -441,7 +441,7 @@ fn method(index: usize, k: &KernelSig, bounds: &[u32], out: &mut String) {
     let function = format!("self._functions[{slot}]");
     let bound_list = bounds.iter().map(|b| format!("{b}u32")).collect::<Vec<_>>().join(", ");
     // A launch bound: checked before the driver sees the launch, and the plan's block size
-    // kept within it.
+    // kept within it. Only a generic kernel has several entries (and `instance`).
     let (check, plan_call): (Vec<String>, Vec<String>) = match (bounds, &k.generic) {
         (_, _) if bounds.iter().all(|b| *b == 0) => (vec![], vec![format!("self._plans.plan({slot}, &{function}, dynamic_shared_bytes)")]),
         ([bound], None) => (
