@@ -35,31 +35,34 @@ pub fn user_files(text: &str) -> Vec<PathBuf> {
 }
 
 /// The lines of `text` from the files `skip` does not name (by the marker's file and its
-/// system-header flag), without the markers, and each kept line's number in `text`. What is left
-/// to read for kernels is the user's own code: CUDA's headers are 95% of a unit (1.5 MB of candle's
-/// unary.cu's 1.6 MB), and lexing them, or even the blank lines standing in for them, in a build
-/// script (built without optimisation) was most of the time a build spent between two nvcc runs
-/// (BENCHMARKS.md, issue 25).
-pub fn kept_lines(text: &str, skip: impl Fn(&str, bool) -> bool) -> (String, Vec<u32>) {
+/// system-header flag), without the markers, and the place of each kept line: its file and line
+/// number there, as the markers give them. What is left to read for kernels is the user's own
+/// code: CUDA's headers are 95% of a unit (1.5 MB of candle's unary.cu's 1.6 MB), and lexing them,
+/// or even the blank lines standing in for them, in a build script (built without optimisation)
+/// was most of the time a build spent between two nvcc runs (BENCHMARKS.md, issue 25).
+pub fn kept_lines(text: &str, skip: impl Fn(&str, bool) -> bool) -> (String, Vec<(&str, u32)>) {
     let mut out = String::new();
-    let mut numbers = Vec::new();
-    let mut skipping = false;
-    for (i, line) in text.split_inclusive('\n').enumerate() {
+    let mut places = Vec::new();
+    // The file being read and the number of its next line; none while skipping (and before the
+    // first marker). A skipped file always ends at a marker.
+    let mut current: Option<(&str, u32)> = None;
+    for line in text.split_inclusive('\n') {
         if line.starts_with("# ") {
-            if let Some((file, _, system)) = marker(line.trim_end_matches(['\n', '\r'])) {
-                skipping = skip(file, system);
+            if let Some((file, number, system)) = marker(line.trim_end_matches(['\n', '\r'])) {
+                current = (!skip(file, system)).then_some((file, number));
                 continue;
             }
         }
-        if !skipping {
+        if let Some((file, number)) = current.as_mut() {
             out.push_str(line);
             if !line.ends_with('\n') {
                 out.push('\n');
             }
-            numbers.push(i as u32 + 1);
+            places.push((*file, *number));
+            *number += 1;
         }
     }
-    (out, numbers)
+    (out, places)
 }
 
 #[cfg(test)]
@@ -77,10 +80,10 @@ mod tests {
     }
 
     #[test]
-    fn the_files_left_out_are_dropped_and_the_kept_lines_keep_their_numbers() {
+    fn the_files_left_out_are_dropped_and_the_kept_lines_keep_their_places() {
         let ii = "# 1 \"k.cu\"\nint a;\n# 1 \"/cuda/include/cuda_fp16.h\" 1\nstruct __half { int x; };\nint b;\n# 2 \"k.cu\" 2\nint c;";
-        let (kept, numbers) = kept_lines(ii, |file, _| file.starts_with("/cuda/"));
+        let (kept, places) = kept_lines(ii, |file, _| file.starts_with("/cuda/"));
         assert_eq!(kept, "int a;\nint c;\n");
-        assert_eq!(numbers, [2, 7], "each kept line's number in the unit");
+        assert_eq!(places, [("k.cu", 1), ("k.cu", 2)], "each kept line's file and line there");
     }
 }

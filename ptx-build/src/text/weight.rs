@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 /// The estimate for the file at `path`: the bytes of it and of the headers it includes with
 /// quotes (found beside the including file), outside `#define`s, where each use of a macro they
 /// define counts as the size of its body, that body's own macros expanded in turn. 0 for a file
-/// that cannot be read. Macros passed as arguments (`FOR_FLOATS(UNARY_OP, ..)`) count once, not
-/// once per expansion: the estimate orders files, it does not predict times.
+/// that cannot be read. A macro passed to another (`FOR_FLOATS(UNARY_OP, ..)`) counts once per
+/// call the other makes of it. The estimate orders files; it does not predict times.
 pub fn expanded_size(path: &Path) -> u64 {
     let mut texts = Vec::new();
     read_with_headers(path, &mut HashSet::new(), &mut texts);

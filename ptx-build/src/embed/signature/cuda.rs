@@ -249,22 +249,15 @@ pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> 
 /// line of the macro's use. Files are relative to `dir` (where nvcc ran); system headers and
 /// the files below `skip_roots` (the CUDA install's headers) are not read.
 pub fn cuda_kernels_preprocessed(text: &str, dir: &Path, skip_roots: &[&Path]) -> Result<Vec<KernelSig>> {
-    let markers = crate::text::line_markers::markers(text);
-    let (user, numbers) = crate::text::line_markers::kept_lines(text, |file, system| {
+    let (user, places) = crate::text::line_markers::kept_lines(text, |file, system| {
         system || file.starts_with('<') || skip_roots.iter().any(|root| Path::new(file).starts_with(root))
     });
     let mut out = Vec::new();
     for mut sig in cuda_kernels_in(Path::new(""), &user)? {
-        let Some(&line) = numbers.get((sig.line as usize).wrapping_sub(1)) else { continue };
-        sig.line = line;
-        let at = markers.partition_point(|m| m.0 <= sig.line);
-        let Some(&(start, file, number, system)) = at.checked_sub(1).map(|i| &markers[i]) else { continue };
-        if system {
-            continue;
-        }
+        let Some(&(file, line)) = places.get((sig.line as usize).wrapping_sub(1)) else { continue };
         // nvcc was given `./file.cu`: the markers keep the `./`.
         sig.file = dir.join(Path::new(file).components().filter(|c| *c != std::path::Component::CurDir).collect::<std::path::PathBuf>());
-        sig.line = number + (sig.line - start);
+        sig.line = line;
         out.push(sig);
     }
     Ok(out)
