@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use cudarc::driver::{sys, DriverError, LaunchConfig};
+use cudarc::driver::{sys, CudaEvent, DriverError, LaunchConfig};
 
 /// Why a typed launch method failed.
 ///
@@ -73,9 +73,25 @@ pub fn check_launch_bounds(kernel: &'static str, max_threads: u32, cfg: &LaunchC
     Ok(())
 }
 
+/// The end of every generated launch method: cudarc's launch result (the events it records when
+/// event tracking is on) as a [`LaunchError`]. One call instead of a `?` and the drop of those
+/// events in each of hundreds of methods: rustc spends less on the generated module
+/// (BENCHMARKS.md, issue 25).
+#[doc(hidden)]
+pub fn launched(result: Result<Option<(CudaEvent, CudaEvent)>, DriverError>) -> Result<(), LaunchError> {
+    result.map(drop).map_err(LaunchError::Driver)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_launch_result_becomes_the_launch_methods_result() {
+        assert!(launched(Ok(None)).is_ok());
+        let e = launched(Err(DriverError(sys::CUresult::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES))).unwrap_err();
+        assert!(matches!(e, LaunchError::Driver(DriverError(sys::CUresult::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES))), "{e:?}");
+    }
 
     fn cfg(block: (u32, u32, u32)) -> LaunchConfig {
         LaunchConfig { grid_dim: (1, 1, 1), block_dim: block, shared_mem_bytes: 0 }

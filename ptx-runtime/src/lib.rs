@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
-pub use bounds::{check_launch_bounds, LaunchError};
+pub use bounds::{check_launch_bounds, launched, LaunchError};
 pub use cudarc;
 use cudarc::driver::{
     sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaView, CudaViewMut, DriverError, LaunchArgs, LaunchConfig, PushKernelArg,

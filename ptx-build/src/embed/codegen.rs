@@ -252,7 +252,7 @@ fn pretty(tokens: TokenStream) -> Result<String> {
 }
 
 /// Methods generated next to each kernel's launch method.
-const HELPER_SUFFIXES: &[&str] = &["_config", "_config_with_shared", "_plan"];
+const HELPER_SUFFIXES: &[&str] = &["_config", "_plan"];
 
 /// Methods of `Kernels` itself: a typed kernel of one of these names would collide with it.
 const RESERVED_METHODS: &[&str] = &["load", "load_ptx_only", "load_with", "images", "function", "launch_builder"];
@@ -414,8 +414,7 @@ fn instance_type_text(args: &[String]) -> String {
 /// `bounds` holds each PTX entry's launch bound (0: none), in `ptx_names()` order.
 fn method(index: usize, k: &KernelSig, bounds: &[u32], out: &mut String) {
     let f = ident(&k.name).to_string();
-    let (config, config_shared, plan) =
-        (format!("{}_config", k.name), format!("{}_config_with_shared", k.name), format!("{}_plan", k.name));
+    let (config, plan) = (format!("{}_config", k.name), format!("{}_plan", k.name));
     // A generic kernel's methods are generic too; the instance trait picks the function.
     let (generics, where_clause, pick, turbofish) = match &k.generic {
         Some(g) => {
@@ -466,20 +465,15 @@ fn method(index: usize, k: &KernelSig, bounds: &[u32], out: &mut String) {
     let plan_call = [prelude.clone(), plan_call].concat();
     // A kernel that is not generic gets non-generic helpers: each is one call into ptx-runtime
     // (index, bound and all), so that 361 kernels cost rustc little (BENCHMARKS.md, issue 25).
-    let (config_body, config_shared_body, plan_body) = match (&k.generic, bounds) {
+    let (config_body, plan_body) = match (&k.generic, bounds) {
         (None, [bound]) => {
             let bound = if *bound == 0 { "u32::MAX".to_string() } else { format!("{bound}u32") };
             (
                 vec![format!("self._plans.config_of(&self._functions, {index}usize, 0, {bound}, n)")],
-                vec![format!("self._plans.config_of(&self._functions, {index}usize, dynamic_shared_bytes, {bound}, n)")],
                 vec![format!("self._plans.plan_of(&self._functions, {index}usize, dynamic_shared_bytes, {bound})")],
             )
         }
-        _ => (
-            vec![format!("self.{plan}{turbofish}(0)?.for_elements(n)")],
-            vec![format!("self.{plan}{turbofish}(dynamic_shared_bytes)?.for_elements(n)")],
-            plan_call,
-        ),
+        _ => (vec![format!("self.{plan}{turbofish}(0)?.for_elements(n)")], plan_call),
     };
     let mut params = vec!["&self".to_string(), "stream: &CudaStream".into(), "cfg: LaunchConfig".into()];
     let mut body = [prelude, check].concat();
@@ -507,8 +501,9 @@ fn method(index: usize, k: &KernelSig, bounds: &[u32], out: &mut String) {
         params.push(param);
         body.push(push);
     }
-    body.push("unsafe { args.launch(cfg) }?;".into());
-    body.push("Ok(())".into());
+    // One call for cudarc's result: a `?` and the drop of its events in every method cost rustc
+    // more (BENCHMARKS.md, issue 25).
+    body.push("::ptx_runtime::launched(unsafe { args.launch(cfg) })".into());
     let doc = match &k.generic {
         Some(g) => format!(
             " Launches `{}` ({}:{}) for the types it is instantiated for: {}.",
@@ -527,9 +522,6 @@ fn method(index: usize, k: &KernelSig, bounds: &[u32], out: &mut String) {
     docs.extend([doc.as_str(), "", " # Safety", " Nothing checks the kernel's memory accesses: the launch configuration and the"]);
     docs.push(" buffers must match what the kernel reads and writes.");
     let wc = where_clause.as_deref();
-    let shared_doc = format!(
-        " [`Self::{config}`] for a launch with `dynamic_shared_bytes` of dynamic shared memory per block (it can lower how many blocks fit on an SM)."
-    );
     let this = "&self".to_string();
     // The helpers are `#[inline]`: rustc then compiles them where they are called instead of
     // into the host crate, called or not (361 kernels' helpers: rustc on the crate 1.99 -> 1.67 s,
@@ -548,17 +540,10 @@ fn method(index: usize, k: &KernelSig, bounds: &[u32], out: &mut String) {
             body: config_body,
         },
         Method {
-            docs: vec![shared_doc.as_str()],
-            inline: true,
-            head: format!("pub fn {config_shared}"),
-            params: vec![this.clone(), "n: usize".into(), "dynamic_shared_bytes: u32".into()],
-            ret: "Result<LaunchConfig, DriverError>",
-            body: config_shared_body,
-        },
-        Method {
             docs: vec![
-                " The occupancy-derived plan: block size, blocks per SM, occupancy, and the grid of a",
-                " grid-stride loop (`resident_grid()`).",
+                " The occupancy-derived plan for blocks with `dynamic_shared_bytes` of dynamic shared",
+                " memory (it can lower how many fit on an SM): block size, blocks per SM, occupancy;",
+                " `for_elements(n)` and `resident_grid()` make its launch configurations.",
             ],
             inline: true,
             head: format!("pub fn {plan}"),

@@ -102,7 +102,7 @@ fn occupancy_configs_reach_the_drivers_best_occupancy(ctx: &Ctx) {
     // five blocks fit in an H100 SM's 228 KiB.
     let big = k.saxpy_plan(40 * 1024).unwrap();
     assert!(big.blocks_per_sm <= 5 && big.dynamic_shared_bytes == 40 * 1024, "{big:?}");
-    assert_eq!(k.saxpy_config_with_shared(1000, 40 * 1024).unwrap().shared_mem_bytes, 40 * 1024);
+    assert_eq!(big.for_elements(1000).unwrap().shared_mem_bytes, 40 * 1024);
     // More than any SM has: refused, not a config that fails at launch.
     assert!(k.saxpy_plan(16 * 1024 * 1024).is_err());
 }
