@@ -17,6 +17,7 @@ fn main() {
         harness::gpu("a_device_without_a_fitting_image_gets_a_load_error", a_device_without_a_fitting_image_gets_a_load_error),
         harness::gpu("occupancy_configs_reach_the_drivers_best_occupancy", occupancy_configs_reach_the_drivers_best_occupancy),
         harness::gpu("generic_and_macro_stamped_kernels_match_the_cpu", generic_and_macro_stamped_kernels_match_the_cpu),
+        harness::gpu("a_launch_the_driver_refuses_is_a_driver_error", a_launch_the_driver_refuses_is_a_driver_error),
         harness::test("the_generated_module_lists_kernels_and_images", the_generated_module_lists_kernels_and_images),
     ]);
 }
@@ -105,6 +106,22 @@ fn occupancy_configs_reach_the_drivers_best_occupancy(ctx: &Ctx) {
     assert_eq!(big.for_elements(1000).unwrap().shared_mem_bytes, 40 * 1024);
     // More than any SM has: refused, not a config that fails at launch.
     assert!(k.saxpy_plan(16 * 1024 * 1024).is_err());
+}
+
+/// The typed method returns the driver's refusal as `LaunchError::Driver`, and the stream stays
+/// usable: the next launch runs.
+fn a_launch_the_driver_refuses_is_a_driver_error(ctx: &Ctx) {
+    use ptx_runtime::cudarc::driver::{sys::CUresult, DriverError};
+    let k = kernels::Kernels::load(ctx).unwrap();
+    let stream = ctx.default_stream();
+    let dx = stream.clone_htod(&[1.0f32; 256]).unwrap();
+    let mut dy = stream.clone_htod(&[2.0f32; 256]).unwrap();
+    // 16 MiB of dynamic shared memory a block: more than any GPU has.
+    let too_much = ptx_runtime::cudarc::driver::LaunchConfig { shared_mem_bytes: 16 << 20, ..k.saxpy_config(256).unwrap() };
+    let e = unsafe { k.saxpy(&stream, too_much, 256, 1.5, &dx, &mut dy) }.unwrap_err();
+    assert!(matches!(e, ptx_runtime::LaunchError::Driver(DriverError(CUresult::CUDA_ERROR_INVALID_VALUE))), "{e:?}");
+    unsafe { k.saxpy(&stream, k.saxpy_config(256).unwrap(), 256, 1.5, &dx, &mut dy) }.unwrap();
+    assert_eq!(stream.clone_dtoh(&dy).unwrap(), vec![3.5f32; 256]);
 }
 
 /// The generic kernel's instances through `axpy::<T>`, and the macro-stamped kernels through their
