@@ -40,20 +40,22 @@ impl Nvcc {
     }
 
     /// `-ccbin=<C++ compiler>` as `cc` derives it from `CXX` and the target.
+    ///
+    /// `cc` is asked for the C++ compiler alone: `cuda(true)` passes that same compiler's path as
+    /// `-ccbin`, but first runs `nvcc -E` and `nvcc -?` to learn nvcc's family, which it then
+    /// replaces with the C++ compiler's (150 of the 240 ms the question took, before the first
+    /// nvcc of every cold build could start; BENCHMARKS.md, issue 25).
     pub fn host_args(&self) -> &[String] {
         self.host_args.get_or_init(|| {
             let mut build = cc::Build::new();
-            build.cuda(true).cpp(true).cargo_metadata(false).cargo_warnings(false).warnings(false).opt_level(0).debug(false);
+            build.cpp(true).cargo_metadata(false).cargo_warnings(false).warnings(false).opt_level(0).debug(false);
             if std::env::var_os("TARGET").is_none() {
                 // Outside a build script: the host's triple (asking rustc costs a process start,
                 // so only when nvcc is about to run).
                 let host = crate::tools::host_triple();
                 build.target(&host).host(&host);
             }
-            build
-                .try_get_compiler()
-                .map(|t| t.args().iter().map(|a| a.to_string_lossy().into_owned()).filter(|a| a.starts_with("-ccbin")).collect())
-                .unwrap_or_default()
+            build.try_get_compiler().map(|t| vec![format!("-ccbin={}", t.path().display())]).unwrap_or_default()
         })
     }
 
@@ -414,6 +416,21 @@ mod tests {
 
     fn tool() -> Tool {
         Tool { path: "/cuda/bin/nvcc".into(), version: "13.0.88".into(), source: "PATH".into() }
+    }
+
+    #[test]
+    fn the_host_compiler_is_the_one_cc_would_pass_to_nvcc() {
+        // What `cc::Build::cuda(true)` would run nvcc with, for the same target (asking it
+        // starts nvcc, which may be missing: its `-ccbin` does not depend on that).
+        let host = crate::tools::host_triple();
+        let mut build = cc::Build::new();
+        build.cuda(true).cpp(true).cargo_metadata(false).cargo_warnings(false).warnings(false).opt_level(0).debug(false);
+        build.target(&host).host(&host);
+        let theirs: Vec<String> =
+            build.get_compiler().args().iter().map(|a| a.to_string_lossy().into_owned()).filter(|a| a.starts_with("-ccbin")).collect();
+        let nvcc = Nvcc::new(tool());
+        assert_eq!(nvcc.host_args(), theirs.as_slice());
+        assert!(theirs.len() == 1 && theirs[0].len() > "-ccbin=".len(), "{theirs:?}");
     }
 
     #[test]

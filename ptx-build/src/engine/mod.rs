@@ -127,13 +127,21 @@ impl BuildOptions {
     pub fn run(&self, reporter: &dyn Reporter) -> Result<BuildOutput> {
         let started = Instant::now();
         crate::tools::check_home()?;
-        let crates = self.crates()?;
+        let cuda = Cuda::find();
+        // With .cu files given, nvcc will run: its host compiler (`cc` starts the C++ compiler to
+        // learn its family) is asked beside `cargo metadata`, not after it, before the first nvcc.
+        let early_nvcc = cuda.nvcc.as_ref().filter(|_| !self.cuda_files.is_empty()).map(|tool| Nvcc::new(tool.clone()));
+        let crates = std::thread::scope(|s| {
+            if let Some(n) = &early_nvcc {
+                s.spawn(|| n.host_args());
+            }
+            self.crates()
+        })?;
         for k in &crates {
             for w in &k.warnings {
                 reporter.report(Event::Diagnostic(w));
             }
         }
-        let cuda = Cuda::find();
         if let Some(r) = cuda.rejected.first() {
             return Err(r.to_error());
         }
@@ -142,7 +150,7 @@ impl BuildOptions {
         }
         // nvcc (and the host compiler `cc` picks for it) only when some crate has .cu files.
         let nvcc: Option<Nvcc> = match &cuda.nvcc {
-            Some(tool) if crates.iter().any(|k| !k.cuda_sources.is_empty()) => Some(Nvcc::new(tool.clone())),
+            Some(tool) if crates.iter().any(|k| !k.cuda_sources.is_empty()) => Some(early_nvcc.unwrap_or_else(|| Nvcc::new(tool.clone()))),
             _ => None,
         };
         // Read once: every crate's link step is keyed by it.
