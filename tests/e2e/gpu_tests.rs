@@ -8,12 +8,13 @@ use std::process::{Command, Output};
 
 use crate::common::no_cuda_driver_here;
 
-const SAXPY_GPU_TESTS: [&str; 5] = [
+const SAXPY_GPU_TESTS: [&str; 6] = [
     "kernels_match_the_cpu_from_the_cubin",
     "kernels_match_the_cpu_through_the_ptx_jit",
     "a_device_without_a_fitting_image_gets_a_load_error",
     "occupancy_configs_reach_the_drivers_best_occupancy",
     "generic_and_macro_stamped_kernels_match_the_cpu",
+    "a_launch_the_driver_refuses_is_a_driver_error",
 ];
 
 fn root() -> PathBuf {
@@ -54,7 +55,7 @@ fn gpu_tests_report_as_ignored_with_the_reason_or_run_on_a_gpu() {
     }
     assert!(line(&stdout, "the_generated_module_lists_kernels_and_images").is_some_and(|l| l.ends_with("... ok")), "{stdout}");
     let summary =
-        if no_driver { "test result: ok. 1 passed; 0 failed; 5 ignored;" } else { "test result: ok. 6 passed; 0 failed; 0 ignored;" };
+        if no_driver { "test result: ok. 1 passed; 0 failed; 6 ignored;" } else { "test result: ok. 7 passed; 0 failed; 0 ignored;" };
     assert!(stdout.contains(summary), "{stdout}");
 }
 
@@ -81,10 +82,10 @@ fn a_gpu_run_without_a_gpu_fails_instead_of_skipping() {
         ),
         "the failure says why:\n{stdout}"
     );
-    assert!(stdout.contains("test result: FAILED. 1 passed; 5 failed; 0 ignored;"), "{stdout}");
+    assert!(stdout.contains("test result: FAILED. 1 passed; 6 failed; 0 ignored;"), "{stdout}");
     // `0` is unset.
     let (out, stdout) = saxpy_gpu_tests(Some("0"));
-    assert!(out.status.success() && stdout.contains("test result: ok. 1 passed; 0 failed; 5 ignored;"), "{stdout}");
+    assert!(out.status.success() && stdout.contains("test result: ok. 1 passed; 0 failed; 6 ignored;"), "{stdout}");
 }
 
 /// The Rust source files of the test targets of the examples and of `cargo ptx new`'s template.
