@@ -416,17 +416,11 @@ impl PlanCache {
         self.plan_within(index, &functions[index], dynamic_shared_bytes, max_threads)
     }
 
-    /// `plan_of(..)?.for_elements(n)`, for the generated `_config` methods (see [`Self::plan_of`]).
+    /// `plan_of(.., 0, ..)?.for_elements(n)`, for the generated `_config` methods (see
+    /// [`Self::plan_of`]).
     #[doc(hidden)]
-    pub fn config_of(
-        &self,
-        functions: &[CudaFunction],
-        index: usize,
-        dynamic_shared_bytes: u32,
-        max_threads: u32,
-        n: usize,
-    ) -> Result<LaunchConfig, DriverError> {
-        self.plan_of(functions, index, dynamic_shared_bytes, max_threads)?.for_elements(n)
+    pub fn config_of(&self, functions: &[CudaFunction], index: usize, max_threads: u32, n: usize) -> Result<LaunchConfig, DriverError> {
+        self.plan_of(functions, index, 0, max_threads)?.for_elements(n)
     }
 }
 

@@ -469,7 +469,7 @@ fn method(index: usize, k: &KernelSig, bounds: &[u32], out: &mut String) {
         (None, [bound]) => {
             let bound = if *bound == 0 { "u32::MAX".to_string() } else { format!("{bound}u32") };
             (
-                vec![format!("self._plans.config_of(&self._functions, {index}usize, 0, {bound}, n)")],
+                vec![format!("self._plans.config_of(&self._functions, {index}usize, {bound}, n)")],
                 vec![format!("self._plans.plan_of(&self._functions, {index}usize, dynamic_shared_bytes, {bound})")],
             )
         }
