@@ -3,10 +3,14 @@
 
 Usage (from the repository root, after `cargo ptx setup`; needs crates.io or a warm cargo registry
 for bindgen_cuda 0.1.x on the first run):
-    python3 benches/bindgen_cuda.py [--runs N] [--keep] [--worktree] [--archs A,B,..] [--cache on|off] [--quick]
+    python3 benches/bindgen_cuda.py [--runs N] [--keep] [--worktree] [--archs A,B,..] [--cache on|off] [--quick] [--path-deps]
 
 ptx-build and ptx-runtime come from a `git archive HEAD` snapshot (edits made meanwhile in the
 working tree can neither rebuild nor break them); --worktree builds the working tree as it is.
+They reach the bench crate as a crates.io user gets them: `cargo package`d, in a directory
+source that replaces crates.io for that crate (with `cargo vendor`'s copies of their
+dependencies). cargo stats every source file of a path dependency on each build, a no-op cost a
+registry user does not pay; --path-deps measures with path dependencies instead.
 
 Two host crates in a temp dir, each with its own target dir, hold the same ten .cu files and
 utils.cuh (benches/bindgen_cuda/: UNARY_OP/BINARY_OP/CAST_OP-style macros stamping out some 360
@@ -36,7 +40,7 @@ Then one cold build of each through a logging `nvcc` wrapper (PATH, and NVCC for
 nvcc starts by kind and sums nvcc's own per-phase times (`nvcc --time`).
 Prints a markdown table for BENCHMARKS.md.
 """
-import argparse, collections, glob, hashlib, json, os, re, shutil, statistics, subprocess, sys, tempfile, time
+import argparse, collections, glob, hashlib, json, os, re, shutil, statistics, subprocess, sys, tarfile, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "benches", "bindgen_cuda")
@@ -104,6 +108,48 @@ def base_env(bin_dir):
     env["CARGO_PTX_CACHE_DIR"] = "off"           # ptx-build's machine-wide step cache
     env["CARGO_TERM_COLOR"] = "never"
     return env
+
+
+def packaged_source(src, work, env):
+    """A directory source (cargo's vendored-sources layout) with ptx-device-macros, ptx-runtime and
+    ptx-build packaged from the snapshot `src` and every crates.io crate they depend on, at the
+    versions of the repository's Cargo.lock; a `.crate` holds what a registry would serve.
+    Returns the folder and {package: version}."""
+    vendor, pkg_target = os.path.join(work, "vendor"), os.path.join(work, "target-package")
+    pkgs = ("ptx-device-macros", "ptx-runtime", "ptx-build")
+
+    def run(cmd, cwd):
+        p = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if p.returncode != 0:
+            sys.exit(f"{' '.join(cmd)} failed in {cwd}:\n{p.stderr[-6000:]}")
+
+    # Packaged together: cargo resolves the packages' dependencies on each other among them.
+    run(["cargo", "package", "--no-verify", "--allow-dirty", "--target-dir", pkg_target]
+        + [x for p in pkgs for x in ("-p", p)], src)
+    helper = os.path.join(work, "vendor-helper")
+    os.makedirs(os.path.join(helper, "src"))
+    open(os.path.join(helper, "src", "lib.rs"), "w").close()
+    open(os.path.join(helper, "Cargo.toml"), "w").write(
+        '[package]\nname = "vendor-helper"\nversion = "0.0.0"\nedition = "2021"\n[dependencies]\n'
+        + "".join(f'{p} = {{ path = "{os.path.join(src, p)}" }}\n' for p in pkgs) + "[workspace]\n")
+    shutil.copy(os.path.join(src, "Cargo.lock"), os.path.join(helper, "Cargo.lock"))
+    run(["cargo", "vendor", "--versioned-dirs", vendor], helper)  # path dependencies are not vendored
+    versions = {}
+    for crate in glob.glob(os.path.join(pkg_target, "package", "*.crate")):
+        m = re.fullmatch(r"(.+)-(\d+\.\d+\.\d+[^/]*)\.crate", os.path.basename(crate))
+        if not m or m.group(1) not in pkgs:
+            continue
+        name, version = m.groups()
+        versions[name] = version
+        with tarfile.open(crate) as t:
+            t.extractall(vendor, filter="data")
+        digest = hashlib.sha256(open(crate, "rb").read()).hexdigest()
+        # cargo checks the listed files' hashes and the lock file's package checksum; none listed.
+        json.dump({"files": {}, "package": digest}, open(os.path.join(vendor, f"{name}-{version}", ".cargo-checksum.json"), "w"))
+    missing = set(pkgs) - set(versions)
+    if missing:
+        sys.exit(f"cargo package made no .crate for {sorted(missing)} in {pkg_target}/package")
+    return vendor, versions
 
 
 class Crate:
@@ -228,6 +274,8 @@ def main():
     ap.add_argument("--worktree", action="store_true",
                     help="build ptx-build/ptx-runtime from the working tree as it is (default: a `git archive HEAD` snapshot, "
                          "so that edits made meanwhile neither rebuild nor break them)")
+    ap.add_argument("--path-deps", action="store_true",
+                    help="ptx-build/ptx-runtime as path dependencies (default: packaged, from a directory source, as from crates.io)")
     a = ap.parse_args()
     bin_dir = cuda_bin()
     env = base_env(bin_dir)
@@ -247,10 +295,18 @@ def main():
     rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     rev = rev + (" + working tree" if a.worktree else "")
     pb, pr = os.path.join(src, "ptx-build"), os.path.join(src, "ptx-runtime")
-    ours = Crate(work, OURS, OURS_BUILD % ptx_archs,
-                 f'[dependencies]\nptx-runtime = {{ path = "{pr}" }}\n\n[build-dependencies]\nptx-build = {{ path = "{pb}" }}\n',
-                 "pub mod kernels {\n    ptx_runtime::include_kernels!();\n}\n")
-    shutil.copy(os.path.join(src, "Cargo.lock"), os.path.join(ours.dir, "Cargo.lock"))  # the repo's versions
+    lib_rs = "pub mod kernels {\n    ptx_runtime::include_kernels!();\n}\n"
+    if a.path_deps:
+        ours = Crate(work, OURS, OURS_BUILD % ptx_archs,
+                     f'[dependencies]\nptx-runtime = {{ path = "{pr}" }}\n\n[build-dependencies]\nptx-build = {{ path = "{pb}" }}\n', lib_rs)
+        shutil.copy(os.path.join(src, "Cargo.lock"), os.path.join(ours.dir, "Cargo.lock"))  # the repo's versions
+    else:
+        vendor, v = packaged_source(src, work, env)
+        ours = Crate(work, OURS, OURS_BUILD % ptx_archs,
+                     f'[dependencies]\nptx-runtime = "={v["ptx-runtime"]}"\n\n[build-dependencies]\nptx-build = "={v["ptx-build"]}"\n', lib_rs)
+        os.makedirs(os.path.join(ours.dir, ".cargo"))
+        ours.write(".cargo/config.toml", f'[source.crates-io]\nreplace-with = "packaged"\n\n[source.packaged]\ndirectory = "{vendor}"\n')
+    deps_kind = "path dependencies" if a.path_deps else "packaged (directory source)"
     theirs = Crate(work, THEIRS, THEIRS_BUILD, '[build-dependencies]\nbindgen_cuda = "0.1"\n', "")
     forge = Crate(work, FORGE, FORGE_BUILD, '[build-dependencies]\ncudaforge = "=0.1.5"\n',
                   'include!(concat!(env!("OUT_DIR"), "/ptx.rs"));\n')
@@ -347,6 +403,9 @@ def main():
     fmt = lambda xs: ", ".join(f"{x:.2f}" for x in xs)
     o, t, f, cu = m(cold["ours"]), m(cold["theirs"]), m(cold["forge"]), m(cold["cubin"])
     no, nt, nf, ntc = m(noop[OURS]), m(noop[THEIRS]), m(noop[FORGE]), m(noop[THEIRS_CUDARC])
+    # No-op differences: the median of per-round differences (the rounds interleave the crates,
+    # so one round's load is the same for each).
+    dn = lambda other: m([x - y for x, y in zip(noop[OURS], noop[other])])
 
     def rebuild(name):
         if not verdict[name]:
@@ -368,7 +427,7 @@ def main():
     ratio = lambda x, y: f"{x / y:.2f}x / {x / f:.2f}x"
     print()
     print(f"{ncu} .cu files + utils.cuh, {kernels} kernels (`.entry`; bindgen_cuda's PTX: {theirs_kernels}, cudaforge's: {forge_kernels}), "
-          f"ptx-build at {rev} archs {a.archs} shared cache {a.cache}, nvcc {nvcc_version}, bindgen_cuda {bg_version}, cudaforge 0.1.5, "
+          f"ptx-build at {rev} ({deps_kind}) archs {a.archs} shared cache {a.cache}, nvcc {nvcc_version}, bindgen_cuda {bg_version}, cudaforge 0.1.5, "
           f"{os.cpu_count()} CPUs, {a.runs} runs interleaved, `cargo build` (dev profile)")
     print()
     print("| what | ptx-build | bindgen_cuda | cudaforge | ptx-build vs bindgen_cuda / cudaforge | target |")
@@ -376,9 +435,9 @@ def main():
     print(f"| cold, PTX only (`compute_X`; theirs `sm_80` PTX) | {o:.2f} s | {t:.2f} s | {f:.2f} s | {ratio(o, t)} | <= 1.0x |")
     print(f"| cold, PTX + `sm_X` cubins (theirs: PTX only) | {cu:.2f} s | {t:.2f} s | {f:.2f} s | {ratio(cu, t)} | <= 1.3x |")
     print(f"| no-op `cargo build` | {no * 1000:.0f} ms | {nt * 1000:.0f} ms | {nf * 1000:.0f} ms | "
-          f"{(no - nt) * 1000:+.0f} ms / {(no - nf) * 1000:+.0f} ms | <= +20 ms |")
+          f"{dn(THEIRS) * 1000:+.0f} ms / {dn(FORGE) * 1000:+.0f} ms | <= +20 ms |")
     print(f"| no-op, bindgen_cuda's crate with cudarc (as ptx-runtime has it) | | {ntc * 1000:.0f} ms | | "
-          f"{(no - ntc) * 1000:+.0f} ms | <= +20 ms |")
+          f"{dn(THEIRS_CUDARC) * 1000:+.0f} ms | <= +20 ms |")
     if not a.quick:
         print(f"| header edit (`USE_LDG` in utils.cuh), rebuild | {m(edit[OURS]):.2f} s, {rebuild(OURS)} | "
               f"{m(edit[THEIRS]):.2f} s, {rebuild(THEIRS)} | | | correct rebuild |")

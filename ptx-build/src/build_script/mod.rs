@@ -193,7 +193,7 @@ impl Builder {
         }
 
         reporter.directive(format!("cargo:rerun-if-env-changed={}", prebuilt::WRITE_VAR));
-        // Its `[package.metadata.ptx]` may set `prebuilt`.
+        // Its `[package.metadata.ptx]` may set `prebuilt`, and archs and flags for `.cuda(..)` files.
         reporter.directive(format!("cargo:rerun-if-changed={}", manifest_dir.join("Cargo.toml").display()));
 
         let cuda_files = self.host_cuda(&manifest_dir, &out_dir, &source, reporter)?;
@@ -318,8 +318,8 @@ impl Builder {
         if self.cuda.is_empty() {
             return Ok(None);
         }
-        // Its `[package.metadata.ptx]` applies to these files (archs, includes, defines).
-        reporter.directive(format!("cargo:rerun-if-changed={}", manifest_dir.join("Cargo.toml").display()));
+        // Its `[package.metadata.ptx]` applies to these files (archs, includes, defines): `run`
+        // watches the manifest for every build.
         let files = host_files(manifest_dir, &self.cuda, "cuda", source, reporter)?;
         Ok(Some(CudaFiles {
             name: std::env::var("CARGO_PKG_NAME").unwrap_or_else(|_| "host".into()),
