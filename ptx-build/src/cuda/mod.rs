@@ -34,6 +34,17 @@ pub struct Nvcc {
     archs: OnceLock<Option<Vec<String>>>,
 }
 
+/// `cc`'s C++ build as nvcc's host compiler is asked of it: quiet, no flags of its own; for
+/// `target` (also the host) when given, else for cargo's `TARGET`.
+fn cc_build(target: Option<&str>) -> cc::Build {
+    let mut build = cc::Build::new();
+    build.cpp(true).cargo_metadata(false).cargo_warnings(false).warnings(false).opt_level(0).debug(false);
+    if let Some(t) = target {
+        build.target(t).host(t);
+    }
+    build
+}
+
 impl Nvcc {
     pub fn new(tool: Tool) -> Nvcc {
         Nvcc { tool, host_args: OnceLock::new(), archs: OnceLock::new() }
@@ -47,15 +58,10 @@ impl Nvcc {
     /// nvcc of every cold build could start; BENCHMARKS.md, issue 25).
     pub fn host_args(&self) -> &[String] {
         self.host_args.get_or_init(|| {
-            let mut build = cc::Build::new();
-            build.cpp(true).cargo_metadata(false).cargo_warnings(false).warnings(false).opt_level(0).debug(false);
-            if std::env::var_os("TARGET").is_none() {
-                // Outside a build script: the host's triple (asking rustc costs a process start,
-                // so only when nvcc is about to run).
-                let host = crate::tools::host_triple();
-                build.target(&host).host(&host);
-            }
-            build.try_get_compiler().map(|t| vec![format!("-ccbin={}", t.path().display())]).unwrap_or_default()
+            // Outside a build script: the host's triple (asking rustc costs a process start, so
+            // only when nvcc is about to run).
+            let host = std::env::var_os("TARGET").is_none().then(crate::tools::host_triple);
+            cc_build(host.as_deref()).try_get_compiler().map(|t| vec![format!("-ccbin={}", t.path().display())]).unwrap_or_default()
         })
     }
 
@@ -423,9 +429,8 @@ mod tests {
         // What `cc::Build::cuda(true)` would run nvcc with, for the same target (asking it
         // starts nvcc, which may be missing: its `-ccbin` does not depend on that).
         let host = crate::tools::host_triple();
-        let mut build = cc::Build::new();
-        build.cuda(true).cpp(true).cargo_metadata(false).cargo_warnings(false).warnings(false).opt_level(0).debug(false);
-        build.target(&host).host(&host);
+        let mut build = cc_build(Some(&host));
+        build.cuda(true);
         let theirs: Vec<String> =
             build.get_compiler().args().iter().map(|a| a.to_string_lossy().into_owned()).filter(|a| a.starts_with("-ccbin")).collect();
         let nvcc = Nvcc::new(tool());
