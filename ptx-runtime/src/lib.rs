@@ -19,7 +19,8 @@ use std::sync::{Arc, Mutex};
 pub use bounds::{check_launch_bounds, launched, LaunchError};
 pub use cudarc;
 use cudarc::driver::{
-    sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaView, CudaViewMut, DriverError, LaunchArgs, LaunchConfig, PushKernelArg,
+    sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, CudaView, CudaViewMut, DriverError, LaunchArgs, LaunchConfig,
+    PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
 /// `half::f16` and `half::bf16`: the host types of CUDA's `__half` and `__nv_bfloat16` parameters.
@@ -365,7 +366,7 @@ pub fn launch_plan_within(
 }
 
 /// [`LaunchPlan`]s of a module's kernels, computed on first use and kept per (kernel, dynamic
-/// shared memory). Clones share the cache. The generated `Kernels` holds one.
+/// shared memory). Clones share the cache. The generated `Kernels` holds one (in its [`KernelSet`]).
 #[derive(Clone, Debug)]
 pub struct PlanCache {
     ctx: Arc<CudaContext>,
@@ -400,27 +401,77 @@ impl PlanCache {
         self.plans.lock().unwrap_or_else(|e| e.into_inner()).insert(key, plan);
         Ok(plan)
     }
+}
 
-    /// [`Self::plan_within`] of `functions[index]`, for the generated `_plan` methods of kernels
-    /// that are not generic. Those methods are compiled into every host crate whether called
-    /// or not; a body that is one call keeps that cheap (361 of them took 1.7 s of rustc when
-    /// each indexed, matched a `Result` and called again itself: BENCHMARKS.md, issue 25).
-    #[doc(hidden)]
-    pub fn plan_of(
-        &self,
-        functions: &[CudaFunction],
-        index: usize,
-        dynamic_shared_bytes: u32,
-        max_threads: u32,
-    ) -> Result<LaunchPlan, DriverError> {
-        self.plan_within(index, &functions[index], dynamic_shared_bytes, max_threads)
+/// Every module of a generated `Kernels`, loaded on one device: the functions of all modules
+/// in one list (a typed method reaches its kernel by index), and their launch plans.
+///
+/// Loading lives here, compiled once, rather than in each generated module: written out per
+/// module it instantiated `Vec`, iterator and drop code in every host crate, 0.3 s of rustc
+/// for the ten-file bench module (BENCHMARKS.md, issue 25). A typed method's body only indexes.
+#[derive(Debug, Clone)]
+pub struct KernelSet {
+    modules: Vec<Loaded>,
+    names: Vec<&'static str>,
+    functions: Vec<CudaFunction>,
+    plans: PlanCache,
+}
+
+impl KernelSet {
+    /// Loads each module (its images, the functions to resolve in it) for the context's
+    /// device; every function is resolved now, so a missing one fails here, not at launch.
+    pub fn load(
+        ctx: &Arc<CudaContext>,
+        modules: &[(&'static [Image], &'static [&'static str])],
+        policy: Policy,
+    ) -> Result<KernelSet, LoadError> {
+        let count = modules.iter().map(|(_, names)| names.len()).sum();
+        let (mut loaded, mut names, mut functions) =
+            (Vec::with_capacity(modules.len()), Vec::with_capacity(count), Vec::with_capacity(count));
+        for (images, module_names) in modules {
+            let module = load(ctx, images, policy)?;
+            for name in module_names.iter() {
+                functions.push(module.function(name)?);
+                names.push(*name);
+            }
+            loaded.push(module);
+        }
+        Ok(KernelSet { modules: loaded, names, functions, plans: PlanCache::new(ctx) })
     }
 
-    /// `plan_of(.., 0, ..)?.for_elements(n)`, for the generated `_config` methods (see
-    /// [`Self::plan_of`]).
+    /// Any loaded kernel by its PTX name, typed or not.
+    pub fn function(&self, name: &str) -> Option<&CudaFunction> {
+        self.names.iter().position(|n| *n == name).map(|i| &self.functions[i])
+    }
+
+    /// cudarc's launch builder for any loaded kernel by PTX name.
+    pub fn launch_builder<'a>(&'a self, stream: &'a CudaStream, name: &str) -> Option<LaunchArgs<'a>> {
+        self.function(name).map(|f| stream.launch_builder(f))
+    }
+
+    /// The image each module was loaded from, in the order they were given.
+    pub fn images(&self) -> Vec<&'static Image> {
+        self.modules.iter().map(|m| m.image).collect()
+    }
+
+    /// Function number `index`, in load order: for the generated typed methods.
     #[doc(hidden)]
-    pub fn config_of(&self, functions: &[CudaFunction], index: usize, max_threads: u32, n: usize) -> Result<LaunchConfig, DriverError> {
-        self.plan_of(functions, index, 0, max_threads)?.for_elements(n)
+    #[inline]
+    pub fn at(&self, index: usize) -> &CudaFunction {
+        &self.functions[index]
+    }
+
+    /// The plan of function `index` with blocks of at most `max_threads` (`u32::MAX`: no launch
+    /// bound), for the generated `_plan` methods.
+    #[doc(hidden)]
+    pub fn plan(&self, index: usize, dynamic_shared_bytes: u32, max_threads: u32) -> Result<LaunchPlan, DriverError> {
+        self.plans.plan_within(index, &self.functions[index], dynamic_shared_bytes, max_threads)
+    }
+
+    /// `plan(index, 0, max_threads)?.for_elements(n)`, for the generated `_config` methods.
+    #[doc(hidden)]
+    pub fn config(&self, index: usize, max_threads: u32, n: usize) -> Result<LaunchConfig, DriverError> {
+        self.plan(index, 0, max_threads)?.for_elements(n)
     }
 }
 

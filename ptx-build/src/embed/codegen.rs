@@ -84,18 +84,8 @@ pub fn prefix_shared_cxx_names(units: &mut [Unit]) {
 pub fn generate(units: &[Unit]) -> Result<String> {
     check_unique(units)?;
     let unit_mods = units.iter().map(unit_module);
-    // Module fields get a suffix: a .cu file and its kernel often share a name (saxpy.cu).
-    let unit_fields = units.iter().map(|u| {
-        let m = format_ident!("{}_module", u.name);
-        quote! { #m: Loaded }
-    });
-    let loads = units.iter().map(|u| {
-        let m = format_ident!("{}", u.name);
-        let f = format_ident!("{}_module", u.name);
-        quote! { let #f = ::ptx_runtime::load(ctx, #m::IMAGES, policy)?; }
-    });
-    let unit_names: Vec<Ident> = units.iter().map(|u| format_ident!("{}_module", u.name)).collect();
-    // Every function is loaded into one Vec, in KERNEL_NAMES's order: a kernel's method reaches
+    // Every function is loaded into one list (ptx-runtime's `KernelSet`, which does the loading
+    // so that the host crate compiles none of it), in KERNEL_NAMES's order: a kernel's method reaches
     // its function (and its plan-cache slot) by that index, a generic kernel's instance by the
     // kernel's first index plus the instance's. One field per kernel instead made `load_with`
     // one struct literal with a `?` per kernel, whose drop paths grow with the square of the
@@ -136,11 +126,10 @@ pub fn generate(units: &[Unit]) -> Result<String> {
     });
     let all_names: Vec<&str> =
         units.iter().flat_map(|u| u.kernels.iter().flat_map(|k| k.ptx_names()).chain(u.untyped.iter().map(String::as_str))).collect();
-    let unit_functions = units.iter().map(|u| {
-        let (m, field) = (format_ident!("{}", u.name), format_ident!("{}_module", u.name));
-        quote! { (&#field, #m::FUNCTIONS) }
+    let unit_modules = units.iter().map(|u| {
+        let m = format_ident!("{}", u.name);
+        quote! { (#m::IMAGES, #m::FUNCTIONS) }
     });
-    let function_count = all_names.len();
     let any_generic = units.iter().flat_map(|u| u.kernels.iter()).any(|k| k.generic.is_some());
     let sealed = any_generic.then(|| {
         quote! {
@@ -159,7 +148,7 @@ pub fn generate(units: &[Unit]) -> Result<String> {
         #[allow(unused_imports)]
         use ::ptx_runtime::cudarc::driver::{CudaContext, CudaFunction, CudaStream, DriverError, LaunchConfig, PushKernelArg};
         #[allow(unused_imports)]
-        use ::ptx_runtime::{DeviceIn, DeviceInOut, Image, LaunchPlan, LoadError, Loaded, PlanCache, Policy};
+        use ::ptx_runtime::{DeviceIn, DeviceInOut, Image, KernelSet, LaunchPlan, LoadError, Policy};
         use ::std::sync::Arc;
 
         /// Every kernel of this module, by name.
@@ -176,11 +165,8 @@ pub fn generate(units: &[Unit]) -> Result<String> {
         /// The embedded kernels, loaded on one device, with one launch method each.
         #[derive(Debug, Clone)]
         pub struct Kernels {
-            #(#unit_fields,)*
-            /// Every kernel's function, in [`KERNEL_NAMES`]'s order.
-            _functions: Vec<CudaFunction>,
-            /// Occupancy-derived launch plans, per kernel and dynamic shared memory size.
-            _plans: PlanCache,
+            /// Every module and kernel function (in [`KERNEL_NAMES`]'s order), with launch plans.
+            _set: KernelSet,
         }
 
         // Methods carry the kernels' own names (`mul_mat_q4_K`, and `mul_mat_q4_K_config`).
@@ -199,31 +185,25 @@ pub fn generate(units: &[Unit]) -> Result<String> {
             }
 
             pub fn load_with(ctx: &Arc<CudaContext>, policy: Policy) -> Result<Self, LoadError> {
-                #(#loads)*
-                let mut _functions = Vec::with_capacity(#function_count);
-                for (module, names) in [#(#unit_functions),*] {
-                    for name in names {
-                        _functions.push(module.function(name)?);
-                    }
-                }
-                Ok(Kernels { #(#unit_names,)* _functions, _plans: PlanCache::new(ctx) })
+                let _set = KernelSet::load(ctx, &[#(#unit_modules),*], policy)?;
+                Ok(Kernels { _set })
             }
 
             /// Any loaded kernel by its PTX name (see [`KERNEL_NAMES`]), typed or not.
             pub fn function(&self, name: &str) -> Option<&CudaFunction> {
-                KERNEL_NAMES.iter().position(|n| *n == name).map(|i| &self._functions[i])
+                self._set.function(name)
             }
 
             /// cudarc's launch builder for any loaded kernel by PTX name: the way to launch
             /// kernels that have no typed method. Push the arguments in the kernel's order with
             /// `.arg(..)`, then `unsafe { .launch(cfg) }`.
             pub fn launch_builder<'a>(&'a self, stream: &'a CudaStream, name: &str) -> Option<::ptx_runtime::cudarc::driver::LaunchArgs<'a>> {
-                self.function(name).map(|f| stream.launch_builder(f))
+                self._set.launch_builder(stream, name)
             }
 
             /// The image each PTX module was loaded from (`sm_90 cubin`, `sm_80 PTX`).
             pub fn images(&self) -> Vec<&'static Image> {
-                vec![#(self.#unit_names.image),*]
+                self._set.images()
             }
         }
     };
@@ -437,15 +417,15 @@ fn method(index: usize, k: &KernelSig, bounds: &[u32], out: &mut String) {
         Some(_) => (vec![format!("let instance = {pick};")], format!("{index}usize + instance")),
         None => (vec![], format!("{index}usize")),
     };
-    let function = format!("self._functions[{slot}]");
+    let function = format!("self._set.at({slot})");
     let bound_list = bounds.iter().map(|b| format!("{b}u32")).collect::<Vec<_>>().join(", ");
     // A launch bound: checked before the driver sees the launch, and the plan's block size
     // kept within it. Only a generic kernel has several entries (and `instance`).
     let (check, plan_call): (Vec<String>, Vec<String>) = match (bounds, &k.generic) {
-        (_, _) if bounds.iter().all(|b| *b == 0) => (vec![], vec![format!("self._plans.plan({slot}, &{function}, dynamic_shared_bytes)")]),
+        (_, _) if bounds.iter().all(|b| *b == 0) => (vec![], vec![format!("self._set.plan({slot}, dynamic_shared_bytes, u32::MAX)")]),
         ([bound], None) => (
             vec![format!("::ptx_runtime::check_launch_bounds({:?}, {bound}u32, &cfg)?;", k.ptx_names()[0])],
-            vec![format!("self._plans.plan_within({slot}, &{function}, dynamic_shared_bytes, {bound}u32)")],
+            vec![format!("self._set.plan({slot}, dynamic_shared_bytes, {bound}u32)")],
         ),
         _ => (
             vec![
@@ -458,7 +438,7 @@ fn method(index: usize, k: &KernelSig, bounds: &[u32], out: &mut String) {
             vec![
                 format!("const BOUNDS: &[u32] = &[{bound_list}];"),
                 "let bound = match BOUNDS[instance] { 0 => u32::MAX, b => b };".into(),
-                format!("self._plans.plan_within({slot}, &{function}, dynamic_shared_bytes, bound)"),
+                format!("self._set.plan({slot}, dynamic_shared_bytes, bound)"),
             ],
         ),
     };
@@ -469,15 +449,15 @@ fn method(index: usize, k: &KernelSig, bounds: &[u32], out: &mut String) {
         (None, [bound]) => {
             let bound = if *bound == 0 { "u32::MAX".to_string() } else { format!("{bound}u32") };
             (
-                vec![format!("self._plans.config_of(&self._functions, {index}usize, {bound}, n)")],
-                vec![format!("self._plans.plan_of(&self._functions, {index}usize, dynamic_shared_bytes, {bound})")],
+                vec![format!("self._set.config({index}usize, {bound}, n)")],
+                vec![format!("self._set.plan({index}usize, dynamic_shared_bytes, {bound})")],
             )
         }
         _ => (vec![format!("self.{plan}{turbofish}(0)?.for_elements(n)")], plan_call),
     };
     let mut params = vec!["&self".to_string(), "stream: &CudaStream".into(), "cfg: LaunchConfig".into()];
     let mut body = [prelude, check].concat();
-    body.push(format!("let mut args = stream.launch_builder(&{function});"));
+    body.push(format!("let mut args = stream.launch_builder({function});"));
     for p in &k.params {
         let name = ident(&p.name).to_string();
         let (param, push) = match &p.ty {
