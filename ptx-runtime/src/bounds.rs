@@ -24,6 +24,11 @@ pub enum LaunchError {
         /// The bound: `.maxntid` of the kernel's PTX entry (x * y * z).
         max_threads: u32,
     },
+    /// No loaded kernel has this PTX name (`Kernels::plan`, `Kernels::config`).
+    UnknownKernel {
+        /// The name asked for.
+        name: String,
+    },
 }
 
 impl fmt::Display for LaunchError {
@@ -32,9 +37,12 @@ impl fmt::Display for LaunchError {
             LaunchError::Driver(e) => write!(f, "{e}"),
             LaunchError::TooManyThreads { kernel, block: (x, y, z), max_threads } => write!(
                 f,
-                "kernel `{kernel}` launched with {} threads a block ({x} x {y} x {z}), more than its launch bound of {max_threads} (`.maxntid {max_threads}`, from `#[kernel(launch_bounds({max_threads}, ..))]` or `__launch_bounds__({max_threads}, ..)`)\n  help: launch at most {max_threads} threads a block; `{kernel}_config` and `{kernel}_plan` stay within the bound",
+                "kernel `{kernel}` launched with {} threads a block ({x} x {y} x {z}), more than its launch bound of {max_threads} (`.maxntid {max_threads}`, from `#[kernel(launch_bounds({max_threads}, ..))]` or `__launch_bounds__({max_threads}, ..)`)\n  help: launch at most {max_threads} threads a block; `Grid::elements(n)` and `Grid::resident()` stay within the bound",
                 u128::from(*x) * u128::from(*y) * u128::from(*z)
             ),
+            LaunchError::UnknownKernel { name } => {
+                write!(f, "no loaded kernel is named `{name}`\n  help: `KERNEL_NAMES` of the generated module lists every kernel by its PTX name")
+            }
         }
     }
 }
@@ -43,7 +51,7 @@ impl std::error::Error for LaunchError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             LaunchError::Driver(e) => Some(e),
-            LaunchError::TooManyThreads { .. } => None,
+            LaunchError::TooManyThreads { .. } | LaunchError::UnknownKernel { .. } => None,
         }
     }
 }
@@ -59,6 +67,7 @@ impl From<LaunchError> for DriverError {
         match e {
             LaunchError::Driver(e) => e,
             LaunchError::TooManyThreads { .. } => DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE),
+            LaunchError::UnknownKernel { .. } => DriverError(sys::CUresult::CUDA_ERROR_NOT_FOUND),
         }
     }
 }
@@ -104,7 +113,7 @@ mod tests {
         let e = check_launch_bounds("hist", 256, &cfg((32, 16, 1))).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "kernel `hist` launched with 512 threads a block (32 x 16 x 1), more than its launch bound of 256 (`.maxntid 256`, from `#[kernel(launch_bounds(256, ..))]` or `__launch_bounds__(256, ..)`)\n  help: launch at most 256 threads a block; `hist_config` and `hist_plan` stay within the bound"
+            "kernel `hist` launched with 512 threads a block (32 x 16 x 1), more than its launch bound of 256 (`.maxntid 256`, from `#[kernel(launch_bounds(256, ..))]` or `__launch_bounds__(256, ..)`)\n  help: launch at most 256 threads a block; `Grid::elements(n)` and `Grid::resident()` stay within the bound"
         );
         // No overflow for absurd shapes.
         assert!(check_launch_bounds("k", 1024, &cfg((u32::MAX, u32::MAX, 2))).is_err());
@@ -112,5 +121,15 @@ mod tests {
         assert_eq!(DriverError::from(e).0, sys::CUresult::CUDA_ERROR_INVALID_VALUE);
         let d = LaunchError::from(DriverError(sys::CUresult::CUDA_ERROR_LAUNCH_FAILED));
         assert!(std::error::Error::source(&d).is_some());
+    }
+
+    #[test]
+    fn an_unknown_kernel_name_says_where_the_names_are() {
+        let e = LaunchError::UnknownKernel { name: "saxpi".into() };
+        assert_eq!(
+            e.to_string(),
+            "no loaded kernel is named `saxpi`\n  help: `KERNEL_NAMES` of the generated module lists every kernel by its PTX name"
+        );
+        assert_eq!(DriverError::from(e).0, sys::CUresult::CUDA_ERROR_NOT_FOUND);
     }
 }

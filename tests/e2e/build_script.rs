@@ -457,7 +457,8 @@ unsafe fn call(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream
         k.axpb::<ptx_runtime::half::f16>(s, cfg, yh, xh, ptx_runtime::half::f16::ONE, ptx_runtime::half::f16::ZERO, 4i32).unwrap();
         k.scale_f32_i32(s, cfg, y, 4i32).unwrap();
         k.scale_f64_i32(s, cfg, yd, 4i32).unwrap();
-        let _ = k.axpb_config::<f32>(4);
+        k.uneg_f32(s, ptx_runtime::Grid::elements(4), 4usize, x, y).unwrap();
+        let _ = k.config_of("uneg_f32", ptx_runtime::Grid::resident().shared(64));
     }
 }
 "#;

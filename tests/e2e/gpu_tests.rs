@@ -8,11 +8,12 @@ use std::process::{Command, Output};
 
 use crate::common::no_cuda_driver_here;
 
-const SAXPY_GPU_TESTS: [&str; 6] = [
+const SAXPY_GPU_TESTS: [&str; 7] = [
     "kernels_match_the_cpu_from_the_cubin",
     "kernels_match_the_cpu_through_the_ptx_jit",
     "a_device_without_a_fitting_image_gets_a_load_error",
     "occupancy_configs_reach_the_drivers_best_occupancy",
+    "grids_are_resolved_for_the_kernel_they_launch",
     "generic_and_macro_stamped_kernels_match_the_cpu",
     "a_launch_the_driver_refuses_is_a_driver_error",
 ];

@@ -115,7 +115,7 @@ unsafe fn call(k: &kernels::Kernels, s: &CudaStream, cfg: LaunchConfig, blocks: 
         k.dequantize_block_q8_0_f32(s, cfg, floats, y, 64).unwrap();
         k.dequantize_block_q8_0_f16(s, cfg, &view, yh, 64).unwrap();
         k.dequantize_block_q8_K_f32(s, cfg, blocks, y, 64).unwrap();
-        let _ = k.dequantize_block_q8_K_f32_config(64).unwrap();
+        let _ = k.plan_of("dequantize_block_q8_K_f32", 0);
         k.quantize_q8_1(s, cfg, floats, q, 64, 64).unwrap();
         k.quantize_q8_1(s, cfg, floats, y, 64, 64).unwrap();
         k.quantize_q8_1(s, cfg, floats, &mut out, 64, 64).unwrap();

@@ -5,7 +5,7 @@ use std::error::Error;
 use std::time::Instant;
 
 use ptx_runtime::cudarc::driver::CudaStream;
-use ptx_runtime::LaunchError;
+use ptx_runtime::{Grid, LaunchError};
 
 use {{crate}}::{{{#rust}}affine, {{/rust}}input, kernels::Kernels, {{#rust}}saxpy, {{/rust}}{{#cuda}}sigmoid, {{/cuda}}{{#rust}}softplus, {{/rust}}ulps_apart};
 {{#rust}}
@@ -31,14 +31,14 @@ fn main() -> Result<(), Box<dyn Error>> {
     let y0: Vec<f32> = (0..N).map(|i| (i % 7) as f32).collect();
     stream.memcpy_htod(&y0, &mut dy)?;
     // Timed once: saxpy updates y in place.
-    let cfg = k.saxpy_config(N)?;
+    let cfg = Grid::elements(N);
     let ms = time(&stream, 1, || unsafe {
         k.saxpy(&stream, cfg, N as u32, 2.0, &dx, &mut dy)
     })?;
     let want: Vec<f32> = x.iter().zip(&y0).map(|(x, y)| saxpy(2.0, *x, *y)).collect();
     failed |= report("saxpy", &stream.clone_dtoh(&dy)?, &want, 0, ms, 3);
 
-    let cfg = k.softplus_config(N)?;
+    let cfg = Grid::elements(N);
     let ms = time(&stream, 20, || unsafe {
         k.softplus(&stream, cfg, N as u32, &dx, &mut dy)
     })?;
@@ -51,7 +51,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         scale: 0.5,
         shift: 3.0,
     };
-    let cfg = k.affine_config(N)?;
+    let cfg = Grid::elements(N);
     let ms = time(&stream, 20, || unsafe {
         k.affine(&stream, cfg, N as u32, p, &dx, &mut dy)
     })?;
@@ -60,7 +60,7 @@ fn main() -> Result<(), Box<dyn Error>> {
 {{/rust}}
 {{#cuda}}
 
-    let cfg = k.sigmoid_config(N)?;
+    let cfg = Grid::elements(N);
     let ms = time(&stream, 20, || unsafe {
         k.sigmoid(&stream, cfg, N as u32, &dx, &mut dy)
     })?;

@@ -7,6 +7,7 @@
 //! GPU fails instead. `cargo test` filters and flags work as usual.
 
 use ptx_runtime::harness::{self, Context};
+use ptx_runtime::Grid;
 
 use {{crate}}::{{{#rust}}affine, {{/rust}}input, kernels::Kernels, {{#rust}}saxpy, {{/rust}}{{#cuda}}sigmoid, {{/cuda}}{{#rust}}softplus, {{/rust}}ulps_apart};
 {{#rust}}
@@ -37,13 +38,13 @@ fn kernels_match_the_cpu(ctx: &Context) {
 {{#rust}}
             let y0: Vec<f32> = (0..n).map(|i| i as f32).collect();
             stream.memcpy_htod(&y0, &mut dy).unwrap();
-            let cfg = k.saxpy_config(n).unwrap();
+            let cfg = Grid::elements(n);
             unsafe { k.saxpy(&stream, cfg, n as u32, -3.0, &dx, &mut dy) }.unwrap();
             let want: Vec<f32> = (0..n).map(|i| saxpy(-3.0, x[i], y0[i])).collect();
             let got = stream.clone_dtoh(&dy).unwrap();
             assert_eq!(got, want, "saxpy, n = {n}, {:?}", k.images());
 
-            let cfg = k.softplus_config(n).unwrap();
+            let cfg = Grid::elements(n);
             unsafe { k.softplus(&stream, cfg, n as u32, &dx, &mut dy) }.unwrap();
             let got = stream.clone_dtoh(&dy).unwrap();
             for (i, (g, x)) in got.iter().zip(&x).enumerate() {
@@ -57,14 +58,14 @@ fn kernels_match_the_cpu(ctx: &Context) {
                 scale: -0.25,
                 shift: 1.5,
             };
-            let cfg = k.affine_config(n).unwrap();
+            let cfg = Grid::elements(n);
             unsafe { k.affine(&stream, cfg, n as u32, p, &dx, &mut dy) }.unwrap();
             let want: Vec<f32> = x.iter().map(|x| affine(p, *x)).collect();
             let got = stream.clone_dtoh(&dy).unwrap();
             assert_eq!(got, want, "affine, n = {n}, {:?}", k.images());
 {{/rust}}
 {{#cuda}}
-            let cfg = k.sigmoid_config(n).unwrap();
+            let cfg = Grid::elements(n);
             unsafe { k.sigmoid(&stream, cfg, n as u32, &dx, &mut dy) }.unwrap();
             let got = stream.clone_dtoh(&dy).unwrap();
             for (i, (g, x)) in got.iter().zip(&x).enumerate() {

@@ -11,7 +11,7 @@ use device_tour::kernels::Kernels;
 use device_tour::{linear, Words};
 use ptx_runtime::cudarc::driver::{sys, CudaStream, LaunchConfig};
 use ptx_runtime::harness::{self, Context};
-use ptx_runtime::LaunchError;
+use ptx_runtime::{Grid, LaunchError};
 
 type Ctx = Context;
 
@@ -199,9 +199,9 @@ fn a_launch_over_the_bound_is_refused_naming_it(_ctx: &Ctx, s: &Arc<CudaStream>,
         assert_eq!(f.get_attribute(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK).unwrap(), 256, "{name}: .maxntid in the cubin");
         assert!(f.get_attribute(CU_FUNC_ATTRIBUTE_NUM_REGS).unwrap() <= 64, "{name}: .minnctapersm 4 caps registers at 64");
     }
-    let cfg = k.rs_histogram16_obvious_config(1 << 20).unwrap();
+    let cfg = k.config_of("rs_histogram16_obvious", Grid::elements(1 << 20)).unwrap();
     assert!(cfg.block_dim.0 <= 256, "the occupancy config stays within the bound: {cfg:?}");
-    assert!(k.cu_histogram16_plan(0).unwrap().block_size <= 256);
+    assert!(k.plan_of("cu_histogram16", 0).unwrap().block_size <= 256);
     // At the bound, the launch runs.
     unsafe { k.rs_histogram16_obvious(s, LaunchConfig { block_dim: (256, 1, 1), ..big }, 256, &words, &mut h) }.unwrap();
     assert_eq!(s.clone_dtoh(&h).unwrap()[0], 4096, "1024 zero words: 4096 zero bytes");

@@ -3,6 +3,7 @@
 
 use affine::{kernels, Affine};
 use ptx_runtime::harness::{self, Context};
+use ptx_runtime::Grid;
 
 fn main() {
     harness::run(vec![
@@ -31,7 +32,7 @@ fn the_kernel_applies_the_struct_it_was_passed(ctx: &Context) {
         let x: Vec<f32> = (0..n).map(|i| (i % 977) as f32 * 0.013 - 6.0).collect();
         let dx = stream.clone_htod(&x).unwrap();
         let mut dy = stream.alloc_zeros::<f32>(n).unwrap();
-        unsafe { k.affine(&stream, k.affine_config(n).unwrap(), n as u32, p, &dx, &mut dy) }.unwrap();
+        unsafe { k.affine(&stream, Grid::elements(n), n as u32, p, &dx, &mut dy) }.unwrap();
         // The kernel's `p.apply(x)`, fused as the GPU build fuses it (`fmad`, on by default).
         let want: Vec<f32> = x.iter().map(|x| p.scale.mul_add(*x, p.shift)).collect();
         assert_eq!(stream.clone_dtoh(&dy).unwrap(), want, "n = {n}");

@@ -2,7 +2,7 @@
 //! 1. module load from the embedded cubin against the PTX JIT, for the same kernels;
 //! 2. a typed launch against cudarc's raw `launch_builder`, for the empty kernel;
 //! 3. saxpy bandwidth;
-//! 4. the occupancy-derived launch configuration (`saxpy_config(n)`) against fixed blocks of
+//! 4. the occupancy-derived launch configuration (`Grid::elements(n)`) against fixed blocks of
 //!    128, 256, 512 and 1024 threads, for saxpy and exp_kernel (CUDA events, interleaved rounds).
 //!
 //! Run on a GPU machine: `cargo run --release -p saxpy --example bench`
@@ -11,6 +11,7 @@
 use std::time::Instant;
 
 use ptx_runtime::cudarc::driver::{sys, LaunchConfig};
+use ptx_runtime::Grid;
 use saxpy::kernels::Kernels;
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -58,7 +59,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let module = ptx_runtime::load(&ctx, saxpy::kernels::saxpy_kernels::IMAGES, ptx_runtime::Policy::Best)?;
     let raw = module.function("empty")?;
     let n = 100_000;
-    let (mut typed_t, mut raw_t) = (Vec::new(), Vec::new());
+    let (mut typed_t, mut raw_t, mut grid_t) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..9 {
         stream.synchronize()?;
         let t = Instant::now();
@@ -67,6 +68,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         stream.synchronize()?;
         typed_t.push(t.elapsed().as_secs_f64() * 1e9 / n as f64);
+        // A grid the plan fills in at each launch (a cached plan behind a lock).
+        let t = Instant::now();
+        for _ in 0..n {
+            unsafe { k.empty(&stream, Grid::elements(32)) }?;
+        }
+        stream.synchronize()?;
+        grid_t.push(t.elapsed().as_secs_f64() * 1e9 / n as f64);
         let t = Instant::now();
         for _ in 0..n {
             unsafe { stream.launch_builder(&raw).launch(cfg) }?;
@@ -74,8 +82,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         stream.synchronize()?;
         raw_t.push(t.elapsed().as_secs_f64() * 1e9 / n as f64);
     }
-    let (typed, raw) = (median(typed_t), median(raw_t));
-    println!("launch of an empty kernel: typed {typed:.0} ns, raw launch_builder {raw:.0} ns; typed/raw {:.3}x", typed / raw);
+    let (typed, raw, grid) = (median(typed_t), median(raw_t), median(grid_t));
+    println!(
+        "launch of an empty kernel: typed {typed:.0} ns, typed with Grid::elements {grid:.0} ns, raw launch_builder {raw:.0} ns; typed/raw {:.3}x, grid/raw {:.3}x",
+        typed / raw,
+        grid / raw
+    );
 
     // 3. saxpy bandwidth, for reference.
     let n = 1 << 26;
@@ -85,7 +97,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for _ in 0..20 {
         stream.synchronize()?;
         let t = Instant::now();
-        unsafe { k.saxpy(&stream, k.saxpy_config(n)?, n as u32, 2.0, &x, &mut y) }?;
+        unsafe { k.saxpy(&stream, Grid::elements(n), n as u32, 2.0, &x, &mut y) }?;
         stream.synchronize()?;
         times.push(t.elapsed().as_secs_f64());
     }
@@ -97,7 +109,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let fixed = |b: u32| LaunchConfig { grid_dim: (n.div_ceil(b as usize) as u32, 1, 1), block_dim: (b, 1, 1), shared_mem_bytes: 0 };
     let (start, end) =
         (ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))?, ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))?);
-    for (name, plan) in [("saxpy", k.saxpy_plan(0)?), ("exp_kernel", k.exp_kernel_plan(0)?)] {
+    for (name, plan) in [("saxpy", k.plan_of("saxpy", 0)?), ("exp_kernel", k.plan_of("exp_kernel", 0)?)] {
         println!(
             "{name}: occupancy plan {} threads/block, {} blocks/SM on {} SMs, occupancy {:.0}%",
             plan.block_size,

@@ -3,6 +3,7 @@
 
 use std::time::Instant;
 
+use ptx_runtime::Grid;
 use saxpy::{kernels::Kernels, max_exp_error, saxpy_cpu};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -17,7 +18,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dx = stream.clone_htod(&x)?;
     let mut dy = stream.clone_htod(&y)?;
     let t = Instant::now();
-    unsafe { kernels.saxpy(&stream, kernels.saxpy_config(n)?, n as u32, a, &dx, &mut dy) }?;
+    unsafe { kernels.saxpy(&stream, Grid::elements(n), n as u32, a, &dx, &mut dy) }?;
     stream.synchronize()?;
     let saxpy_time = t.elapsed();
     let got = stream.clone_dtoh(&dy)?;
@@ -26,7 +27,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let bad = got.iter().zip(&want).filter(|(g, w)| g != w).count();
 
     let mut de = stream.alloc_zeros::<f32>(n)?;
-    unsafe { kernels.exp_kernel(&stream, kernels.exp_kernel_config(n)?, n as u32, &dx, &mut de) }?;
+    unsafe { kernels.exp_kernel(&stream, Grid::elements(n), n as u32, &dx, &mut de) }?;
     let e = stream.clone_dtoh(&de)?;
     let err = max_exp_error(&x, &e);
 

@@ -7,7 +7,7 @@
 //! they run. Filters, `--list`, `--ignored` and `--test-threads` work as with libtest.
 
 use ptx_runtime::harness::{self, Context as Ctx};
-use ptx_runtime::{Image, ImageKind, LoadError, Policy, Variant};
+use ptx_runtime::{Grid, Image, ImageKind, LoadError, Policy, Variant};
 use saxpy::{kernels, max_exp_error, saxpy_cpu};
 
 fn main() {
@@ -16,6 +16,7 @@ fn main() {
         harness::gpu("kernels_match_the_cpu_through_the_ptx_jit", kernels_match_the_cpu_through_the_ptx_jit),
         harness::gpu("a_device_without_a_fitting_image_gets_a_load_error", a_device_without_a_fitting_image_gets_a_load_error),
         harness::gpu("occupancy_configs_reach_the_drivers_best_occupancy", occupancy_configs_reach_the_drivers_best_occupancy),
+        harness::gpu("grids_are_resolved_for_the_kernel_they_launch", grids_are_resolved_for_the_kernel_they_launch),
         harness::gpu("generic_and_macro_stamped_kernels_match_the_cpu", generic_and_macro_stamped_kernels_match_the_cpu),
         harness::gpu("a_launch_the_driver_refuses_is_a_driver_error", a_launch_the_driver_refuses_is_a_driver_error),
         harness::test("the_generated_module_lists_kernels_and_images", the_generated_module_lists_kernels_and_images),
@@ -29,7 +30,7 @@ fn check_results(k: &kernels::Kernels, ctx: &Ctx) {
         let y: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
         let dx = stream.clone_htod(&x).unwrap();
         let mut dy = stream.clone_htod(&y).unwrap();
-        unsafe { k.saxpy(&stream, k.saxpy_config(n).unwrap(), n as u32, 1.5, &dx, &mut dy) }.unwrap();
+        unsafe { k.saxpy(&stream, Grid::elements(n), n as u32, 1.5, &dx, &mut dy) }.unwrap();
         let mut want = y.clone();
         saxpy_cpu(1.5, &x, &mut want);
         assert_eq!(stream.clone_dtoh(&dy).unwrap(), want, "saxpy, n = {n}");
@@ -38,7 +39,7 @@ fn check_results(k: &kernels::Kernels, ctx: &Ctx) {
         let mut de = stream.alloc_zeros::<f32>(n).unwrap();
         let view = dx.slice(..);
         let mut out = de.slice_mut(..);
-        unsafe { k.exp_kernel(&stream, k.exp_kernel_config(n).unwrap(), n as u32, &view, &mut out) }.unwrap();
+        unsafe { k.exp_kernel(&stream, Grid::elements(n), n as u32, &view, &mut out) }.unwrap();
         let e = stream.clone_dtoh(&de).unwrap();
         assert!(max_exp_error(&x, &e) <= 1e-6, "exp, n = {n}: {}", max_exp_error(&x, &e));
     }
@@ -88,7 +89,7 @@ fn occupancy_configs_reach_the_drivers_best_occupancy(ctx: &Ctx) {
         0
     }
     for name in ["saxpy", "exp_kernel"] {
-        let plan = if name == "saxpy" { k.saxpy_plan(0) } else { k.exp_kernel_plan(0) }.unwrap();
+        let plan = k.plan_of(name, 0).unwrap();
         let f = module.function(name).unwrap();
         let (_, driver_block) = f.occupancy_max_potential_block_size(no_shared, 0, 0, None).unwrap();
         let driver_blocks = f.occupancy_max_active_blocks_per_multiprocessor(driver_block, 0, None).unwrap();
@@ -98,14 +99,51 @@ fn occupancy_configs_reach_the_drivers_best_occupancy(ctx: &Ctx) {
         let cfg = plan.for_elements(100_003).unwrap();
         assert!(cfg.grid_dim.0 as usize * cfg.block_dim.0 as usize >= 100_003);
     }
-    assert_eq!(k.saxpy_plan(0).unwrap(), k.saxpy_plan(0).unwrap());
+    assert_eq!(k.plan_of("saxpy", 0).unwrap(), k.plan_of("saxpy", 0).unwrap());
     // 40 KiB of dynamic shared memory per block (under the 48 KiB that needs no opt-in): at most
     // five blocks fit in an H100 SM's 228 KiB.
-    let big = k.saxpy_plan(40 * 1024).unwrap();
+    let big = k.plan_of("saxpy", 40 * 1024).unwrap();
     assert!(big.blocks_per_sm <= 5 && big.dynamic_shared_bytes == 40 * 1024, "{big:?}");
     assert_eq!(big.for_elements(1000).unwrap().shared_mem_bytes, 40 * 1024);
     // More than any SM has: refused, not a config that fails at launch.
-    assert!(k.saxpy_plan(16 * 1024 * 1024).is_err());
+    assert!(k.plan_of("saxpy", 16 * 1024 * 1024).is_err());
+}
+
+/// A `Grid` is filled in by the plan of the kernel it launches; a `LaunchConfig` passes as given;
+/// a name no kernel has is an error that says where the names are.
+fn grids_are_resolved_for_the_kernel_they_launch(ctx: &Ctx) {
+    use ptx_runtime::cudarc::driver::LaunchConfig;
+    let k = kernels::Kernels::load(ctx).unwrap();
+    let stream = ctx.default_stream();
+    let plan = k.plan_of("saxpy", 0).unwrap();
+    let n = 100_003usize;
+    let cfg = k.config_of("saxpy", Grid::elements(n)).unwrap();
+    let blocks = n.div_ceil(plan.block_size as usize) as u32;
+    assert_eq!((cfg.grid_dim, cfg.block_dim, cfg.shared_mem_bytes), ((blocks, 1, 1), (plan.block_size, 1, 1), 0));
+    let resident = k.config_of("saxpy", Grid::resident()).unwrap();
+    assert_eq!(resident.grid_dim.0, plan.blocks_per_sm * plan.sm_count);
+    // Dynamic shared memory goes into the plan (fewer blocks an SM) and into the launch.
+    let shared = k.config_of("saxpy", Grid::elements(1000).shared(40 * 1024)).unwrap();
+    assert_eq!((shared.shared_mem_bytes, shared.block_dim.0), (40 * 1024, k.plan_of("saxpy", 40 * 1024).unwrap().block_size));
+    let fixed = LaunchConfig { grid_dim: (3, 1, 1), block_dim: (64, 1, 1), shared_mem_bytes: 0 };
+    let given = k.config_of("saxpy", fixed).unwrap();
+    assert_eq!((given.grid_dim, given.block_dim), ((3, 1, 1), (64, 1, 1)));
+    // Each kernel its own plan: exp_kernel's grid is not saxpy's by accident of a shared config.
+    assert_eq!(k.config_of("exp_kernel", Grid::elements(n)).unwrap().block_dim.0, k.plan_of("exp_kernel", 0).unwrap().block_size);
+    let e = k.plan_of("saxpi", 0).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "no loaded kernel is named `saxpi`\n  help: `KERNEL_NAMES` of the generated module lists every kernel by its PTX name"
+    );
+    assert!(k.config_of("saxpi", Grid::elements(1)).is_err());
+    // Launched with dynamic shared memory the kernel does not use, through the typed method.
+    let x: Vec<f32> = (0..1000).map(|i| i as f32).collect();
+    let dx = stream.clone_htod(&x).unwrap();
+    let mut dy = stream.clone_htod(&vec![1.0f32; 1000]).unwrap();
+    unsafe { k.saxpy(&stream, Grid::elements(1000).shared(1024), 1000, 2.0, &dx, &mut dy) }.unwrap();
+    let mut want = vec![1.0f32; 1000];
+    saxpy_cpu(2.0, &x, &mut want);
+    assert_eq!(stream.clone_dtoh(&dy).unwrap(), want);
 }
 
 /// The typed method returns the driver's refusal as `LaunchError::Driver`, and the stream stays
@@ -117,10 +155,11 @@ fn a_launch_the_driver_refuses_is_a_driver_error(ctx: &Ctx) {
     let dx = stream.clone_htod(&[1.0f32; 256]).unwrap();
     let mut dy = stream.clone_htod(&[2.0f32; 256]).unwrap();
     // 16 MiB of dynamic shared memory a block: more than any GPU has.
-    let too_much = ptx_runtime::cudarc::driver::LaunchConfig { shared_mem_bytes: 16 << 20, ..k.saxpy_config(256).unwrap() };
+    let too_much =
+        ptx_runtime::cudarc::driver::LaunchConfig { shared_mem_bytes: 16 << 20, ..k.config_of("saxpy", Grid::elements(256)).unwrap() };
     let e = unsafe { k.saxpy(&stream, too_much, 256, 1.5, &dx, &mut dy) }.unwrap_err();
     assert!(matches!(e, ptx_runtime::LaunchError::Driver(DriverError(CUresult::CUDA_ERROR_INVALID_VALUE))), "{e:?}");
-    unsafe { k.saxpy(&stream, k.saxpy_config(256).unwrap(), 256, 1.5, &dx, &mut dy) }.unwrap();
+    unsafe { k.saxpy(&stream, Grid::elements(256), 256, 1.5, &dx, &mut dy) }.unwrap();
     assert_eq!(stream.clone_dtoh(&dy).unwrap(), vec![3.5f32; 256]);
 }
 
@@ -133,7 +172,7 @@ fn generic_and_macro_stamped_kernels_match_the_cpu(ctx: &Ctx) {
         let x: Vec<f32> = (0..n).map(|i| (i % 977) as f32 * 0.013 - 6.0).collect();
         let y: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
         let (dx, mut dy) = (stream.clone_htod(&x).unwrap(), stream.clone_htod(&y).unwrap());
-        unsafe { k.axpy::<f32>(&stream, k.axpy_config::<f32>(n).unwrap(), n as u32, 1.5, &dx, &mut dy) }.unwrap();
+        unsafe { k.axpy::<f32>(&stream, Grid::elements(n), n as u32, 1.5, &dx, &mut dy) }.unwrap();
         let mut want = y.clone();
         saxpy_cpu(1.5, &x, &mut want);
         assert_eq!(stream.clone_dtoh(&dy).unwrap(), want, "axpy::<f32>, n = {n}");
@@ -141,17 +180,17 @@ fn generic_and_macro_stamped_kernels_match_the_cpu(ctx: &Ctx) {
         let xd: Vec<f64> = x.iter().map(|v| *v as f64 * 1.1).collect();
         let yd: Vec<f64> = y.iter().map(|v| *v as f64).collect();
         let (dxd, mut dyd) = (stream.clone_htod(&xd).unwrap(), stream.clone_htod(&yd).unwrap());
-        unsafe { k.axpy::<f64>(&stream, k.axpy_config::<f64>(n).unwrap(), n as u32, -0.25, &dxd, &mut dyd) }.unwrap();
+        unsafe { k.axpy::<f64>(&stream, Grid::elements(n), n as u32, -0.25, &dxd, &mut dyd) }.unwrap();
         let want: Vec<f64> = xd.iter().zip(&yd).map(|(x, y)| (-0.25f64).mul_add(*x, *y)).collect();
         assert_eq!(stream.clone_dtoh(&dyd).unwrap(), want, "axpy::<f64>, n = {n}");
 
         let mut neg = stream.alloc_zeros::<f32>(n).unwrap();
-        unsafe { k.negate_f32(&stream, k.negate_f32_config(n).unwrap(), n as u32, &dx, &mut neg) }.unwrap();
+        unsafe { k.negate_f32(&stream, Grid::elements(n), n as u32, &dx, &mut neg) }.unwrap();
         assert_eq!(stream.clone_dtoh(&neg).unwrap(), x.iter().map(|v| -v).collect::<Vec<_>>(), "negate_f32, n = {n}");
         let xi: Vec<i32> = (0..n as i32).map(|i| i * 7 - 1000).collect();
         let dxi = stream.clone_htod(&xi).unwrap();
         let mut negi = stream.alloc_zeros::<i32>(n).unwrap();
-        unsafe { k.negate_i32(&stream, k.negate_i32_config(n).unwrap(), n as u32, &dxi, &mut negi) }.unwrap();
+        unsafe { k.negate_i32(&stream, Grid::elements(n), n as u32, &dxi, &mut negi) }.unwrap();
         assert_eq!(stream.clone_dtoh(&negi).unwrap(), xi.iter().map(|v| -v).collect::<Vec<_>>(), "negate_i32, n = {n}");
     }
 }
