@@ -95,7 +95,7 @@ fn occupancy_configs_reach_the_drivers_best_occupancy(ctx: &Ctx) {
         let driver_blocks = f.occupancy_max_active_blocks_per_multiprocessor(driver_block, 0, None).unwrap();
         eprintln!("{name}: plan {plan:?}; driver's choice {driver_block} threads x {driver_blocks} blocks/SM");
         assert_eq!(plan.block_size * plan.blocks_per_sm, driver_block * driver_blocks, "{name}: same resident threads per SM");
-        assert!(plan.block_size >= 256 && plan.block_size % 32 == 0, "{plan:?}");
+        assert!(plan.block_size >= 256 && plan.block_size.is_multiple_of(32), "{plan:?}");
         let cfg = plan.for_elements(100_003).unwrap();
         assert!(cfg.grid_dim.0 as usize * cfg.block_dim.0 as usize >= 100_003);
     }
