@@ -1,6 +1,6 @@
 //! GPU architectures: parsing `sm_80`, `sm_90a`, `sm_100f`, `compute_80`, lists, `all` and
 //! `native`, and checking them against what the found tools support; the target triple. The
-//! GPUs of this machine (`native`) are found in [`crate::tools::gpu`].
+//! GPUs of this machine (`native`) are found in `tools::gpu`.
 
 use std::fmt;
 use std::str::FromStr;

@@ -1,6 +1,6 @@
 //! The options of a kernel build, declared once.
 //!
-//! Every option is one entry of the list in [`options_list!`]: its doc, its serde and clap
+//! Every option is one entry of the list in `options_list!`: its doc, its serde and clap
 //! attributes, its type and default, its `CARGO_PTX_*` variable (where it has one) and its
 //! [`Builder`](crate::Builder) method. From that one entry come the field of [`Options`] (what
 //! `[package.metadata.ptx]` and `[workspace.metadata.ptx]` deserialize into, with kebab-case
