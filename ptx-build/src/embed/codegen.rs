@@ -391,8 +391,8 @@ fn instance_type_text(args: &[String]) -> String {
     quote!(#ty).to_string().replace(" :: ", "::").replace(":: ", "::").replace(" ,", ",")
 }
 
-/// A kernel's launch method and its configuration helpers, appended to `out` as Rust source;
-/// `bounds` holds each PTX entry's launch bound (0: none), in `ptx_names()` order.
+/// A kernel's launch method, appended to `out` as Rust source; `index` is the place of its
+/// (first) function in the `KernelSet`, which knows each function's launch bound.
 fn method(index: usize, k: &KernelSig, out: &mut String) {
     let f = ident(&k.name).to_string();
     // A generic kernel's method is generic too; the instance trait picks the function.
