@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 mod bounds;
+mod kernel_set;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -19,12 +20,12 @@ use std::sync::{Arc, Mutex};
 pub use bounds::{check_launch_bounds, launched, LaunchError};
 pub use cudarc;
 use cudarc::driver::{
-    sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, CudaView, CudaViewMut, DriverError, LaunchArgs, LaunchConfig,
-    PushKernelArg,
+    sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaView, CudaViewMut, DriverError, LaunchArgs, LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::Ptx;
 /// `half::f16` and `half::bf16`: the host types of CUDA's `__half` and `__nv_bfloat16` parameters.
 pub use half;
+pub use kernel_set::{EmbeddedModule, Grid, KernelSet};
 /// `#[derive(DeviceRepr)]`: cudarc's `DeviceRepr` for a `#[repr(C)]` struct of `Copy` fields
 /// that kernels take by value, checked at the type (see `ptx_device_macros::DeviceRepr`; the same
 /// derive, usable in a crate shared with the kernels, where it adds nothing for nvptx64).
@@ -403,185 +404,6 @@ impl PlanCache {
     }
 }
 
-/// How a typed launch is laid out: a configuration as given, or a grid that the launched
-/// kernel's occupancy-derived [`LaunchPlan`] fills in (computed once per kernel and dynamic shared
-/// memory size on the device it was loaded on, then cached).
-///
-/// Every typed launch method takes `impl Into<Grid>`: a cudarc [`LaunchConfig`] works as before.
-/// A grid is resolved for the kernel being launched, so one kernel's configuration cannot end
-/// up on another, and blocks stay within the kernel's launch bound.
-#[derive(Clone, Copy, Debug)]
-pub enum Grid {
-    /// This configuration, as given (checked against the kernel's launch bound).
-    Config(LaunchConfig),
-    /// One thread per element: `ceil(n / block_size)` blocks of the plan's block size.
-    Elements {
-        /// Elements, one thread each.
-        n: usize,
-        /// Dynamic shared memory per block, in bytes.
-        dynamic_shared_bytes: u32,
-    },
-    /// As many blocks of the plan's size as are resident on the whole device at once: the grid
-    /// of a kernel with a grid-stride loop.
-    Resident {
-        /// Dynamic shared memory per block, in bytes.
-        dynamic_shared_bytes: u32,
-    },
-}
-
-impl Grid {
-    /// One thread per element, blocks of the kernel's occupancy-derived size.
-    pub fn elements(n: usize) -> Grid {
-        Grid::Elements { n, dynamic_shared_bytes: 0 }
-    }
-
-    /// The blocks resident on the device at once (for a grid-stride loop).
-    pub fn resident() -> Grid {
-        Grid::Resident { dynamic_shared_bytes: 0 }
-    }
-
-    /// The same grid with `bytes` of dynamic shared memory per block; the plan accounts for it
-    /// (more shared memory can mean fewer blocks an SM).
-    pub fn shared(self, bytes: u32) -> Grid {
-        match self {
-            Grid::Config(cfg) => Grid::Config(LaunchConfig { shared_mem_bytes: bytes, ..cfg }),
-            Grid::Elements { n, .. } => Grid::Elements { n, dynamic_shared_bytes: bytes },
-            Grid::Resident { .. } => Grid::Resident { dynamic_shared_bytes: bytes },
-        }
-    }
-}
-
-impl From<LaunchConfig> for Grid {
-    fn from(cfg: LaunchConfig) -> Grid {
-        Grid::Config(cfg)
-    }
-}
-
-/// One embedded PTX module of a generated `Kernels`: its images, the functions to resolve in
-/// it, and each function's launch bound (`.maxntid`, 0 for none).
-#[derive(Clone, Copy, Debug)]
-pub struct EmbeddedModule {
-    /// Its PTX and cubins, one per arch.
-    pub images: &'static [Image],
-    /// The functions a `Kernels` resolves in it.
-    pub functions: &'static [&'static str],
-    /// The launch bound of each function, in `functions`' order; 0 where it has none.
-    pub bounds: &'static [u32],
-}
-
-/// Every module of a generated `Kernels`, loaded on one device: the functions of all modules
-/// in one list (a typed method reaches its kernel by index), their launch bounds and plans.
-///
-/// Loading and launching live here, compiled once, rather than in each generated module:
-/// written out there, loading instantiated `Vec`, iterator and drop code in every host crate
-/// (0.3 s of rustc for the ten-file bench module, BENCHMARKS.md, issue 25), and a
-/// `<kernel>_config` and `<kernel>_plan` method per kernel were two thirds of its functions.
-#[derive(Debug, Clone)]
-pub struct KernelSet {
-    modules: Vec<Loaded>,
-    names: Vec<&'static str>,
-    bounds: Vec<u32>,
-    functions: Vec<CudaFunction>,
-    plans: PlanCache,
-}
-
-impl KernelSet {
-    /// Loads each module for the context's device; every function is resolved now, so a
-    /// missing one fails here, not at launch.
-    pub fn load(ctx: &Arc<CudaContext>, modules: &[EmbeddedModule], policy: Policy) -> Result<KernelSet, LoadError> {
-        let count = modules.iter().map(|m| m.functions.len()).sum();
-        let mut set = KernelSet {
-            modules: Vec::with_capacity(modules.len()),
-            names: Vec::with_capacity(count),
-            bounds: Vec::with_capacity(count),
-            functions: Vec::with_capacity(count),
-            plans: PlanCache::new(ctx),
-        };
-        for m in modules {
-            let module = load(ctx, m.images, policy)?;
-            for (i, name) in m.functions.iter().enumerate() {
-                set.functions.push(module.function(name)?);
-                set.names.push(name);
-                set.bounds.push(m.bounds.get(i).copied().unwrap_or(0));
-            }
-            set.modules.push(module);
-        }
-        Ok(set)
-    }
-
-    fn index(&self, name: &str) -> Result<usize, LaunchError> {
-        self.names.iter().position(|n| *n == name).ok_or_else(|| LaunchError::UnknownKernel { name: name.to_string() })
-    }
-
-    /// Any loaded kernel by its PTX name, typed or not.
-    pub fn function(&self, name: &str) -> Option<&CudaFunction> {
-        self.index(name).ok().map(|i| &self.functions[i])
-    }
-
-    /// cudarc's launch builder for any loaded kernel by PTX name.
-    pub fn launch_builder<'a>(&'a self, stream: &'a CudaStream, name: &str) -> Option<LaunchArgs<'a>> {
-        self.function(name).map(|f| stream.launch_builder(f))
-    }
-
-    /// The image each module was loaded from, in the order they were given.
-    pub fn images(&self) -> Vec<&'static Image> {
-        self.modules.iter().map(|m| m.image).collect()
-    }
-
-    /// The occupancy-derived plan of kernel `name` (its PTX name) with `dynamic_shared_bytes`
-    /// per block, within its launch bound.
-    pub fn plan(&self, name: &str, dynamic_shared_bytes: u32) -> Result<LaunchPlan, LaunchError> {
-        self.plan_at(self.index(name)?, dynamic_shared_bytes)
-    }
-
-    /// The configuration a typed launch of kernel `name` with `grid` uses.
-    pub fn config(&self, name: &str, grid: impl Into<Grid>) -> Result<LaunchConfig, LaunchError> {
-        self.config_at(self.index(name)?, grid.into())
-    }
-
-    fn plan_at(&self, index: usize, dynamic_shared_bytes: u32) -> Result<LaunchPlan, LaunchError> {
-        let bound = match self.bounds[index] {
-            0 => u32::MAX,
-            b => b,
-        };
-        Ok(self.plans.plan_within(index, &self.functions[index], dynamic_shared_bytes, bound)?)
-    }
-
-    fn config_at(&self, index: usize, grid: Grid) -> Result<LaunchConfig, LaunchError> {
-        match grid {
-            Grid::Config(cfg) => {
-                if self.bounds[index] != 0 {
-                    check_launch_bounds(self.names[index], self.bounds[index], &cfg)?;
-                }
-                Ok(cfg)
-            }
-            Grid::Elements { n, dynamic_shared_bytes } => Ok(self.plan_at(index, dynamic_shared_bytes)?.for_elements(n)?),
-            Grid::Resident { dynamic_shared_bytes } => Ok(self.plan_at(index, dynamic_shared_bytes)?.resident_grid()),
-        }
-    }
-
-    /// Function number `index`, in load order: for the generated typed methods.
-    #[doc(hidden)]
-    #[inline]
-    pub fn at(&self, index: usize) -> &CudaFunction {
-        &self.functions[index]
-    }
-
-    /// Launches function `index` with the arguments pushed on `args` (a builder of that
-    /// function): the end of every generated typed method, one call for the grid, the bound
-    /// and cudarc's result.
-    ///
-    /// # Safety
-    /// As cudarc's `LaunchArgs::launch`: the arguments and the grid must match what the kernel
-    /// reads and writes.
-    #[doc(hidden)]
-    pub unsafe fn launch(&self, index: usize, mut args: LaunchArgs<'_>, grid: Grid) -> Result<(), LaunchError> {
-        let cfg = self.config_at(index, grid)?;
-        // SAFETY: the caller's promise.
-        launched(unsafe { args.launch(cfg) })
-    }
-}
-
 /// Device memory a kernel reads (`*const T` / `const T*`): `CudaSlice<T>` or `CudaView<T>`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not device memory of `{T}` that the kernel can read",
@@ -708,18 +530,6 @@ macro_rules! include_kernels {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_grid_takes_shared_memory_and_a_config_as_given() {
-        let cfg = LaunchConfig { grid_dim: (3, 1, 1), block_dim: (64, 2, 1), shared_mem_bytes: 0 };
-        match Grid::from(cfg).shared(512) {
-            Grid::Config(c) => assert_eq!((c.grid_dim, c.block_dim, c.shared_mem_bytes), ((3, 1, 1), (64, 2, 1), 512)),
-            g => panic!("{g:?}"),
-        }
-        assert!(matches!(Grid::elements(10).shared(256), Grid::Elements { n: 10, dynamic_shared_bytes: 256 }));
-        assert!(matches!(Grid::resident(), Grid::Resident { dynamic_shared_bytes: 0 }));
-        assert!(matches!(Grid::resident().shared(8), Grid::Resident { dynamic_shared_bytes: 8 }));
-    }
 
     const fn img(arch: &'static str, capability: u32, variant: Variant, kind: ImageKind) -> Image {
         Image { arch, capability, variant, kind, ptx_isa: None, bytes: &[] }
