@@ -31,16 +31,16 @@ fn main() -> Result<(), Box<dyn Error>> {
     let y0: Vec<f32> = (0..N).map(|i| (i % 7) as f32).collect();
     stream.memcpy_htod(&y0, &mut dy)?;
     // Timed once: saxpy updates y in place.
-    let cfg = Grid::elements(N);
+    let grid = Grid::elements(N);
     let ms = time(&stream, 1, || unsafe {
-        k.saxpy(&stream, cfg, N as u32, 2.0, &dx, &mut dy)
+        k.saxpy(&stream, grid, N as u32, 2.0, &dx, &mut dy)
     })?;
     let want: Vec<f32> = x.iter().zip(&y0).map(|(x, y)| saxpy(2.0, *x, *y)).collect();
     failed |= report("saxpy", &stream.clone_dtoh(&dy)?, &want, 0, ms, 3);
 
-    let cfg = Grid::elements(N);
+    let grid = Grid::elements(N);
     let ms = time(&stream, 20, || unsafe {
-        k.softplus(&stream, cfg, N as u32, &dx, &mut dy)
+        k.softplus(&stream, grid, N as u32, &dx, &mut dy)
     })?;
     let want: Vec<f32> = x.iter().map(|x| softplus(*x)).collect();
     failed |= report("softplus", &stream.clone_dtoh(&dy)?, &want, 4, ms, 2);
@@ -51,18 +51,18 @@ fn main() -> Result<(), Box<dyn Error>> {
         scale: 0.5,
         shift: 3.0,
     };
-    let cfg = Grid::elements(N);
+    let grid = Grid::elements(N);
     let ms = time(&stream, 20, || unsafe {
-        k.affine(&stream, cfg, N as u32, p, &dx, &mut dy)
+        k.affine(&stream, grid, N as u32, p, &dx, &mut dy)
     })?;
     let want: Vec<f32> = x.iter().map(|x| affine(p, *x)).collect();
     failed |= report("affine", &stream.clone_dtoh(&dy)?, &want, 0, ms, 2);
 {{/rust}}
 {{#cuda}}
 
-    let cfg = Grid::elements(N);
+    let grid = Grid::elements(N);
     let ms = time(&stream, 20, || unsafe {
-        k.sigmoid(&stream, cfg, N as u32, &dx, &mut dy)
+        k.sigmoid(&stream, grid, N as u32, &dx, &mut dy)
     })?;
     let want: Vec<f32> = x.iter().map(|x| sigmoid(*x)).collect();
     failed |= report("sigmoid", &stream.clone_dtoh(&dy)?, &want, 4, ms, 2);

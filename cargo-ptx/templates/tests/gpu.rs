@@ -38,14 +38,14 @@ fn kernels_match_the_cpu(ctx: &Context) {
 {{#rust}}
             let y0: Vec<f32> = (0..n).map(|i| i as f32).collect();
             stream.memcpy_htod(&y0, &mut dy).unwrap();
-            let cfg = Grid::elements(n);
-            unsafe { k.saxpy(&stream, cfg, n as u32, -3.0, &dx, &mut dy) }.unwrap();
+            let grid = Grid::elements(n);
+            unsafe { k.saxpy(&stream, grid, n as u32, -3.0, &dx, &mut dy) }.unwrap();
             let want: Vec<f32> = (0..n).map(|i| saxpy(-3.0, x[i], y0[i])).collect();
             let got = stream.clone_dtoh(&dy).unwrap();
             assert_eq!(got, want, "saxpy, n = {n}, {:?}", k.images());
 
-            let cfg = Grid::elements(n);
-            unsafe { k.softplus(&stream, cfg, n as u32, &dx, &mut dy) }.unwrap();
+            let grid = Grid::elements(n);
+            unsafe { k.softplus(&stream, grid, n as u32, &dx, &mut dy) }.unwrap();
             let got = stream.clone_dtoh(&dy).unwrap();
             for (i, (g, x)) in got.iter().zip(&x).enumerate() {
                 let ulps = ulps_apart(*g, softplus(*x));
@@ -58,15 +58,15 @@ fn kernels_match_the_cpu(ctx: &Context) {
                 scale: -0.25,
                 shift: 1.5,
             };
-            let cfg = Grid::elements(n);
-            unsafe { k.affine(&stream, cfg, n as u32, p, &dx, &mut dy) }.unwrap();
+            let grid = Grid::elements(n);
+            unsafe { k.affine(&stream, grid, n as u32, p, &dx, &mut dy) }.unwrap();
             let want: Vec<f32> = x.iter().map(|x| affine(p, *x)).collect();
             let got = stream.clone_dtoh(&dy).unwrap();
             assert_eq!(got, want, "affine, n = {n}, {:?}", k.images());
 {{/rust}}
 {{#cuda}}
-            let cfg = Grid::elements(n);
-            unsafe { k.sigmoid(&stream, cfg, n as u32, &dx, &mut dy) }.unwrap();
+            let grid = Grid::elements(n);
+            unsafe { k.sigmoid(&stream, grid, n as u32, &dx, &mut dy) }.unwrap();
             let got = stream.clone_dtoh(&dy).unwrap();
             for (i, (g, x)) in got.iter().zip(&x).enumerate() {
                 let ulps = ulps_apart(*g, sigmoid(*x));
