@@ -24,7 +24,7 @@ pub enum LaunchError {
         /// The bound: `.maxntid` of the kernel's PTX entry (x * y * z).
         max_threads: u32,
     },
-    /// No loaded kernel has this PTX name (`Kernels::plan`, `Kernels::config`).
+    /// No loaded kernel has this PTX name (`Kernels::plan_of`, `Kernels::config_of`).
     UnknownKernel {
         /// The name asked for.
         name: String,

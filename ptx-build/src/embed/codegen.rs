@@ -145,7 +145,7 @@ pub fn generate(units: &[Unit]) -> Result<String> {
         #[allow(unused_imports)]
         use super::*;
         #[allow(unused_imports)]
-        use ::ptx_runtime::cudarc::driver::{CudaContext, CudaFunction, CudaStream, DriverError, LaunchConfig, PushKernelArg};
+        use ::ptx_runtime::cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
         #[allow(unused_imports)]
         use ::ptx_runtime::{DeviceIn, DeviceInOut, Image, KernelSet, LaunchPlan, LoadError, Policy};
         use ::std::sync::Arc;
