@@ -276,7 +276,13 @@ fn bad_cuda_input_gets_a_clear_error() {
 
     // A .cu that does not compile.
     let k = cuda_crate("no_compile", "", &[("cuda/k.cu", "extern \"C\" __global__ void k(int *o) {\n  o[0] = undefined_name;\n}\n")]);
-    let run = k.build(&[]);
+    // cicc's temporary files of a failed run do not stay behind in TMPDIR (a path with a space).
+    let tmp = tempfile::Builder::new().prefix("tmp dir ").tempdir().unwrap();
+    let run = k.build_with(&[], |c| {
+        c.env("TMPDIR", tmp.path());
+    });
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "left in TMPDIR: {left:?}");
     run.assert_error(&["nvcc could not compile cuda/k.cu for sm_80"]);
     let d = run.errors()[0].clone();
     assert_eq!((d["line"].as_u64(), d["column"].as_u64()), (Some(2), Some(10)), "{d}");

@@ -164,7 +164,10 @@ impl CudaCompile<'_> {
             scratch_dir.path().join(format!("{stem}.cpp1.ii"))
         });
         match &kept {
-            Some(_) => cmd.arg("-keep").arg("-keep-dir").arg(scratch_dir.path()),
+            // cicc leaves an empty `<stem>-<hash>..lgenfe.bc` in TMPDIR when a `-keep` run stops
+            // on a front-end error (about 100 a CI run): its TMPDIR is the scratch folder, which
+            // goes with the step. Not under a launcher, whose server would inherit it.
+            Some(_) => cmd.arg("-keep").arg("-keep-dir").arg(scratch_dir.path()).env("TMPDIR", scratch_dir.path()),
             None => cmd.arg("-MMD").arg("-MF").arg(&dep_file),
         };
         cmd.arg("-o").arg(&scratch).arg(self.in_package(&self.source.path)).current_dir(self.package_dir);
