@@ -131,7 +131,9 @@ impl Module {
                 continue;
             }
             last_start = Some(start);
-            line_no += text.as_bytes()[counted..start].iter().filter(|b| **b == b'\n').count();
+            // `matches` runs the standard library's memchr, built optimised: a byte-by-byte count
+            // was 14 of parse_entries' 17 ms on 800 KB of PTX in a build script.
+            line_no += text[counted..start].matches('\n').count();
             counted = start;
             let Some(at) = line.find(".entry") else { continue };
             let mut header = Vec::new();
@@ -219,25 +221,37 @@ pub(crate) fn relative_file_lines(
 ) -> crate::Result<()> {
     use crate::error::Error;
     let text = std::fs::read_to_string(ptx).map_err(|e| Error::io("read", ptx, e))?;
-    let mut changed = false;
-    let rewritten: String = text
-        .split_inclusive('\n')
-        .map(|line| {
-            let t = line.trim_start();
-            if let Some(rest) = t.strip_prefix(".file") {
-                if let Some(new) = relative_file_line(rest, root, outside) {
-                    changed = true;
-                    let indent = &line[..line.len() - t.len()];
-                    return format!("{indent}.file{new}");
-                }
-            }
-            line.to_string()
-        })
-        .collect();
-    if changed {
+    if let Some(rewritten) = rewrite_file_lines(&text, |rest| relative_file_line(rest, root, outside)) {
         crate::cache::write_atomic(ptx, rewritten.as_bytes())?;
     }
     Ok(())
+}
+
+/// `text` with each `.file` directive (the first word of its line) rewritten: `rewrite` gets the
+/// rest of the line after `.file` (without the newline) and gives its replacement, or `None` to
+/// keep it. `None` when no line changed. Only the `.file` lines are looked at and the text
+/// between them is copied whole: going over each of the 30,000 lines of one file's PTX took
+/// 11-14 ms in a build script (built without optimisation).
+fn rewrite_file_lines(text: &str, mut rewrite: impl FnMut(&str) -> Option<String>) -> Option<String> {
+    let mut out = String::new();
+    let mut copied = 0;
+    for (pos, _) in text.match_indices(".file") {
+        let start = text[..pos].rfind('\n').map_or(0, |p| p + 1);
+        if start < copied || !text[start..pos].trim_start().is_empty() {
+            continue; // not the first word of its line
+        }
+        let end = text[pos..].find('\n').map_or(text.len(), |e| pos + e);
+        if let Some(new) = rewrite(&text[pos + ".file".len()..end]) {
+            if copied == 0 {
+                out.reserve(text.len() + 64);
+            }
+            out.push_str(&text[copied..pos]);
+            out.push_str(".file");
+            out.push_str(&new);
+            copied = end;
+        }
+    }
+    (copied > 0).then(|| out + &text[copied..])
 }
 
 /// The rest of a `.file` line (`\t1 "/pkg/./k.cu"`, one path) with its path made relative, or
@@ -267,22 +281,10 @@ fn relative_file_line(rest: &str, root: &std::path::Path, outside: Option<&[&std
 /// when relative) and writes the mtime and size into the cubin's line table; with a time (not
 /// 0, which means "unknown") it looks nothing up.
 pub(crate) fn fixed_file_times(text: &str) -> Option<String> {
-    let mut changed = false;
-    let out: String = text
-        .split_inclusive('\n')
-        .map(|line| {
-            let t = line.trim_start();
-            let body = t.trim_end();
-            if body.starts_with(".file") && body.ends_with('"') && parse_file(&body[".file".len()..]).is_some() {
-                changed = true;
-                let indent = &line[..line.len() - t.len()];
-                let end = &t[body.len()..];
-                return format!("{indent}{body}, 1, 0{end}");
-            }
-            line.to_string()
-        })
-        .collect();
-    changed.then_some(out)
+    rewrite_file_lines(text, |rest| {
+        let body = rest.trim_end();
+        (body.ends_with('"') && parse_file(body).is_some()).then(|| format!("{body}, 1, 0{}", &rest[body.len()..]))
+    })
 }
 
 /// A path as LLVM spells it inside a PTX string: printable ASCII as is, `"` and `\\` escaped,
@@ -551,12 +553,18 @@ $L__func_begin0:
         let abs = escape_path(&pkg.display().to_string());
         std::fs::write(
             &ptx,
-            format!(".version 8.0\n\t.file\t1 \"{abs}/./-o.cu\"\n\t.file\t2 \"{abs}/cuda/k.cuh\"\n\t.file\t3 \"/usr/include/x.h\"\n"),
+            format!(".version 8.0\n// .file\t9 \"{abs}/k.cu\"\n\t.file\t1 \"{abs}/./-o.cu\"\r\n\t.file\t2 \"{abs}/cuda/k.cuh\"\n\t.file\t3 \"/usr/include/x.h\"\n.file 4 \"{abs}/last.cuh\""),
         )
         .unwrap();
         relative_file_lines(&ptx, &pkg, None).unwrap();
         let text = std::fs::read_to_string(&ptx).unwrap();
-        assert_eq!(text, ".version 8.0\n\t.file\t1 \"-o.cu\"\n\t.file\t2 \"cuda/k.cuh\"\n\t.file\t3 \"/usr/include/x.h\"\n");
+        assert_eq!(
+            text,
+            format!(
+                ".version 8.0\n// .file\t9 \"{abs}/k.cu\"\n\t.file\t1 \"-o.cu\"\r\n\t.file\t2 \"cuda/k.cuh\"\n\t.file\t3 \"/usr/include/x.h\"\n.file 4 \"last.cuh\""
+            ),
+            "a comment and the system header stay; CRLF and a last line without a newline keep their ends"
+        );
     }
 
     #[test]

@@ -3,14 +3,40 @@
 
 use std::path::PathBuf;
 
-/// The preprocessor's line markers (`# 12 "cuda/k.cu" 2`) of a translation unit: (line in
-/// `text` of the first line the marker describes, file, its line number there, whether it is a
-/// system header).
-pub fn markers(text: &str) -> Vec<(u32, &str, u32, bool)> {
-    text.lines()
-        .enumerate()
-        .filter_map(|(i, line)| marker(line).map(|(file, number, system)| (i as u32 + 2, file, number, system)))
-        .collect()
+/// A preprocessor's line marker (`# 12 "cuda/k.cu" 2`: the next line is line 12 of cuda/k.cu,
+/// which is not a system header) and the bytes of the text its line spans.
+struct MarkerLine<'a> {
+    /// Where the marker's line starts.
+    start: usize,
+    /// Where the next line starts (the text's length after a last line without a newline).
+    next: usize,
+    file: &'a str,
+    number: u32,
+    system: bool,
+}
+
+/// Every line marker of `text`, in order, found by searching for the `#` that starts one. Going
+/// over every line of a unit instead (one of candle's is 40,000 lines, 95% of them CUDA's own
+/// headers) cost 15-25 ms a file in a build script, which cargo builds without optimisation:
+/// `str::find(char)` runs the standard library's memchr, which is built optimised.
+fn marker_lines(text: &str) -> impl Iterator<Item = MarkerLine<'_>> {
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        while let Some(i) = text.get(from..)?.find('#') {
+            let start = from + i;
+            let next = text[start..].find('\n').map_or(text.len(), |e| start + e + 1);
+            from = start + 1;
+            if start > 0 && bytes[start - 1] != b'\n' {
+                continue;
+            }
+            from = next;
+            if let Some((file, number, system)) = marker(text[start..next].trim_end_matches(['\n', '\r'])) {
+                return Some(MarkerLine { start, next, file, number, system });
+            }
+        }
+        None
+    })
 }
 
 /// One line's marker: file, line number there, whether it is a system header.
@@ -26,11 +52,10 @@ fn marker(line: &str) -> Option<(&str, u32, bool)> {
 /// first appearance: what `-MMD` would list (system headers and `<built-in>` left out).
 pub fn user_files(text: &str) -> Vec<PathBuf> {
     let mut seen = std::collections::HashSet::new();
-    markers(text)
-        .into_iter()
-        .filter(|(_, file, _, system)| !system && !file.starts_with('<'))
-        .filter(|(_, file, _, _)| seen.insert(*file))
-        .map(|(_, file, _, _)| PathBuf::from(file))
+    marker_lines(text)
+        .filter(|m| !m.system && !m.file.starts_with('<'))
+        .filter(|m| seen.insert(m.file))
+        .map(|m| PathBuf::from(m.file))
         .collect()
 }
 
@@ -39,30 +64,36 @@ pub fn user_files(text: &str) -> Vec<PathBuf> {
 /// number there, as the markers give them. What is left to read for kernels is the user's own
 /// code: CUDA's headers are 95% of a unit (1.5 MB of candle's unary.cu's 1.6 MB), and lexing them,
 /// or even the blank lines standing in for them, in a build script (built without optimisation)
-/// was most of the time a build spent between two nvcc runs (BENCHMARKS.md, issue 25).
+/// was most of the time a build spent between two nvcc runs (BENCHMARKS.md, issue 25). Only the
+/// kept parts are split into lines.
 pub fn kept_lines(text: &str, skip: impl Fn(&str, bool) -> bool) -> (String, Vec<(&str, u32)>) {
     let mut out = String::new();
     let mut places = Vec::new();
     // The file being read and the number of its next line; none while skipping (and before the
     // first marker). A skipped file always ends at a marker.
     let mut current: Option<(&str, u32)> = None;
-    for line in text.split_inclusive('\n') {
-        if line.starts_with("# ") {
-            if let Some((file, number, system)) = marker(line.trim_end_matches(['\n', '\r'])) {
-                current = (!skip(file, system)).then_some((file, number));
-                continue;
-            }
-        }
-        if let Some((file, number)) = current.as_mut() {
-            out.push_str(line);
-            if !line.ends_with('\n') {
-                out.push('\n');
-            }
-            places.push((*file, *number));
-            *number += 1;
-        }
+    let mut at = 0;
+    for m in marker_lines(text) {
+        keep(&text[at..m.start], current.as_mut(), &mut out, &mut places);
+        current = (!skip(m.file, m.system)).then_some((m.file, m.number));
+        at = m.next;
     }
+    keep(&text[at..], current.as_mut(), &mut out, &mut places);
     (out, places)
+}
+
+/// The lines of `part` (of the file being read, `current`, none while skipping) and their
+/// places, for [`kept_lines`].
+fn keep<'a>(part: &str, current: Option<&mut (&'a str, u32)>, out: &mut String, places: &mut Vec<(&'a str, u32)>) {
+    let Some((file, number)) = current else { return };
+    for line in part.split_inclusive('\n') {
+        out.push_str(line);
+        if !line.ends_with('\n') {
+            out.push('\n');
+        }
+        places.push((*file, *number));
+        *number += 1;
+    }
 }
 
 #[cfg(test)]
@@ -74,9 +105,9 @@ mod tests {
         // What `nvcc -E` makes of a file that includes a system header and a user header.
         let ii = "# 1 \"cuda/k.cu\"\n# 1 \"<built-in>\"\n# 1 \"/usr/include/stdint.h\" 1 3 4\nint a;\n# 2 \"cuda/k.cu\" 2\n# 1 \"cuda/common.cuh\" 1\nint b;\n# 3 \"cuda/k.cu\" 2\n";
         assert_eq!(user_files(ii), [PathBuf::from("cuda/k.cu"), PathBuf::from("cuda/common.cuh")]);
-        let m = markers(ii);
-        assert_eq!(m[2], (4, "/usr/include/stdint.h", 1, true), "system headers are flagged");
-        assert_eq!(m[3], (6, "cuda/k.cu", 2, false), "the marker describes the line after it");
+        let m: Vec<_> = marker_lines(ii).map(|m| (m.file, m.number, m.system)).collect();
+        assert_eq!(m[2], ("/usr/include/stdint.h", 1, true), "system headers are flagged");
+        assert_eq!(m[3], ("cuda/k.cu", 2, false), "the marker describes the line after it");
     }
 
     #[test]
@@ -85,5 +116,56 @@ mod tests {
         let (kept, places) = kept_lines(ii, |file, _| file.starts_with("/cuda/"));
         assert_eq!(kept, "int a;\nint c;\n");
         assert_eq!(places, [("k.cu", 1), ("k.cu", 2)], "each kept line's file and line there");
+    }
+
+    /// The line-by-line reading `kept_lines` replaced (every line tested for a marker): what it
+    /// must still give for any text.
+    fn kept_lines_line_by_line(text: &str, skip: impl Fn(&str, bool) -> bool) -> (String, Vec<(&str, u32)>) {
+        let (mut out, mut places, mut current) = (String::new(), Vec::new(), None::<(&str, u32)>);
+        for line in text.split_inclusive('\n') {
+            if let Some((file, number, system)) = marker(line.trim_end_matches(['\n', '\r'])) {
+                current = (!skip(file, system)).then_some((file, number));
+                continue;
+            }
+            if let Some((file, number)) = current.as_mut() {
+                out.push_str(line);
+                if !line.ends_with('\n') {
+                    out.push('\n');
+                }
+                places.push((*file, *number));
+                *number += 1;
+            }
+        }
+        (out, places)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn searching_for_markers_reads_what_reading_every_line_did(
+            lines in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::string::string_regex("# [0-9]{1,3} \"(k.cu|/cuda/h.h|<built-in>)\"( [1-4])*\r?").unwrap(),
+                    proptest::string::string_regex("[ a-z#;\"{}0-9]{0,12}\r?").unwrap(),
+                    proptest::string::string_regex("#(pragma once| 1|  2 \"x\"| 3 \"y.h)").unwrap(),
+                ],
+                0..24,
+            ),
+            last_newline in proptest::bool::ANY,
+        ) {
+            let mut text = lines.join("\n");
+            if last_newline {
+                text.push('\n');
+            }
+            let skip = |file: &str, system: bool| system || file.starts_with("/cuda/");
+            proptest::prop_assert_eq!(kept_lines(&text, skip), kept_lines_line_by_line(&text, skip));
+            let mut seen = std::collections::HashSet::new();
+            let by_line: Vec<PathBuf> = text
+                .split_inclusive('\n')
+                .filter_map(|l| marker(l.trim_end_matches(['\n', '\r'])))
+                .filter(|(file, _, system)| !system && !file.starts_with('<') && seen.insert(*file))
+                .map(|(file, _, _)| PathBuf::from(file))
+                .collect();
+            proptest::prop_assert_eq!(user_files(&text), by_line);
+        }
     }
 }
