@@ -25,11 +25,11 @@ fn marker_lines(text: &str) -> impl Iterator<Item = MarkerLine<'_>> {
     std::iter::from_fn(move || {
         while let Some(i) = text.get(from..)?.find('#') {
             let start = from + i;
-            let next = text[start..].find('\n').map_or(text.len(), |e| start + e + 1);
-            from = start + 1;
             if start > 0 && bytes[start - 1] != b'\n' {
+                from = start + 1; // a `#` inside a line
                 continue;
             }
+            let next = text[start..].find('\n').map_or(text.len(), |e| start + e + 1);
             from = next;
             if let Some((file, number, system)) = marker(text[start..next].trim_end_matches(['\n', '\r'])) {
                 return Some(MarkerLine { start, next, file, number, system });
