@@ -126,8 +126,9 @@ pub struct CudaCompile<'a> {
     /// Where the user adds an include folder, for how this build was started (a missing
     /// header's note).
     pub include_help: String,
-    /// Where to keep the translation unit nvcc preprocessed for the device (`-keep`), for
-    /// reading kernels that macros stamp out: cheaper than a second, `-E` run of nvcc.
+    /// Where to keep the user's parts of the translation unit nvcc preprocessed for the device
+    /// (`-keep`), for reading kernels that macros stamp out: cheaper than a second, `-E` run of
+    /// nvcc.
     pub keep_preprocessed: Option<&'a Path>,
 }
 
@@ -194,10 +195,13 @@ impl CudaCompile<'_> {
             // nvcc names its intermediate files after the source's stem.
             Some(ii) => {
                 let text = std::fs::read_to_string(ii).map_err(|e| Error::io("read nvcc's preprocessed unit", ii, e))?;
-                let files = crate::text::line_markers::user_files(&text);
+                let roots = self.fixed_roots();
+                let (files, user) = crate::text::line_markers::user_parts(&text, |file, system| {
+                    crate::embed::signature::cuda::not_user_code(file, system, &roots)
+                });
                 if let Some(keep) = self.keep_preprocessed {
-                    // The kernels stamped out by macros are read from it.
-                    let _ = std::fs::rename(ii, keep);
+                    // The kernels stamped out by macros are read from its user parts.
+                    let _ = cache::write_atomic(keep, user.as_bytes());
                 }
                 files
             }

@@ -70,7 +70,7 @@ mod tests {
     fn the_heaviest_file_goes_first_and_equal_weights_keep_their_order() {
         let dir = tempfile::tempdir().unwrap();
         for (name, size) in [("a.cu", 10), ("b.cu", 300), ("c.cu", 10), ("d.cu", 20)] {
-            std::fs::write(dir.path().join(name), vec![b' '; size]).unwrap();
+            std::fs::write(dir.path().join(name), vec![b'x'; size]).unwrap();
         }
         let mut jobs: Vec<(u32, std::path::PathBuf)> =
             [(80, "a.cu"), (90, "a.cu"), (80, "b.cu"), (80, "c.cu"), (80, "d.cu"), (80, "gone.cu")]

@@ -194,7 +194,7 @@ impl CrateJob<'_> {
         Ok(JobOut { artifacts, inputs, cuda_signatures })
     }
 
-    /// Where the first arch's nvcc run keeps the preprocessed unit of `src`.
+    /// Where the first arch's nvcc run keeps the user's parts of the preprocessed unit of `src`.
     pub(super) fn kept_unit(&self, arch: Arch, src: &CudaSource) -> PathBuf {
         self.work.join(arch.to_string()).join(format!("{}.cpp1.ii", src.module))
     }

@@ -244,14 +244,19 @@ pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> 
     Ok(out)
 }
 
+/// Whether a part of a preprocessed unit from `file` (`system`: flagged a system header) is not
+/// the user's code to read kernels from: system headers, `<built-in>` and the like, and the files
+/// below `roots` (the CUDA install's headers).
+pub(crate) fn not_user_code(file: &str, system: bool, roots: &[&Path]) -> bool {
+    system || file.starts_with('<') || roots.iter().any(|root| Path::new(file).starts_with(root))
+}
+
 /// The kernels of a preprocessed translation unit (`nvcc -E`), at the file and line the
 /// preprocessor's line markers (`# 12 "cuda/k.cu"`) give: for a kernel a macro stamped out, the
 /// line of the macro's use. Files are relative to `dir` (where nvcc ran); system headers and
 /// the files below `skip_roots` (the CUDA install's headers) are not read.
 pub fn cuda_kernels_preprocessed(text: &str, dir: &Path, skip_roots: &[&Path]) -> Result<Vec<KernelSig>> {
-    let (user, places) = crate::text::line_markers::kept_lines(text, |file, system| {
-        system || file.starts_with('<') || skip_roots.iter().any(|root| Path::new(file).starts_with(root))
-    });
+    let (user, places) = crate::text::line_markers::kept_lines(text, |file, system| not_user_code(file, system, skip_roots));
     let mut out = Vec::new();
     for mut sig in cuda_kernels_in(Path::new(""), &user)? {
         let Some(&(file, line)) = places.get((sig.line as usize).wrapping_sub(1)) else { continue };
