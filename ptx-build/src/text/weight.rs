@@ -44,39 +44,25 @@ pub fn expanded_size(path: &Path) -> u64 {
             }
         }
     }
-    let mut memo: HashMap<&str, u64> = HashMap::new();
-    let mut total = 0;
+    let mut macros = Macros { defines, sizes: HashMap::new(), fanouts: HashMap::new() };
+    // Saturating throughout: macros that call their argument many times, nested deep, would
+    // overflow (a panic in a build script, which cargo builds with overflow checks).
+    let mut total = 0u64;
     for line in code {
-        total += code_size(line) + identifiers(line).map(|id| expansion(id, &defines, &mut memo, 0)).sum::<u64>();
-        // A macro passed to another (`CMP_ALL(CMP_OP, eq, ==)`) expands once per call the other
-        // makes of it: counted once above, the rest here.
-        for (name, args) in calls(line) {
-            for (i, arg) in args.iter().enumerate().filter(|(_, a)| defines.contains_key(*a)) {
-                let extra = fanout(name, i, &defines, 0).saturating_sub(1);
-                total += extra * expansion(arg, &defines, &mut memo, 0);
-            }
-        }
+        let expanded = identifiers(line).fold(0u64, |sum, id| sum.saturating_add(macros.expansion(id, 0)));
+        total = total.saturating_add(code_size(line)).saturating_add(expanded).saturating_add(macros.passed_on(line, None, 0));
     }
     total
 }
 
-/// How many times macro `name` calls its `index`th parameter, directly (`M(float, ..)`) or by
-/// passing it on to a macro that calls it (`FOR_FLOATS(M, ..)`).
-fn fanout(name: &str, index: usize, defines: &HashMap<&str, &str>, depth: u32) -> u64 {
-    let Some(body) = defines.get(name) else { return 0 };
-    let Some((params, body)) = params(body) else { return 0 };
-    let Some(param) = params.get(index) else { return 0 };
-    let mut n = 0;
-    for (callee, args) in calls(body) {
-        if callee == *param {
-            n += 1;
-        } else if depth < 16 {
-            for (j, _) in args.iter().enumerate().filter(|(_, a)| *a == param) {
-                n += fanout(callee, j, defines, depth + 1);
-            }
-        }
-    }
-    n
+/// The macros of a file and its headers, with what is known of each: the size of its expansion,
+/// and how many times it calls each of its parameters. Each is worked out once: macros that call
+/// their argument many times, nested deep, took time exponential in the depth when walked anew.
+struct Macros<'a> {
+    /// Each macro's text after its name: its parameter list, if any, and body.
+    defines: HashMap<&'a str, &'a str>,
+    sizes: HashMap<&'a str, u64>,
+    fanouts: HashMap<(&'a str, usize), u64>,
 }
 
 /// A function-like macro's parameters and body (`(M, ...) M(float, f32, __VA_ARGS__)`).
@@ -129,32 +115,67 @@ fn calls(text: &str) -> Vec<(&str, Vec<&str>)> {
     out
 }
 
-/// The size of macro `name`'s expansion (0 for a name that is not a macro).
-fn expansion<'a>(name: &'a str, defines: &HashMap<&'a str, &'a str>, memo: &mut HashMap<&'a str, u64>, depth: u32) -> u64 {
-    let Some(body) = defines.get(name) else { return 0 };
-    if let Some(size) = memo.get(name) {
-        return *size;
+impl<'a> Macros<'a> {
+    /// The size of macro `name`'s expansion (0 for a name that is not a macro).
+    fn expansion(&mut self, name: &'a str, depth: u32) -> u64 {
+        let Some(body) = self.defines.get(name).copied() else { return 0 };
+        if let Some(size) = self.sizes.get(name) {
+            return *size;
+        }
+        // A macro naming itself (or a cycle) is not expanded again; neither is a deep chain.
+        self.sizes.insert(name, 0);
+        let mut size = code_size(body);
+        if depth < 16 {
+            for id in identifiers(body).filter(|id| *id != name) {
+                size = size.saturating_add(self.expansion(id, depth + 1));
+            }
+            size = size.saturating_add(self.passed_on(body, Some(name), depth + 1));
+        }
+        self.sizes.insert(name, size);
+        size
     }
-    // A macro naming itself (or a cycle) is not expanded again; neither is a deep chain.
-    memo.insert(name, 0);
-    let inner: u64 = match depth < 16 {
-        true => identifiers(body).filter(|id| *id != name).map(|id| expansion(id, defines, memo, depth + 1)).sum(),
-        false => 0,
-    };
-    // A macro passed to another inside this body (`ALL_IDS(GATHER, T, TS)`) expands once per
-    // call the other makes of it, as at the top level. Missed, the bench's indexing.cu (54
-    // kernels, 1.6 s of nvcc) weighed like affine.cu (32 kernels, 1.0 s) and started eighth of ten.
-    let mut passed = 0;
-    if depth < 16 {
-        for (callee, args) in calls(body) {
-            for (i, arg) in args.iter().enumerate().filter(|(_, a)| **a != name && defines.contains_key(*a)) {
-                passed += fanout(callee, i, defines, 0).saturating_sub(1) * expansion(arg, defines, memo, depth + 1);
+
+    /// What the macros `text` passes to others (`CMP_ALL(CMP_OP, eq, ==)`, `FOR_FLOATS(M, ..)`
+    /// inside a body) add beyond the one expansion of each counted where it is named: one more
+    /// per further call the other makes of it. `within`: the macro whose body `text` is, at
+    /// `depth` macros from the file's code.
+    fn passed_on(&mut self, text: &'a str, within: Option<&str>, depth: u32) -> u64 {
+        let mut extra = 0u64;
+        for (callee, args) in calls(text) {
+            for (i, arg) in args.into_iter().enumerate() {
+                if Some(arg) != within && self.defines.contains_key(arg) {
+                    let more = self.fanout(callee, i, depth).saturating_sub(1);
+                    extra = extra.saturating_add(more.saturating_mul(self.expansion(arg, depth)));
+                }
             }
         }
+        extra
     }
-    let size = code_size(body) + inner + passed;
-    memo.insert(name, size);
-    size
+
+    /// How many times macro `name` calls its `index`th parameter, directly (`M(float, ..)`) or by
+    /// passing it on to a macro that calls it (`FOR_FLOATS(M, ..)`).
+    fn fanout(&mut self, name: &'a str, index: usize, depth: u32) -> u64 {
+        if let Some(n) = self.fanouts.get(&(name, index)) {
+            return *n;
+        }
+        let Some(define) = self.defines.get(name).copied() else { return 0 };
+        let Some((params, body)) = params(define) else { return 0 };
+        let Some(param) = params.get(index).copied() else { return 0 };
+        // A cycle counts nothing more.
+        self.fanouts.insert((name, index), 0);
+        let mut n = 0u64;
+        for (callee, args) in calls(body) {
+            if callee == param {
+                n = n.saturating_add(1);
+            } else if depth < 16 {
+                for (j, _) in args.iter().enumerate().filter(|(_, a)| **a == param) {
+                    n = n.saturating_add(self.fanout(callee, j, depth + 1));
+                }
+            }
+        }
+        self.fanouts.insert((name, index), n);
+        n
+    }
 }
 
 /// The bytes of `text` that are not whitespace: macro bodies padded to line up their `\`s
@@ -236,6 +257,20 @@ mod tests {
         let padded = op.replace(") {", &format!("){} {{", " ".repeat(200)));
         std::fs::write(dir.path().join("padded.cu"), format!("{padded}OP(float, a) OP(float, b)\n")).unwrap();
         assert_eq!(expanded_size(&dir.path().join("padded.cu")), two);
+    }
+
+    #[test]
+    fn macros_that_multiply_deeply_saturate_instead_of_overflowing() {
+        let dir = tempfile::tempdir().unwrap();
+        // L0 calls its argument 20 times, each L(k+1) calls L(k) 20 times with it: 20^20 uses of
+        // K, more than a u64 holds.
+        let mut text = format!("#define K(x) int x;\n#define L0(M) {}\n", (0..20).map(|i| format!("M(v{i})")).collect::<String>());
+        for k in 1..20 {
+            text += &format!("#define L{k}(M) {}\n", (0..20).map(|_| format!("L{}(M)", k - 1)).collect::<String>());
+        }
+        text += "L19(K)\n";
+        std::fs::write(dir.path().join("deep.cu"), text).unwrap();
+        assert!(expanded_size(&dir.path().join("deep.cu")) > 1 << 40);
     }
 
     #[test]
