@@ -667,6 +667,7 @@ mod tests {
             ("ptx_isa", r#"ptx-isa = "7.8""#, &["--ptx-isa", "7.8"], |b| b.ptx_isa("7.8")),
             ("rust", "rust = false", &["--rust=false"], |b| b.rust(false)),
             ("cuda_sources", r#"cuda-sources = ["kernels/*.cu"]"#, &["--cuda-sources", "kernels/*.cu"], |b| b.cuda_sources("kernels/*.cu")),
+            ("cuda_exclude", r#"cuda-exclude = ["*_dummy.cu"]"#, &["--cuda-exclude", "*_dummy.cu"], |b| b.cuda_exclude("*_dummy.cu")),
             ("cuda_include", r#"cuda-include = ["/opt/inc"]"#, &["-I", "/opt/inc"], |b| b.cuda_include("/opt/inc")),
             ("cuda_defines", "cuda-defines = { TILE = 16, FAST = true }", &["-D", "FAST", "-D", "TILE=16"], |b| {
                 b.cuda_define("FAST", None).cuda_define("TILE", Some("16"))

@@ -114,7 +114,7 @@ impl Builder {
     }
 
     /// CUDA C++ files of the host crate itself: a glob relative to the host crate
-    /// (`cuda/*.cu`). A glob that matches nothing is a warning.
+    /// (`cuda/*.cu`), less what `cuda_exclude` names. A glob that matches nothing is a warning.
     pub fn cuda(mut self, glob: impl Into<String>) -> Self {
         self.cuda.push(glob.into());
         self
@@ -250,7 +250,13 @@ impl Builder {
                 files,
                 target_dir: Some(out_dir.join("ptx-target").join(format!("lib{name}"))),
                 static_lib: Some(StaticLibSpec { name: name.clone(), dir: out_dir.clone() }),
+                siblings: Vec::new(),
             });
+        }
+        // A `cuda-exclude` glob may name the files of one group only.
+        let all: Vec<PathBuf> = opts.cuda_files.iter().flat_map(|g| g.files.iter().cloned()).collect();
+        for group in &mut opts.cuda_files {
+            group.siblings = all.iter().filter(|f| !group.files.contains(f)).cloned().collect();
         }
         // The embed stage's input: every module's kernel signatures.
         opts.signatures = true;
@@ -329,6 +335,7 @@ impl Builder {
             // Per generated file: another Builder's files must not share its artifacts.
             target_dir: Some(out_dir.join("ptx-target").join(self.out_file_name())),
             static_lib: None,
+            siblings: Vec::new(),
         }))
     }
 }
@@ -492,6 +499,14 @@ fn rooted(file: &Path, root: Option<&Path>) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bad_cuda_exclude_glob_is_the_builders_error() {
+        let e = Builder::new().cuda_exclude("kernels/[dummy.cu").kernel_options().unwrap_err().to_string();
+        assert!(e.contains("invalid `cuda-exclude` in the Builder in") && e.contains("`kernels/[dummy.cu` is not a valid glob"), "{e}");
+        let ok = Builder::new().cuda_exclude("*_dummy.cu").kernel_options().unwrap();
+        assert_eq!(ok.cuda_exclude, Some(vec!["*_dummy.cu".to_string()]));
+    }
 
     fn held(message: &str, place: Option<&str>) -> Held {
         let at = place.map(|p| format!("\n --> {p}\n  |\n  = note: a note")).unwrap_or_default();

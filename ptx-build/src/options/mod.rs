@@ -28,13 +28,13 @@ use crate::diag::Diagnostic;
 use crate::error::Result;
 
 pub use source::Source;
-pub(crate) use values::parse_arch_list;
 use values::{archs_de, defines_de, file_archs_de, from_str_de, FromEnv};
+pub(crate) use values::{file_glob, parse_arch_list};
 pub use values::{
     parse_arch_request, CudaStd, Define, FileArchs, Prebuilt, Profile, PtxIsa, SharedCacheSetting, UnrollThreshold, UntypedKernels,
 };
 #[cfg(feature = "clap")]
-use values::{parse_cuda_std, parse_define, parse_file_archs, parse_ptx_isa, parse_shared_cache, parse_unroll_threshold};
+use values::{parse_cuda_std, parse_define, parse_file_archs, parse_file_glob, parse_ptx_isa, parse_shared_cache, parse_unroll_threshold};
 
 /// Calls `$m!` with the list of every option. Each entry:
 ///
@@ -125,6 +125,20 @@ macro_rules! options_list {
             #[cfg_attr(feature = "clap", arg(long, value_name = "GLOB", help_heading = "CUDA C++ options"))]
             cuda_sources: Vec<String>,
                 builder cuda_sources(glob: impl Into<String>) push Ok(glob.into());
+
+            /// CUDA C++ files to leave out of what `cuda-sources`, `Builder::cuda` and
+            /// `Builder::cuda_static_lib` match (cudaforge's `exclude`): globs relative to the
+            /// package, where a glob without `/` matches file names anywhere (`*_dummy.cu`). A glob
+            /// that matches no file is a warning.
+            #[cfg_attr(feature = "clap", arg(long, value_name = "GLOB", value_parser = parse_file_glob, help_heading = "CUDA C++ options"))]
+            cuda_exclude: Vec<String> = Vec::new(),
+                builder cuda_exclude(glob: impl Into<String>) push {
+                    let glob = glob.into();
+                    match $crate::options::file_glob(&glob) {
+                        Ok(_) => Ok(glob),
+                        Err(e) => Err(e),
+                    }
+                };
 
             /// `-I` folders for nvcc, relative to the package (in metadata), to the current folder (on
             /// the command line) or to the host crate (in a Builder).
@@ -443,7 +457,7 @@ mod tests {
         let (o, w) = parse(serde_json::json!({
             "archs": ["sm_80", "sm_90a"], "profile": "debug", "toolchain": "nightly-2026-05-19", "features": ["fast"],
             "all-features": false, "no-default-features": true, "ftz": true, "fmad": false, "unroll-threshold": 2000, "ptx-isa": "7.8", "rust": false,
-            "cuda-sources": ["k/*.cu"], "cuda-include": ["include"], "cuda-defines": {"TILE": 16, "FAST": true, "OFF": false},
+            "cuda-sources": ["k/*.cu"], "cuda-exclude": ["*_dummy.cu"], "cuda-include": ["include"], "cuda-defines": {"TILE": 16, "FAST": true, "OFF": false},
             "nvcc-flags": ["--use_fast_math"], "cuda-std": "c++20", "cuda-gdb": true, "shared-cache": "off", "launcher": "sccache",
             "cuda-libraries": ["cublas"], "untyped-kernels": "allow", "cuda-file-archs": {"cuda/moe/*.cu": ["sm_80", "sm_90"], "*_wmma.cu": "sm_80"},
             "prebuilt": "never"
@@ -468,6 +482,7 @@ mod tests {
         let globs: Vec<&str> = o.cuda_file_archs.iter().map(|f| f.glob.as_str()).collect();
         assert_eq!(globs, ["*_wmma.cu", "cuda/moe/*.cu"], "in glob order");
         assert_eq!(o.cuda_file_archs[1].archs.len(), 2);
+        assert_eq!(o.cuda_exclude, ["*_dummy.cu"]);
         // Every declared key was exercised above.
         let set = format!("{set:?}");
         assert!(!set.contains(": None, ") && !set.ends_with(": None }"), "a key is not covered by this test: {set}");

@@ -441,7 +441,7 @@ impl FileArchs {
         if glob.is_empty() {
             return Err(format!("`={archs}` names no files: write `GLOB=ARCHS`, e.g. `cuda/moe/*.cu=sm_80,sm_90`"));
         }
-        glob::Pattern::new(glob).map_err(|e| format!("`{glob}` is not a valid glob: {e}"))?;
+        file_glob(glob)?;
         if archs.split(',').all(|a| a.trim().is_empty()) {
             return Err(format!("`{glob}`: the arch list is empty: name at least one arch, e.g. `{glob}=sm_80`"));
         }
@@ -451,10 +451,29 @@ impl FileArchs {
 
     /// Whether `rel`, a path relative to the package folder, is one of the files.
     pub fn matches(&self, rel: &std::path::Path) -> bool {
-        let Ok(p) = glob::Pattern::new(&self.glob) else { return false };
+        file_glob(&self.glob).is_ok_and(|g| g.matches(rel))
+    }
+}
+
+/// A glob naming files of a package (`cuda-file-archs`, `cuda-exclude`): relative to the package
+/// folder (`cuda/moe/*.cu`), or, without `/`, file names in any folder (`*_wmma.cu`).
+pub(crate) struct FileGlob<'a> {
+    glob: &'a str,
+    pattern: glob::Pattern,
+}
+
+/// `glob` checked, as a [`FileGlob`]; a bad one is the error message.
+pub(crate) fn file_glob(glob: &str) -> std::result::Result<FileGlob<'_>, String> {
+    let pattern = glob::Pattern::new(glob).map_err(|e| format!("`{glob}` is not a valid glob: {e}"))?;
+    Ok(FileGlob { glob, pattern })
+}
+
+impl FileGlob<'_> {
+    /// Whether `rel`, a path relative to the package folder, is one of the files.
+    pub(crate) fn matches(&self, rel: &std::path::Path) -> bool {
         let opts = glob::MatchOptions { require_literal_separator: true, ..glob::MatchOptions::new() };
-        p.matches_path_with(rel, opts)
-            || (!self.glob.contains('/') && rel.file_name().is_some_and(|n| p.matches_with(&n.to_string_lossy(), opts)))
+        self.pattern.matches_path_with(rel, opts)
+            || (!self.glob.contains('/') && rel.file_name().is_some_and(|n| self.pattern.matches_with(&n.to_string_lossy(), opts)))
     }
 }
 
@@ -473,6 +492,11 @@ impl FromStr for FileArchs {
 #[cfg(feature = "clap")]
 pub(crate) fn parse_file_archs(s: &str) -> std::result::Result<FileArchs, String> {
     s.parse()
+}
+
+#[cfg(feature = "clap")]
+pub(crate) fn parse_file_glob(s: &str) -> std::result::Result<String, String> {
+    file_glob(s).map(|_| s.to_string())
 }
 
 /// `cuda-file-archs`: a table from glob to arch list, `{ "cuda/moe/*.cu" = ["sm_80", "sm_90"] }`,

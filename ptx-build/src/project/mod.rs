@@ -282,7 +282,7 @@ fn kernel_crate(meta: &Metadata, pkg: &Package, front: &Options, source: &Source
         None => pkg.name.replace('-', "_"),
     };
     let lib_src = lib.map(|t| t.src_path.clone());
-    let mut cuda_sources = cuda_sources(&dir, config.cuda_sources.as_deref(), &lib_name, &pkg_source, &mut warnings)?;
+    let mut cuda_sources = cuda_sources(&dir, &config, &lib_name, &pkg_source, &mut warnings)?;
     apply_file_archs(&dir, &mut cuda_sources, &config, &pkg.name.to_string(), &mut warnings);
     Ok(Some(KernelCrate {
         name: pkg.name.to_string(),
@@ -330,6 +330,9 @@ pub struct CudaFiles {
     pub target_dir: Option<PathBuf>,
     /// Build them into this static library instead of PTX modules.
     pub static_lib: Option<StaticLibSpec>,
+    /// The files of the Builder's other groups (`.cuda(..)`, each `.cuda_static_lib(..)`): a
+    /// `cuda-exclude` glob that leaves out one of theirs is not one that matches nothing.
+    pub siblings: Vec<PathBuf>,
 }
 
 impl CudaFiles {
@@ -338,7 +341,7 @@ impl CudaFiles {
         let file = std::fs::canonicalize(path).map_err(|e| Error::io("find", path, e))?;
         let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
         let name = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        Ok(CudaFiles { name, dir, files: vec![file], target_dir: None, static_lib: None })
+        Ok(CudaFiles { name, dir, files: vec![file], target_dir: None, static_lib: None, siblings: Vec::new() })
     }
 
     /// A kernel crate of these files alone, built with the front end's options.
@@ -364,9 +367,25 @@ impl CudaFiles {
             front = front.or(package_options(meta, own, m, &mut warnings)?);
         }
         let lib_name = identifier(&self.name);
-        // No Rust module to clash with: each module is named after its file.
-        let mut cuda_sources = name_modules(&self.dir, self.files.clone(), "")?;
         let config = Config { rust: false, ..front.resolve() };
+        let mut files = self.files.clone();
+        let source = options_table.clone().unwrap_or(Source::CommandLine);
+        let unmatched = exclude(&self.dir, &mut files, &config.cuda_exclude, &source)?;
+        for g in unmatched.into_iter().filter(|g| !self.siblings.iter().any(|f| matches_in(&self.dir, g, f))) {
+            warnings.push(unmatched_exclude(&self.dir, g, &self.name));
+        }
+        if let (Some(lib), true) = (&self.static_lib, files.is_empty()) {
+            return Err(source.error(
+                "cuda-exclude",
+                format!(
+                    "`lib{}.a` has no .cu file left: `cuda-exclude` ({}) leaves out every one",
+                    lib.name,
+                    config.cuda_exclude.join(", ")
+                ),
+            ));
+        }
+        // No Rust module to clash with: each module is named after its file.
+        let mut cuda_sources = name_modules(&self.dir, files, "")?;
         apply_file_archs(&self.dir, &mut cuda_sources, &config, &self.name, &mut warnings);
         let manifest_path = self.files.first().cloned().unwrap_or_else(|| self.dir.join(&self.name));
         Ok(KernelCrate {
@@ -407,15 +426,11 @@ pub(crate) fn identifier(s: &str) -> String {
     out
 }
 
-/// Expands `cuda-sources` (or the default `cuda/**/*.cu`) and names each file's module: its
-/// stem, with parent folders added where two stems (or the Rust crate's name) clash.
-fn cuda_sources(
-    dir: &Path,
-    sources: Option<&[String]>,
-    lib_name: &str,
-    source: &Source,
-    warnings: &mut Vec<Diagnostic>,
-) -> Result<Vec<CudaSource>> {
+/// Expands `cuda-sources` (or the default `cuda/**/*.cu`), less `cuda-exclude`, and names each
+/// file's module: its stem, with parent folders added where two stems (or the Rust crate's name)
+/// clash.
+fn cuda_sources(dir: &Path, config: &Config, lib_name: &str, source: &Source, warnings: &mut Vec<Diagnostic>) -> Result<Vec<CudaSource>> {
+    let sources = config.cuda_sources.as_deref();
     let explicit = sources.is_some();
     let globs = match sources {
         Some(g) => g.to_vec(),
@@ -437,7 +452,35 @@ fn cuda_sources(
     }
     files.sort();
     files.dedup();
+    for g in exclude(dir, &mut files, &config.cuda_exclude, source)? {
+        warnings.push(unmatched_exclude(dir, g, lib_name));
+    }
     name_modules(dir, files, lib_name)
+}
+
+/// Leaves out of `files` (below `dir`) those a `cuda-exclude` glob names; returns the globs that
+/// named none of them. A bad glob is an error.
+fn exclude<'g>(dir: &Path, files: &mut Vec<PathBuf>, globs: &'g [String], source: &Source) -> Result<Vec<&'g str>> {
+    let mut unmatched = Vec::new();
+    for g in globs {
+        crate::options::file_glob(g).map_err(|message| source.error("cuda-exclude", message))?;
+        let before = files.len();
+        files.retain(|f| !matches_in(dir, g, f));
+        if files.len() == before {
+            unmatched.push(g.as_str());
+        }
+    }
+    Ok(unmatched)
+}
+
+/// Whether file glob `glob` (checked) names `file`, a path below `dir`.
+fn matches_in(dir: &Path, glob: &str, file: &Path) -> bool {
+    crate::options::file_glob(glob).is_ok_and(|g| g.matches(file.strip_prefix(dir).unwrap_or(file)))
+}
+
+fn unmatched_exclude(dir: &Path, glob: &str, crate_name: &str) -> Diagnostic {
+    Diagnostic::warning(format!("`cuda-exclude` glob `{glob}` matches no .cu file of `{crate_name}`; it is ignored"))
+        .note(format!("globs are relative to {} (a glob without `/` matches file names anywhere)", dir.display()))
 }
 
 /// The files (and links, even dangling ones: reading them later names the file that cannot be
@@ -541,5 +584,47 @@ mod tests {
         assert!(e.contains("Self.cu") && e.contains("self.cu"), "{e}");
         assert_eq!(modules(&["cuda/k.cu"], "k").unwrap(), ["cuda_k"], "the Rust crate's own module keeps its name");
         assert_eq!(modules(&["k.cu"], "k").unwrap(), ["k_cu"]);
+    }
+
+    #[test]
+    fn cuda_exclude_leaves_files_out_and_names_a_glob_that_matches_none_or_is_bad() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = std::fs::canonicalize(dir.path()).unwrap();
+        for f in ["a.cu", "b_dummy.cu", "sub/c_dummy.cu", "sub/d.cu"] {
+            std::fs::create_dir_all(dir.join(f).parent().unwrap()).unwrap();
+            std::fs::write(dir.join(f), "").unwrap();
+        }
+        let group = |files: &[&str], siblings: &[&str], lib: Option<&str>| CudaFiles {
+            name: "host".into(),
+            dir: dir.clone(),
+            files: files.iter().map(|f| dir.join(f)).collect(),
+            target_dir: Some(dir.join("target")),
+            static_lib: lib.map(|n| StaticLibSpec { name: n.into(), dir: dir.join("out") }),
+            siblings: siblings.iter().map(|f| dir.join(f)).collect(),
+        };
+        let excluding =
+            |globs: &[&str]| Options { cuda_exclude: Some(globs.iter().map(|g| g.to_string()).collect()), ..Options::default() };
+
+        // A glob without `/` names files anywhere; one with `/` is relative to the folder.
+        let k = group(&["a.cu", "b_dummy.cu", "sub/c_dummy.cu", "sub/d.cu"], &[], None)
+            .into_crate(&excluding(&["*_dummy.cu", "sub/d.cu", "nope_*.cu"]))
+            .unwrap();
+        let kept: Vec<&str> = k.cuda_sources.iter().map(|s| s.module.as_str()).collect();
+        assert_eq!(kept, ["a"]);
+        let warnings: Vec<String> = k.warnings.iter().map(|w| w.message.clone()).collect();
+        assert_eq!(warnings, ["`cuda-exclude` glob `nope_*.cu` matches no .cu file of `host`; it is ignored"]);
+
+        // A glob that leaves out another group's file (a static library's) is not unmatched here.
+        let k = group(&["a.cu"], &["sub/d.cu"], None).into_crate(&excluding(&["sub/d.cu"])).unwrap();
+        assert!(k.warnings.is_empty() && k.cuda_sources.len() == 1, "{:?}", k.warnings);
+
+        // A static library left without a file is an error saying why.
+        let e = group(&["b_dummy.cu"], &[], Some("quant")).into_crate(&excluding(&["*_dummy.cu"])).unwrap_err().to_string();
+        assert!(e.contains("`libquant.a` has no .cu file left: `cuda-exclude` (*_dummy.cu) leaves out every one"), "{e}");
+
+        // A bad glob from a package's metadata names the key and the manifest.
+        let mut files = vec![dir.join("a.cu")];
+        let e = exclude(&dir, &mut files, &["a[".to_string()], &Source::Package("/k/Cargo.toml".into())).unwrap_err().to_string();
+        assert!(e.contains("invalid `cuda-exclude` in [package.metadata.ptx] of /k/Cargo.toml: `a[` is not a valid glob"), "{e}");
     }
 }
