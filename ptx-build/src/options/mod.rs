@@ -28,13 +28,13 @@ use crate::diag::Diagnostic;
 use crate::error::Result;
 
 pub use source::Source;
-use values::{archs_de, defines_de, file_archs_de, from_str_de, FromEnv};
-pub(crate) use values::{file_glob, parse_arch_list};
+use values::{archs_de, defines_de, file_archs_de, file_globs_de, from_str_de, FromEnv};
+pub(crate) use values::{file_glob, parse_arch_list, parse_file_glob};
 pub use values::{
     parse_arch_request, CudaStd, Define, FileArchs, Prebuilt, Profile, PtxIsa, SharedCacheSetting, UnrollThreshold, UntypedKernels,
 };
 #[cfg(feature = "clap")]
-use values::{parse_cuda_std, parse_define, parse_file_archs, parse_file_glob, parse_ptx_isa, parse_shared_cache, parse_unroll_threshold};
+use values::{parse_cuda_std, parse_define, parse_file_archs, parse_ptx_isa, parse_shared_cache, parse_unroll_threshold};
 
 /// Calls `$m!` with the list of every option. Each entry:
 ///
@@ -130,15 +130,10 @@ macro_rules! options_list {
             /// `Builder::cuda_static_lib` match (cudaforge's `exclude`): globs relative to the
             /// package, where a glob without `/` matches file names anywhere (`*_dummy.cu`). A glob
             /// that matches no file is a warning.
+            #[serde(deserialize_with = "file_globs_de", default)]
             #[cfg_attr(feature = "clap", arg(long, value_name = "GLOB", value_parser = parse_file_glob, help_heading = "CUDA C++ options"))]
             cuda_exclude: Vec<String> = Vec::new(),
-                builder cuda_exclude(glob: impl Into<String>) push {
-                    let glob = glob.into();
-                    match $crate::options::file_glob(&glob) {
-                        Ok(_) => Ok(glob),
-                        Err(e) => Err(e),
-                    }
-                };
+                builder cuda_exclude(glob: impl AsRef<str>) push $crate::options::parse_file_glob(glob.as_ref());
 
             /// `-I` folders for nvcc, relative to the package (in metadata), to the current folder (on
             /// the command line) or to the host crate (in a Builder).

@@ -494,9 +494,15 @@ pub(crate) fn parse_file_archs(s: &str) -> std::result::Result<FileArchs, String
     s.parse()
 }
 
-#[cfg(feature = "clap")]
+/// A `cuda-exclude` glob, checked: what the command line, the Builder and metadata take.
 pub(crate) fn parse_file_glob(s: &str) -> std::result::Result<String, String> {
     file_glob(s).map(|_| s.to_string())
+}
+
+/// `cuda-exclude`: a list of globs, each checked.
+pub(crate) fn file_globs_de<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<Vec<String>>, D::Error> {
+    let globs = Vec::<String>::deserialize(d).map_err(|_| de::Error::custom("expected a list of globs such as [\"*_dummy.cu\"]"))?;
+    globs.iter().map(|g| parse_file_glob(g)).collect::<std::result::Result<_, _>>().map(Some).map_err(de::Error::custom)
 }
 
 /// `cuda-file-archs`: a table from glob to arch list, `{ "cuda/moe/*.cu" = ["sm_80", "sm_90"] }`,

@@ -463,9 +463,9 @@ fn cuda_sources(dir: &Path, config: &Config, lib_name: &str, source: &Source, wa
 fn exclude<'g>(dir: &Path, files: &mut Vec<PathBuf>, globs: &'g [String], source: &Source) -> Result<Vec<&'g str>> {
     let mut unmatched = Vec::new();
     for g in globs {
-        crate::options::file_glob(g).map_err(|message| source.error("cuda-exclude", message))?;
+        let glob = crate::options::file_glob(g).map_err(|message| source.error("cuda-exclude", message))?;
         let before = files.len();
-        files.retain(|f| !matches_in(dir, g, f));
+        files.retain(|f| !glob.matches(f.strip_prefix(dir).unwrap_or(f)));
         if files.len() == before {
             unmatched.push(g.as_str());
         }
