@@ -208,7 +208,7 @@ impl BuildOptions {
             project::find_kernel_crates(self.manifest_path.as_deref(), &self.paths, &self.packages, &front, &self.source)?
         };
         for f in &self.cuda_files {
-            crates.push(f.clone().into_crate(&front)?);
+            crates.push(f.clone().into_crate(&front, &self.source)?);
         }
         Ok(crates)
     }

@@ -97,7 +97,7 @@ pub fn find_kernel_crates(
     }
     let (cu_files, paths): (Vec<&PathBuf>, Vec<&PathBuf>) = paths.iter().partition(|p| p.extension().is_some_and(|e| e == "cu"));
     for f in cu_files {
-        let k = CudaFiles::lone(f)?.into_crate(front)?;
+        let k = CudaFiles::lone(f)?.into_crate(front, source)?;
         push_new(&mut found, k);
     }
     let scopes: Vec<(Option<PathBuf>, Option<PathBuf>)> = if paths.is_empty() && found.is_empty() {
@@ -344,8 +344,9 @@ impl CudaFiles {
         Ok(CudaFiles { name, dir, files: vec![file], target_dir: None, static_lib: None, siblings: Vec::new() })
     }
 
-    /// A kernel crate of these files alone, built with the front end's options.
-    pub fn into_crate(self, front: &Options) -> Result<KernelCrate> {
+    /// A kernel crate of these files alone, built with the front end's options (set in
+    /// `front_source`: the command line, a build script's Builder).
+    pub fn into_crate(self, front: &Options, front_source: &Source) -> Result<KernelCrate> {
         let around = find_manifest_above(&self.dir);
         let meta = around.as_deref().and_then(|m| metadata(Some(m)).ok());
         let target_dir = match self.target_dir {
@@ -355,6 +356,7 @@ impl CudaFiles {
         // The options of the package (else the workspace) the files are in, under the front
         // end's: `Builder::cuda` files and a lone file in a package are built as a kernel crate
         // there would build them (archs, `cuda-include`, `cuda-defines`, `nvcc-flags`, ...).
+        let exclude_set_by_front = front.cuda_exclude.is_some();
         let mut front = front.clone();
         let mut warnings = Vec::new();
         let mut options_table = None;
@@ -367,9 +369,13 @@ impl CudaFiles {
             front = front.or(package_options(meta, own, m, &mut warnings)?);
         }
         let lib_name = identifier(&self.name);
+        // The front end's globs win over the metadata's: an error about them names the front end.
+        let source = match (&options_table, exclude_set_by_front) {
+            (Some(table), false) => table.clone(),
+            _ => front_source.clone(),
+        };
         let config = Config { rust: false, ..front.resolve() };
         let mut files = self.files.clone();
-        let source = options_table.clone().unwrap_or(Source::CommandLine);
         let unmatched = exclude(&self.dir, &mut files, &config.cuda_exclude, &source)?;
         for g in unmatched.into_iter().filter(|g| !self.siblings.iter().any(|f| matches_in(&self.dir, g, f))) {
             warnings.push(unmatched_exclude(&self.dir, g, &self.name));
@@ -607,7 +613,7 @@ mod tests {
 
         // A glob without `/` names files anywhere; one with `/` is relative to the folder.
         let k = group(&["a.cu", "b_dummy.cu", "sub/c_dummy.cu", "sub/d.cu"], &[], None)
-            .into_crate(&excluding(&["*_dummy.cu", "sub/d.cu", "nope_*.cu"]))
+            .into_crate(&excluding(&["*_dummy.cu", "sub/d.cu", "nope_*.cu"]), &Source::CommandLine)
             .unwrap();
         let kept: Vec<&str> = k.cuda_sources.iter().map(|s| s.module.as_str()).collect();
         assert_eq!(kept, ["a"]);
@@ -615,12 +621,24 @@ mod tests {
         assert_eq!(warnings, ["`cuda-exclude` glob `nope_*.cu` matches no .cu file of `host`; it is ignored"]);
 
         // A glob that leaves out another group's file (a static library's) is not unmatched here.
-        let k = group(&["a.cu"], &["sub/d.cu"], None).into_crate(&excluding(&["sub/d.cu"])).unwrap();
+        let k = group(&["a.cu"], &["sub/d.cu"], None).into_crate(&excluding(&["sub/d.cu"]), &Source::CommandLine).unwrap();
         assert!(k.warnings.is_empty() && k.cuda_sources.len() == 1, "{:?}", k.warnings);
 
-        // A static library left without a file is an error saying why.
-        let e = group(&["b_dummy.cu"], &[], Some("quant")).into_crate(&excluding(&["*_dummy.cu"])).unwrap_err().to_string();
+        // A static library left without a file is an error saying why, naming the Builder that
+        // set the globs, also where a package around the files has a metadata table.
+        let manifest = "[package]\nname = \"host\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[package.metadata.ptx]\narchs = [\"sm_80\"]\n";
+        std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(dir.join("src/lib.rs"), "").unwrap();
+        let script = Source::Builder(dir.join("build.rs"));
+        let e = group(&["b_dummy.cu"], &[], Some("quant")).into_crate(&excluding(&["*_dummy.cu"]), &script).unwrap_err().to_string();
+        assert!(e.contains(&format!("invalid `cuda-exclude` in the Builder in {}: ", dir.join("build.rs").display())), "{e}");
         assert!(e.contains("`libquant.a` has no .cu file left: `cuda-exclude` (*_dummy.cu) leaves out every one"), "{e}");
+        // Globs from the package's table alone: the error names the table.
+        std::fs::write(dir.join("Cargo.toml"), format!("{manifest}cuda-exclude = [\"b_*.cu\"]\n")).unwrap();
+        let e = group(&["b_dummy.cu"], &[], Some("quant")).into_crate(&Options::default(), &script).unwrap_err().to_string();
+        let table = format!("invalid `cuda-exclude` in [package.metadata.ptx] of {}: ", dir.join("Cargo.toml").display());
+        assert!(e.contains(&table) && e.contains("(b_*.cu) leaves out every one"), "{e}");
 
         // A bad glob from a package's metadata names the key and the manifest.
         let mut files = vec![dir.join("a.cu")];
