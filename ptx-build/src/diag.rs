@@ -330,13 +330,33 @@ fn snippet(file: &Path, line: u32, column: Option<u32>) -> Option<String> {
     }
     let number = line.to_string();
     let pad = " ".repeat(number.len());
-    let caret_at = match column.filter(|c| *c > 0) {
-        Some(c) => (c as usize - 1).min(src.chars().count()),
-        None => src.chars().take_while(|c| c.is_whitespace()).count(),
+    let first = src.chars().take_while(|c| c.is_whitespace()).count();
+    let (caret_at, label) = match column.filter(|c| *c > 0) {
+        Some(c) if c as usize <= src.chars().count() + 1 => (c as usize - 1, String::new()),
+        // nvcc counts columns in a macro's expanded text (candle's and dfdx's stamped kernels
+        // give `:18:639` for a 59-character line): point at the line, say why.
+        Some(c) => (first, format!(" column {c} is in the expansion of a macro used on this line")),
+        None => (first, String::new()),
     };
     // Tabs stay tabs so the caret lines up however the terminal shows them.
     let lead: String = src.chars().take(caret_at).map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
-    Some(format!("\n{pad} |\n{number} | {src}\n{pad} | {lead}^"))
+    Some(format!("\n{pad} |\n{number} | {src}\n{pad} | {lead}^{label}"))
+}
+
+/// `a/./b/../c` -> `a/c`, without asking the file system: nvcc names headers as the
+/// preprocessor reached them.
+pub(crate) fn normalized(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir if out.file_name().is_some() => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// `path` as a user in `cwd` writes it: relative below `cwd`, else as it is.
@@ -488,6 +508,19 @@ mod diag_tests {
         );
         assert_eq!(text, expected);
         assert!(d.render_absolute_unprefixed().starts_with("ptxas: bad\n"));
+    }
+
+    #[test]
+    fn diag_with_a_column_past_the_line_points_at_the_line_and_says_it_is_a_macro_expansion() {
+        let (_dir, root) = temp_source();
+        let text = Diagnostic::warning("variable \"y\" was declared but never referenced")
+            .at("src/lib.rs", Some(2), Some(639))
+            .rooted(&root)
+            .render_absolute();
+        assert!(text.ends_with("2 | \tlet x = y + 1;\n  | \t^ column 639 is in the expansion of a macro used on this line"), "{text}");
+        // Just past the end (a missing `;`) is still a column of the line.
+        let text = Diagnostic::error("expected a \";\"").at("src/lib.rs", Some(2), Some(16)).rooted(&root).render_absolute();
+        assert!(text.ends_with("2 | \tlet x = y + 1;\n  | \t              ^"), "{text}");
     }
 
     #[test]

@@ -515,15 +515,16 @@ fn builder_cuda_files_take_the_host_crates_metadata_and_a_missing_header_names_t
     );
 }
 
-fn a_cxx_helper_kernel_in_two_cu_modules_gets_one_method_per_module() {
+fn a_header_kernel_in_two_cu_modules_gets_one_method_per_module() {
     common::cuda();
     // llm.c's style: the same (mangled) helper kernel in two files, each its own module.
     let helper = "#include \"permute.cuh\"\n__global__ void fill(float *x, int n) { if (threadIdx.x < n) x[threadIdx.x] = 1.0f; }\n";
-    let uses = "#[allow(dead_code)]\nunsafe fn call(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream, cfg: ptx_runtime::cudarc::driver::LaunchConfig, x: &mut ptx_runtime::cudarc::driver::CudaSlice<f32>, y: &ptx_runtime::cudarc::driver::CudaSlice<f32>) {\n    unsafe { k.attention_permute(s, cfg, x, y, 4).unwrap() };\n    unsafe { k.layernorm_permute(s, cfg, x, y, 4).unwrap() };\n    unsafe { k.attention_fill(s, cfg, x, 4).unwrap() };\n}\n";
+    let uses = "#[allow(dead_code)]\nunsafe fn call(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream, cfg: ptx_runtime::cudarc::driver::LaunchConfig, x: &mut ptx_runtime::cudarc::driver::CudaSlice<f32>, y: &ptx_runtime::cudarc::driver::CudaSlice<f32>) {\n    unsafe { k.attention_permute(s, cfg, x, y, 4).unwrap() };\n    unsafe { k.layernorm_permute(s, cfg, x, y, 4).unwrap() };\n    unsafe { k.attention_fill(s, cfg, x, 4).unwrap() };\n    unsafe { k.attention_fill_with(s, cfg, x, 2.0, 4).unwrap() };\n    unsafe { k.layernorm_fill_with(s, cfg, x, 2.0, 4).unwrap() };\n}\n";
     let p = cuda_host(
         "host_shared_helper",
         &[
-            ("cuda/permute.cuh", "__global__ void permute(float *out, const float *in, int n) { if (threadIdx.x < n) out[threadIdx.x] = in[n - 1 - threadIdx.x]; }\n"),
+            // ... and dfdx's: an `extern "C"` kernel in a header most of its files include.
+            ("cuda/permute.cuh", "__global__ void permute(float *out, const float *in, int n) { if (threadIdx.x < n) out[threadIdx.x] = in[n - 1 - threadIdx.x]; }\nextern \"C\" __global__ void fill_with(float *x, float v, uintptr_t n) { if (threadIdx.x < n) x[threadIdx.x] = v; }\n"),
             ("cuda/attention.cu", helper),
             ("cuda/layernorm.cu", helper),
         ],
@@ -550,6 +551,6 @@ pub fn tests() -> Vec<crate::harness::Test> {
         generic_and_macro_stamped_rust_kernels_get_typed_methods,
         macro_stamped_and_template_cuda_kernels_get_typed_methods,
         builder_cuda_files_take_the_host_crates_metadata_and_a_missing_header_names_the_builder,
-        a_cxx_helper_kernel_in_two_cu_modules_gets_one_method_per_module,
+        a_header_kernel_in_two_cu_modules_gets_one_method_per_module,
     ]
 }

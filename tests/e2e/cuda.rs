@@ -187,6 +187,20 @@ fn rust_and_cuda_kernels_of_one_crate_land_in_one_artifact_set() {
         let ptx = std::fs::read_to_string(k.module_artifact("release", "sm_80", module, "ptx")).unwrap();
         assert!(ptx.contains(".entry _Z14permute_kernelPfPKfi"), "{module}: {ptx}");
     }
+
+    // So is an `extern "C"` kernel from a header both include (dfdx's `fill_with_*` in
+    // cuda_utils.cuh); the same name defined in two .cu files is not.
+    k.write(
+        "cuda/inc/fill.cuh",
+        "extern \"C\" __global__ void fill_ones(float *x, int n) { if (threadIdx.x < n) x[threadIdx.x] = 1.0f; }\n",
+    );
+    k.write("cuda/attention.cu", &format!("#include \"inc/fill.cuh\"\n{helper}"));
+    k.write("cuda/layernorm.cu", &format!("#include \"inc/fill.cuh\"\n{helper}"));
+    k.build(&["--arch", "sm_80"]).assert_ok();
+    k.write("cuda/layernorm.cu", &format!("{helper}\nextern \"C\" __global__ void fill_ones(float *x, int n) {{}}\n"));
+    k.write("cuda/attention.cu", &format!("{helper}extern \"C\" __global__ void fill_ones(float *x, int n) {{}}\n"));
+    let run = k.build(&["--arch", "sm_80"]);
+    run.assert_error(&["kernel `fill_ones` is defined twice", "cuda/attention.cu:2", "cuda/layernorm.cu:3"]);
 }
 
 fn a_header_edit_rebuilds_its_includers_and_a_no_op_runs_no_nvcc_or_ptxas() {

@@ -109,25 +109,10 @@ impl ObjectCompile<'_> {
         let mut files = files_read(&self.source.path, deps);
         // The headers as the preprocessor reached them (`a/./b/../c`), named plainly.
         for f in files.iter_mut().skip(1) {
-            *f = normalize(f);
+            *f = crate::diag::normalized(f);
         }
         Ok(files)
     }
-}
-
-/// `a/./b/../c` -> `a/c`: nvcc names headers as the preprocessor reached them.
-fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir if out.file_name().is_some() => {
-                out.pop();
-            }
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// `nvcc -dlink` of relocatable objects into the one object that resolves their device calls.
@@ -217,6 +202,6 @@ mod tests {
 
     #[test]
     fn header_paths_are_normalized() {
-        assert_eq!(normalize(Path::new("/p/./cuda/moe/../common.cuh")), Path::new("/p/cuda/common.cuh"));
+        assert_eq!(crate::diag::normalized(Path::new("/p/./cuda/moe/../common.cuh")), Path::new("/p/cuda/common.cuh"));
     }
 }

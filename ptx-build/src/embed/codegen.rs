@@ -59,21 +59,33 @@ pub struct StructLayout {
     pub align: u32,
 }
 
-/// A C++ kernel defined in several .cu modules (a helper kernel from a shared header, as in
-/// llm.c) is one kernel per loaded module; its methods get the module's name in front
-/// (`attention_permute`, `layernorm_permute`) instead of clashing. `extern "C"` and Rust names
-/// stay as written: two of those with one name are the error [`generate`] reports.
-pub fn prefix_shared_cxx_names(units: &mut [Unit]) {
+/// A kernel in several .cu modules from one definition (a helper kernel of a shared header:
+/// llm.c's C++ ones, dfdx's `extern "C"` `fill_with_*`) is one kernel per loaded module; its
+/// methods get the module's name in front (`attention_permute`, `layernorm_permute`) instead of
+/// clashing. C++ kernels are always taken so (their overloads differ by mangled name); an
+/// `extern "C"` or Rust name defined at two places stays as written: that is the error
+/// [`generate`] reports.
+pub fn prefix_shared_names(units: &mut [Unit]) {
     let is_cxx = |k: &KernelSig| {
         k.ptx_name.is_some() || k.generic.as_ref().is_some_and(|g| g.instances.iter().all(|i| i.ptx_name.starts_with("_Z")))
     };
-    let mut count: std::collections::BTreeMap<String, usize> = Default::default();
+    // Per name: how many units have it, and whether all of them at one `file:line`.
+    let mut seen: std::collections::BTreeMap<String, (usize, Option<(std::path::PathBuf, u32)>)> = Default::default();
     for k in units.iter().flat_map(|u| &u.kernels) {
-        *count.entry(k.name.clone()).or_default() += 1;
+        let at = (k.file.clone(), k.line);
+        seen.entry(k.name.clone())
+            .and_modify(|(n, place)| {
+                *n += 1;
+                if place.as_ref() != Some(&at) {
+                    *place = None;
+                }
+            })
+            .or_insert((1, Some(at)));
     }
+    let shared = |k: &KernelSig| matches!(&seen[&k.name], (n, place) if *n > 1 && (place.is_some() || is_cxx(k)));
     for u in units.iter_mut() {
         let unit = u.name.clone();
-        for k in u.kernels.iter_mut().filter(|k| count[&k.name] > 1 && is_cxx(k)) {
+        for k in u.kernels.iter_mut().filter(|k| shared(k)) {
             k.doc.push(format!(" Defined in several .cu modules: this is the one of `{unit}`."));
             k.name = format!("{unit}_{}", k.name);
         }
@@ -318,7 +330,7 @@ fn unit_module(u: &Unit) -> TokenStream {
     let names: Vec<&str> = u.kernels.iter().flat_map(|k| k.ptx_names()).collect();
     let functions: Vec<&str> = names.iter().copied().chain(u.untyped.iter().map(String::as_str)).collect();
     let bounds = functions.iter().map(|f| u.max_threads(f));
-    let doc = format!("PTX and cubins of `{}`, for users who load or launch by hand.", u.name);
+    let doc = format!(" PTX and cubins of `{}`, for users who load or launch by hand.", u.name);
     quote! {
         #[doc = #doc]
         #[allow(non_snake_case)]
@@ -357,8 +369,12 @@ fn instance_trait(k: &KernelSig) -> Option<TokenStream> {
     let g = k.generic.as_ref()?;
     let name = instance_trait_name(&k.name);
     let listed: Vec<String> = g.instances.iter().map(|i| instance_type_text(&i.args)).collect();
-    let doc =
-        format!("The types kernel `{}` is instantiated for ({}); the type argument of [`Kernels::{}`].", k.name, listed.join(", "), k.name);
+    let doc = format!(
+        " The types kernel `{}` is instantiated for ({}); the type argument of [`Kernels::{}`].",
+        k.name,
+        listed.join(", "),
+        k.name
+    );
     let impls = g.instances.iter().enumerate().map(|(i, inst)| {
         let ty = instance_type(&inst.args);
         quote! {
@@ -666,6 +682,27 @@ mod tests {
         units.push(other);
         let e = generate(&units).unwrap_err().to_string();
         assert!(e.contains("kernel `saxpy` is defined twice: in src/lib.rs:7 and in cuda/saxpy.cu:3"), "{e}");
+    }
+
+    #[test]
+    fn a_kernel_of_a_shared_header_gets_one_method_per_module() {
+        // dfdx's `fill_with_f32`: one `extern "C"` definition in a header two .cu files include.
+        let mut units = sample();
+        units[0].kernels[0].file = "cuda/utils.cuh".into();
+        let mut other = units[0].clone();
+        other.name = "other".into();
+        units.push(other);
+        prefix_shared_names(&mut units);
+        assert_eq!((units[0].kernels[0].name.as_str(), units[1].kernels[0].name.as_str()), ("saxpy_kernels_saxpy", "other_saxpy"));
+        let code = generate(&units).unwrap();
+        assert!(code.contains("pub unsafe fn other_saxpy(") && code.contains("this is the one of `other`"), "{code}");
+        // Defined at two places, it stays as written and is the error below.
+        units[1].kernels[0].name = "saxpy".into();
+        units[1].kernels[0].line = 9;
+        let mut clash = units.clone();
+        clash[0].kernels[0].name = "saxpy".into();
+        prefix_shared_names(&mut clash);
+        assert_eq!(clash[1].kernels[0].name, "saxpy");
     }
 
     #[test]

@@ -60,7 +60,7 @@ pub fn write_module(
         }
     }
     let mut all: Vec<codegen::Unit> = earlier.iter().chain(&new).map(|(u, _)| u.clone()).collect();
-    codegen::prefix_shared_cxx_names(&mut all);
+    codegen::prefix_shared_names(&mut all);
     let code = codegen::generate(&all)?;
     cache::write_atomic(&path, code.as_bytes())?;
     earlier.extend(new);

@@ -25,23 +25,51 @@ impl CrateJob<'_> {
     }
 
     /// A kernel name in two modules of the crate (Rust and CUDA, or two .cu files) would make
-    /// launching by name ambiguous.
+    /// launching by name ambiguous. Two .cu modules may share one: a C++ (mangled) helper kernel
+    /// (llm.c's), or an `extern "C"` kernel neither file defines itself, which then comes from
+    /// a header both include (dfdx's `fill_with_*` in `cuda_utils.cuh`, in 44 of its files):
+    /// one definition, loaded once per module. Where a Builder embeds them, the signature stage
+    /// tells a shared header's kernel from two definitions of one name (`codegen`).
     pub(super) fn check_unique_kernels(&self, artifacts: &[Artifact]) -> Result<()> {
         let ptx = super::job::first_ptx(artifacts);
-        for (i, a) in ptx.iter().enumerate() {
-            for b in &ptx[i + 1..] {
-                // C++ (mangled) kernels get no method, so two .cu modules may each define the same
-                // helper kernel (llm.c does): they are loaded as separate modules.
-                if let Some(k) = a.kernels.iter().find(|k| !k.name.starts_with("_Z") && b.kernels.iter().any(|o| o.name == k.name)) {
-                    return Err(Error::DuplicateKernel {
-                        name: k.name.clone(),
-                        first: self.definition(a, &k.name),
-                        second: self.definition(b, &k.name),
-                    });
+        let mut modules_of: std::collections::BTreeMap<&str, Vec<&Artifact>> = Default::default();
+        for a in &ptx {
+            for k in a.kernels.iter().filter(|k| !k.name.starts_with("_Z")) {
+                modules_of.entry(k.name.as_str()).or_default().push(a);
+            }
+        }
+        // Each module's own definitions, read once: a name shared by 44 modules is 946 pairs.
+        let mut own: std::collections::HashMap<&str, Option<Vec<KernelSigAt>>> = Default::default();
+        for (name, modules) in modules_of.iter().filter(|(_, m)| m.len() > 1) {
+            let mut defined_in = Vec::new();
+            for a in modules {
+                let sigs = own.entry(a.module.as_str()).or_insert_with(|| self.own_kernels(a));
+                match sigs {
+                    // A Rust module, or a .cu file that defines it: a definition of its own.
+                    Some(sigs) => match sigs.iter().find(|(n, _)| n == name) {
+                        Some((_, at)) => defined_in.push(at.clone()),
+                        None if !is_cuda(a) => defined_in.push(self.definition(a, name)),
+                        None => {}
+                    },
+                    None => defined_in.push(self.definition(a, name)),
                 }
+            }
+            if let [first, second, ..] = defined_in.as_slice() {
+                return Err(Error::DuplicateKernel { name: name.to_string(), first: first.clone(), second: second.clone() });
             }
         }
         Ok(())
+    }
+
+    /// The kernels `artifact`'s source defines itself, each with its `file:line`; `None` when
+    /// the source cannot be read or parsed (or there is none).
+    fn own_kernels(&self, artifact: &Artifact) -> Option<Vec<KernelSigAt>> {
+        let sigs = match &artifact.source {
+            Some(src) if src.extension().is_some_and(|e| e == "cu") => signature::cuda_kernels(src).ok()?,
+            Some(src) => signature::rust_kernels(src).ok()?,
+            None => return None,
+        };
+        Some(sigs.into_iter().map(|s| (s.name, format!("{}:{}", relative(&s.file, &self.krate.dir).display(), s.line))).collect())
     }
 
     /// A Rust kernel named like a libdevice function or an LLVM intrinsic is refused at its line:
@@ -140,6 +168,13 @@ impl CrateJob<'_> {
             None => artifact.source.as_ref().map(|p| relative(p, root).display().to_string()).unwrap_or_else(|| artifact.module.clone()),
         }
     }
+}
+
+/// A kernel's name and where it is defined (`file:line`).
+type KernelSigAt = (String, String);
+
+fn is_cuda(artifact: &Artifact) -> bool {
+    artifact.source.as_ref().is_some_and(|s| s.extension().is_some_and(|e| e == "cu"))
 }
 
 /// Why a kernel may not have this name, if it may not.

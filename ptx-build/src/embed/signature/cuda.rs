@@ -260,8 +260,9 @@ pub fn cuda_kernels_preprocessed(text: &str, dir: &Path, skip_roots: &[&Path]) -
     let mut out = Vec::new();
     for mut sig in cuda_kernels_in(Path::new(""), &user)? {
         let Some(&(file, line)) = places.get((sig.line as usize).wrapping_sub(1)) else { continue };
-        // nvcc was given `./file.cu`: the markers keep the `./`.
-        sig.file = dir.join(Path::new(file).components().filter(|c| *c != std::path::Component::CurDir).collect::<std::path::PathBuf>());
+        // nvcc was given `./file.cu`: the markers keep the `./`, and name a header as the
+        // preprocessor reached it (`cuda/moe/../common.cuh`).
+        sig.file = crate::diag::normalized(&dir.join(file));
         sig.line = line;
         out.push(sig);
     }
@@ -288,8 +289,8 @@ fn c_scalar(words: &[&str]) -> Option<ParamType> {
         (false, ["bool"]) => scalar(Scalar::Bool),
         (false, ["float"]) => scalar(Scalar::F32),
         (false, ["double"]) => scalar(Scalar::F64),
-        (false, ["size_t"]) => scalar(Scalar::Usize),
-        (false, ["ptrdiff_t"]) => scalar(Scalar::Isize),
+        (false, ["size_t"]) | (false, ["uintptr_t"]) => scalar(Scalar::Usize),
+        (false, ["ptrdiff_t"]) | (false, ["intptr_t"]) => scalar(Scalar::Isize),
         (false, ["int8_t"]) => scalar(Scalar::I8),
         (false, ["uint8_t"]) => scalar(Scalar::U8),
         (false, ["int16_t"]) => scalar(Scalar::I16),
@@ -692,6 +693,9 @@ template <typename T> __global__ void tmpl(T *x) {}
         // Sizes, dims and strides (candle's `const size_t *info`).
         assert_eq!(ty("const size_t num_dims"), ParamType::Scalar(Scalar::Usize));
         assert_eq!(ty("const size_t *info"), ptr(false, "usize"));
+        // dfdx's slice kernels take addresses as integers.
+        assert_eq!(ty("uintptr_t base"), ParamType::Scalar(Scalar::Usize));
+        assert_eq!(ty("const intptr_t *offsets"), ptr(false, "isize"));
         assert_eq!(ty("unsigned long long seed"), ParamType::Scalar(Scalar::U64));
         assert_eq!(ty("unsigned char c"), ParamType::Scalar(Scalar::U8));
         assert_eq!(ty("signed char c"), ParamType::Scalar(Scalar::I8));
