@@ -343,6 +343,41 @@ fn snippet(file: &Path, line: u32, column: Option<u32>) -> Option<String> {
     Some(format!("\n{pad} |\n{number} | {src}\n{pad} | {lead}^{label}"))
 }
 
+/// Diagnostics with one message (and the same notes) at several places as one: the first,
+/// with a note naming the other places. Macro-stamped kernels and headers that many files
+/// include repeat a warning (or a missing-header error) per use: dfdx's kernels gave 121
+/// warnings and, without an include folder, 44 copies of one error.
+pub(crate) fn group_repeats(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    const LISTED: usize = 5;
+    let mut groups: Vec<(Diagnostic, Vec<String>)> = Vec::new();
+    for d in diagnostics {
+        let place = match (&d.file, d.line) {
+            (Some(f), Some(l)) => format!("{}:{l}", f.display()),
+            (Some(f), None) => f.display().to_string(),
+            _ => String::new(),
+        };
+        match groups
+            .iter_mut()
+            .find(|(g, _)| g.file.is_some() && d.file.is_some() && g.level == d.level && g.message == d.message && g.notes == d.notes)
+        {
+            Some((_, places)) => places.push(place),
+            None => groups.push((d, Vec::new())),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(mut d, places)| {
+            if !places.is_empty() {
+                let shown = places.iter().take(LISTED).cloned().collect::<Vec<_>>().join(", ");
+                let more = places.len().saturating_sub(LISTED);
+                let more = if more > 0 { format!(", and {more} more") } else { String::new() };
+                d.notes.push(format!("the same at {shown}{more}"));
+            }
+            d
+        })
+        .collect()
+}
+
 /// `a/./b/../c` -> `a/c`, without asking the file system: nvcc names headers as the
 /// preprocessor reached them.
 pub(crate) fn normalized(p: &Path) -> PathBuf {
@@ -521,6 +556,20 @@ mod diag_tests {
         // Just past the end (a missing `;`) is still a column of the line.
         let text = Diagnostic::error("expected a \";\"").at("src/lib.rs", Some(2), Some(16)).rooted(&root).render_absolute();
         assert!(text.ends_with("2 | \tlet x = y + 1;\n  | \t              ^"), "{text}");
+    }
+
+    #[test]
+    fn one_message_at_many_places_is_one_diagnostic_naming_them() {
+        let at = |f: &str, l| Diagnostic::warning("variable \"y\" was declared but never referenced").at(f, Some(l), Some(5));
+        let mut ds: Vec<Diagnostic> = (1..=8).map(|l| at("cuda/relu.cu", l)).collect();
+        ds.push(Diagnostic::warning("another").at("cuda/relu.cu", Some(2), None));
+        ds.push(at("cuda/tanh.cu", 4).note("for sm_80, sm_90"));
+        let g = group_repeats(ds);
+        assert_eq!(g.len(), 3, "{g:?}");
+        assert_eq!(g[0].line, Some(1));
+        assert_eq!(g[0].notes, ["the same at cuda/relu.cu:2, cuda/relu.cu:3, cuda/relu.cu:4, cuda/relu.cu:5, cuda/relu.cu:6, and 2 more"]);
+        // Another message, or other notes (other archs), is another diagnostic.
+        assert!(g[1].notes.is_empty() && g[2].notes == ["for sm_80, sm_90"], "{g:?}");
     }
 
     #[test]

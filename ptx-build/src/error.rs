@@ -251,10 +251,12 @@ pub enum Error {
     },
 
     /// nvcc rejected a .cu file; the diagnostics carry the source lines.
-    #[error("nvcc could not compile {file} for {arch} ({count} error{s} above)", file = file.display(), s = if *count == 1 { "" } else { "s" })]
+    #[error("nvcc could not compile {file}{more} for {arch} ({count} error{s} above)", file = file.display(), s = if *count == 1 { "" } else { "s" }, more = match others { 0 => String::new(), 1 => " and 1 other file".to_string(), n => format!(" and {n} other files") })]
     Nvcc {
-        /// The source file.
+        /// The source file (the first that failed).
         file: PathBuf,
+        /// How many other files failed.
+        others: usize,
         /// The arch being compiled.
         arch: String,
         /// How many.

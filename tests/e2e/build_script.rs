@@ -524,7 +524,7 @@ fn a_header_kernel_in_two_cu_modules_gets_one_method_per_module() {
         "host_shared_helper",
         &[
             // ... and dfdx's: an `extern "C"` kernel in a header most of its files include.
-            ("cuda/permute.cuh", "__global__ void permute(float *out, const float *in, int n) { if (threadIdx.x < n) out[threadIdx.x] = in[n - 1 - threadIdx.x]; }\nextern \"C\" __global__ void fill_with(float *x, float v, uintptr_t n) { if (threadIdx.x < n) x[threadIdx.x] = v; }\n"),
+            ("cuda/permute.cuh", "#include <cstdint>\n__global__ void permute(float *out, const float *in, int n) { if (threadIdx.x < n) out[threadIdx.x] = in[n - 1 - threadIdx.x]; }\nextern \"C\" __global__ void fill_with(float *x, float v, uintptr_t n) { if (threadIdx.x < n) x[threadIdx.x] = v; }\n"),
             ("cuda/attention.cu", helper),
             ("cuda/layernorm.cu", helper),
         ],
@@ -532,6 +532,48 @@ fn a_header_kernel_in_two_cu_modules_gets_one_method_per_module() {
     );
     let (ok, log) = cargo_build(p.path());
     assert!(ok, "{log}");
+}
+
+fn nvcc_warnings_come_once_per_message_and_a_missing_header_once_with_its_folder() {
+    common::cuda();
+    // dfdx's style: a macro in a header stamps out kernels that leave a variable unused, so
+    // nvcc warns at every use of the macro, in every file.
+    let op = "#define UNARY(NAME) extern \"C\" __global__ void NAME(float *x, int n) { float unused = 0.0f; if (threadIdx.x < n) x[threadIdx.x] = 1.0f; }\n";
+    let p = cuda_host(
+        "host_nvcc_warn",
+        &[
+            ("cuda/utils/op.cuh", op),
+            ("cuda/relu.cu", "#include \"utils/op.cuh\"\nUNARY(relu_a)\nUNARY(relu_b)\n"),
+            ("cuda/tanh.cu", "#include \"utils/op.cuh\"\nUNARY(tanh_a)\n"),
+        ],
+        "",
+    );
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok, "{log}");
+    let warning = "variable \"unused\" was declared but never referenced";
+    assert_eq!(log.matches(warning).count(), 1, "one warning for its three places:\n{log}");
+    assert!(log.contains("cuda/relu.cu:2"), "{log}");
+    assert!(log.contains("the same at cuda/relu.cu:3, cuda/tanh.cu:2"), "{log}");
+    assert!(log.contains("`nvcc-flags = [\"-diag-suppress=177\"]` silences this warning"), "{log}");
+    // A header edit reruns the build script: the unchanged files' steps are reused, their
+    // warnings are not lost.
+    let h = p.path().join("host");
+    write(h.join("cuda/tanh.cu"), "#include \"utils/op.cuh\"\nUNARY(tanh_a)\n\n");
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok && build_script_ran(&log), "{log}");
+    assert_eq!(log.matches(warning).count(), 1, "{log}");
+    assert!(log.contains("the same at cuda/relu.cu:3, cuda/tanh.cu:2"), "{log}");
+
+    // Without the header's folder: one error for both files, naming the folder that has it.
+    for f in ["relu", "tanh"] {
+        write(h.join(format!("cuda/{f}.cu")), "#include \"op.cuh\"\nUNARY(x)\n".replace('x', f));
+    }
+    let (ok, log) = cargo_build(p.path());
+    assert!(!ok, "{log}");
+    assert_eq!(log.matches("op.cuh: No such file or directory").count(), 1, "{log}");
+    assert!(log.contains("`op.cuh` is in cuda/utils/: add the header's folder with `.cuda_include(\"cuda/utils\")`"), "{log}");
+    assert!(log.contains("the same at cuda/"), "{log}");
+    assert!(log.contains("and 1 other file for sm_80 (2 errors above)"), "{log}");
 }
 
 pub fn tests() -> Vec<crate::harness::Test> {
@@ -552,5 +594,6 @@ pub fn tests() -> Vec<crate::harness::Test> {
         macro_stamped_and_template_cuda_kernels_get_typed_methods,
         builder_cuda_files_take_the_host_crates_metadata_and_a_missing_header_names_the_builder,
         a_header_kernel_in_two_cu_modules_gets_one_method_per_module,
+        nvcc_warnings_come_once_per_message_and_a_missing_header_once_with_its_folder,
     ]
 }

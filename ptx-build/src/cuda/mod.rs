@@ -146,8 +146,8 @@ impl CudaCompile<'_> {
     }
 
     /// Compiles; returns the files nvcc read (the .cu and its headers), less the CUDA install's
-    /// own headers (the nvcc version in the cache key covers them).
-    pub fn run(&self) -> Result<Vec<PathBuf>> {
+    /// own headers (the nvcc version in the cache key covers them), and what nvcc said.
+    pub fn run(&self) -> Result<Compiled> {
         if let Some(dir) = self.out.parent() {
             cache::create_dir_all(dir)?;
         }
@@ -208,8 +208,41 @@ impl CudaCompile<'_> {
             None => std::fs::read_to_string(&dep_file).map(|d| depfile::parse(&d).prerequisites).unwrap_or_default(),
         };
         let deps: Vec<PathBuf> = prerequisites.into_iter().map(|p| if p.is_relative() { self.package_dir.join(p) } else { p }).collect();
-        Ok(files_read(&self.source.path, deps))
+        Ok(Compiled { read: files_read(&self.source.path, deps), output: Compiled::kept_output(text) })
     }
+}
+
+/// A successful nvcc run.
+#[derive(Debug)]
+pub struct Compiled {
+    /// The files it read (the .cu first, then its headers), less the CUDA install's.
+    pub read: Vec<PathBuf>,
+    /// What it printed when that holds a warning (see [`warnings`]), else empty: the step
+    /// records it, so a build that reuses the step shows the warnings again, as cargo does
+    /// for rustc's.
+    pub output: String,
+}
+
+impl Compiled {
+    pub(crate) fn kept_output(text: String) -> String {
+        if text.contains("warning") {
+            text
+        } else {
+            String::new()
+        }
+    }
+}
+
+/// The warnings in nvcc's output of a successful run (the EDG front end's, the host
+/// preprocessor's), each at its source line.
+pub fn warnings(text: &str, root: &Path, arch: Arch, nvcc: &Tool) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = Vec::new();
+    for d in parse(text, root, arch, nvcc).into_iter().filter(|d| d.level == Level::Warning) {
+        if !out.contains(&d) {
+            out.push(d);
+        }
+    }
+    out
 }
 
 impl CudaCompile<'_> {
@@ -293,14 +326,49 @@ fn nvcc_failed(diagnostics: Vec<Diagnostic>, include_help: &str, source: &Path, 
     let diagnostics: Vec<Diagnostic> = diagnostics
         .into_iter()
         .map(|mut d| {
+            let header = d.message.split_once(": No such file or directory").map(|(h, _)| h.to_string());
             for note in d.notes.iter_mut().filter(|n| n.starts_with(INCLUDE_HELP)) {
-                *note = format!("{include_help}, or fix the #include path");
+                // Where the package has a file of that name, its folder is the likely fix.
+                *note = match header.as_deref().and_then(|h| find_in_package(package_dir, h)) {
+                    Some(dir) => {
+                        let dir = if dir.as_os_str().is_empty() { ".".to_string() } else { dir.display().to_string() };
+                        format!("`{}` is in {dir}/: {}", header.as_deref().unwrap_or_default(), include_help.replace("DIR", &dir))
+                    }
+                    None => format!("{include_help}, or fix the #include path"),
+                };
             }
             d
         })
         .collect();
     let count = diagnostics.iter().filter(|d| d.level == Level::Error).count().max(1);
-    Error::Nvcc { file: relative(source, package_dir), arch, count, diagnostics }
+    Error::Nvcc { file: relative(source, package_dir), others: 0, arch, count, diagnostics }
+}
+
+/// The folder (relative to `package_dir`) of a file named like `header` (`x.cuh`,
+/// `sub/x.cuh`) below `package_dir`, outside `target` and hidden folders; the shallowest.
+fn find_in_package(package_dir: &Path, header: &str) -> Option<PathBuf> {
+    // A bounded breadth-first walk: a package with a large data folder must not stall the error.
+    const MAX_ENTRIES: usize = 20_000;
+    let mut queue = std::collections::VecDeque::from([package_dir.to_path_buf()]);
+    let mut seen = 0;
+    while let Some(dir) = queue.pop_front() {
+        if dir.join(header).is_file() {
+            return Some(relative(&dir, package_dir));
+        }
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for e in entries.flatten() {
+            seen += 1;
+            if seen > MAX_ENTRIES {
+                return None;
+            }
+            let name = e.file_name();
+            let skip = name.to_string_lossy().starts_with('.') || (dir == package_dir && name == "target");
+            if !skip && e.file_type().is_ok_and(|t| t.is_dir()) {
+                queue.push_back(e.path());
+            }
+        }
+    }
+    None
 }
 
 /// The files nvcc read for `source`: the source first, then the headers in `deps` less the CUDA
@@ -322,6 +390,17 @@ const INCLUDE_HELP: &str = "add the header's folder to";
 /// - the host preprocessor (gcc): `a.cu:1:10: fatal error: x.h: No such file or directory`;
 /// - nvcc itself: `nvcc fatal   : Unsupported gpu architecture 'compute_70'`.
 pub fn diagnostics(text: &str, root: &Path, arch: Arch, nvcc: &Tool) -> Vec<Diagnostic> {
+    let mut out = parse(text, root, arch, nvcc);
+    // Anything else nvcc said (for example "N errors detected") is a summary or context:
+    // kept only when nothing else was recognised.
+    if out.iter().all(|d| d.level != Level::Error) {
+        out.push(Diagnostic::error(format!("nvcc failed:\n{}", text.trim_end())));
+    }
+    out
+}
+
+/// The diagnostics nvcc's output holds in the forms [`diagnostics`] lists.
+fn parse(text: &str, root: &Path, arch: Arch, nvcc: &Tool) -> Vec<Diagnostic> {
     let lines: Vec<&str> = text.lines().collect();
     let mut out: Vec<Diagnostic> = Vec::new();
     let mut i = 0;
@@ -366,7 +445,10 @@ pub fn diagnostics(text: &str, root: &Path, arch: Arch, nvcc: &Tool) -> Vec<Diag
                     i += 2;
                 }
             }
-            let d = Diagnostic::new(level, message).at(relative(&root.join(file), root), Some(line_no), column).rooted(root);
+            let mut d = Diagnostic::new(level, message).at(relative(&root.join(file), root), Some(line_no), column).rooted(root);
+            if let (Level::Warning, Some(n)) = (level, edg_number(rest)) {
+                d = d.note(format!("`nvcc-flags = [\"-diag-suppress={n}\"]` silences this warning"));
+            }
             out.push(d);
             continue;
         }
@@ -385,11 +467,6 @@ pub fn diagnostics(text: &str, root: &Path, arch: Arch, nvcc: &Tool) -> Vec<Diag
             out.push(d);
             continue;
         }
-        // Anything else nvcc said (for example "N errors detected") is a summary or context:
-        // kept only when nothing else was recognised.
-    }
-    if out.iter().all(|d| d.level != Level::Error) {
-        out.push(Diagnostic::error(format!("nvcc failed:\n{}", text.trim_end())));
     }
     out
 }
@@ -405,6 +482,13 @@ fn level_and_message(rest: &str) -> Option<(Level, String)> {
         }
     }
     None
+}
+
+/// The number of an EDG diagnostic (`warning #177-D: ...` -> `177`).
+fn edg_number(rest: &str) -> Option<&str> {
+    let (_, after) = rest.split_once('#')?;
+    let n = after.split(['-', ':']).next()?;
+    (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(n)
 }
 
 /// `path(12): rest`
@@ -426,9 +510,55 @@ fn gcc_location(line: &str) -> Option<(&str, u32, u32, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::options::Source;
 
     fn tool() -> Tool {
         Tool { path: "/cuda/bin/nvcc".into(), version: "13.0.88".into(), source: "PATH".into() }
+    }
+
+    #[test]
+    fn a_successful_runs_warnings_are_kept_with_how_to_silence_them() {
+        // What nvcc 13.0 prints for dfdx's relu.cu (a macro's unused variable), twice for two
+        // uses of the macro, plus the host preprocessor's redefinition warning (ggml's).
+        let text = "kernels/relu.cu(18): warning #177-D: variable \"y\" was declared but never referenced\n  UNARY_OP(__half, relu_fwd_f16, relu_bwd_f16, ReLUKernelOp,\n                                                                                                                                ^\n\n\
+Remark: The warnings can be suppressed with \"-diag-suppress <warning-number>\"\n\n\
+kernels/relu.cu(18): warning #177-D: variable \"y\" was declared but never referenced\n  UNARY_OP(__half, relu_fwd_f16, relu_bwd_f16, ReLUKernelOp,\n                                                                                                                                ^\n\n\
+kernels/common.cuh:3:9: warning: \"GGML_MAX_DIMS\" redefined\n";
+        let w = warnings(text, Path::new("/p"), Arch::sm(80), &tool());
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert_eq!((w[0].message.as_str(), w[0].line), ("variable \"y\" was declared but never referenced", Some(18)));
+        assert_eq!(w[0].notes, ["`nvcc-flags = [\"-diag-suppress=177\"]` silences this warning"]);
+        assert_eq!((w[1].message.as_str(), w[1].line, w[1].column), ("\"GGML_MAX_DIMS\" redefined", Some(3), Some(9)));
+        assert!(w[1].notes.is_empty());
+        // Output without a warning is not kept; output with one is.
+        assert_eq!(Compiled::kept_output("ptxas info: 0 bytes\n".into()), "");
+        assert_eq!(Compiled::kept_output(text.into()), text);
+    }
+
+    #[test]
+    fn a_missing_header_the_package_has_names_its_folder_in_the_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for f in ["kernels/tensor_ops/utilities/cuda_utils.cuh", "target/debug/x/cuda_utils.cuh", "kernels/abs.cu"] {
+            std::fs::create_dir_all(root.join(f).parent().unwrap()).unwrap();
+            std::fs::write(root.join(f), "").unwrap();
+        }
+        let text = "kernels/abs.cu:1:10: fatal error: cuda_utils.cuh: No such file or directory\n    1 | #include \"cuda_utils.cuh\"\ncompilation terminated.\n";
+        let help = Source::Builder(root.join("build.rs")).include_help(None, false);
+        let e = nvcc_failed(diagnostics(text, root, Arch::sm(80), &tool()), &help, &root.join("kernels/abs.cu"), root, "sm_80".into());
+        let Error::Nvcc { diagnostics: ds, .. } = e else { panic!("{e}") };
+        assert!(
+            ds[0].notes[0].starts_with(
+                "`cuda_utils.cuh` is in kernels/tensor_ops/utilities/: add the header's folder with `.cuda_include(\"kernels/tensor_ops/utilities\")`"
+            ),
+            "{:?}",
+            ds[0].notes
+        );
+        // A header nowhere in the package: the general fix.
+        let text = text.replace("cuda_utils.cuh", "nowhere.cuh");
+        let e = nvcc_failed(diagnostics(&text, root, Arch::sm(80), &tool()), &help, &root.join("kernels/abs.cu"), root, "sm_80".into());
+        let Error::Nvcc { diagnostics: ds, .. } = e else { panic!("{e}") };
+        assert!(ds[0].notes[0].ends_with(", or fix the #include path"), "{:?}", ds[0].notes);
     }
 
     #[test]

@@ -16,7 +16,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use super::{diagnostics, files_read, in_package, nvcc_failed, option_flags, Nvcc};
+use super::{diagnostics, files_read, in_package, nvcc_failed, option_flags, Compiled, Nvcc};
 use crate::arch::{Arch, Variant};
 use crate::cache;
 use crate::error::{Error, Result};
@@ -82,8 +82,9 @@ impl ObjectCompile<'_> {
         a
     }
 
-    /// Compiles; returns the files nvcc read (the .cu and its headers), less the CUDA install's.
-    pub fn run(&self) -> Result<Vec<PathBuf>> {
+    /// Compiles; returns the files nvcc read (the .cu and its headers), less the CUDA install's,
+    /// and what nvcc said.
+    pub fn run(&self) -> Result<Compiled> {
         if let Some(dir) = self.out.parent() {
             cache::create_dir_all(dir)?;
         }
@@ -95,23 +96,23 @@ impl ObjectCompile<'_> {
         cmd.arg("-MMD").arg("-MF").arg(&dep_file);
         cmd.arg("-o").arg(&scratch).arg(in_package(&self.source.path, self.package_dir)).current_dir(self.package_dir);
         let out = process::output("nvcc", &mut cmd)?;
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
         if !out.status.success() {
             let _ = std::fs::remove_file(&scratch);
-            let text = format!("{}{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
             let diagnostics = diagnostics(&text, self.package_dir, self.archs[0], &self.nvcc.tool);
             let archs: Vec<String> = self.archs.iter().map(Arch::to_string).collect();
             return Err(nvcc_failed(diagnostics, &self.include_help, &self.source.path, self.package_dir, archs.join(", ")));
         }
         cache::rename_into_place(&scratch, self.out)?;
-        let text = std::fs::read_to_string(&dep_file).map_err(|e| Error::io("read nvcc's dependency file", &dep_file, e))?;
+        let dep = std::fs::read_to_string(&dep_file).map_err(|e| Error::io("read nvcc's dependency file", &dep_file, e))?;
         let deps: Vec<PathBuf> =
-            depfile::parse(&text).prerequisites.into_iter().map(|p| if p.is_relative() { self.package_dir.join(p) } else { p }).collect();
+            depfile::parse(&dep).prerequisites.into_iter().map(|p| if p.is_relative() { self.package_dir.join(p) } else { p }).collect();
         let mut files = files_read(&self.source.path, deps);
         // The headers as the preprocessor reached them (`a/./b/../c`), named plainly.
         for f in files.iter_mut().skip(1) {
             *f = crate::diag::normalized(f);
         }
-        Ok(files)
+        Ok(Compiled { read: files, output: Compiled::kept_output(text) })
     }
 }
 

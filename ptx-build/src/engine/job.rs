@@ -228,6 +228,12 @@ impl<'a> CrateJob<'a> {
         for r in results {
             let e = match r {
                 Ok(out) => {
+                    for (d, arch) in out.warnings {
+                        match diagnostics.iter_mut().find(|(seen, _)| *seen == d) {
+                            Some((_, archs)) => archs.push(arch),
+                            None => diagnostics.push((d, vec![arch])),
+                        }
+                    }
                     artifacts.extend(out.artifacts);
                     inputs.extend(out.inputs);
                     cuda_signatures.extend(out.cuda_signatures);
@@ -243,11 +249,16 @@ impl<'a> CrateJob<'a> {
                     }
                 }
             }
-            // The same file failing for several archs: one error naming them all.
+            // The same file failing for several archs: one error naming them all; other files
+            // are counted in it.
             match (&mut first_error, e) {
                 (Some(Error::Nvcc { file, arch, .. }), Error::Nvcc { file: f2, arch: a2, .. }) if *file == f2 => {
                     arch.push_str(", ");
                     arch.push_str(&a2);
+                }
+                (Some(Error::Nvcc { others, count, .. }), Error::Nvcc { count: c2, .. }) => {
+                    *others += 1;
+                    *count += c2;
                 }
                 (Some(Error::Ptxas { package, arch, .. }), Error::Ptxas { package: p2, arch: a2, .. }) if *package == p2 => {
                     arch.push_str(", ");
@@ -257,10 +268,14 @@ impl<'a> CrateJob<'a> {
                 _ => {}
             }
         }
-        for (mut d, archs) in diagnostics {
+        let diagnostics = diagnostics.into_iter().map(|(mut d, mut archs)| {
+            archs.dedup();
             if archs.len() > 1 {
                 d.notes.push(format!("for {}", archs.join(", ")));
             }
+            d
+        });
+        for d in crate::diag::group_repeats(diagnostics.collect()) {
             reporter.report(Event::Diagnostic(&d));
         }
         match first_error {

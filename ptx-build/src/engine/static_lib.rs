@@ -186,13 +186,17 @@ impl CrateJob<'_> {
                         archs.join(", ")
                     ),
                 });
-                let read = compile.run()?;
-                let inputs = read.iter().filter_map(|p| Some((relative(p, &self.krate.dir), self.hash_of(p)?))).collect();
-                Ok(CudaRecord { inputs, kernels: Vec::new() })
+                let compiled = compile.run()?;
+                let inputs = compiled.read.iter().filter_map(|p| Some((relative(p, &self.krate.dir), self.hash_of(p)?))).collect();
+                Ok(CudaRecord { inputs, kernels: Vec::new(), output: compiled.output })
             },
         )?;
         reporter.report(Event::StepDone);
         let inputs = done.meta.inputs.iter().map(|(p, _)| self.krate.dir.join(p)).collect();
-        Ok((JobOut { artifacts: Vec::new(), inputs, cuda_signatures: None }, done.outcome == Outcome::Fresh))
+        // One run for every arch: a warning of each arch's pass is one warning for them all.
+        let names: Vec<String> = archs.iter().map(ToString::to_string).collect();
+        let warnings = crate::cuda::warnings(&done.meta.output, &self.krate.dir, archs[0], &nvcc.tool);
+        let warnings = warnings.into_iter().map(|w| (w, names.join(", "))).collect();
+        Ok((JobOut { artifacts: Vec::new(), inputs, cuda_signatures: None, warnings }, done.outcome == Outcome::Fresh))
     }
 }

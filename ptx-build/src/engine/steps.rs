@@ -11,7 +11,7 @@ use crate::backend::link::ArchLink;
 use crate::backend::ptxas::{self, Resources};
 use crate::cache::{CachedStep, Key, Outcome};
 use crate::cuda::CudaCompile;
-use crate::diag::{joined, path_from, relative};
+use crate::diag::{joined, path_from, relative, Diagnostic};
 use crate::embed::signature::KernelSig;
 use crate::error::Result;
 use crate::project::CudaSource;
@@ -26,6 +26,8 @@ pub(super) struct JobOut {
     /// For a .cu file's first arch, when a Builder asks for signatures: its module name and
     /// kernel signatures.
     pub cuda_signatures: Option<(String, Vec<KernelSig>)>,
+    /// nvcc's warnings, with the archs they are for.
+    pub warnings: Vec<(Diagnostic, String)>,
 }
 
 /// What the nvcc step records.
@@ -36,6 +38,9 @@ pub(super) struct CudaRecord {
     pub inputs: Vec<(PathBuf, String)>,
     /// The PTX's kernels.
     pub kernels: Vec<String>,
+    /// nvcc's output when it holds warnings (`cuda::Compiled::output`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub output: String,
 }
 
 /// A PTX module of a crate: the Rust kernels, or one .cu file.
@@ -135,7 +140,7 @@ impl CrateJob<'_> {
             root: &self.krate.workspace_root,
         };
         let artifacts = self.with_cubin(arch, &module, &ptx_path, &done.hashes[0], done.outcome == Outcome::Fresh, &work, reporter)?;
-        Ok(JobOut { artifacts, inputs: Vec::new(), cuda_signatures: None })
+        Ok(JobOut { artifacts, inputs: Vec::new(), cuda_signatures: None, warnings: Vec::new() })
     }
 
     /// One .cu file compiled by nvcc for `arch`, then assembled.
@@ -163,7 +168,8 @@ impl CrateJob<'_> {
                     verb: "Compiling",
                     message: format!("{} (CUDA, {}) for {arch}", self.krate.name, relative(&src.path, &self.krate.dir).display()),
                 });
-                let read = compile.run()?;
+                let compiled = compile.run()?;
+                let read = compiled.read;
                 // Named from the package folder, `..` for a header outside it (a monorepo's
                 // shared include folder), so the record holds in another checkout and checks
                 // that checkout's files.
@@ -179,7 +185,7 @@ impl CrateJob<'_> {
                 let inputs = read.iter().filter_map(|p| Some((portable(p), self.hash_of(p)?))).collect();
                 let text = std::fs::read_to_string(&ptx_path).map_err(|e| crate::error::Error::io("read", &ptx_path, e))?;
                 let kernels = crate::backend::ptx::Module::parse_entries(&text).entries.into_iter().map(|e| e.name).collect();
-                Ok(CudaRecord { inputs, kernels })
+                Ok(CudaRecord { inputs, kernels, output: compiled.output })
             },
         )?;
         reporter.report(Event::StepDone);
@@ -191,7 +197,8 @@ impl CrateJob<'_> {
             true => Some((src.module.clone(), self.cuda_signatures(arch, src, &record.kernels, (&step.key, &record), reporter)?)),
             false => None,
         };
-        Ok(JobOut { artifacts, inputs, cuda_signatures })
+        let warnings = crate::cuda::warnings(&record.output, &self.krate.dir, arch, &nvcc.tool);
+        Ok(JobOut { artifacts, inputs, cuda_signatures, warnings: warnings.into_iter().map(|w| (w, arch.to_string())).collect() })
     }
 
     /// Where the first arch's nvcc run keeps the user's parts of the preprocessed unit of `src`.
