@@ -566,7 +566,7 @@ fn nvcc_warnings_come_once_per_message_and_a_missing_header_once_with_its_folder
 
     // Without the header's folder: one error for both files, naming the folder that has it.
     for f in ["relu", "tanh"] {
-        write(h.join(format!("cuda/{f}.cu")), "#include \"op.cuh\"\nUNARY(x)\n".replace('x', f));
+        write(h.join(format!("cuda/{f}.cu")), &format!("#include \"op.cuh\"\nUNARY({f})\n"));
     }
     let (ok, log) = cargo_build(p.path());
     assert!(!ok, "{log}");

@@ -78,6 +78,7 @@ fn units(
 ) -> Result<Vec<(codegen::Unit, String)>> {
     let mut units: Vec<(codegen::Unit, String)> = Vec::new();
     for c in crates {
+        let mut untyped: Vec<unit::ModuleUntyped> = Vec::new();
         // One unit per PTX module: the Rust crate's, and one per .cu file.
         let mut modules: Vec<&str> = Vec::new();
         for a in c.artifacts {
@@ -95,9 +96,12 @@ fn units(
                 Some(s) => s.display().to_string(),
                 None => format!("kernel crate `{}`", c.lib_name),
             };
-            let quiet = unit::Quiet::from_env(c.untyped_kernels);
-            units.push((unit::unit(&name, sigs, &artifacts, out_dir, images, quiet, reporter)?, source));
+            let (u, lines) = unit::unit(&name, sigs, &artifacts, out_dir, images)?;
+            let total = u.kernels.iter().map(|k| k.ptx_names().len()).sum::<usize>() + u.untyped.len();
+            untyped.push(unit::ModuleUntyped { name: name.clone(), total, lines });
+            units.push((u, source));
         }
+        unit::report_untyped(&untyped, &out_dir.join(images), unit::Quiet::from_env(c.untyped_kernels), reporter)?;
     }
     Ok(units)
 }

@@ -17,19 +17,12 @@ use crate::report::{Artifact, ArtifactKind, Event, Reporter};
 /// One PTX module's unit: its signatures checked against its PTX, its images copied to
 /// `OUT_DIR`. Kernels that cannot be typed (C++ mangled names, untypeable parameters, and
 /// PTX entries the source does not show, such as kernels stamped out by macros) are
-/// embedded without a typed method, listed in `untyped-kernels.txt` beside the module's images
-/// and counted in one warning line (see [`report_untyped`]).
+/// embedded without a typed method and listed in `untyped-kernels.txt` beside the module's
+/// images; the lines of that list come back with the unit, for the one warning line of the
+/// crate (see [`report_untyped`]).
 /// `images_dir` is the folder of this generated file's images, relative to `out_dir`
 /// (`ptx-build/<file>`): each module's images go below it.
-pub fn unit(
-    name: &str,
-    sigs: Vec<KernelSig>,
-    artifacts: &[&Artifact],
-    out_dir: &Path,
-    images_dir: &str,
-    quiet: Quiet,
-    reporter: &dyn Reporter,
-) -> Result<Unit> {
+pub fn unit(name: &str, sigs: Vec<KernelSig>, artifacts: &[&Artifact], out_dir: &Path, images_dir: &str) -> Result<(Unit, Vec<String>)> {
     // C++ kernels are bound to their mangled entries (templates become generic kernels).
     let entries: Vec<&str> = artifacts
         .iter()
@@ -88,8 +81,8 @@ pub fn unit(
         cache::write_atomic(&out_dir.join(&rel), &bytes)?;
         images.push(EmbeddedImage { arch: a.arch, kind: a.kind, file: rel, ptx_isa });
     }
-    report_untyped(name, &sigs, &untypeable, &untyped, &out_dir.join(images_dir).join(name), quiet, reporter)?;
-    Ok(Unit { name: name.to_string(), kernels: sigs, images, struct_layouts, untyped, launch_bounds })
+    let lines = write_untyped_list(&untypeable, &untyped, &out_dir.join(images_dir).join(name))?;
+    Ok((Unit { name: name.to_string(), kernels: sigs, images, struct_layouts, untyped, launch_bounds }, lines))
 }
 
 /// How much a build says of untyped kernels: the `untyped-kernels` option and
@@ -116,32 +109,59 @@ impl Quiet {
 /// The file name of a module's list of untyped kernels, beside its images.
 pub const UNTYPED_LIST: &str = "untyped-kernels.txt";
 
-/// Writes `dir/untyped-kernels.txt` (each PTX entry without a typed method, with its source
-/// line and reason; removed when there is none) and reports them. Cargo replays a build
-/// script's warnings on every build of a path package, so candle's 139 untyped kernels would be
-/// 139 lines on every no-op build: the budget is one line per module (the count, the file),
-/// nothing with `untyped-kernels = "allow"`, and the whole list with `CARGO_PTX_VERBOSE=1`.
-fn report_untyped(
-    name: &str,
-    typed: &[KernelSig],
-    untypeable: &[KernelSig],
-    untyped: &[String],
-    dir: &Path,
-    quiet: Quiet,
-    reporter: &dyn Reporter,
-) -> Result<()> {
+/// Writes `dir/untyped-kernels.txt`, each PTX entry of `untyped` with its source line and
+/// reason (removed when there is none); returns its lines.
+fn write_untyped_list(untypeable: &[KernelSig], untyped: &[String], dir: &Path) -> Result<Vec<String>> {
     let list = dir.join(UNTYPED_LIST);
     if untyped.is_empty() {
         let _ = std::fs::remove_file(&list);
-        return Ok(());
+        return Ok(Vec::new());
     }
     let lines: Vec<String> = untyped.iter().map(|entry| untyped_line(entry, untypeable)).collect();
     cache::write_atomic(&list, format!("{}\n", lines.join("\n")).as_bytes())?;
-    let count = untyped.len();
-    let total = typed.iter().map(|s| s.ptx_names().len()).sum::<usize>() + count;
+    Ok(lines)
+}
+
+/// One module's share of a crate's untyped kernels.
+pub struct ModuleUntyped {
+    /// The module (unit) name.
+    pub name: String,
+    /// Its kernels, typed or not.
+    pub total: usize,
+    /// Its list's lines, one per untyped kernel.
+    pub lines: Vec<String>,
+}
+
+/// Reports a kernel crate's untyped kernels. Cargo replays a build script's warnings on every
+/// build of a path package, so candle's 139 untyped kernels would be 139 lines on every no-op
+/// build, and dfdx's 49 files 39 lines of one per module: the budget is one line for the crate
+/// (the count, the list), nothing with `untyped-kernels = "allow"`, and the whole list with
+/// `CARGO_PTX_VERBOSE=1`. `dir` holds the modules' folders; a list of several modules' kernels
+/// is written there.
+pub fn report_untyped(modules: &[ModuleUntyped], dir: &Path, quiet: Quiet, reporter: &dyn Reporter) -> Result<()> {
+    let combined = dir.join(UNTYPED_LIST);
+    let with: Vec<&ModuleUntyped> = modules.iter().filter(|m| !m.lines.is_empty()).collect();
+    let (count, total): (usize, usize) = (with.iter().map(|m| m.lines.len()).sum(), modules.iter().map(|m| m.total).sum());
+    let (list, lines, whose) = match with.as_slice() {
+        [] => {
+            let _ = std::fs::remove_file(&combined);
+            return Ok(());
+        }
+        [one] => {
+            let _ = std::fs::remove_file(&combined);
+            (dir.join(&one.name).join(UNTYPED_LIST), one.lines.clone(), format!("of `{}`", one.name))
+        }
+        several => {
+            let lines: Vec<String> = several.iter().flat_map(|m| m.lines.iter().map(move |l| format!("{}: {l}", m.name))).collect();
+            cache::write_atomic(&combined, format!("{}\n", lines.join("\n")).as_bytes())?;
+            let names: Vec<String> = several.iter().take(3).map(|m| format!("`{}`", m.name)).collect();
+            let more = if several.len() > 3 { ", ..." } else { "" };
+            (combined, lines, format!("in {} modules ({}{more})", several.len(), names.join(", ")))
+        }
+    };
     let (verb, noun) = if count == 1 { ("has", "method") } else { ("have", "methods") };
     let head = format!(
-        "ptx-build: {count} of {total} kernels of `{name}` {verb} no typed launch {noun} (launch them by name: `kernels.launch_builder(&stream, NAME)`)"
+        "ptx-build: {count} of {total} kernels {whose} {verb} no typed launch {noun} (launch them by name: `kernels.launch_builder(&stream, NAME)`)"
     );
     let text = if quiet.verbose {
         format!("{head}:\n{}", lines.iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n"))
@@ -192,8 +212,10 @@ mod tests {
             entries.iter().filter(|e| !typed.iter().any(|s| s.ptx_names().contains(e))).map(|e| e.to_string()).collect();
         let dir = tempfile::tempdir().unwrap();
         let r = Recorder::default();
-        report_untyped("q", &typed, &untypeable, &untyped, dir.path(), quiet, &r).unwrap();
-        (r.0.into_inner().unwrap(), std::fs::read_to_string(dir.path().join(UNTYPED_LIST)).ok())
+        let lines = write_untyped_list(&untypeable, &untyped, &dir.path().join("q")).unwrap();
+        let q = ModuleUntyped { name: "q".into(), total: typed.len() + untyped.len(), lines };
+        report_untyped(&[q], dir.path(), quiet, &r).unwrap();
+        (r.0.into_inner().unwrap(), std::fs::read_to_string(dir.path().join("q").join(UNTYPED_LIST)).ok())
     }
 
     const SRC: &str = "extern \"C\" __global__ void deq(const void *vx, float *y) {}\nextern \"C\" __global__ void gather(const float **rows, float *out) {}\ntemplate <int N> __global__ void tile(float *x) {}\n";
@@ -232,11 +254,39 @@ mod tests {
     #[test]
     fn every_kernel_typed_says_nothing_and_removes_a_stale_list() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join(UNTYPED_LIST), "`old` (k.cu:1): gone\n").unwrap();
-        let sigs = cuda_kernels_in(Path::new("k.cu"), "extern \"C\" __global__ void deq(const void *vx, float *y) {}").unwrap();
+        std::fs::create_dir_all(dir.path().join("q")).unwrap();
+        for list in [dir.path().join(UNTYPED_LIST), dir.path().join("q").join(UNTYPED_LIST)] {
+            std::fs::write(list, "`old` (k.cu:1): gone\n").unwrap();
+        }
+        let lines = write_untyped_list(&[], &[], &dir.path().join("q")).unwrap();
         let r = Recorder::default();
-        report_untyped("q", &sigs, &[], &[], dir.path(), Quiet::default(), &r).unwrap();
+        report_untyped(&[ModuleUntyped { name: "q".into(), total: 1, lines }], dir.path(), Quiet::default(), &r).unwrap();
         assert!(r.0.lock().unwrap().is_empty());
-        assert!(!dir.path().join(UNTYPED_LIST).exists());
+        assert!(!dir.path().join(UNTYPED_LIST).exists() && !dir.path().join("q").join(UNTYPED_LIST).exists());
+    }
+
+    #[test]
+    fn untyped_kernels_of_several_modules_are_one_line_for_the_crate() {
+        // dfdx's 49 files: 39 with kernels that take an op struct by value.
+        let dir = tempfile::tempdir().unwrap();
+        let module = |name: &str, untyped: usize| ModuleUntyped {
+            name: name.into(),
+            total: 6,
+            lines: (0..untyped).map(|i| format!("`{name}_{i}` (k.cu:{i}): parameter `op`")).collect(),
+        };
+        let modules = [module("abs", 2), module("axpy", 0), module("relu", 2), module("tanh", 1), module("sin", 1)];
+        let r = Recorder::default();
+        report_untyped(&modules, dir.path(), Quiet::default(), &r).unwrap();
+        let warnings = r.0.into_inner().unwrap();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with("ptx-build: 6 of 30 kernels in 4 modules (`abs`, `relu`, `tanh`, ...) have no typed launch methods"),
+            "{}",
+            warnings[0]
+        );
+        assert!(warnings[0].contains(&dir.path().join(UNTYPED_LIST).display().to_string()), "{}", warnings[0]);
+        let list = std::fs::read_to_string(dir.path().join(UNTYPED_LIST)).unwrap();
+        assert_eq!(list.lines().count(), 6);
+        assert!(list.starts_with("abs: `abs_0` (k.cu:0): parameter `op`\n"), "{list}");
     }
 }
