@@ -510,7 +510,8 @@ fn builder_cuda_files_take_the_host_crates_metadata_and_a_missing_header_names_t
     let (ok, log) = cargo_build(p.path());
     assert!(!ok && log.contains("tile.cuh: No such file or directory"), "{log}");
     assert!(
-        log.contains("add the header's folder with `.cuda_include(\"DIR\")` on the Builder in") && log.contains("build.rs"),
+        log.contains("`tile.cuh` is in inc/: add the header's folder with `.cuda_include(\"inc\")` on the Builder in")
+            && log.contains("build.rs"),
         "the help names the build script:\n{log}"
     );
 }
@@ -558,7 +559,8 @@ fn nvcc_warnings_come_once_per_message_and_a_missing_header_once_with_its_folder
     // A header edit reruns the build script: the unchanged files' steps are reused, their
     // warnings are not lost.
     let h = p.path().join("host");
-    write(h.join("cuda/tanh.cu"), "#include \"utils/op.cuh\"\nUNARY(tanh_a)\n\n");
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    write_at(&h.join("cuda/tanh.cu"), "#include \"utils/op.cuh\"\nUNARY(tanh_a)\n\n", later);
     let (ok, log) = cargo_build(p.path());
     assert!(ok && build_script_ran(&log), "{log}");
     assert_eq!(log.matches(warning).count(), 1, "{log}");
@@ -566,7 +568,7 @@ fn nvcc_warnings_come_once_per_message_and_a_missing_header_once_with_its_folder
 
     // Without the header's folder: one error for both files, naming the folder that has it.
     for f in ["relu", "tanh"] {
-        write(h.join(format!("cuda/{f}.cu")), &format!("#include \"op.cuh\"\nUNARY({f})\n"));
+        write_at(h.join(format!("cuda/{f}.cu")), &format!("#include \"op.cuh\"\nUNARY({f})\n"), later + std::time::Duration::from_secs(60));
     }
     let (ok, log) = cargo_build(p.path());
     assert!(!ok, "{log}");

@@ -137,7 +137,7 @@ fn a_lone_file_with_cublas_cudnn_and_an_include_folder_builds_after_setup_with_t
     let run = build(&[]);
     run.assert_error(&["common.h: No such file or directory"]);
     let d = run.errors().into_iter().find(|d| d["message"].as_str().unwrap().contains("common.h")).unwrap().clone();
-    assert!(d["notes"][0].as_str().unwrap().contains("pass `-I DIR` to `cargo ptx build`"), "{d}");
+    assert!(d["notes"][0].as_str().unwrap().contains("`common.h` is in inc/: pass `-I inc` to `cargo ptx build`"), "{d}");
 }
 
 fn setup_in_a_project_installs_the_cuda_libraries_its_kernel_crates_list() {

@@ -381,15 +381,23 @@ fn cuda_libraries_are_checked_before_nvcc_runs() {
     k.write("cuda/k.cu", SAXPY_CU);
     cuda();
     let nvcc = common::nvcc();
-    // An nvcc of an install without cuBLAS's headers: a copy of the install's bin and an empty include.
+    // An nvcc of an install without cuBLAS's headers: a copy of nvcc beside CUDA's own headers
+    // alone (the check runs before nvcc, which could not run from there).
     let fake = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(fake.path().join("bin")).unwrap();
     std::fs::create_dir_all(fake.path().join("include")).unwrap();
-    std::os::unix::fs::symlink(&nvcc, fake.path().join("bin/nvcc")).unwrap();
+    std::fs::copy(&nvcc, fake.path().join("bin/nvcc")).unwrap();
+    std::fs::write(fake.path().join("include/cuda_runtime.h"), "").unwrap();
     k.build_with(&[], |c| {
         c.env("NVCC", fake.path().join("bin/nvcc"));
     })
     .assert_error(&["cublas's headers (cublas_v2.h in", "`cuda-libraries` of `libs2_cuda`", "cargo ptx setup --with cublas"]);
+    // A symlink to the real nvcc finds the real install's headers, as nvcc itself does.
+    std::os::unix::fs::symlink(&nvcc, fake.path().join("bin/nvcc-link")).unwrap();
+    k.build_with(&[], |c| {
+        c.env("NVCC", fake.path().join("bin/nvcc-link"));
+    })
+    .assert_ok();
     // With them (setup --with cublas, as CI runs it), the build goes on.
     k.build(&[]).assert_ok();
 }

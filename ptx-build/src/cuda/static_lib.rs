@@ -47,6 +47,15 @@ pub fn gencode(archs: &[Arch]) -> Vec<OsString> {
     out
 }
 
+/// nvcc's `-O3` for the host code, as CMake's Release build passes it: nvcc leaves host code
+/// unoptimised by default, and at `-O0` the host compiler keeps unused static functions, whose
+/// calls into libcuda or cuBLAS (ggml's error helpers) then fail the host's link. Not under
+/// `cuda-gdb`, nor where `nvcc-flags` holds an `-O` of its own (nvcc refuses two).
+fn host_optimisation(config: &Config) -> Option<OsString> {
+    let own = config.nvcc_flags.iter().any(|f| f.starts_with("-O") || f.starts_with("--optimize"));
+    (!own && !config.cuda_gdb).then(|| "-O3".into())
+}
+
 /// Whether the user's flags ask for relocatable device code.
 pub fn relocatable(config: &Config) -> bool {
     config.nvcc_flags.iter().any(|f| {
@@ -76,6 +85,7 @@ impl ObjectCompile<'_> {
     /// source, the cache key.
     pub fn flags(&self) -> Vec<OsString> {
         let mut a: Vec<OsString> = vec!["-c".into(), "-Xcompiler".into(), "-fPIC".into()];
+        a.extend(host_optimisation(self.config));
         a.extend(gencode(self.archs));
         let c = self.config;
         a.extend(option_flags(c, self.package_dir, c.ftz, c.fmad, c.cuda_gdb));
@@ -191,6 +201,18 @@ mod tests {
         );
         // A PTX-only arch is its own PTX; no second PTX below it.
         assert_eq!(args(&["sm_80", "compute_90"]), ["arch=compute_80,code=sm_80", "arch=compute_90,code=compute_90"]);
+    }
+
+    #[test]
+    fn host_code_is_optimised_unless_the_flags_or_cuda_gdb_say_otherwise() {
+        let mut c = Config::default();
+        assert_eq!(host_optimisation(&c), Some("-O3".into()));
+        c.nvcc_flags = vec!["-O1".into()];
+        assert_eq!(host_optimisation(&c), None);
+        c.nvcc_flags = vec!["--optimize=2".into()];
+        assert_eq!(host_optimisation(&c), None);
+        c = Config { cuda_gdb: true, ..Config::default() };
+        assert_eq!(host_optimisation(&c), None);
     }
 
     #[test]

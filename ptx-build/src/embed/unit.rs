@@ -141,22 +141,23 @@ pub struct ModuleUntyped {
 pub fn report_untyped(modules: &[ModuleUntyped], dir: &Path, quiet: Quiet, reporter: &dyn Reporter) -> Result<()> {
     let combined = dir.join(UNTYPED_LIST);
     let with: Vec<&ModuleUntyped> = modules.iter().filter(|m| !m.lines.is_empty()).collect();
-    let (count, total): (usize, usize) = (with.iter().map(|m| m.lines.len()).sum(), modules.iter().map(|m| m.total).sum());
-    let (list, lines, whose) = match with.as_slice() {
+    let count: usize = with.iter().map(|m| m.lines.len()).sum();
+    let (list, lines, whose, total) = match with.as_slice() {
         [] => {
             let _ = std::fs::remove_file(&combined);
             return Ok(());
         }
         [one] => {
             let _ = std::fs::remove_file(&combined);
-            (dir.join(&one.name).join(UNTYPED_LIST), one.lines.clone(), format!("of `{}`", one.name))
+            (dir.join(&one.name).join(UNTYPED_LIST), one.lines.clone(), format!("of `{}`", one.name), one.total)
         }
         several => {
             let lines: Vec<String> = several.iter().flat_map(|m| m.lines.iter().map(move |l| format!("{}: {l}", m.name))).collect();
             cache::write_atomic(&combined, format!("{}\n", lines.join("\n")).as_bytes())?;
             let names: Vec<String> = several.iter().take(3).map(|m| format!("`{}`", m.name)).collect();
             let more = if several.len() > 3 { ", ..." } else { "" };
-            (combined, lines, format!("in {} modules ({}{more})", several.len(), names.join(", ")))
+            let total = modules.iter().map(|m| m.total).sum();
+            (combined, lines, format!("in {} modules ({}{more})", several.len(), names.join(", ")), total)
         }
     };
     let (verb, noun) = if count == 1 { ("has", "method") } else { ("have", "methods") };

@@ -125,7 +125,14 @@ impl CrateJob<'_> {
     /// CUDA install nvcc comes from, or nvcc would fail on the `#include` once per file and arch.
     pub(super) fn check_cuda_libraries(&self) -> Result<()> {
         let Some(nvcc) = self.nvcc.filter(|_| !self.krate.cuda_sources.is_empty()) else { return Ok(()) };
-        let Some(include) = nvcc.tool.path.parent().and_then(Path::parent).map(|r| r.join("include")) else { return Ok(()) };
+        // The install of the real nvcc (`NVCC` may be a symlink: nvcc finds its headers from
+        // where it really is). An `NVCC` that is a wrapper script sits in no install: nvcc's
+        // own error on the `#include` then says it, with the same setup command.
+        let real = std::fs::canonicalize(&nvcc.tool.path).unwrap_or_else(|_| nvcc.tool.path.clone());
+        let Some(include) = real.parent().and_then(Path::parent).map(|r| r.join("include")) else { return Ok(()) };
+        if !include.join("cuda_runtime.h").is_file() {
+            return Ok(());
+        }
         for lib in &self.krate.config.cuda_libraries {
             let header = crate::tools::CUDA_LIBRARIES.iter().find(|(n, _)| n == lib).map(|(_, h)| *h).unwrap_or("");
             if !include.join(header).is_file() {
