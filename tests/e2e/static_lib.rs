@@ -203,7 +203,8 @@ fn a_static_library_whose_globs_match_nothing_or_a_bad_name_is_an_error_naming_i
     let (ok, _, log) = cargo(p.path(), "build");
     assert!(!ok, "{log}");
     assert!(log.contains("`libnone.a` has no .cu file: its globs (kernels/*.cu) match nothing under"), "{log}");
-    assert!(log.contains("`.cuda_static_lib(\"kernels/*.cu\")` matches no file"), "the glob's own warning:\n{log}");
+    assert!(log.contains("invalid `.cuda_static_lib(..)` in the Builder in"), "{log}");
+    assert!(log.contains("`.cuda_static_lib(\"none\", \"kernels/*.cu\")` matches no file"), "the glob's own warning:\n{log}");
 
     write_at(p.path().join("host/build.rs"), &build_rs.replace("\"none\"", "\"lib moe\""), std::time::SystemTime::now() + later);
     let (ok, _, log) = cargo(p.path(), "build");

@@ -233,9 +233,9 @@ impl Builder {
             ..BuildOptions::default()
         };
         for (name, globs) in &self.static_libs {
-            let files = host_files(&manifest_dir, globs, "cuda_static_lib", &source, reporter)?;
+            let files = host_files(&manifest_dir, globs, &format!("cuda_static_lib(\"{name}\", "), &source, reporter)?;
             if files.is_empty() {
-                return Err(source.error(
+                return Err(source.method_error(
                     "cuda_static_lib",
                     format!(
                         "`lib{name}.a` has no .cu file: its globs ({}) match nothing under {}",
@@ -326,7 +326,7 @@ impl Builder {
         }
         // Its `[package.metadata.ptx]` applies to these files (archs, includes, defines): `run`
         // watches the manifest for every build.
-        let files = host_files(manifest_dir, &self.cuda, "cuda", source, reporter)?;
+        let files = host_files(manifest_dir, &self.cuda, "cuda(", source, reporter)?;
         Ok(Some(CudaFiles {
             name: std::env::var("CARGO_PKG_NAME").unwrap_or_else(|_| "host".into()),
             dir: manifest_dir.to_path_buf(),
@@ -340,14 +340,16 @@ impl Builder {
     }
 }
 
-/// The files of the host crate's `globs` (for the Builder method `method`), sorted; a glob that
-/// matches nothing is a warning, and each glob's folder is watched for new files.
-fn host_files(manifest_dir: &Path, globs: &[String], method: &str, source: &Source, reporter: &BuildScript) -> Result<Vec<PathBuf>> {
+/// The files of the host crate's `globs` (for the Builder call that starts `call`: `cuda(`,
+/// `cuda_static_lib("moe", `), sorted; a glob that matches nothing is a warning, and each glob's
+/// folder is watched for new files.
+fn host_files(manifest_dir: &Path, globs: &[String], call: &str, source: &Source, reporter: &BuildScript) -> Result<Vec<PathBuf>> {
+    let method = call.split('(').next().unwrap_or(call);
     let mut files = Vec::new();
     for g in globs {
-        let matched = glob_files(manifest_dir, g).map_err(|message| source.error(method, message))?;
+        let matched = glob_files(manifest_dir, g).map_err(|message| source.method_error(method, message))?;
         if matched.is_empty() {
-            reporter.warning(format!("ptx-build: `.{method}(\"{g}\")` matches no file under {}", manifest_dir.display()));
+            reporter.warning(format!("ptx-build: `.{call}\"{g}\")` matches no file under {}", manifest_dir.display()));
         }
         // A new file matching the glob changes the build: watch the glob's folder.
         let fixed: PathBuf = Path::new(g).components().take_while(|c| !c.as_os_str().to_string_lossy().contains(['*', '?', '['])).collect();

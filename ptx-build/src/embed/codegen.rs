@@ -112,14 +112,20 @@ pub fn generate(units: &[Unit]) -> Result<String> {
         next_index += u.untyped.len();
     }
     let instance_traits = units.iter().flat_map(|u| u.kernels.iter()).filter_map(instance_trait);
-    // The host type of a by-value struct is only known to the host compiler: assert its layout there.
+    // The host type of a by-value struct is only known to the host compiler: assert its layout
+    // there, once per type and layout (dfdx passes one op struct to six kernels: one error, not six).
+    let asserted = std::cell::RefCell::new(std::collections::HashSet::new());
     let size_checks = units.iter().flat_map(|u| {
+        let asserted = &asserted;
         u.struct_layouts.iter().filter_map(move |l| {
             let k = u.kernels.iter().find(|k| k.name == l.kernel)?;
             let p = k.params.get(l.param)?;
             let ParamType::ByValue { ty } = &p.ty else { return None };
             // A type parameter has one layout per instance; cudarc's own impls cover those.
             if k.generic.as_ref().is_some_and(|g| g.type_params.contains(ty)) {
+                return None;
+            }
+            if !asserted.borrow_mut().insert((ty.clone(), l.size, l.align)) {
                 return None;
             }
             let ty: syn::Type = syn::parse_str(ty).ok()?;
@@ -670,6 +676,19 @@ mod tests {
             ),
             "{code}"
         );
+    }
+
+    #[test]
+    fn a_struct_passed_to_several_kernels_is_asserted_once() {
+        let mut units = sample();
+        let mut twin = units[0].kernels[1].clone();
+        twin.name = "type_again".into();
+        units[0].kernels.push(twin);
+        let mut layout = units[0].struct_layouts[0].clone();
+        layout.kernel = "type_again".into();
+        units[0].struct_layouts.push(layout);
+        let code = generate(&units).unwrap();
+        assert_eq!(code.matches("::core::mem::size_of:: < Pair > ()").count(), 1, "{code}");
     }
 
     #[test]

@@ -76,6 +76,12 @@ impl Source {
         }
     }
 
+    /// `invalid `.method(..)` in the Builder in build.rs: message`: a Builder call that is not an
+    /// option of every front end (`cuda`, `cuda_static_lib`), named as it is written.
+    pub(crate) fn method_error(&self, method: &str, message: String) -> Error {
+        Error::Option { key: format!(".{method}(..)"), source_name: self.to_string(), message }
+    }
+
     /// `invalid `key` in <source>: message`, the one shape every front end's bad value gets.
     pub(crate) fn error(&self, key: &str, message: String) -> Error {
         Error::Option { key: key.replace('_', "-"), source_name: self.to_string(), message }
