@@ -560,7 +560,7 @@ fn nvcc_warnings_come_once_per_message_and_a_missing_header_once_with_its_folder
     // warnings are not lost.
     let h = p.path().join("host");
     let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
-    write_at(&h.join("cuda/tanh.cu"), "#include \"utils/op.cuh\"\nUNARY(tanh_a)\n\n", later);
+    write_at(h.join("cuda/tanh.cu"), "#include \"utils/op.cuh\"\nUNARY(tanh_a)\n\n", later);
     let (ok, log) = cargo_build(p.path());
     assert!(ok && build_script_ran(&log), "{log}");
     assert_eq!(log.matches(warning).count(), 1, "{log}");
