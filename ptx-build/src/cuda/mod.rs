@@ -235,14 +235,36 @@ impl Compiled {
 
 /// The warnings in nvcc's output of a successful run (the EDG front end's, the host
 /// preprocessor's), each at its source line.
+/// A template's warning comes once per instance (`... "accum(Op, T, T) [with T=float]"`, then
+/// `[with T=double]`): one warning at a place, naming the instances.
 pub fn warnings(text: &str, root: &Path, arch: Arch, nvcc: &Tool) -> Vec<Diagnostic> {
-    let mut out: Vec<Diagnostic> = Vec::new();
-    for d in parse(text, root, arch, nvcc).into_iter().filter(|d| d.level == Level::Warning) {
-        if !out.contains(&d) {
-            out.push(d);
+    let mut out: Vec<(Diagnostic, Vec<String>)> = Vec::new();
+    for mut d in parse(text, root, arch, nvcc).into_iter().filter(|d| d.level == Level::Warning) {
+        let instance = template_instance(&d.message).map(|(base, with)| (base, with.to_string()));
+        if let Some((base, _)) = &instance {
+            d.message = base.clone();
+        }
+        let with = instance.map(|(_, w)| w);
+        match out.iter_mut().find(|(seen, _)| *seen == d) {
+            Some((_, instances)) => instances.extend(with.filter(|w| !instances.contains(w))),
+            None => out.push((d, with.into_iter().collect())),
         }
     }
-    out
+    out.into_iter()
+        .map(|(mut d, instances)| {
+            if !instances.is_empty() {
+                d.message = format!("{} (instances: {})", d.message, instances.join("; "));
+            }
+            d
+        })
+        .collect()
+}
+
+/// `f(T) [with T=float]` in an EDG message: the message without it, and `T=float`.
+fn template_instance(message: &str) -> Option<(String, &str)> {
+    let start = message.find(" [with ")?;
+    let end = start + message[start..].find(']')?;
+    Some((format!("{}{}", &message[..start], &message[end + 1..]), &message[start + " [with ".len()..end]))
 }
 
 impl CudaCompile<'_> {
@@ -530,6 +552,14 @@ kernels/common.cuh:3:9: warning: \"GGML_MAX_DIMS\" redefined\n";
         assert_eq!(w[0].notes, ["`nvcc-flags = [\"-diag-suppress=177\"]` silences this warning"]);
         assert_eq!((w[1].message.as_str(), w[1].line, w[1].column), ("\"GGML_MAX_DIMS\" redefined", Some(3), Some(9)));
         assert!(w[1].notes.is_empty());
+        // A template's warning per instance is one warning naming them.
+        let per_instance: String = ["float", "double"]
+            .iter()
+            .map(|t| format!("kernels/pool2d.cu(44): warning #940-D: missing return statement at end of non-void function \"accum(Op, T, T) [with T={t}]\"\n"))
+            .collect();
+        let w = warnings(&per_instance, Path::new("/p"), Arch::sm(80), &tool());
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].message, "missing return statement at end of non-void function \"accum(Op, T, T)\" (instances: T=float; T=double)");
         // Output without a warning is not kept; output with one is.
         assert_eq!(Compiled::kept_output("ptxas info: 0 bytes\n".into()), "");
         assert_eq!(Compiled::kept_output(text.into()), text);
