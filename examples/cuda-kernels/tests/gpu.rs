@@ -40,6 +40,14 @@ fn check(k: &kernels::Kernels, ctx: &Context) {
     }
     stamped(k, &stream);
     quantized(k, &stream);
+    // The header's kernel, through two modules' methods: each launches its own module's copy.
+    let n = 1000usize;
+    let mut buf = stream.alloc_zeros::<f32>(n).unwrap();
+    unsafe { k.saxpy_fill_f32(&stream, config(n), &mut buf, 2.5, n) }.unwrap();
+    assert_eq!(stream.clone_dtoh(&buf).unwrap(), vec![2.5f32; n], "saxpy_fill_f32");
+    unsafe { k.reduce_fill_f32(&stream, config(n / 2), &mut buf, -1.0, n / 2) }.unwrap();
+    let want: Vec<f32> = (0..n).map(|i| if i < n / 2 { -1.0 } else { 2.5 }).collect();
+    assert_eq!(stream.clone_dtoh(&buf).unwrap(), want, "reduce_fill_f32");
     let mut cycles = stream.alloc_zeros::<u64>(256).unwrap();
     let mut sink = stream.alloc_zeros::<f32>(256).unwrap();
     unsafe { k.clock_span(&stream, config(256), &mut cycles, &mut sink, 1000) }.unwrap();
@@ -151,12 +159,17 @@ fn every_cu_file_is_a_module_with_ptx_and_cubins() {
     assert_eq!(
         kernels::KERNEL_NAMES,
         &[
+            // Each file that includes cuda/common.cuh has its `fill_f32`.
+            "fill_f32",
             "add_u128",
             "clock_span",
+            "fill_f32",
             "dequantize_q8_0_f32",
             "dequantize_q8_0_f16",
             "quantize_q8_0",
+            "fill_f32",
             "block_sum",
+            "fill_f32",
             "saxpy",
             "uneg_f32",
             "usqr_f64",

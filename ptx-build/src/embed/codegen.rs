@@ -87,6 +87,10 @@ pub fn prefix_shared_names(units: &mut [Unit]) {
         let unit = u.name.clone();
         for k in u.kernels.iter_mut().filter(|k| shared(k)) {
             k.doc.push(format!(" Defined in several .cu modules: this is the one of `{unit}`."));
+            // The method is renamed, the PTX entry it launches is not.
+            if k.ptx_name.is_none() && k.generic.is_none() {
+                k.ptx_name = Some(k.name.clone());
+            }
             k.name = format!("{unit}_{}", k.name);
         }
     }
@@ -715,11 +719,15 @@ mod tests {
         assert_eq!((units[0].kernels[0].name.as_str(), units[1].kernels[0].name.as_str()), ("saxpy_kernels_saxpy", "other_saxpy"));
         let code = generate(&units).unwrap();
         assert!(code.contains("pub unsafe fn other_saxpy(") && code.contains("this is the one of `other`"), "{code}");
+        // Each module loads the entry by its PTX name.
+        assert_eq!(units[1].kernels[0].ptx_names(), ["saxpy"]);
+        assert!(!code.contains("\"other_saxpy\"") && code.matches("\"saxpy\",").count() >= 2, "{code}");
         // Defined at two places, it stays as written and is the error below.
         units[1].kernels[0].name = "saxpy".into();
         units[1].kernels[0].line = 9;
         let mut clash = units.clone();
         clash[0].kernels[0].name = "saxpy".into();
+        (clash[0].kernels[0].ptx_name, clash[1].kernels[0].ptx_name) = (None, None);
         prefix_shared_names(&mut clash);
         assert_eq!(clash[1].kernels[0].name, "saxpy");
     }
