@@ -535,7 +535,7 @@ fn a_header_kernel_in_two_cu_modules_gets_one_method_per_module() {
     assert!(ok, "{log}");
     // Each module loads the entry by its PTX name; only the methods carry the module's.
     let generated = generated_module("host_shared_helper");
-    assert_eq!(generated.matches("\"fill_with\",").count(), 4, "KERNEL_NAMES and each module's FUNCTIONS:\n{generated}");
+    assert_eq!(generated.matches("\"fill_with\",").count(), 6, "KERNEL_NAMES, each module's KERNELS and FUNCTIONS:\n{generated}");
     assert!(!generated.contains("\"attention_fill_with\""), "{generated}");
 }
 
