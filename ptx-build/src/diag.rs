@@ -378,22 +378,6 @@ pub(crate) fn group_repeats(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
         .collect()
 }
 
-/// `a/./b/../c` -> `a/c`, without asking the file system: nvcc names headers as the
-/// preprocessor reached them.
-pub(crate) fn normalized(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir if out.file_name().is_some() => {
-                out.pop();
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// `path` as a user in `cwd` writes it: relative below `cwd`, else as it is.
 fn from_dir(path: &Path, cwd: &Path) -> PathBuf {
     path.strip_prefix(cwd).map(Path::to_path_buf).unwrap_or_else(|_| path.to_path_buf())

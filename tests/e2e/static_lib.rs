@@ -256,18 +256,35 @@ fn a_second_checkout_fetches_every_object_from_the_shared_cache() {
     let wrapper = scratch.path().join("nvcc");
     write(&wrapper, &format!("#!/bin/sh\necho \"$@\" >> '{}'\nexec '{}' \"$@\"\n", log.display(), real.display()));
     std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let build_rs = BUILD_RS.replace(".cuda_file_archs(\"cuda/nothing/*.cu\", \"sm_90\")\n", "").replace(".arch(\"sm_75\")\n", "");
+    // A header outside the package (a monorepo's shared folder), beside each checkout's host.
+    let build_rs = BUILD_RS
+        .replace(".cuda_file_archs(\"cuda/nothing/*.cu\", \"sm_90\")\n", "")
+        .replace(".arch(\"sm_75\")\n", "")
+        .replace(".cuda_define(", ".cuda_include(\"../shared\")\n        .cuda_define(");
+    let checkout = |scale: &str| {
+        let c = host("host_static_share", &build_rs);
+        write(c.path().join("shared/scale.cuh"), &format!("#define SHARED_SCALE {scale}\n"));
+        write(
+            c.path().join("host/cuda/moe/shared_scale.cu"),
+            "#include \"scale.cuh\"\n__global__ void shared_scale_kernel(float *x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] *= SHARED_SCALE; }\nextern \"C\" int shared_scale(float *x, int n) { shared_scale_kernel<<<(n + 255) / 256, 256>>>(x, n); return 0; }\n",
+        );
+        c
+    };
     let compiles = || std::fs::read_to_string(&log).unwrap_or_default().lines().filter(|l| l.split(' ').any(|a| a == "-c")).count();
     let mut libs = Vec::new();
-    for (i, checkout) in [host("host_static_share", &build_rs), host("host_static_share", &build_rs)].iter().enumerate() {
+    // The third checkout's shared header differs: its includer is compiled again, checked
+    // against its own header, not the first checkout's (which is still there).
+    let checkouts = [checkout("2.0f"), checkout("2.0f"), checkout("3.0f")];
+    for (i, (checkout, want)) in checkouts.iter().zip([4, 4, 5]).enumerate() {
         let (ok, _, out) = cargo_with(checkout.path(), "build", |c| {
             c.env("NVCC", &wrapper).env("CARGO_PTX_CACHE_DIR", &cache);
         });
         assert!(ok, "{out}");
-        assert_eq!(compiles(), 3, "checkout {i}: the first compiles each of the 3 files once, the second none");
+        assert_eq!(compiles(), want, "checkout {i}: the first compiles each of the 4 files once, the second none, the third one");
         libs.push(std::fs::read(out_dir("host_static_share", "moe").join("libmoe.a")).unwrap());
     }
     assert!(libs[0] == libs[1], "the same archive from both checkouts");
+    assert!(libs[2] != libs[1], "another header, another archive");
 }
 
 fn cuda_file_archs_build_a_file_for_its_own_archs_and_warn_about_a_glob_that_matches_nothing() {

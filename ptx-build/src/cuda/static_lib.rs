@@ -120,7 +120,7 @@ impl ObjectCompile<'_> {
         let mut files = files_read(&self.source.path, deps);
         // The headers as the preprocessor reached them (`a/./b/../c`), named plainly.
         for f in files.iter_mut().skip(1) {
-            *f = crate::diag::normalized(f);
+            *f = crate::diag::joined(f, Path::new(""));
         }
         Ok(Compiled { read: files, output: Compiled::kept_output(text) })
     }
@@ -225,6 +225,6 @@ mod tests {
 
     #[test]
     fn header_paths_are_normalized() {
-        assert_eq!(crate::diag::normalized(Path::new("/p/./cuda/moe/../common.cuh")), Path::new("/p/cuda/common.cuh"));
+        assert_eq!(crate::diag::joined(Path::new("/p/./cuda/moe/../common.cuh"), Path::new("")), Path::new("/p/cuda/common.cuh"));
     }
 }

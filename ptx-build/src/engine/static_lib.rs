@@ -187,12 +187,12 @@ impl CrateJob<'_> {
                     ),
                 });
                 let compiled = compile.run()?;
-                let inputs = compiled.read.iter().filter_map(|p| Some((relative(p, &self.krate.dir), self.hash_of(p)?))).collect();
+                let inputs = self.record_inputs(&compiled.read, nvcc);
                 Ok(CudaRecord { inputs, kernels: Vec::new(), output: compiled.output })
             },
         )?;
         reporter.report(Event::StepDone);
-        let inputs = done.meta.inputs.iter().map(|(p, _)| self.krate.dir.join(p)).collect();
+        let inputs = done.meta.inputs.iter().map(|(p, _)| crate::diag::joined(&self.krate.dir, p)).collect();
         // One run for every arch: a warning of each arch's pass is one warning for them all.
         let names: Vec<String> = archs.iter().map(ToString::to_string).collect();
         let warnings = crate::cuda::warnings(&done.meta.output, &self.krate.dir, archs[0], &nvcc.tool);

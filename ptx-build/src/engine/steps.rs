@@ -169,20 +169,7 @@ impl CrateJob<'_> {
                     message: format!("{} (CUDA, {}) for {arch}", self.krate.name, relative(&src.path, &self.krate.dir).display()),
                 });
                 let compiled = compile.run()?;
-                let read = compiled.read;
-                // Named from the package folder, `..` for a header outside it (a monorepo's
-                // shared include folder), so the record holds in another checkout and checks
-                // that checkout's files.
-                let fixed = compile.fixed_roots();
-                let portable = |p: &Path| {
-                    let fixed = !p.starts_with(&self.krate.dir) && fixed.iter().any(|r| p.starts_with(r));
-                    if fixed {
-                        p.to_path_buf()
-                    } else {
-                        path_from(p, &self.krate.dir)
-                    }
-                };
-                let inputs = read.iter().filter_map(|p| Some((portable(p), self.hash_of(p)?))).collect();
+                let inputs = self.record_inputs(&compiled.read, nvcc);
                 let text = std::fs::read_to_string(&ptx_path).map_err(|e| crate::error::Error::io("read", &ptx_path, e))?;
                 let kernels = crate::backend::ptx::Module::parse_entries(&text).entries.into_iter().map(|e| e.name).collect();
                 Ok(CudaRecord { inputs, kernels, output: compiled.output })
@@ -199,6 +186,23 @@ impl CrateJob<'_> {
         };
         let warnings = crate::cuda::warnings(&record.output, &self.krate.dir, arch, &nvcc.tool);
         Ok(JobOut { artifacts, inputs, cuda_signatures, warnings: warnings.into_iter().map(|w| (w, arch.to_string())).collect() })
+    }
+
+    /// The files an nvcc run read, each with its content hash, for its step's record: named from
+    /// the package folder, `..` for a header outside it (a monorepo's shared include folder), so
+    /// the record holds in another checkout and checks that checkout's files; the CUDA install's
+    /// and the system's headers by their own paths.
+    pub(super) fn record_inputs(&self, read: &[PathBuf], nvcc: &crate::cuda::Nvcc) -> Vec<(PathBuf, String)> {
+        let fixed = crate::cuda::install_roots(&nvcc.tool.path);
+        let portable = |p: &Path| {
+            let fixed = !p.starts_with(&self.krate.dir) && fixed.iter().any(|r| p.starts_with(r));
+            if fixed {
+                p.to_path_buf()
+            } else {
+                path_from(p, &self.krate.dir)
+            }
+        };
+        read.iter().filter_map(|p| Some((portable(p), self.hash_of(p)?))).collect()
     }
 
     /// Where the first arch's nvcc run keeps the user's parts of the preprocessed unit of `src`.

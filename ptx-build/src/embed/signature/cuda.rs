@@ -262,7 +262,7 @@ pub fn cuda_kernels_preprocessed(text: &str, dir: &Path, skip_roots: &[&Path]) -
         let Some(&(file, line)) = places.get((sig.line as usize).wrapping_sub(1)) else { continue };
         // nvcc was given `./file.cu`: the markers keep the `./`, and name a header as the
         // preprocessor reached it (`cuda/moe/../common.cuh`).
-        sig.file = crate::diag::normalized(&dir.join(file));
+        sig.file = crate::diag::joined(dir, Path::new(file));
         sig.line = line;
         out.push(sig);
     }
