@@ -360,7 +360,13 @@ pub(crate) fn group_repeats(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
             .iter_mut()
             .find(|(g, _)| g.file.is_some() && d.file.is_some() && g.level == d.level && g.message == d.message && g.notes == d.notes)
         {
-            Some((_, places)) => places.push(place),
+            // Two columns of one line (a macro's two kernels) are one place.
+            Some((g, places)) => {
+                let seen = (g.file == d.file && g.line == d.line) || places.contains(&place);
+                if !seen {
+                    places.push(place);
+                }
+            }
             None => groups.push((d, Vec::new())),
         }
     }
@@ -548,6 +554,8 @@ mod diag_tests {
         let mut ds: Vec<Diagnostic> = (1..=8).map(|l| at("cuda/relu.cu", l)).collect();
         ds.push(Diagnostic::warning("another").at("cuda/relu.cu", Some(2), None));
         ds.push(at("cuda/tanh.cu", 4).note("for sm_80, sm_90"));
+        // The first place again at another column adds no place.
+        ds.push(Diagnostic::warning("variable \"y\" was declared but never referenced").at("cuda/relu.cu", Some(1), Some(70)));
         let g = group_repeats(ds);
         assert_eq!(g.len(), 3, "{g:?}");
         assert_eq!(g[0].line, Some(1));

@@ -197,7 +197,9 @@ fn rust_and_cuda_kernels_of_one_crate_land_in_one_artifact_set() {
     k.write("cuda/attention.cu", &format!("#include \"inc/fill.cuh\"\n{helper}"));
     k.write("cuda/layernorm.cu", &format!("#include \"inc/fill.cuh\"\n{helper}"));
     k.build(&["--arch", "sm_80"]).assert_ok();
+    // One file with a definition of its own, one with the header's: two definitions.
     k.write("cuda/layernorm.cu", &format!("{helper}\nextern \"C\" __global__ void fill_ones(float *x, int n) {{}}\n"));
+    k.build(&["--arch", "sm_80"]).assert_error(&["kernel `fill_ones` is defined twice", "cuda/layernorm.cu:3", "cuda/attention.cu"]);
     k.write("cuda/attention.cu", &format!("{helper}extern \"C\" __global__ void fill_ones(float *x, int n) {{}}\n"));
     let run = k.build(&["--arch", "sm_80"]);
     run.assert_error(&["kernel `fill_ones` is defined twice", "cuda/attention.cu:2", "cuda/layernorm.cu:3"]);

@@ -411,7 +411,7 @@ impl BuildScript {
     fn finish(&self, ok: bool) {
         let directives = std::mem::take(&mut *self.directives.lock().unwrap_or_else(|e| e.into_inner()));
         let diagnostics = std::mem::take(&mut *self.diagnostics.lock().unwrap_or_else(|e| e.into_inner()));
-        let verbose = embed::unit::Quiet::from_env(Default::default()).verbose;
+        let verbose = embed::unit::verbose();
         let (stdout, stderr) = output(&diagnostics, ok, verbose);
         for line in stderr {
             eprintln!("{line}");

@@ -260,10 +260,26 @@ pub fn warnings(text: &str, root: &Path, arch: Arch, nvcc: &Tool) -> Vec<Diagnos
         .collect()
 }
 
-/// `f(T) [with T=float]` in an EDG message: the message without it, and `T=float`.
+/// `f(T) [with T=float]` in an EDG message: the message without it, and `T=float`. Brackets
+/// nest (`[with F=lambda []()->void]`).
 fn template_instance(message: &str) -> Option<(String, &str)> {
     let start = message.find(" [with ")?;
-    let end = start + message[start..].find(']')?;
+    let mut depth = 0usize;
+    let mut end = None;
+    for (i, c) in message[start + 1..].char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => {
+                depth -= 1;
+                if depth == 0 {
+                    end = Some(start + 1 + i);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let end = end?;
     Some((format!("{}{}", &message[..start], &message[end + 1..]), &message[start + " [with ".len()..end]))
 }
 
@@ -378,7 +394,10 @@ fn find_in_package(package_dir: &Path, header: &str) -> Option<PathBuf> {
             return Some(relative(&dir, package_dir));
         }
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        for e in entries.flatten() {
+        // Sorted: the same folder on every machine when two have the header.
+        let mut entries: Vec<std::fs::DirEntry> = entries.flatten().collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
             seen += 1;
             if seen > MAX_ENTRIES {
                 return None;
@@ -444,6 +463,11 @@ fn parse(text: &str, root: &Path, arch: Arch, nvcc: &Tool) -> Vec<Diagnostic> {
                 ));
             }
             out.push(d);
+            continue;
+        }
+        // `nvcc warning : The 'compute_70' architecture is deprecated ...`: nvcc's own.
+        if let Some(msg) = line.strip_prefix("nvcc warning").and_then(|r| r.split_once(':')).map(|(_, m)| m.trim()) {
+            out.push(Diagnostic::warning(format!("nvcc: {msg}")));
             continue;
         }
         if let Some((file, line_no, rest)) = edg_location(line) {
@@ -560,6 +584,13 @@ kernels/common.cuh:3:9: warning: \"GGML_MAX_DIMS\" redefined\n";
         let w = warnings(&per_instance, Path::new("/p"), Arch::sm(80), &tool());
         assert_eq!(w.len(), 1, "{w:?}");
         assert_eq!(w[0].message, "missing return statement at end of non-void function \"accum(Op, T, T)\" (instances: T=float; T=double)");
+        assert_eq!(
+            template_instance("call of \"f(F) [with F=lambda []()->void]\" here"),
+            Some(("call of \"f(F)\" here".to_string(), "F=lambda []()->void"))
+        );
+        // nvcc's own warnings, with no place.
+        let w = warnings("nvcc warning : The 'compute_70' architecture is deprecated\n", Path::new("/p"), Arch::sm(80), &tool());
+        assert_eq!(w.iter().map(|d| d.message.as_str()).collect::<Vec<_>>(), ["nvcc: The 'compute_70' architecture is deprecated"]);
         // Output without a warning is not kept; output with one is.
         assert_eq!(Compiled::kept_output("ptxas info: 0 bytes\n".into()), "");
         assert_eq!(Compiled::kept_output(text.into()), text);
@@ -569,7 +600,8 @@ kernels/common.cuh:3:9: warning: \"GGML_MAX_DIMS\" redefined\n";
     fn a_missing_header_the_package_has_names_its_folder_in_the_fix() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        for f in ["kernels/tensor_ops/utilities/cuda_utils.cuh", "target/debug/x/cuda_utils.cuh", "kernels/abs.cu"] {
+        // A copy in the target folder, shallower than the real one, is not the answer.
+        for f in ["kernels/tensor_ops/utilities/cuda_utils.cuh", "target/cuda_utils.cuh", "kernels/abs.cu"] {
             std::fs::create_dir_all(root.join(f).parent().unwrap()).unwrap();
             std::fs::write(root.join(f), "").unwrap();
         }

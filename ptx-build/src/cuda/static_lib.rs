@@ -52,7 +52,13 @@ pub fn gencode(archs: &[Arch]) -> Vec<OsString> {
 /// calls into libcuda or cuBLAS (ggml's error helpers) then fail the host's link. Not under
 /// `cuda-gdb`, nor where `nvcc-flags` holds an `-O` of its own (nvcc refuses two).
 fn host_optimisation(config: &Config) -> Option<OsString> {
-    let own = config.nvcc_flags.iter().any(|f| f.starts_with("-O") || f.starts_with("--optimize"));
+    // Only nvcc's own option: not `-Xptxas -O1`, `-Xcompiler=-O2` or `-Ofast-compile=max`.
+    let flags = &config.nvcc_flags;
+    let passed_on = |i: usize| i > 0 && (flags[i - 1].starts_with("-X") || flags[i - 1].ends_with("-options"));
+    let own = flags.iter().enumerate().any(|(i, f)| {
+        let level = f.strip_prefix("-O").is_some_and(|l| l.len() == 1 && l.bytes().all(|b| b.is_ascii_digit()));
+        (level || f.starts_with("--optimize=") || f == "--optimize") && !passed_on(i)
+    });
     (!own && !config.cuda_gdb).then(|| "-O3".into())
 }
 
@@ -211,6 +217,9 @@ mod tests {
         assert_eq!(host_optimisation(&c), None);
         c.nvcc_flags = vec!["--optimize=2".into()];
         assert_eq!(host_optimisation(&c), None);
+        // Another tool's -O, or another option, leaves the host's.
+        c.nvcc_flags = vec!["-Xptxas".into(), "-O1".into(), "-Xcompiler=-O2".into(), "-Ofast-compile=max".into()];
+        assert_eq!(host_optimisation(&c), Some("-O3".into()));
         c = Config { cuda_gdb: true, ..Config::default() };
         assert_eq!(host_optimisation(&c), None);
     }

@@ -77,8 +77,11 @@ fn units(
     reporter: &dyn Reporter,
 ) -> Result<Vec<(codegen::Unit, String)>> {
     let mut units: Vec<(codegen::Unit, String)> = Vec::new();
+    // Every crate's modules whose untyped kernels are reported: one line for the file.
+    let mut untyped: Vec<unit::ModuleUntyped> = Vec::new();
+    let verbose = unit::verbose();
     for c in crates {
-        let mut untyped: Vec<unit::ModuleUntyped> = Vec::new();
+        let reported = verbose || c.untyped_kernels == crate::options::UntypedKernels::Warn;
         // One unit per PTX module: the Rust crate's, and one per .cu file.
         let mut modules: Vec<&str> = Vec::new();
         for a in c.artifacts {
@@ -98,10 +101,12 @@ fn units(
             };
             let (u, lines) = unit::unit(&name, sigs, &artifacts, out_dir, images)?;
             let total = u.kernels.iter().map(|k| k.ptx_names().len()).sum::<usize>() + u.untyped.len();
-            untyped.push(unit::ModuleUntyped { name: name.clone(), total, lines });
+            if reported {
+                untyped.push(unit::ModuleUntyped { name: name.clone(), total, lines });
+            }
             units.push((u, source));
         }
-        unit::report_untyped(&untyped, &out_dir.join(images), unit::Quiet::from_env(c.untyped_kernels), reporter)?;
     }
+    unit::report_untyped(&untyped, &out_dir.join(images), verbose, reporter)?;
     Ok(units)
 }

@@ -11,7 +11,6 @@ use crate::backend::ptx;
 use crate::cache;
 use crate::diag::Diagnostic;
 use crate::error::{Error, Result};
-use crate::options::UntypedKernels;
 use crate::report::{Artifact, ArtifactKind, Event, Reporter};
 
 /// One PTX module's unit: its signatures checked against its PTX, its images copied to
@@ -19,7 +18,7 @@ use crate::report::{Artifact, ArtifactKind, Event, Reporter};
 /// PTX entries the source does not show, such as kernels stamped out by macros) are
 /// embedded without a typed method and listed in `untyped-kernels.txt` beside the module's
 /// images; the lines of that list come back with the unit, for the one warning line of the
-/// crate (see [`report_untyped`]).
+/// generated file (see [`report_untyped`]).
 /// `images_dir` is the folder of this generated file's images, relative to `out_dir`
 /// (`ptx-build/<file>`): each module's images go below it.
 pub fn unit(name: &str, sigs: Vec<KernelSig>, artifacts: &[&Artifact], out_dir: &Path, images_dir: &str) -> Result<(Unit, Vec<String>)> {
@@ -85,25 +84,12 @@ pub fn unit(name: &str, sigs: Vec<KernelSig>, artifacts: &[&Artifact], out_dir: 
     Ok((Unit { name: name.to_string(), kernels: sigs, images, struct_layouts, untyped, launch_bounds }, lines))
 }
 
-/// How much a build says of untyped kernels: the `untyped-kernels` option and
-/// `CARGO_PTX_VERBOSE=1` ([`VERBOSE_VAR`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Quiet {
-    /// The kernel crate's `untyped-kernels`.
-    pub untyped_kernels: UntypedKernels,
-    /// Print every list in full.
-    pub verbose: bool,
-}
-
 /// The variable that asks a build script for every list its warnings only count.
 pub const VERBOSE_VAR: &str = "CARGO_PTX_VERBOSE";
 
-impl Quiet {
-    /// The crate's `untyped_kernels`, and verbose where [`VERBOSE_VAR`] is `1` (or `true`).
-    pub fn from_env(untyped_kernels: UntypedKernels) -> Quiet {
-        let verbose = std::env::var(VERBOSE_VAR).is_ok_and(|v| matches!(v.trim(), "1" | "true" | "yes"));
-        Quiet { untyped_kernels, verbose }
-    }
+/// Whether [`VERBOSE_VAR`] asks for every list in full (`1`, `true`, `yes`).
+pub fn verbose() -> bool {
+    std::env::var(VERBOSE_VAR).is_ok_and(|v| matches!(v.trim(), "1" | "true" | "yes"))
 }
 
 /// The file name of a module's list of untyped kernels, beside its images.
@@ -132,13 +118,13 @@ pub struct ModuleUntyped {
     pub lines: Vec<String>,
 }
 
-/// Reports a kernel crate's untyped kernels. Cargo replays a build script's warnings on every
-/// build of a path package, so candle's 139 untyped kernels would be 139 lines on every no-op
-/// build, and dfdx's 49 files 39 lines of one per module: the budget is one line for the crate
-/// (the count, the list), nothing with `untyped-kernels = "allow"`, and the whole list with
-/// `CARGO_PTX_VERBOSE=1`. `dir` holds the modules' folders; a list of several modules' kernels
-/// is written there.
-pub fn report_untyped(modules: &[ModuleUntyped], dir: &Path, quiet: Quiet, reporter: &dyn Reporter) -> Result<()> {
+/// Reports the untyped kernels of a generated file's `modules` (those of crates with
+/// `untyped-kernels = "allow"` left out, unless `verbose`). Cargo replays a build script's
+/// warnings on every build of a path package, so candle's 139 untyped kernels would be 139 lines
+/// on every no-op build, and dfdx's 49 files 39 lines of one per module: the budget is one line
+/// (the count, the list), and the whole list with `CARGO_PTX_VERBOSE=1` (`verbose`). `dir`
+/// holds the modules' folders; a list of several modules' kernels is written there.
+pub fn report_untyped(modules: &[ModuleUntyped], dir: &Path, verbose: bool, reporter: &dyn Reporter) -> Result<()> {
     let combined = dir.join(UNTYPED_LIST);
     let with: Vec<&ModuleUntyped> = modules.iter().filter(|m| !m.lines.is_empty()).collect();
     let count: usize = with.iter().map(|m| m.lines.len()).sum();
@@ -164,12 +150,10 @@ pub fn report_untyped(modules: &[ModuleUntyped], dir: &Path, quiet: Quiet, repor
     let head = format!(
         "ptx-build: {count} of {total} kernels {whose} {verb} no typed launch {noun} (launch them by name: `kernels.launch_builder(&stream, NAME)`)"
     );
-    let text = if quiet.verbose {
+    let text = if verbose {
         format!("{head}:\n{}", lines.iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n"))
-    } else if quiet.untyped_kernels == UntypedKernels::Warn {
-        format!("{head}; each with its reason in {} (or set {VERBOSE_VAR}=1); `untyped-kernels = \"allow\"` silences this", list.display())
     } else {
-        return Ok(());
+        format!("{head}; each with its reason in {} (or set {VERBOSE_VAR}=1); `untyped-kernels = \"allow\"` silences this", list.display())
     };
     reporter.report(Event::Diagnostic(&Diagnostic::warning(text)));
     Ok(())
@@ -205,8 +189,9 @@ mod tests {
     use crate::report::Recorder;
 
     /// Reports the kernels of `src` whose PTX entries are `entries` (the untyped ones are those
-    /// the typed sigs do not cover), with `quiet`; the warnings and the list file's text.
-    fn report(src: &str, entries: &[&str], quiet: Quiet) -> (Vec<String>, Option<String>) {
+    /// the typed sigs do not cover) as `units` does for a crate with `untyped-kernels = "allow"`
+    /// or not, `verbose` or not; the warnings and the list file's text.
+    fn report(src: &str, entries: &[&str], allow: bool, verbose: bool) -> (Vec<String>, Option<String>) {
         let sigs = demangle::bind(cuda_kernels_in(Path::new("/pkg/cuda/q.cu"), src).unwrap(), entries);
         let (typed, untypeable): (Vec<_>, Vec<_>) = sigs.into_iter().partition(|s| s.untyped.is_none() && !s.mangled);
         let untyped: Vec<String> =
@@ -215,7 +200,8 @@ mod tests {
         let r = Recorder::default();
         let lines = write_untyped_list(&untypeable, &untyped, &dir.path().join("q")).unwrap();
         let q = ModuleUntyped { name: "q".into(), total: typed.len() + untyped.len(), lines };
-        report_untyped(&[q], dir.path(), quiet, &r).unwrap();
+        let reported: Vec<ModuleUntyped> = (verbose || !allow).then_some(q).into_iter().collect();
+        report_untyped(&reported, dir.path(), verbose, &r).unwrap();
         (r.0.into_inner().unwrap(), std::fs::read_to_string(dir.path().join("q").join(UNTYPED_LIST)).ok())
     }
 
@@ -224,7 +210,7 @@ mod tests {
 
     #[test]
     fn untyped_kernels_are_one_line_with_the_list_in_a_file() {
-        let (warnings, list) = report(SRC, ENTRIES, Quiet::default());
+        let (warnings, list) = report(SRC, ENTRIES, false, false);
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         let w = &warnings[0];
         assert!(!w.contains('\n'), "one line: {w}");
@@ -240,16 +226,15 @@ mod tests {
 
     #[test]
     fn verbose_prints_the_list_and_allow_prints_nothing() {
-        let (warnings, _) = report(SRC, ENTRIES, Quiet { verbose: true, ..Quiet::default() });
+        let (warnings, _) = report(SRC, ENTRIES, false, true);
         let lines: Vec<&str> = warnings[0].lines().collect();
         assert_eq!(lines.len(), 4, "{warnings:?}");
         assert!(lines[1].starts_with("  `gather` (/pkg/cuda/q.cu:2)"), "{warnings:?}");
-        let allow = Quiet { untyped_kernels: UntypedKernels::Allow, verbose: false };
-        let (warnings, list) = report(SRC, ENTRIES, allow);
+        let (warnings, list) = report(SRC, ENTRIES, true, false);
         assert!(warnings.is_empty(), "{warnings:?}");
         assert!(list.is_some(), "the list is written all the same");
         // Verbose asks for the list even where untyped kernels are allowed.
-        assert_eq!(report(SRC, ENTRIES, Quiet { verbose: true, ..allow }).0.len(), 1);
+        assert_eq!(report(SRC, ENTRIES, true, true).0.len(), 1);
     }
 
     #[test]
@@ -261,7 +246,7 @@ mod tests {
         }
         let lines = write_untyped_list(&[], &[], &dir.path().join("q")).unwrap();
         let r = Recorder::default();
-        report_untyped(&[ModuleUntyped { name: "q".into(), total: 1, lines }], dir.path(), Quiet::default(), &r).unwrap();
+        report_untyped(&[ModuleUntyped { name: "q".into(), total: 1, lines }], dir.path(), false, &r).unwrap();
         assert!(r.0.lock().unwrap().is_empty());
         assert!(!dir.path().join(UNTYPED_LIST).exists() && !dir.path().join("q").join(UNTYPED_LIST).exists());
     }
@@ -277,7 +262,7 @@ mod tests {
         };
         let modules = [module("abs", 2), module("axpy", 0), module("relu", 2), module("tanh", 1), module("sin", 1)];
         let r = Recorder::default();
-        report_untyped(&modules, dir.path(), Quiet::default(), &r).unwrap();
+        report_untyped(&modules, dir.path(), false, &r).unwrap();
         let warnings = r.0.into_inner().unwrap();
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert!(

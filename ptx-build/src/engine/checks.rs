@@ -26,10 +26,12 @@ impl CrateJob<'_> {
 
     /// A kernel name in two modules of the crate (Rust and CUDA, or two .cu files) would make
     /// launching by name ambiguous. Two .cu modules may share one: a C++ (mangled) helper kernel
-    /// (llm.c's), or an `extern "C"` kernel neither file defines itself, which then comes from
-    /// a header both include (dfdx's `fill_with_*` in `cuda_utils.cuh`, in 44 of its files):
-    /// one definition, loaded once per module. Where a Builder embeds them, the signature stage
-    /// tells a shared header's kernel from two definitions of one name (`codegen`).
+    /// (llm.c's), or an `extern "C"` kernel that no module's own source names, which then comes
+    /// from a header they include (dfdx's `fill_with_*` in `cuda_utils.cuh`, in 44 of its
+    /// files): one definition, loaded once per module. A module whose source defines it, or
+    /// names it (a macro that stamps it out), has a definition of its own: with the name in
+    /// another module too, that is two. Where a Builder embeds them, the signature stage also
+    /// compares the places of the definitions (`codegen`).
     pub(super) fn check_unique_kernels(&self, artifacts: &[Artifact]) -> Result<()> {
         let ptx = super::job::first_ptx(artifacts);
         let mut modules_of: std::collections::BTreeMap<&str, Vec<&Artifact>> = Default::default();
@@ -38,38 +40,33 @@ impl CrateJob<'_> {
                 modules_of.entry(k.name.as_str()).or_default().push(a);
             }
         }
-        // Each module's own definitions, read once: a name shared by 44 modules is 946 pairs.
-        let mut own: std::collections::HashMap<&str, Option<Vec<KernelSigAt>>> = Default::default();
+        // Each module's source, read once: a name shared by 44 modules is 946 pairs.
+        let mut sources: std::collections::HashMap<&str, Option<OwnSource>> = Default::default();
         for (name, modules) in modules_of.iter().filter(|(_, m)| m.len() > 1) {
-            let mut defined_in = Vec::new();
+            let mut own = None;
             for a in modules {
-                let sigs = own.entry(a.module.as_str()).or_insert_with(|| self.own_kernels(a));
-                match sigs {
-                    // A Rust module, or a .cu file that defines it: a definition of its own.
-                    Some(sigs) => match sigs.iter().find(|(n, _)| n == name) {
-                        Some((_, at)) => defined_in.push(at.clone()),
-                        None if !is_cuda(a) => defined_in.push(self.definition(a, name)),
-                        None => {}
-                    },
-                    None => defined_in.push(self.definition(a, name)),
+                let source = sources.entry(a.module.as_str()).or_insert_with(|| self.own_source(a));
+                if let Some(at) = source.as_ref().map_or(Some(self.definition(a, name)), |s| s.defines(name, &self.krate.dir)) {
+                    own = Some((a, at));
+                    break;
                 }
             }
-            if let [first, second, ..] = defined_in.as_slice() {
-                return Err(Error::DuplicateKernel { name: name.to_string(), first: first.clone(), second: second.clone() });
+            if let Some((a, first)) = own {
+                let other = modules.iter().find(|b| b.module != a.module).expect("two modules");
+                return Err(Error::DuplicateKernel { name: name.to_string(), first, second: self.definition(other, name) });
             }
         }
         Ok(())
     }
 
-    /// The kernels `artifact`'s source defines itself, each with its `file:line`; `None` when
-    /// the source cannot be read or parsed (or there is none).
-    fn own_kernels(&self, artifact: &Artifact) -> Option<Vec<KernelSigAt>> {
-        let sigs = match &artifact.source {
-            Some(src) if src.extension().is_some_and(|e| e == "cu") => signature::cuda_kernels(src).ok()?,
-            Some(src) => signature::rust_kernels(src).ok()?,
-            None => return None,
-        };
-        Some(sigs.into_iter().map(|s| (s.name, format!("{}:{}", relative(&s.file, &self.krate.dir).display(), s.line))).collect())
+    /// The source of `artifact`'s module, for [`OwnSource::defines`]; `None` when it cannot be
+    /// read or parsed (or there is none): then every kernel counts as its own.
+    fn own_source(&self, artifact: &Artifact) -> Option<OwnSource> {
+        let src = artifact.source.as_ref()?;
+        let cuda = src.extension().is_some_and(|e| e == "cu");
+        let sigs = if cuda { signature::cuda_kernels(src).ok()? } else { signature::rust_kernels(src).ok()? };
+        let text = if cuda { std::fs::read_to_string(src).ok()? } else { String::new() };
+        Some(OwnSource { path: src.clone(), cuda, sigs, text })
     }
 
     /// A Rust kernel named like a libdevice function or an LLVM intrinsic is refused at its line:
@@ -177,11 +174,36 @@ impl CrateJob<'_> {
     }
 }
 
-/// A kernel's name and where it is defined (`file:line`).
-type KernelSigAt = (String, String);
+/// A module's own source: its kernels as the signature reader sees them and, for a .cu file,
+/// its text.
+struct OwnSource {
+    path: std::path::PathBuf,
+    cuda: bool,
+    sigs: Vec<signature::KernelSig>,
+    text: String,
+}
 
-fn is_cuda(artifact: &Artifact) -> bool {
-    artifact.source.as_ref().is_some_and(|s| s.extension().is_some_and(|e| e == "cu"))
+impl OwnSource {
+    /// Where this source defines kernel `name` (`file:line`): a definition the reader sees, or,
+    /// in a .cu file, the first line that names it (`UNARY_OP(float, relu_f32, ..)`); `None`
+    /// when the name comes from elsewhere (a header). A Rust module's kernels are all its own.
+    fn defines(&self, name: &str, dir: &Path) -> Option<String> {
+        if let Some(s) = self.sigs.iter().find(|s| s.name == name) {
+            return Some(format!("{}:{}", relative(&s.file, dir).display(), s.line));
+        }
+        if !self.cuda {
+            return Some(relative(&self.path, dir).display().to_string());
+        }
+        let line = self.text.lines().position(|l| names(l.split("//").next().unwrap_or(l), name))?;
+        Some(format!("{}:{}", relative(&self.path, dir).display(), line + 1))
+    }
+}
+
+/// Whether `line` has `name` as a whole identifier.
+fn names(line: &str, name: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    line.match_indices(name)
+        .any(|(i, _)| !line[..i].chars().next_back().is_some_and(ident) && !line[i + name.len()..].chars().next().is_some_and(ident))
 }
 
 /// Why a kernel may not have this name, if it may not.
@@ -192,5 +214,26 @@ fn reserved_name(name: &str) -> Option<&'static str> {
         Some("has the name of an LLVM intrinsic (`llvm.*`), which LLVM reserves")
     } else {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kernel_named_in_a_cu_file_is_its_own() {
+        // candle's and dfdx's macros stamp kernels out by name: the file defines them.
+        let src = OwnSource {
+            path: "/p/cuda/relu.cu".into(),
+            cuda: true,
+            sigs: Vec::new(),
+            text: "#include \"ops.cuh\"\n// fill_f32 comes from ops.cuh\nUNARY_OP(float, relu_f32, relu_bwd_f32)\n".into(),
+        };
+        assert_eq!(src.defines("relu_f32", Path::new("/p")).as_deref(), Some("cuda/relu.cu:3"));
+        assert_eq!(src.defines("relu", Path::new("/p")), None, "a whole identifier only");
+        assert_eq!(src.defines("fill_f32", Path::new("/p")), None, "a comment names no kernel");
+        let rust = OwnSource { path: "/p/src/lib.rs".into(), cuda: false, sigs: Vec::new(), text: String::new() };
+        assert_eq!(rust.defines("k", Path::new("/p")).as_deref(), Some("src/lib.rs"));
     }
 }

@@ -224,15 +224,20 @@ impl<'a> CrateJob<'a> {
         let mut inputs: BTreeSet<PathBuf> = BTreeSet::new();
         let mut cuda_signatures = BTreeMap::new();
         let mut first_error: Option<Error> = None;
+        // The other files that failed: each counted once, whatever its archs.
+        let mut other_failures: BTreeSet<PathBuf> = BTreeSet::new();
         let mut diagnostics: Vec<(Diagnostic, Vec<String>)> = Vec::new();
+        // Results come file by file, arch by arch: a header's diagnostic recurs across files.
+        let mut add = |d: Diagnostic, arch: String| match diagnostics.iter_mut().find(|(seen, _)| *seen == d) {
+            Some((_, archs)) if !archs.contains(&arch) => archs.push(arch),
+            Some(_) => {}
+            None => diagnostics.push((d, vec![arch])),
+        };
         for r in results {
             let e = match r {
                 Ok(out) => {
                     for (d, arch) in out.warnings {
-                        match diagnostics.iter_mut().find(|(seen, _)| *seen == d) {
-                            Some((_, archs)) => archs.push(arch),
-                            None => diagnostics.push((d, vec![arch])),
-                        }
+                        add(d, arch);
                     }
                     artifacts.extend(out.artifacts);
                     inputs.extend(out.inputs);
@@ -243,10 +248,7 @@ impl<'a> CrateJob<'a> {
             };
             if let Error::Ptxas { diagnostics: ds, arch, .. } | Error::Nvcc { diagnostics: ds, arch, .. } = &e {
                 for d in ds {
-                    match diagnostics.iter_mut().find(|(seen, _)| seen == d) {
-                        Some((_, archs)) => archs.push(arch.clone()),
-                        None => diagnostics.push((d.clone(), vec![arch.clone()])),
-                    }
+                    add(d.clone(), arch.clone());
                 }
             }
             // The same file failing for several archs: one error naming them all; other files
@@ -256,7 +258,7 @@ impl<'a> CrateJob<'a> {
                     arch.push_str(", ");
                     arch.push_str(&a2);
                 }
-                (Some(Error::Nvcc { others, count, .. }), Error::Nvcc { count: c2, .. }) => {
+                (Some(Error::Nvcc { others, count, .. }), Error::Nvcc { file: f2, count: c2, .. }) if other_failures.insert(f2.clone()) => {
                     *others += 1;
                     *count += c2;
                 }
@@ -268,8 +270,7 @@ impl<'a> CrateJob<'a> {
                 _ => {}
             }
         }
-        let diagnostics = diagnostics.into_iter().map(|(mut d, mut archs)| {
-            archs.dedup();
+        let diagnostics = diagnostics.into_iter().map(|(mut d, archs)| {
             if archs.len() > 1 {
                 d.notes.push(format!("for {}", archs.join(", ")));
             }

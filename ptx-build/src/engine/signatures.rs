@@ -77,7 +77,7 @@ impl CrateJob<'_> {
         reporter: &dyn Reporter,
     ) -> Option<Vec<KernelSig>> {
         let work = self.work.join(arch.to_string());
-        let mut k = Key::new("preprocessed-signatures-v5");
+        let mut k = Key::new("preprocessed-signatures-v6");
         k.str(key);
         for (path, hash) in &record.inputs {
             k.str(&path.to_string_lossy()).str(hash);

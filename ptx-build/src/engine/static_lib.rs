@@ -170,7 +170,7 @@ impl CrateJob<'_> {
         };
         let nvcc = compile.nvcc;
         // As for PTX: no path of this checkout in the step cache's key.
-        let (key, shared) = self.nvcc_keys(("cuda-object-v1", "cuda-object-shared-v1"), nvcc, src, &compile.flags());
+        let (key, shared) = self.nvcc_keys(("cuda-object-v2", "cuda-object-shared-v2"), nvcc, src, &compile.flags());
         let step =
             CachedStep { stamp: self.work.join(format!("object-{}.json", src.module)), key, shared, outputs: vec![("obj", out.clone())] };
         let done = step.run(

@@ -158,7 +158,7 @@ impl CrateJob<'_> {
         let nvcc = compile.nvcc;
         // Keyed by the flags, nvcc and its host compiler; the record adds the hash of every file
         // nvcc read last time (headers inside the CUDA install are covered by its version).
-        let (key, shared) = self.nvcc_keys(("cuda-v2", "cuda-shared-v1"), nvcc, src, &compile.flags());
+        let (key, shared) = self.nvcc_keys(("cuda-v3", "cuda-shared-v2"), nvcc, src, &compile.flags());
         let step =
             CachedStep { stamp: work.join(format!("cuda-{}.json", src.module)), key, shared, outputs: vec![("ptx", ptx_path.clone())] };
         let done = step.run(
