@@ -392,10 +392,12 @@ fn cuda_libraries_are_checked_before_nvcc_runs() {
         c.env("NVCC", fake.path().join("bin/nvcc"));
     })
     .assert_error(&["cublas's headers (cublas_v2.h in", "`cuda-libraries` of `libs2_cuda`", "cargo ptx setup --with cublas"]);
-    // A symlink to the real nvcc finds the real install's headers, as nvcc itself does.
-    std::os::unix::fs::symlink(&nvcc, fake.path().join("bin/nvcc-link")).unwrap();
+    // A symlink to the real nvcc (in a folder of its own) finds the real install's headers, as
+    // nvcc itself does.
+    std::fs::create_dir_all(fake.path().join("links")).unwrap();
+    std::os::unix::fs::symlink(&nvcc, fake.path().join("links/nvcc")).unwrap();
     k.build_with(&[], |c| {
-        c.env("NVCC", fake.path().join("bin/nvcc-link"));
+        c.env("NVCC", fake.path().join("links/nvcc"));
     })
     .assert_ok();
     // With them (setup --with cublas, as CI runs it), the build goes on.

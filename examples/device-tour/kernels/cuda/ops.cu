@@ -98,7 +98,7 @@ extern "C" __global__ void cu_int_ops(unsigned n, const unsigned *a, const unsig
       lo((unsigned long long)((wide(xx, yy) - wide(yy, xx)) >> 64)),
       hi((unsigned long long)((wide(xx, yy) - wide(yy, xx)) >> 64)),
       x + y + (x ^ y),
-      __popcll(xx),
+      (unsigned)__popcll(xx),
       min(x, y),
       x > y ? y : x,
       x << 5,
