@@ -392,8 +392,9 @@ fn cuda_libraries_are_checked_before_nvcc_runs() {
         c.env("NVCC", fake.path().join("bin/nvcc"));
     })
     .assert_error(&["cublas's headers (cublas_v2.h in", "`cuda-libraries` of `libs2_cuda`", "cargo ptx setup --with cublas"]);
-    // A symlink to the real nvcc (in a folder of its own) finds the real install's headers, as
-    // nvcc itself does.
+    // A symlink to the real nvcc in a folder of its own (`/usr/local/bin/nvcc`): nvcc looks for
+    // its install beside the path it is started by, so the build starts the real one, whose
+    // install has the headers.
     std::fs::create_dir_all(fake.path().join("links")).unwrap();
     std::os::unix::fs::symlink(&nvcc, fake.path().join("links/nvcc")).unwrap();
     k.build_with(&[], |c| {

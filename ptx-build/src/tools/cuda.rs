@@ -103,6 +103,21 @@ fn explicit_tool(path: &Path) -> std::result::Result<String, String> {
         .ok_or_else(|| format!("is not an NVIDIA CUDA tool: `{} --version` printed no `release X.Y, VX.Y.Z` line", path.display()))
 }
 
+/// The path to start `nvcc` by: nvcc finds its install (`nvcc.profile`, the headers) from the
+/// folder it was started from, not from where it really is, so a symlink elsewhere
+/// (`/usr/local/bin/nvcc`) fails on `cuda_runtime.h`. Such a link is followed; a wrapper script,
+/// or an nvcc with its profile beside it, is started as given.
+fn nvcc_to_start(path: PathBuf) -> PathBuf {
+    let beside = |p: &Path| p.parent().is_some_and(|d| d.join("nvcc.profile").is_file());
+    if beside(&path) || !fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return path;
+    }
+    match fs::canonicalize(&path) {
+        Ok(real) if beside(&real) => real,
+        _ => path,
+    }
+}
+
 struct Root {
     dir: PathBuf,
     source: String,
@@ -121,6 +136,7 @@ impl Cuda {
         let mut tool = |var: &'static str, rel: &str| -> Option<Tool> {
             match var_file(var) {
                 Some(path) => match explicit_tool(&path) {
+                    Ok(version) if var == "NVCC" => Some(Tool { path: nvcc_to_start(path), version, source: var.into() }),
                     Ok(version) => Some(Tool { path, version, source: var.into() }),
                     Err(problem) => {
                         let help = format!(
@@ -290,6 +306,23 @@ fn is_bitcode(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_symlinked_nvcc_is_started_from_its_install() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("cuda/bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::write(bin.join("nvcc"), "").unwrap();
+        std::fs::write(bin.join("nvcc.profile"), "").unwrap();
+        std::fs::create_dir_all(dir.path().join("links")).unwrap();
+        let link = dir.path().join("links/nvcc");
+        std::os::unix::fs::symlink(bin.join("nvcc"), &link).unwrap();
+        assert_eq!(nvcc_to_start(link.clone()), fs::canonicalize(bin.join("nvcc")).unwrap());
+        // Started as given: the install's own nvcc, and a file that is not a link (a wrapper).
+        assert_eq!(nvcc_to_start(bin.join("nvcc")), bin.join("nvcc"));
+        std::fs::write(dir.path().join("links/wrapper"), "#!/bin/sh\n").unwrap();
+        assert_eq!(nvcc_to_start(dir.path().join("links/wrapper")), dir.path().join("links/wrapper"));
+    }
 
     #[test]
     fn reports_a_mixed_install() {
