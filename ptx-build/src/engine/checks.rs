@@ -51,8 +51,8 @@ impl CrateJob<'_> {
                     break;
                 }
             }
-            if let Some((a, first)) = own {
-                let other = modules.iter().find(|b| b.module != a.module).expect("two modules");
+            let Some((a, first)) = own else { continue };
+            if let Some(other) = modules.iter().find(|b| b.module != a.module) {
                 return Err(Error::DuplicateKernel { name: name.to_string(), first, second: self.definition(other, name) });
             }
         }
