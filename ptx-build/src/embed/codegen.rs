@@ -118,9 +118,8 @@ pub fn generate(units: &[Unit]) -> Result<String> {
     let instance_traits = units.iter().flat_map(|u| u.kernels.iter()).filter_map(instance_trait);
     // The host type of a by-value struct is only known to the host compiler: assert its layout
     // there, once per type and layout (dfdx passes one op struct to six kernels: one error, not six).
-    let asserted = std::cell::RefCell::new(std::collections::HashSet::new());
-    let size_checks = units.iter().flat_map(|u| {
-        let asserted = &asserted;
+    let mut asserted = std::collections::HashSet::new();
+    let size_checks: Vec<_> = units.iter().flat_map(|u| {
         u.struct_layouts.iter().filter_map(move |l| {
             let k = u.kernels.iter().find(|k| k.name == l.kernel)?;
             let p = k.params.get(l.param)?;
@@ -129,9 +128,7 @@ pub fn generate(units: &[Unit]) -> Result<String> {
             if k.generic.as_ref().is_some_and(|g| g.type_params.contains(ty)) {
                 return None;
             }
-            if !asserted.borrow_mut().insert((ty.clone(), l.size, l.align)) {
-                return None;
-            }
+            let key = (ty.clone(), l.size, l.align);
             let ty: syn::Type = syn::parse_str(ty).ok()?;
             let (size, align) = (l.size as usize, l.align as usize);
             let msg = format!(
@@ -140,11 +137,15 @@ pub fn generate(units: &[Unit]) -> Result<String> {
                 p.name,
                 l.kernel
             );
-            Some(quote! {
+            let check = quote! {
                 const _: () = assert!(::core::mem::size_of::<#ty>() == #size && ::core::mem::align_of::<#ty>() == #align, #msg);
-            })
+            };
+            Some((key, check))
         })
-    });
+    })
+    .filter(|(key, _)| asserted.insert(key.clone()))
+    .map(|(_, check)| check)
+    .collect();
     let all_names: Vec<&str> =
         units.iter().flat_map(|u| u.kernels.iter().flat_map(|k| k.ptx_names()).chain(u.untyped.iter().map(String::as_str))).collect();
     let unit_modules = units.iter().map(|u| {

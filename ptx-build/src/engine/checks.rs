@@ -161,13 +161,8 @@ impl CrateJob<'_> {
 
     /// `file:line` of a kernel's definition, as far as the sources tell.
     pub(super) fn definition(&self, artifact: &Artifact, kernel: &str) -> String {
-        let sigs = match &artifact.source {
-            Some(src) if src.extension().is_some_and(|e| e == "cu") => signature::cuda_kernels(src).ok(),
-            Some(src) => signature::rust_kernels(src).ok(),
-            None => None,
-        };
         let root = &self.krate.dir;
-        match sigs.and_then(|s| s.into_iter().find(|s| s.name == kernel)) {
+        match self.own_source(artifact).and_then(|s| s.sigs.into_iter().find(|s| s.name == kernel)) {
             Some(s) => format!("{}:{}", relative(&s.file, root).display(), s.line),
             None => artifact.source.as_ref().map(|p| relative(p, root).display().to_string()).unwrap_or_else(|| artifact.module.clone()),
         }
