@@ -145,7 +145,7 @@ impl Frontend<'_> {
     }
 
     fn key(&self) -> String {
-        let mut k = Key::new("rust-frontend-v5");
+        let mut k = Key::new("rust-frontend-v6");
         k.str(&self.rust.version).str(&self.rust.rustc.to_string_lossy()).str(&self.krate.manifest_path.to_string_lossy());
         k.str(self.config.profile.dir_name()).str(&self.cpu.sm_name());
         for f in self.rustflags() {
