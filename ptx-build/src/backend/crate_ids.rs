@@ -7,11 +7,14 @@
 //! gets an id derived from the name alone; a name with two ids (two versions of one crate) keeps
 //! them.
 //!
-//! A v0 symbol refers back to its own earlier parts by byte offset (`B<offset>_`), and ids have
-//! 8 to 11 base-62 digits (one 64-bit id in 20 has fewer than 11), so replacing an id with one of
-//! another length moves every later part: each symbol is parsed and written again with its
-//! back-references recomputed. rustc-demangle parses v0 names but cannot write one, hence the
-//! small parser here (the grammar of the v0 RFC and rustc's mangler, constants included).
+//! Each symbol is parsed and written again, for two reasons a text search for `Cs<id>_<name>`
+//! failed on (about one monorepo build in 200, and more in code with generics): a v0 symbol
+//! refers back to its own earlier parts by byte offset (`B<offset>_`) and ids have up to 11
+//! base-62 digits (one 64-bit id in 20 has fewer), so an id replaced by one of another length
+//! moves every later part, and the back-references must move with them; and an id can hold the
+//! text `Cs` itself, which a search takes for a second crate root. rustc-demangle parses v0 names
+//! but cannot write one, hence the small parser here (the grammar of the v0 RFC and rustc's
+//! mangler, constants included).
 
 use std::collections::BTreeMap;
 
@@ -508,37 +511,74 @@ mod tests {
         assert_eq!(demangled(&a), "<gpu_math::vector::Vec3<f32>>::map::<mono_kernels::kernel::{closure#0}>");
     }
 
+    /// What rustc (nightly 2026-05-19) named a crate's functions and instances: consts of
+    /// structs, `&str` and integers, arrays, tuples, pointers, references, `fn` types with
+    /// binders and ABIs, `dyn` with an associated type, trait impls and closures.
+    const SAMPLES: [&str; 17] = [
+        "_RINvCs9028UmZQ3sl_12mono_kernels1qKVNtB2_1QS1ah3_EEB2_",
+        "_RINvCs9028UmZQ3sl_12mono_kernels1sKRe616263_EB2_",
+        "_RINvCs9028UmZQ3sl_12mono_kernels4fillKj8_KVNtB2_5PointS1xl1_1yb1_EEB2_",
+        "_RINvCs9028UmZQ3sl_12mono_kernels4sizeAtj4_EB2_",
+        "_RINvCs9028UmZQ3sl_12mono_kernels4sizeDINtNtNtCs8NwYtU1Mohg_4core3ops8function2FnTsEEp6OutputtEL_EB2_",
+        "_RINvCs9028UmZQ3sl_12mono_kernels4sizeDNtCs1gArN5i96vB_8gpu_math5ShapeNtNtCs8NwYtU1Mohg_4core6marker4SendEL_EB2_",
+        "_RINvCs9028UmZQ3sl_12mono_kernels4sizeFG_RL0_hERL0_hEB2_",
+        "_RINvCs9028UmZQ3sl_12mono_kernels4sizeFUKCnovEuEB2_",
+        "_RINvCs9028UmZQ3sl_12mono_kernels4sizeFfEfEB2_",
+        "_RINvCs9028UmZQ3sl_12mono_kernels4sizeINtNtCs1gArN5i96vB_8gpu_math6vector4Vec3IBA_dEEEB2_",
+        "_RINvCs9028UmZQ3sl_12mono_kernels4sizeOeEB2_",
+        "_RINvCs9028UmZQ3sl_12mono_kernels4sizeQShEB2_",
+        "_RINvCs9028UmZQ3sl_12mono_kernels4sizeTbizEEB2_",
+        "_RNCNvCs9028UmZQ3sl_12mono_kernels6kernels_0B3_",
+        "_RNvMNtCs8NwYtU1Mohg_4core3stre3lenCs9028UmZQ3sl_12mono_kernels",
+        "_RNvXCs9028UmZQ3sl_12mono_kernelsNtB2_2SqNtCs1gArN5i96vB_8gpu_math5Shape4area",
+        "_RNvYNCNvCs9028UmZQ3sl_12mono_kernels6kernels_0INtNtNtCs8NwYtU1Mohg_4core3ops8function6FnOnceTfEE9call_onceB6_",
+    ];
+
     #[test]
     fn every_kind_of_name_reads_the_same_after_a_rewrite() {
-        // What rustc (nightly 2026-05-19) named a crate's functions and instances: consts of
-        // structs, `&str` and integers, arrays, tuples, pointers, references, `fn` types with
-        // binders and ABIs, `dyn` with an associated type, trait impls and closures.
-        let samples = [
-            "_RINvCs9028UmZQ3sl_12mono_kernels1qKVNtB2_1QS1ah3_EEB2_",
-            "_RINvCs9028UmZQ3sl_12mono_kernels1sKRe616263_EB2_",
-            "_RINvCs9028UmZQ3sl_12mono_kernels4fillKj8_KVNtB2_5PointS1xl1_1yb1_EEB2_",
-            "_RINvCs9028UmZQ3sl_12mono_kernels4sizeAtj4_EB2_",
-            "_RINvCs9028UmZQ3sl_12mono_kernels4sizeDINtNtNtCs8NwYtU1Mohg_4core3ops8function2FnTsEEp6OutputtEL_EB2_",
-            "_RINvCs9028UmZQ3sl_12mono_kernels4sizeDNtCs1gArN5i96vB_8gpu_math5ShapeNtNtCs8NwYtU1Mohg_4core6marker4SendEL_EB2_",
-            "_RINvCs9028UmZQ3sl_12mono_kernels4sizeFG_RL0_hERL0_hEB2_",
-            "_RINvCs9028UmZQ3sl_12mono_kernels4sizeFUKCnovEuEB2_",
-            "_RINvCs9028UmZQ3sl_12mono_kernels4sizeFfEfEB2_",
-            "_RINvCs9028UmZQ3sl_12mono_kernels4sizeINtNtCs1gArN5i96vB_8gpu_math6vector4Vec3IBA_dEEEB2_",
-            "_RINvCs9028UmZQ3sl_12mono_kernels4sizeOeEB2_",
-            "_RINvCs9028UmZQ3sl_12mono_kernels4sizeQShEB2_",
-            "_RINvCs9028UmZQ3sl_12mono_kernels4sizeTbizEEB2_",
-            "_RNCNvCs9028UmZQ3sl_12mono_kernels6kernels_0B3_",
-            "_RNvMNtCs8NwYtU1Mohg_4core3stre3lenCs9028UmZQ3sl_12mono_kernels",
-            "_RNvXCs9028UmZQ3sl_12mono_kernelsNtB2_2SqNtCs1gArN5i96vB_8gpu_math5Shape4area",
-            "_RNvYNCNvCs9028UmZQ3sl_12mono_kernels6kernels_0INtNtNtCs8NwYtU1Mohg_4core3ops8function6FnOnceTfEE9call_onceB6_",
-        ];
-        for sym in samples {
+        for sym in SAMPLES {
             // Every id shorter: every later back-reference moves.
             let got = rewrite(sym, &|name, _| Some(if name == "core" { "1" } else { "x" })).unwrap_or_else(|| panic!("{sym} parses"));
             assert_eq!(demangled(&got.symbol), demangled(sym), "{sym} -> {}", got.symbol);
             assert!(got.roots.iter().any(|(_, name)| *name == "mono_kernels"), "{:?}", got.roots);
             // With no new id, the same bytes.
             assert_eq!(rewrite(sym, &|_, _| None).unwrap().symbol, sym);
+        }
+    }
+
+    /// The samples as a checkout whose crates have the ids `gpu_math` and `mono_kernels`
+    /// (`core`'s stays), as rustc would name them: valid v0 names, read alike.
+    fn checkout(gpu_math: &str, mono_kernels: &str) -> String {
+        let ids = |name: &str, _: &str| match name {
+            "gpu_math" => Some(gpu_math),
+            "mono_kernels" => Some(mono_kernels),
+            _ => None,
+        };
+        let mut ir = String::new();
+        for sym in SAMPLES.iter().chain(&TWO_CHECKOUTS[..1]) {
+            let named = rewrite(sym, &ids).unwrap().symbol;
+            assert_eq!(demangled(&named), demangled(sym));
+            ir.push_str(&format!("call void @{named}()\n"));
+        }
+        ir
+    }
+
+    #[test]
+    fn an_id_holding_cs_is_one_id() {
+        // The text `Cs` inside an id is no crate root of its own (a scan for `Cs<id>_<name>`
+        // took it for a second id of the crate and left the crate's ids as they were).
+        let (a, b) = (checkout("9Nxgald2Sjs", "jDUBCs2QSLm"), checkout("bPUpqHmUxUj", "3sl"));
+        assert_eq!(canonical_crate_ids(&a), canonical_crate_ids(&b));
+        assert!(!canonical_crate_ids(&a).contains("jDUBCs2QSLm"));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(64))]
+        /// Whatever ids two checkouts got, their names agree after the rewrite.
+        #[test]
+        fn any_two_checkouts_agree(ids in proptest::array::uniform4(0u64..u64::MAX)) {
+            let [g1, m1, g2, m2] = ids.map(encode62);
+            proptest::prop_assert_eq!(canonical_crate_ids(&checkout(&g1, &m1)), canonical_crate_ids(&checkout(&g2, &m2)));
         }
     }
 
