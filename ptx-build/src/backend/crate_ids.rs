@@ -171,9 +171,13 @@ impl<'s> Parser<'s, '_> {
         hit
     }
 
-    /// A decimal number, copied.
+    /// A decimal number, copied: `0`, or digits that do not start with `0` (`00` is two
+    /// empty names, as nested closures have).
     fn decimal(&mut self) -> Option<usize> {
-        let digits = self.s[self.at..].iter().take_while(|c| c.is_ascii_digit()).count();
+        let digits = match self.peek()? {
+            b'0' => 1,
+            _ => self.s[self.at..].iter().take_while(|c| c.is_ascii_digit()).count(),
+        };
         let n = self.text.get(self.at..self.at + digits)?.parse().ok()?;
         self.out.push_str(&self.text[self.at..self.at + digits]);
         self.at += digits;
@@ -514,7 +518,7 @@ mod tests {
     /// What rustc (nightly 2026-05-19) named a crate's functions and instances: consts of
     /// structs, `&str` and integers, arrays, tuples, pointers, references, `fn` types with
     /// binders and ABIs, `dyn` with an associated type, trait impls and closures.
-    const SAMPLES: [&str; 17] = [
+    const SAMPLES: [&str; 19] = [
         "_RINvCs9028UmZQ3sl_12mono_kernels1qKVNtB2_1QS1ah3_EEB2_",
         "_RINvCs9028UmZQ3sl_12mono_kernels1sKRe616263_EB2_",
         "_RINvCs9028UmZQ3sl_12mono_kernels4fillKj8_KVNtB2_5PointS1xl1_1yb1_EEB2_",
@@ -532,6 +536,9 @@ mod tests {
         "_RNvMNtCs8NwYtU1Mohg_4core3stre3lenCs9028UmZQ3sl_12mono_kernels",
         "_RNvXCs9028UmZQ3sl_12mono_kernelsNtB2_2SqNtCs1gArN5i96vB_8gpu_math5Shape4area",
         "_RNvYNCNvCs9028UmZQ3sl_12mono_kernels6kernels_0INtNtNtCs8NwYtU1Mohg_4core3ops8function6FnOnceTfEE9call_onceB6_",
+        // Closures in closures (examples/tensor-cores), each with an empty name: `0`.
+        "_RINvNtCsiaUUwIuSTD9_10ptx_device6unroll6unrollKj8_NCNCNCNvNtCs8KB02gLOJWT_12mono_kernels5hgemm12rs_mma_hgemms0_0s0_00EBW_",
+        "_RNCNCNvNtCs8KB02gLOJWT_12mono_kernels5hgemm12rs_mma_hgemms1_00B7_",
     ];
 
     #[test]
