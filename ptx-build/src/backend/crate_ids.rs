@@ -213,11 +213,13 @@ impl<'s> Parser<'s, '_> {
         self.starts.insert(self.at, self.out.len());
     }
 
-    /// `B<offset>_` (the `B` read), pointing at the same part in `out`.
+    /// `B<offset>_` (the `B` read), pointing at the same part in `out`: a part before it.
     fn backref(&mut self) -> Option<()> {
+        let b_at = self.at - 1;
         let raw = self.base62_raw()?;
         let old = if raw.is_empty() { 0 } else { decode62(raw)? + 1 };
-        let new = *self.starts.get(&usize::try_from(old).ok()?)?;
+        let old = usize::try_from(old).ok().filter(|o| *o < b_at)?;
+        let new = *self.starts.get(&old)?;
         if new > 0 {
             self.out.push_str(&encode62(new as u64 - 1));
         }
@@ -596,7 +598,7 @@ mod tests {
         let want = format!("@_Rust_alloc @_RNvCs{id}_3dep1f.llvm.123 %x_RNvCsAAAA_3dep1f \"_RNv\" @_RNvCsAAAA_3dep @_RNvCsAAAA_3dep1fZZ");
         assert_eq!(canonical_crate_ids(ir), want);
         // A back-reference past the symbol's start, or to a place no part starts at.
-        for bad in ["_RNvB9_1f", "_RINvCsAAAA_3dep1fEB1_", "_RNvNtCsAAAA_3dep"] {
+        for bad in ["_RNvB9_1f", "_RINvCsAAAA_3dep1fEB1_", "_RNvNtCsAAAA_3dep", "_RINvB2_1fEB_"] {
             assert!(rewrite(bad, &|_, _| Some("x")).is_none(), "{bad}");
         }
     }
