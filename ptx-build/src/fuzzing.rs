@@ -63,6 +63,14 @@ pub fn tool_output(text: &str, ptx: &str) -> usize {
         + crate::backend::ptxas::diagnostics(text, ptx, Path::new("/pkg/k.ptx"), root, &tool).len()
 }
 
+/// Crate ids in Rust symbol names made checkout-independent, on LLVM IR text: the rewritten
+/// text's length. The rewrite is idempotent (a second pass changes nothing), which it asserts.
+pub fn crate_ids(ir: &str) -> usize {
+    let once = crate::backend::crate_ids::canonical_crate_ids(ir);
+    assert_eq!(crate::backend::crate_ids::canonical_crate_ids(&once), once, "a second rewrite changed the text");
+    once.len()
+}
+
 #[cfg(test)]
 mod tests {
     use std::fmt::Write as _;
@@ -125,6 +133,14 @@ mod tests {
         let list = vec!["sm_90a"; 100_000].join(",");
         assert!(linear("arch lists", move || arch_list(&list)));
 
+        // Names with a back-reference each (to the second crate root), string constants and
+        // metadata strings: every `AAAA` id is rewritten.
+        let ir = repeat(n, |i| {
+            let k = format!("5k{:04}", i % 10_000);
+            format!("call void @_RINvCs9Nxgald2Sjs_8gpu_math3mapNCNvCsAAAA_{k}6kernel0EBx_()\n@s{i} = constant [3 x i8] c\"_R\\22\"\n!{i} = !{{!\"_RNvCsAAAA_{k}1f\"}}\n")
+        });
+        let out = linear("crate ids", move || crate::backend::crate_ids::canonical_crate_ids(&ir));
+        assert!(!out.contains("CsAAAA_"), "{}", &out[..300]);
         let errors = repeat(n, |i| format!("k.cu({i}): error: identifier \"x{i}\" is undefined\n  x{i} = 1;\n  ^\n\n"));
         assert!(linear("nvcc output", move || tool_output(&errors, "")) >= n);
     }

@@ -6,7 +6,7 @@
 pub mod arch_errors;
 pub mod atomics;
 pub mod bitcode;
-mod crate_ids;
+pub(crate) mod crate_ids;
 pub mod kernel_ir;
 pub mod link;
 pub mod prepass;
