@@ -20,8 +20,9 @@ use std::collections::BTreeMap;
 
 /// `ir` with every crate id in its v0 symbols and compile-unit names made checkout-independent.
 pub(crate) fn canonical_crate_ids(ir: &str) -> String {
+    let syms: Vec<(usize, &str)> = symbols(ir).collect();
     let mut ids: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for (_, sym) in symbols(ir) {
+    for &(_, sym) in &syms {
         for (id, name) in rewrite(sym, &|_, _| None).map(|r| r.roots).unwrap_or_default() {
             let v = ids.entry(name).or_default();
             if !v.contains(&id) {
@@ -33,7 +34,7 @@ pub(crate) fn canonical_crate_ids(ir: &str) -> String {
         ids.into_iter().filter_map(|(name, v)| matches!(v[..], [_]).then(|| (name, canonical_id(name)))).collect();
     let mut out = String::with_capacity(ir.len());
     let mut copied = 0;
-    for (at, sym) in symbols(ir) {
+    for (at, sym) in syms {
         if let Some(r) = rewrite(sym, &|name, _| canonical.get(name).map(String::as_str)) {
             out.push_str(&ir[copied..at]);
             out.push_str(&r.symbol);
@@ -689,24 +690,35 @@ mod tests {
     fn names_inside_string_constants_stay() {
         // A constant's bytes keep their length (its type says it); names in quoted names and
         // metadata strings are names.
-        let ir = "@s = constant [17 x i8] c\"_RNvCsAAAA_3dep1f\"\n@\"x c\" = global i8 0\n!1 = !DISubprogram(linkageName: \"_RNvCsAAAA_3dep1f\")\ncall void @_RNvCsAAAA_3dep1f()\n";
-        let id = canonical_id("dep");
-        let want = format!("@s = constant [17 x i8] c\"_RNvCsAAAA_3dep1f\"\n@\"x c\" = global i8 0\n!1 = !DISubprogram(linkageName: \"_RNvCs{id}_3dep1f\")\ncall void @_RNvCs{id}_3dep1f()\n");
-        assert_eq!(canonical_crate_ids(ir), want);
+        assert_rewrites(
+            "@s = constant [17 x i8] c\"_RNvCsAAAA_3dep1f\"\n@\"x c\" = global i8 0\n!1 = !DISubprogram(linkageName: \"_RNvCsAAAA_3dep1f\")\ncall void @_RNvCsAAAA_3dep1f()\n",
+            "@s = constant [17 x i8] c\"_RNvCsAAAA_3dep1f\"\n@\"x c\" = global i8 0\n!1 = !DISubprogram(linkageName: \"_RNvCs{dep}_3dep1f\")\ncall void @_RNvCs{dep}_3dep1f()\n",
+        );
+    }
+
+    /// `ir` rewritten is `want`, where `{dep}` stands for crate `dep`'s canonical id.
+    fn assert_rewrites(ir: &str, want: &str) {
+        assert_eq!(canonical_crate_ids(ir), want.replace("{dep}", &canonical_id("dep")));
     }
 
     #[test]
     fn words_that_are_not_v0_names_stay() {
-        let ir = "@_Rust_alloc @_RNvCsAAAA_3dep1f.llvm.123 %x_RNvCsAAAA_3dep1f \"_RNv\" @_RNvCsAAAA_3dep @_RNvCsAAAA_3dep1fZZ";
-        let id = canonical_id("dep");
-        let want = format!("@_Rust_alloc @_RNvCs{id}_3dep1f.llvm.123 %x_RNvCsAAAA_3dep1f \"_RNv\" @_RNvCsAAAA_3dep @_RNvCsAAAA_3dep1fZZ");
-        assert_eq!(canonical_crate_ids(ir), want);
-        // A back-reference past the symbol's start, or to a place no part starts at.
-        for bad in ["_RNvB9_1f", "_RINvCsAAAA_3dep1fEB1_", "_RNvNtCsAAAA_3dep", "_RINvB2_1fEB_"] {
-            assert!(rewrite(bad, &|_, _| Some("x")).is_none(), "{bad}");
-        }
-        // Numbers past 64 bits, or whose sum with an offset is: no name, no panic.
-        for bad in ["_RC18446744073709551615_", "_RBlYGhA16ahyf_", "_RNvBlYGhA16ahyf_1f", "_RNvCsAAAA_3dep99999999999999999999999f"] {
+        assert_rewrites(
+            "@_Rust_alloc @_RNvCsAAAA_3dep1f.llvm.123 %x_RNvCsAAAA_3dep1f \"_RNv\" @_RNvCsAAAA_3dep @_RNvCsAAAA_3dep1fZZ",
+            "@_Rust_alloc @_RNvCs{dep}_3dep1f.llvm.123 %x_RNvCsAAAA_3dep1f \"_RNv\" @_RNvCsAAAA_3dep @_RNvCsAAAA_3dep1fZZ",
+        );
+        for bad in [
+            // A back-reference past the symbol's start, to itself, or to a place no part starts at.
+            "_RNvB9_1f",
+            "_RINvCsAAAA_3dep1fEB1_",
+            "_RNvNtCsAAAA_3dep",
+            "_RINvB2_1fEB_",
+            // Numbers past 64 bits, or whose sum with an offset is: no name, no panic.
+            "_RC18446744073709551615_",
+            "_RBlYGhA16ahyf_",
+            "_RNvBlYGhA16ahyf_1f",
+            "_RNvCsAAAA_3dep99999999999999999999999f",
+        ] {
             assert!(rewrite(bad, &|_, _| Some("x")).is_none(), "{bad}");
         }
     }

@@ -64,9 +64,12 @@ impl CrateJob<'_> {
     fn own_source(&self, artifact: &Artifact) -> Option<OwnSource> {
         let src = artifact.source.as_ref()?;
         let cuda = src.extension().is_some_and(|e| e == "cu");
-        let sigs = if cuda { signature::cuda_kernels(src).ok()? } else { signature::rust_kernels(src).ok()? };
-        let text = if cuda { std::fs::read_to_string(src).ok()? } else { String::new() };
-        Some(OwnSource { path: src.clone(), cuda, sigs, text })
+        if !cuda {
+            return Some(OwnSource { path: src.clone(), cuda, sigs: signature::rust_kernels(src).ok()?, text: String::new() });
+        }
+        // Read once: the signatures and the names come from the same text.
+        let text = std::fs::read_to_string(src).ok()?;
+        Some(OwnSource { path: src.clone(), cuda, sigs: signature::cuda_kernels_in(src, &text).ok()?, text })
     }
 
     /// A Rust kernel named like a libdevice function or an LLVM intrinsic is refused at its line:
