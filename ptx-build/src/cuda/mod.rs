@@ -61,7 +61,22 @@ impl Nvcc {
             // Outside a build script: the host's triple (asking rustc costs a process start, so
             // only when nvcc is about to run).
             let host = std::env::var_os("TARGET").is_none().then(crate::tools::host_triple);
-            cc_build(host.as_deref()).try_get_compiler().map(|t| vec![format!("-ccbin={}", t.path().display())]).unwrap_or_default()
+            // `cc` learns the compiler's family by running it twice (65 ms on the way to the
+            // first nvcc of every build-script run; BENCHMARKS.md), to answer with a path that
+            // only the variables below decide: remembered per machine, as tool versions are.
+            let mut key = crate::cache::Key::new("host-compiler-v1");
+            key.str(env!("CARGO_PKG_VERSION")).str(host.as_deref().unwrap_or_default());
+            // `vars_os`: `vars` panics on a variable that is not UTF-8.
+            let mut vars: Vec<(String, String)> = std::env::vars_os()
+                .map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned()))
+                .filter(|(k, _)| k.contains("CXX") || ["CROSS_COMPILE", "TARGET", "HOST", "PATH"].contains(&k.as_str()))
+                .collect();
+            vars.sort();
+            for (k, v) in &vars {
+                key.str(k).str(v);
+            }
+            let ask = || cc_build(host.as_deref()).try_get_compiler().ok().map(|t| t.path().display().to_string());
+            crate::tools::remembered(&key.finish(), ask).map(|c| vec![format!("-ccbin={c}")]).unwrap_or_default()
         })
     }
 

@@ -153,8 +153,9 @@ impl BuildOptions {
             Some(tool) if crates.iter().any(|k| !k.cuda_sources.is_empty()) => Some(early_nvcc.unwrap_or_else(|| Nvcc::new(tool.clone()))),
             _ => None,
         };
-        // Read once: every crate's link step is keyed by it.
-        let libdevice_hash = cuda.libdevice.as_ref().and_then(|l| crate::cache::file_hash(&l.path)).unwrap_or_default();
+        // Read once: every Rust crate's link step is keyed by it (.cu files never link it).
+        let links = crates.iter().any(|k| k.config.rust && k.lib_src.is_some());
+        let libdevice_hash = cuda.libdevice.as_ref().filter(|_| links).and_then(|l| crate::cache::file_hash(&l.path)).unwrap_or_default();
         let mut toolchains: HashMap<String, Rust> = HashMap::new();
         let mut warned_no_ptxas = false;
         let mut output = BuildOutput::default();

@@ -245,6 +245,32 @@ fn find_manifest_above(dir: &Path) -> Option<PathBuf> {
     dir.ancestors().map(|d| d.join("Cargo.toml")).find(|m| m.is_file())
 }
 
+/// The workspace root manifest of package `manifest` when no manifest that could be its
+/// workspace's (its own and every one above it) can set options: none has both the words
+/// `metadata` and `ptx` (an options table, however its keys are split, spaced or quoted, has
+/// both; a host crate's `ptx-build` dependency only the second) or a TOML escape that could
+/// spell them, and the package does not name its root with `package.workspace`. `None`: ask
+/// cargo. The root is the nearest manifest at or above the package's with a `[workspace]`
+/// table, as cargo finds it.
+fn workspace_without_options(manifest: &Path) -> Option<PathBuf> {
+    let mut root = None;
+    for m in manifest.parent()?.ancestors().map(|d| d.join("Cargo.toml")) {
+        let Ok(text) = std::fs::read_to_string(&m) else { continue };
+        let escaped = text.contains("\\u") || text.contains("\\U");
+        if escaped || (text.contains("metadata") && text.contains("ptx")) {
+            return None;
+        }
+        let keys = || text.lines().map(|l| l.split('#').next().unwrap_or_default().replace([' ', '\t'], ""));
+        if m == manifest && keys().any(|l| l.starts_with("workspace=")) {
+            return None;
+        }
+        if root.is_none() && keys().any(|l| l == "[workspace]") {
+            root = Some(m);
+        }
+    }
+    Some(root.unwrap_or_else(|| manifest.to_path_buf()))
+}
+
 fn kernel_crate(meta: &Metadata, pkg: &Package, front: &Options, source: &Source) -> Result<Option<KernelCrate>> {
     let Some(table) = pkg.metadata.get("ptx") else {
         return Ok(None);
@@ -348,7 +374,18 @@ impl CudaFiles {
     /// `front_source`: the command line, a build script's Builder).
     pub fn into_crate(self, front: &Options, front_source: &Source) -> Result<KernelCrate> {
         let around = find_manifest_above(&self.dir);
-        let meta = around.as_deref().and_then(|m| metadata(Some(m)).ok());
+        // `cargo metadata` is a process start on the way to the first nvcc of every build-script
+        // run (52-68 ms of it; BENCHMARKS.md): not asked where no manifest could hold options
+        // and the Builder gave the target dir. What it would say then is known: no options, and
+        // the workspace root that the help for missing ones names.
+        let without_options = match (&around, &self.target_dir) {
+            (Some(m), Some(_)) => workspace_without_options(m),
+            _ => None,
+        };
+        let meta = match without_options {
+            Some(_) => None,
+            None => around.as_deref().and_then(|m| metadata(Some(m)).ok()),
+        };
         let target_dir = match self.target_dir {
             Some(t) => t,
             None => meta.as_ref().map(|m| m.target_directory.clone()).unwrap_or_else(|| self.dir.join("target")),
@@ -367,6 +404,9 @@ impl CudaFiles {
                 None => Source::Workspace(meta.workspace_root.join("Cargo.toml")),
             });
             front = front.or(package_options(meta, own, m, &mut warnings)?);
+        }
+        if let Some(root) = without_options {
+            options_table = Some(Source::Workspace(root));
         }
         let lib_name = identifier(&self.name);
         // The front end's globs win over the metadata's: an error about them names the front end.
@@ -578,6 +618,40 @@ mod tests {
         let dir = Path::new("/pkg");
         let files = files.iter().map(|f| dir.join(f)).collect();
         Ok(name_modules(dir, files, lib_name)?.into_iter().map(|s| s.module).collect())
+    }
+
+    #[test]
+    fn cargo_is_not_asked_where_no_manifest_can_hold_options() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("ws");
+        let host = root.join("crates/host");
+        std::fs::create_dir_all(&host).unwrap();
+        let write = |m: &Path, text: &str| std::fs::write(m, text).unwrap();
+        let (root_toml, host_toml) = (root.join("Cargo.toml"), host.join("Cargo.toml"));
+        let package = "[package]\nname = \"host\"\nversion.workspace = true # inherited\n[build-dependencies]\nptx-build = \"0.1\"\n";
+        write(&host_toml, package);
+        // A package of no workspace is its own root.
+        assert_eq!(workspace_without_options(&host_toml), Some(host_toml.clone()));
+        write(&root_toml, "[workspace]\nmembers = [\"crates/*\"]\n");
+        assert_eq!(workspace_without_options(&host_toml), Some(root_toml.clone()), "the nearest [workspace] above");
+        write(&host_toml, &format!("{package}[workspace]\n"));
+        assert_eq!(workspace_without_options(&host_toml), Some(host_toml.clone()), "its own [workspace]");
+        // Every way a manifest could set options, or name a root cargo would look for elsewhere.
+        for (m, text) in [
+            (&host_toml, format!("{package}[package.metadata.ptx]\narchs = [\"sm_80\"]\n")),
+            (&host_toml, format!("{package}[package.metadata]\n\"ptx\" = {{ archs = [\"sm_80\"] }}\n")),
+            (&host_toml, format!("package . metadata . ptx . archs = [\"sm_80\"]\n{package}")),
+            (&host_toml, format!("{package}[package.metadata]\n\"\\u0070tx\" = {{}}\n")),
+            (&host_toml, "[package]\nname = \"host\"\nworkspace = \"../..\"\n".to_string()),
+            (&root_toml, "[workspace]\nmembers = [\"crates/*\"]\n[workspace.metadata.ptx]\narchs = [\"sm_80\"]\n".to_string()),
+            // Other metadata beside the `ptx-build` dependency: cargo says whether options are there.
+            (&host_toml, format!("{package}[package.metadata.docs.rs]\nall-features = true\n")),
+        ] {
+            write(&host_toml, package);
+            write(&root_toml, "[workspace]\nmembers = [\"crates/*\"]\n");
+            write(m, &text);
+            assert_eq!(workspace_without_options(&host_toml), None, "{text}");
+        }
     }
 
     #[test]

@@ -156,15 +156,20 @@ pub(crate) fn tool_output(path: &Path, args: &[&str]) -> Option<String> {
         .str(&args.join("\u{1f}"))
         .str(&format!("{}:{modified}", meta.len()))
         .finish();
+    remembered(&key, || {
+        let out = process::probe(process::command(path).args(args)).ok()?;
+        out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    })
+}
+
+/// The answer to a question about this machine's tools, kept in the tool cache under `key`
+/// (a [`crate::cache::Key`] of everything the answer depends on); `ask` when it is not there.
+pub(crate) fn remembered(key: &str, ask: impl FnOnce() -> Option<String>) -> Option<String> {
     let file = home().map(|h| h.join("tool-cache").join(&key[..32]));
     if let Some(text) = file.as_ref().and_then(|f| fs::read_to_string(f).ok()) {
         return Some(text);
     }
-    let out = process::probe(process::command(path).args(args)).ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let text = ask()?;
     if let Some(f) = &file {
         // A cache that cannot be written only costs the next build one more run.
         let _ = crate::cache::write_atomic(f, text.as_bytes());
@@ -191,6 +196,21 @@ mod tests {
         let found = |name: &str| which::which_in(name, Some(&path), dir.path()).ok();
         assert_eq!(found("data"), None, "a file without the x bit is not a tool");
         assert_eq!(found("folder"), None, "nor is a folder");
+    }
+
+    #[test]
+    fn an_answer_is_asked_once_per_key() {
+        let Some(home) = home() else { return };
+        let nonce = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
+        let key = crate::cache::Key::new("tool-cache-test").str(&nonce).finish();
+        assert_eq!(remembered(&key, || Some("-ccbin=c++".into())).as_deref(), Some("-ccbin=c++"));
+        assert_eq!(remembered(&key, || panic!("asked again")).as_deref(), Some("-ccbin=c++"));
+        let other = crate::cache::Key::new("tool-cache-test").str(&nonce).str("CXX=clang++").finish();
+        assert_eq!(remembered(&other, || None), None, "another key is asked; no answer is not kept");
+        assert_eq!(remembered(&other, || Some("-ccbin=clang++".into())).as_deref(), Some("-ccbin=clang++"));
+        for k in [&key, &other] {
+            let _ = fs::remove_file(home.join("tool-cache").join(&k[..32]));
+        }
     }
 
     #[test]
