@@ -262,11 +262,44 @@ fn a_warning_repeated_at_many_places_is_one_warning_and_one_line_naming_the_rest
     assert_eq!(warning_lines(&log, "host_repeated").iter().filter(|l| l.contains(clobber)).count(), 4, "{log}");
 }
 
+/// A second checkout at another path with the machine's step cache warm starts no nvcc at all:
+/// the PTX is fetched, and so are the signatures of the kernels macros stamp out, which nvcc's
+/// preprocessor would otherwise have to read again for each file. Both get the same module.
+fn a_second_checkout_reads_macro_stamped_signatures_from_the_shared_cache() {
+    let real = common::nvcc();
+    let scratch = tempfile::tempdir().unwrap();
+    let (log, cache) = (scratch.path().join("nvcc.log"), scratch.path().join("steps"));
+    let wrapper = scratch.path().join("nvcc");
+    std::fs::write(&wrapper, format!("#!/bin/sh\necho \"$@\" >> '{}'\nexec '{}' \"$@\"\n", log.display(), real.display())).unwrap();
+    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let vars = [("NVCC", wrapper.to_str().unwrap()), ("CARGO_PTX_CACHE_DIR", cache.to_str().unwrap())];
+    // What nvcc was asked to compile or preprocess since the last call (not `--version`).
+    let runs = || {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        std::fs::remove_file(&log).ok();
+        text.lines().filter(|l| l.split(' ').any(|a| a == "-ptx" || a == "-E")).map(str::to_string).collect::<Vec<_>>()
+    };
+    let (one, two) = (quantized_host("host_checkouts"), quantized_host("host_checkouts"));
+    let (ok, first) = cargo_build_with(one.path(), &vars);
+    assert!(ok, "{first}");
+    assert_eq!(runs().len(), 2, "the first checkout compiles both files once (keeping their preprocessed units)");
+    let module = generated_module("host_checkouts");
+    assert!(module.contains("quantized.cu:13)"), "{module}");
+    // The same target dir (cargo gives both the same unit): the stamps there name the first
+    // checkout's files, so only the machine's cache can answer for the second.
+    let (ok, second) = cargo_build_with(two.path(), &vars);
+    assert!(ok && build_script_ran(&second), "{second}");
+    assert_eq!(runs(), Vec::<String>::new(), "no nvcc for the second checkout:\n{second}");
+    assert_eq!(warning_lines(&second, "host_checkouts"), warning_lines(&first, "host_checkouts"), "{second}");
+    assert_eq!(generated_module("host_checkouts"), module, "the same typed methods, documented at the same files and lines");
+}
+
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::tests![
         candle_style_void_pointer_kernels_are_typed_and_a_no_op_build_says_one_line,
         a_value_that_is_not_device_memory_for_void_pointer_says_what_to_pass,
         a_cuda_struct_without_a_host_twin_is_launched_by_name_until_the_host_defines_it,
         a_warning_repeated_at_many_places_is_one_warning_and_one_line_naming_the_rest,
+        a_second_checkout_reads_macro_stamped_signatures_from_the_shared_cache,
     ]
 }

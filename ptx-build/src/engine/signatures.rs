@@ -10,7 +10,7 @@ use super::job::CrateJob;
 use super::steps::CudaRecord;
 use crate::arch::Arch;
 use crate::cache::{CachedStep, Key};
-use crate::diag::{relative, Diagnostic};
+use crate::diag::{joined, path_from, relative, Diagnostic};
 use crate::embed::signature::KernelSig;
 use crate::embed::{demangle, host_types, signature};
 use crate::error::Result;
@@ -43,7 +43,7 @@ impl CrateJob<'_> {
 
     /// The kernels of a .cu module whose PTX has the entries `entries`: from the source where it
     /// shows them all, else from the preprocessed unit of the first arch's compile (`nvcc`: that
-    /// step's key and record). Run in the first arch's job, beside the other files' nvcc runs:
+    /// step and its record). Run in the first arch's job, beside the other files' nvcc runs:
     /// read after the last of them, the preprocessed units were most of what a build spent after
     /// its last nvcc (BENCHMARKS.md, issue 25).
     pub(super) fn cuda_signatures(
@@ -51,7 +51,7 @@ impl CrateJob<'_> {
         arch: Arch,
         src: &crate::project::CudaSource,
         entries: &[String],
-        nvcc: (&str, &CudaRecord),
+        nvcc: (&CachedStep<'_>, &CudaRecord),
         reporter: &dyn Reporter,
     ) -> Result<Vec<KernelSig>> {
         let source = signature::cuda_kernels(&src.path)?;
@@ -67,24 +67,35 @@ impl CrateJob<'_> {
 
     /// The kernels of a .cu file read from its preprocessed translation unit: the one the first
     /// arch's nvcc kept, or `nvcc -E` with the same flags (after a step-cache hit). Cached,
-    /// keyed by the compile and the content of every file nvcc read. `None` after a warning.
+    /// keyed by the compile and the content of every file nvcc read, in the machine's step
+    /// cache too where the compile is: a checkout that fetched the PTX fetches its signatures,
+    /// instead of starting nvcc's preprocessor for each file (90-100 ms a file). `None` after a
+    /// warning.
     fn preprocessed(
         &self,
         arch: Arch,
         src: &crate::project::CudaSource,
-        key: &str,
+        compile: &CachedStep<'_>,
         record: &CudaRecord,
         reporter: &dyn Reporter,
     ) -> Option<Vec<KernelSig>> {
         let work = self.work.join(arch.to_string());
-        let mut k = Key::new("preprocessed-signatures-v6");
-        k.str(key);
-        for (path, hash) in &record.inputs {
-            k.str(&path.to_string_lossy()).str(hash);
-        }
+        // The record names the files nvcc read from the package folder, as the signatures do.
+        let inputs = |mut k: Key| {
+            for (path, hash) in &record.inputs {
+                k.str(&path.to_string_lossy()).str(hash);
+            }
+            k.finish()
+        };
+        let mut k = Key::new("preprocessed-signatures-v7");
+        k.str(&compile.key);
+        let shared = compile.shared.as_ref().map(|(cache, compile_key)| {
+            let mut k = Key::new("preprocessed-signatures-shared-v1");
+            k.str(compile_key);
+            (*cache, inputs(k))
+        });
         let kept = self.kept_unit(arch, src);
-        let step =
-            CachedStep { stamp: work.join(format!("signatures-{}.json", src.module)), key: k.finish(), shared: None, outputs: Vec::new() };
+        let step = CachedStep { stamp: work.join(format!("signatures-{}.json", src.module)), key: inputs(k), shared, outputs: Vec::new() };
         let read = step.run(
             |_: &Vec<KernelSig>| true,
             || {
@@ -96,12 +107,21 @@ impl CrateJob<'_> {
                     }
                 };
                 let roots = self.nvcc.map(|n| crate::cuda::install_roots(&n.tool.path)).unwrap_or_default();
-                signature::cuda_kernels_preprocessed(&text, &self.krate.dir, &roots)
+                let mut sigs = signature::cuda_kernels_preprocessed(&text, &self.krate.dir, &roots)?;
+                for s in &mut sigs {
+                    s.file = path_from(&s.file, &self.krate.dir);
+                }
+                Ok(sigs)
             },
         );
         let _ = std::fs::remove_file(&kept);
         match read {
-            Ok(done) => Some(done.meta),
+            Ok(mut done) => {
+                for s in &mut done.meta {
+                    s.file = joined(&self.krate.dir, &s.file);
+                }
+                Some(done.meta)
+            }
             Err(e) => {
                 let d = Diagnostic::warning(format!(
                     "the kernels of {} that macros stamp out get no typed launch method: {e}",

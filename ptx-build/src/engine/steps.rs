@@ -181,7 +181,7 @@ impl CrateJob<'_> {
         let artifacts = self.with_cubin(arch, &module, &ptx_path, &done.hashes[0], done.outcome == Outcome::Fresh, &work, reporter)?;
         let inputs = record.inputs.iter().map(|(p, _)| joined(&self.krate.dir, p)).collect();
         let cuda_signatures = match first_arch && self.opts.signatures {
-            true => Some((src.module.clone(), self.cuda_signatures(arch, src, &record.kernels, (&step.key, &record), reporter)?)),
+            true => Some((src.module.clone(), self.cuda_signatures(arch, src, &record.kernels, (&step, &record), reporter)?)),
             false => None,
         };
         let warnings = crate::cuda::warnings(&record.output, &self.krate.dir, arch, &nvcc.tool);
