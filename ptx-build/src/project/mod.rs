@@ -264,7 +264,8 @@ fn workspace_without_options(manifest: &Path) -> Option<PathBuf> {
         if m == manifest && keys().any(|l| l.starts_with("workspace=")) {
             return None;
         }
-        if root.is_none() && keys().any(|l| l == "[workspace]") {
+        // `[workspace.dependencies]` alone makes a root too.
+        if root.is_none() && keys().any(|l| l == "[workspace]" || l.starts_with("[workspace.")) {
             root = Some(m);
         }
     }
@@ -634,6 +635,8 @@ mod tests {
         assert_eq!(workspace_without_options(&host_toml), Some(host_toml.clone()));
         write(&root_toml, "[workspace]\nmembers = [\"crates/*\"]\n");
         assert_eq!(workspace_without_options(&host_toml), Some(root_toml.clone()), "the nearest [workspace] above");
+        write(&root_toml, "[workspace.dependencies]\nptx-runtime = \"0.1\"\n");
+        assert_eq!(workspace_without_options(&host_toml), Some(root_toml.clone()), "a table below `workspace` makes a root");
         write(&host_toml, &format!("{package}[workspace]\n"));
         assert_eq!(workspace_without_options(&host_toml), Some(host_toml.clone()), "its own [workspace]");
         // Every way a manifest could set options, or name a root cargo would look for elsewhere.
