@@ -80,9 +80,9 @@ impl CachedStep<'_> {
         if let Some((cache, key)) = &self.shared {
             let fetched = cache
                 .fetch(key, &files, |v| serde_json::from_value::<M>(v.clone()).is_ok_and(|m| valid(&m)))
-                .and_then(|v| serde_json::from_value(v).ok());
-            if let Some(meta) = fetched {
-                let hashes = self.record(&meta)?;
+                .and_then(|(v, hashes)| Some((serde_json::from_value(v).ok()?, hashes)));
+            if let Some((meta, hashes)) = fetched {
+                self.write(&meta, &hashes)?;
                 return Ok(Done { meta, hashes, outcome: Outcome::Fetched });
             }
         }
@@ -108,9 +108,14 @@ impl CachedStep<'_> {
     /// Writes the stamp for outputs now in place; returns their hashes.
     fn record<M: Serialize>(&self, meta: &M) -> Result<Vec<String>> {
         let hashes: Vec<String> = self.outputs.iter().map(|(_, p)| file_hash(p).unwrap_or_default()).collect();
-        let outputs = self.outputs.iter().zip(&hashes).map(|((n, _), h)| (n.to_string(), h.clone())).collect();
-        write_stamp(&self.stamp, &Stamp { key: self.key.clone(), outputs, meta })?;
+        self.write(meta, &hashes)?;
         Ok(hashes)
+    }
+
+    /// Writes the stamp for outputs of known `hashes`.
+    fn write<M: Serialize>(&self, meta: &M, hashes: &[String]) -> Result<()> {
+        let outputs = self.outputs.iter().zip(hashes).map(|((n, _), h)| (n.to_string(), h.clone())).collect();
+        write_stamp(&self.stamp, &Stamp { key: self.key.clone(), outputs, meta })
     }
 }
 

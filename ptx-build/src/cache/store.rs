@@ -79,10 +79,12 @@ impl StepCache {
         self.entries_dir().join(&key[..2.min(key.len())]).join(key)
     }
 
-    /// The metadata of entry `key` when it is whole and `accept` takes it; then copies its files
-    /// to their destinations (`(name, path)`). A miss is `None`, never an error: the caller
-    /// runs the step.
-    pub fn fetch(&self, key: &str, outputs: &[(&str, &Path)], accept: impl FnOnce(&Value) -> bool) -> Option<Value> {
+    /// The metadata of entry `key` when it is whole and `accept` takes it, with the content hash
+    /// of each output checked on the way (in `outputs`' order: the caller's stamp needs them,
+    /// and hashing is most of a fetch in a build script cargo compiles unoptimised); then copies
+    /// its files to their destinations (`(name, path)`). A miss is `None`, never an error: the
+    /// caller runs the step.
+    pub fn fetch(&self, key: &str, outputs: &[(&str, &Path)], accept: impl FnOnce(&Value) -> bool) -> Option<(Value, Vec<String>)> {
         let dir = self.entry_dir(key);
         let entry: Entry = read_stamp(&dir.join("entry.json"))?;
         if !accept(&entry.meta) {
@@ -93,7 +95,7 @@ impl StepCache {
             let want = entry.files.iter().find(|f| f.name == *name)?;
             let bytes = fs::read(dir.join(name)).ok();
             match bytes {
-                Some(b) if b.len() as u64 == want.len && bytes_hash(&b) == want.hash => contents.push((dest, b)),
+                Some(b) if b.len() as u64 == want.len && bytes_hash(&b) == want.hash => contents.push((dest, b, want.hash.clone())),
                 _ => {
                     // Corrupt or truncated: drop it so the next store replaces it.
                     self.remove(&dir);
@@ -101,12 +103,14 @@ impl StepCache {
                 }
             }
         }
-        for (dest, bytes) in contents {
+        let mut hashes = Vec::with_capacity(contents.len());
+        for (dest, bytes, hash) in contents {
             write_atomic(dest, &bytes).ok()?;
+            hashes.push(hash);
         }
         // The entry's use time, for eviction.
         let _ = fs::File::options().append(true).open(dir.join("entry.json")).and_then(|f| f.set_modified(SystemTime::now()));
-        Some(entry.meta)
+        Some((entry.meta, hashes))
     }
 
     /// Publishes `files` (`(name, path)`) and `meta` as entry `key`, replacing an entry of that
@@ -238,8 +242,9 @@ mod tests {
         let (dir, cache, src) = setup();
         cache.store("abcd", &[("ptx", &src)], &serde_json::json!({"kernels": ["k"]})).unwrap();
         let dest = dir.path().join("out/k.ptx");
-        let meta = cache.fetch("abcd", &[("ptx", &dest)], |_| true).unwrap();
+        let (meta, hashes) = cache.fetch("abcd", &[("ptx", &dest)], |_| true).unwrap();
         assert_eq!(meta["kernels"][0], "k");
+        assert_eq!(hashes, [crate::cache::file_hash(&dest).unwrap()], "the hash of the file written");
         assert_eq!(fs::read(&dest).unwrap(), b".version 8.0\n");
         assert!(cache.fetch("abce", &[("ptx", &dest)], |_| true).is_none(), "another key misses");
         assert!(cache.fetch("abcd", &[("ptx", &dest)], |_| false).is_none(), "a rejected entry misses");
@@ -267,7 +272,7 @@ mod tests {
         cache.store("abcd", &[("ptx", &src)], &1).unwrap();
         cache.store("abcd", &[("ptx", &src)], &2).unwrap();
         let dest = dir.path().join("o.ptx");
-        assert_eq!(cache.fetch("abcd", &[("ptx", &dest)], |_| true), Some(serde_json::json!(2)));
+        assert_eq!(cache.fetch("abcd", &[("ptx", &dest)], |_| true).map(|f| f.0), Some(serde_json::json!(2)));
         assert_eq!(cache.stats().entries, 1);
     }
 
