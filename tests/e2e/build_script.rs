@@ -516,6 +516,42 @@ fn builder_cuda_files_take_the_host_crates_metadata_and_a_missing_header_names_t
     );
 }
 
+/// A host crate that is a member of a workspace: its `.cuda(..)` files take the archs of the
+/// root's `[workspace.metadata.ptx]`, the help for none names that manifest, and an edit of it
+/// reruns the build script (cargo watches no other package's manifest by itself).
+fn builder_cuda_files_of_a_workspace_member_take_and_watch_the_workspace_options() {
+    common::nvcc();
+    let neg =
+        "extern \"C\" __global__ void neg(float *x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = -x[i]; }\n";
+    let p = cuda_host("host_member", &[("cuda/neg.cu", neg)], "");
+    let (host, root) = (p.path().join("host/Cargo.toml"), p.path().join("Cargo.toml"));
+    write(&host, &std::fs::read_to_string(&host).unwrap().replace("[workspace]\n", ""));
+    write(
+        p.path().join("host/build.rs"),
+        "fn main() -> Result<(), ptx_build::Error> {\n    ptx_build::Builder::new().cuda(\"cuda/*.cu\").build()?;\n    Ok(())\n}\n",
+    );
+    let members = "[workspace]\nmembers = [\"host\"]\nexclude = [\"kernels\"]\nresolver = \"2\"\n";
+    write(&root, members);
+    if ptx_build::internals::tools::gpu::native().is_err() {
+        let (ok, log) = cargo_build(p.path());
+        assert!(!ok && log.contains("no GPU arch chosen for host_member"), "{log}");
+        assert!(log.contains(&format!("add `archs = [\"sm_80\"]` to [workspace.metadata.ptx] of {}", root.display())), "{log}");
+    }
+    let archs = |list: &str| format!("{members}[workspace.metadata.ptx]\narchs = [{list}]\n");
+    // Dated now: newer than the last build, older than the next (a later date would look changed
+    // to every build until then).
+    write_at(&root, &archs("\"compute_80\""), std::time::SystemTime::now());
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok && build_script_ran(&log), "{log}");
+    assert!(generated_module("host_member").contains("COMPUTE_80"), "{}", generated_module("host_member"));
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok && !build_script_ran(&log), "a no-op build:\n{log}");
+    write_at(&root, &archs("\"compute_80\", \"compute_90\""), std::time::SystemTime::now());
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok && build_script_ran(&log), "the workspace's options changed:\n{log}");
+    assert!(generated_module("host_member").contains("COMPUTE_90"), "{}", generated_module("host_member"));
+}
+
 fn a_header_kernel_in_two_cu_modules_gets_one_method_per_module() {
     common::cuda();
     // llm.c's style: the same (mangled) helper kernel in two files, each its own module.
@@ -600,6 +636,7 @@ pub fn tests() -> Vec<crate::harness::Test> {
         macro_stamped_and_template_cuda_kernels_get_typed_methods,
         builder_cuda_files_take_the_host_crates_metadata_and_a_missing_header_names_the_builder,
         a_header_kernel_in_two_cu_modules_gets_one_method_per_module,
+        builder_cuda_files_of_a_workspace_member_take_and_watch_the_workspace_options,
         nvcc_warnings_come_once_per_message_and_a_missing_header_once_with_its_folder,
     ]
 }

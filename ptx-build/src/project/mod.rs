@@ -260,16 +260,32 @@ fn workspace_without_options(manifest: &Path) -> Option<PathBuf> {
         if escaped || (text.contains("metadata") && text.contains("ptx")) {
             return None;
         }
-        let keys = || text.lines().map(|l| l.split('#').next().unwrap_or_default().replace([' ', '\t'], ""));
-        if m == manifest && keys().any(|l| l.starts_with("workspace=")) {
+        if m == manifest && keys(&text).any(|l| l.starts_with("workspace=")) {
             return None;
         }
-        // `[workspace.dependencies]` alone makes a root too.
-        if root.is_none() && keys().any(|l| l == "[workspace]" || l.starts_with("[workspace.")) {
+        if root.is_none() && is_workspace_root(&text) {
             root = Some(m);
         }
     }
     Some(root.unwrap_or_else(|| manifest.to_path_buf()))
+}
+
+/// The manifest of the workspace that package `manifest` is in, as cargo finds it when the
+/// package does not name it: the nearest at or above the package's with a `[workspace]` table,
+/// else the package's own.
+pub(crate) fn workspace_manifest(manifest: &Path) -> PathBuf {
+    let mut above = manifest.parent().into_iter().flat_map(Path::ancestors).map(|d| d.join("Cargo.toml"));
+    above.find(|m| std::fs::read_to_string(m).is_ok_and(|text| is_workspace_root(&text))).unwrap_or_else(|| manifest.to_path_buf())
+}
+
+/// A manifest's lines without comments and blanks, for telling tables and keys apart.
+fn keys(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.lines().map(|l| l.split('#').next().unwrap_or_default().replace([' ', '\t'], ""))
+}
+
+/// Whether a manifest has a `[workspace]` table (`[workspace.dependencies]` alone makes one too).
+fn is_workspace_root(text: &str) -> bool {
+    keys(text).any(|l| l == "[workspace]" || l.starts_with("[workspace."))
 }
 
 fn kernel_crate(meta: &Metadata, pkg: &Package, front: &Options, source: &Source) -> Result<Option<KernelCrate>> {
@@ -637,8 +653,10 @@ mod tests {
         assert_eq!(workspace_without_options(&host_toml), Some(root_toml.clone()), "the nearest [workspace] above");
         write(&root_toml, "[workspace.dependencies]\nptx-runtime = \"0.1\"\n");
         assert_eq!(workspace_without_options(&host_toml), Some(root_toml.clone()), "a table below `workspace` makes a root");
+        assert_eq!(workspace_manifest(&host_toml), root_toml, "the manifest a build script watches besides its own");
         write(&host_toml, &format!("{package}[workspace]\n"));
         assert_eq!(workspace_without_options(&host_toml), Some(host_toml.clone()), "its own [workspace]");
+        assert_eq!(workspace_manifest(&host_toml), host_toml);
         // Every way a manifest could set options, or name a root cargo would look for elsewhere.
         for (m, text) in [
             (&host_toml, format!("{package}[package.metadata.ptx]\narchs = [\"sm_80\"]\n")),
