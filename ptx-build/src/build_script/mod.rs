@@ -195,12 +195,6 @@ impl Builder {
         reporter.directive(format!("cargo:rerun-if-env-changed={}", prebuilt::WRITE_VAR));
         // Its `[package.metadata.ptx]` may set `prebuilt`, and archs and flags for `.cuda(..)` files.
         reporter.directive(format!("cargo:rerun-if-changed={}", manifest_dir.join("Cargo.toml").display()));
-        // And the workspace's `[workspace.metadata.ptx]`: cargo reruns a build script for no
-        // change to another package's manifest by itself.
-        let workspace = crate::project::workspace_manifest(&manifest_dir.join("Cargo.toml"));
-        if workspace != manifest_dir.join("Cargo.toml") {
-            reporter.directive(format!("cargo:rerun-if-changed={}", workspace.display()));
-        }
 
         let cuda_files = self.host_cuda(&manifest_dir, &out_dir, &source, reporter)?;
         // A prebuilt set of this package, when the policy and its key allow it: no tool runs.

@@ -76,7 +76,9 @@ impl Nvcc {
                 key.str(k).str(v);
             }
             let ask = || cc_build(host.as_deref()).try_get_compiler().ok().map(|t| t.path().display().to_string());
-            crate::tools::remembered(&key.finish(), ask).map(|c| vec![format!("-ccbin={c}")]).unwrap_or_default()
+            // A compiler removed since is asked about again, not handed to nvcc.
+            let holds = |c: &str| which::which(c).is_ok();
+            crate::tools::remembered(&key.finish(), holds, ask).map(|c| vec![format!("-ccbin={c}")]).unwrap_or_default()
         })
     }
 

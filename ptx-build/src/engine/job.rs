@@ -166,6 +166,7 @@ impl<'a> CrateJob<'a> {
         }
         let mut sources: Vec<PathBuf> = rust.map(|r| r.sources).unwrap_or_default();
         sources.extend(inputs);
+        sources.extend(self.krate.workspace_manifest.clone());
         Ok(CrateOutput {
             name: self.krate.name.clone(),
             lib_name: self.krate.lib_name.clone(),

@@ -87,11 +87,18 @@ impl CrateJob<'_> {
             }
             k.finish()
         };
+        // Headers below these are the install's and the system's, not the user's kernels: they
+        // follow nvcc's path, which the shared compile key leaves out.
+        let roots = self.nvcc.map(|n| crate::cuda::install_roots(&n.tool.path)).unwrap_or_default();
         let mut k = Key::new("preprocessed-signatures-v7");
         k.str(&compile.key);
         let shared = compile.shared.as_ref().map(|(cache, compile_key)| {
+            // ptx-build's version: what the reader makes of a unit changes with it.
             let mut k = Key::new("preprocessed-signatures-shared-v1");
-            k.str(compile_key);
+            k.str(compile_key).str(env!("CARGO_PKG_VERSION"));
+            for r in &roots {
+                k.str(&r.to_string_lossy());
+            }
             (*cache, inputs(k))
         });
         let kept = self.kept_unit(arch, src);
@@ -106,7 +113,6 @@ impl CrateJob<'_> {
                         self.cuda_compile(arch, src, &work, &out, None).preprocess()?
                     }
                 };
-                let roots = self.nvcc.map(|n| crate::cuda::install_roots(&n.tool.path)).unwrap_or_default();
                 let mut sigs = signature::cuda_kernels_preprocessed(&text, &self.krate.dir, &roots)?;
                 for s in &mut sigs {
                     s.file = path_from(&s.file, &self.krate.dir);

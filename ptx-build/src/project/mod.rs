@@ -42,6 +42,10 @@ pub struct KernelCrate {
     /// Set when the .cu files make one static library (`Builder::cuda_static_lib`) instead of
     /// PTX modules.
     pub static_lib: Option<StaticLibSpec>,
+    /// The workspace's manifest, whose `[workspace.metadata.ptx]` applies to the crate's .cu
+    /// files besides the package's own: an input (`rerun-if-changed`), as cargo watches no other
+    /// package's manifest by itself. `None` where it is the package's own.
+    pub workspace_manifest: Option<PathBuf>,
 }
 
 /// A static library of CUDA C++ that launches its own kernels: `lib<name>.a` in `dir`.
@@ -248,34 +252,29 @@ fn find_manifest_above(dir: &Path) -> Option<PathBuf> {
 /// The workspace root manifest of package `manifest` when no manifest that could be its
 /// workspace's (its own and every one above it) can set options: none has both the words
 /// `metadata` and `ptx` (an options table, however its keys are split, spaced or quoted, has
-/// both; a host crate's `ptx-build` dependency only the second) or a TOML escape that could
-/// spell them, and the package does not name its root with `package.workspace`. `None`: ask
-/// cargo. The root is the nearest manifest at or above the package's with a `[workspace]`
-/// table, as cargo finds it.
+/// both; a host crate's `ptx-build` dependency only the second) or a backslash (an escape can
+/// spell any key), the package does not name its root (`package.workspace = "../root"`, however
+/// spelled), and the nearest root does not exclude members (cargo would look further up).
+/// `None`: ask cargo. The root is the nearest manifest at or above the package's with a
+/// `[workspace]` table, as cargo finds it then.
 fn workspace_without_options(manifest: &Path) -> Option<PathBuf> {
     let mut root = None;
     for m in manifest.parent()?.ancestors().map(|d| d.join("Cargo.toml")) {
         let Ok(text) = std::fs::read_to_string(&m) else { continue };
-        let escaped = text.contains("\\u") || text.contains("\\U");
-        if escaped || (text.contains("metadata") && text.contains("ptx")) {
+        if text.contains('\\') || (text.contains("metadata") && text.contains("ptx")) {
             return None;
         }
-        if m == manifest && keys(&text).any(|l| l.starts_with("workspace=")) {
+        if m == manifest && keys(&text).any(|l| names_a_root(&l)) {
             return None;
         }
         if root.is_none() && is_workspace_root(&text) {
+            if keys(&text).any(|l| l.starts_with("exclude=") || l.contains("exclude=[")) {
+                return None;
+            }
             root = Some(m);
         }
     }
     Some(root.unwrap_or_else(|| manifest.to_path_buf()))
-}
-
-/// The manifest of the workspace that package `manifest` is in, as cargo finds it when the
-/// package does not name it: the nearest at or above the package's with a `[workspace]` table,
-/// else the package's own.
-pub(crate) fn workspace_manifest(manifest: &Path) -> PathBuf {
-    let mut above = manifest.parent().into_iter().flat_map(Path::ancestors).map(|d| d.join("Cargo.toml"));
-    above.find(|m| std::fs::read_to_string(m).is_ok_and(|text| is_workspace_root(&text))).unwrap_or_else(|| manifest.to_path_buf())
 }
 
 /// A manifest's lines without comments and blanks, for telling tables and keys apart.
@@ -283,9 +282,21 @@ fn keys(text: &str) -> impl Iterator<Item = String> + '_ {
     text.lines().map(|l| l.split('#').next().unwrap_or_default().replace([' ', '\t'], ""))
 }
 
-/// Whether a manifest has a `[workspace]` table (`[workspace.dependencies]` alone makes one too).
+/// Whether a manifest line gives `workspace` a string (the path of the package's root), as a
+/// key of `[package]`, dotted, quoted or in an inline table; `workspace = true` (inheritance)
+/// does not.
+fn names_a_root(line: &str) -> bool {
+    ["workspace=", "workspace\"=", "workspace'="]
+        .iter()
+        .any(|k| line.match_indices(k).any(|(i, _)| line[i + k.len()..].starts_with(['"', '\''])))
+}
+
+/// Whether a manifest has a `workspace` table (`[workspace]`, `[workspace.dependencies]`,
+/// `workspace.members = ..`, quoted or not).
 fn is_workspace_root(text: &str) -> bool {
-    keys(text).any(|l| l == "[workspace]" || l.starts_with("[workspace."))
+    keys(text)
+        .map(|l| l.replace(['"', '\''], ""))
+        .any(|l| l == "[workspace]" || l.starts_with("[workspace.") || l.starts_with("workspace.") || l.starts_with("workspace={"))
 }
 
 fn kernel_crate(meta: &Metadata, pkg: &Package, front: &Options, source: &Source) -> Result<Option<KernelCrate>> {
@@ -340,6 +351,7 @@ fn kernel_crate(meta: &Metadata, pkg: &Package, front: &Options, source: &Source
         warnings,
         options_table: Some(Source::Package(pkg.manifest_path.clone())),
         static_lib: None,
+        workspace_manifest: None,
     }))
 }
 
@@ -422,6 +434,12 @@ impl CudaFiles {
             });
             front = front.or(package_options(meta, own, m, &mut warnings)?);
         }
+        let workspace_manifest = match (&without_options, &meta) {
+            (Some(root), _) => Some(root.clone()),
+            (None, Some(meta)) => Some(meta.workspace_root.join("Cargo.toml")),
+            (None, None) => None,
+        }
+        .filter(|w| around.as_ref() != Some(w));
         if let Some(root) = without_options {
             options_table = Some(Source::Workspace(root));
         }
@@ -464,6 +482,7 @@ impl CudaFiles {
             warnings,
             options_table,
             static_lib: self.static_lib,
+            workspace_manifest,
         })
     }
 }
@@ -640,6 +659,10 @@ mod tests {
     #[test]
     fn cargo_is_not_asked_where_no_manifest_can_hold_options() {
         let tmp = tempfile::tempdir().unwrap();
+        // A manifest above the temp folder would take part in every answer.
+        if let Some(m) = tmp.path().ancestors().map(|a| a.join("Cargo.toml")).find(|m| m.is_file()) {
+            panic!("{} is above the temp folder: point TMPDIR elsewhere", m.display());
+        }
         let root = tmp.path().join("ws");
         let host = root.join("crates/host");
         std::fs::create_dir_all(&host).unwrap();
@@ -653,10 +676,13 @@ mod tests {
         assert_eq!(workspace_without_options(&host_toml), Some(root_toml.clone()), "the nearest [workspace] above");
         write(&root_toml, "[workspace.dependencies]\nptx-runtime = \"0.1\"\n");
         assert_eq!(workspace_without_options(&host_toml), Some(root_toml.clone()), "a table below `workspace` makes a root");
-        assert_eq!(workspace_manifest(&host_toml), root_toml, "the manifest a build script watches besides its own");
         write(&host_toml, &format!("{package}[workspace]\n"));
         assert_eq!(workspace_without_options(&host_toml), Some(host_toml.clone()), "its own [workspace]");
-        assert_eq!(workspace_manifest(&host_toml), host_toml);
+        // Inheritance is no root's path.
+        write(&host_toml, &format!("{package}[lints]\nworkspace = true\n[dependencies]\nhalf = {{ workspace = true }}\n"));
+        assert_eq!(workspace_without_options(&host_toml), Some(root_toml.clone()), "`workspace = true`");
+        write(&root_toml, "workspace.members = [\"crates/*\"]\n");
+        assert_eq!(workspace_without_options(&host_toml), Some(root_toml.clone()), "a dotted `workspace` key makes a root");
         // Every way a manifest could set options, or name a root cargo would look for elsewhere.
         for (m, text) in [
             (&host_toml, format!("{package}[package.metadata.ptx]\narchs = [\"sm_80\"]\n")),
@@ -667,6 +693,14 @@ mod tests {
             (&root_toml, "[workspace]\nmembers = [\"crates/*\"]\n[workspace.metadata.ptx]\narchs = [\"sm_80\"]\n".to_string()),
             // Other metadata beside the `ptx-build` dependency: cargo says whether options are there.
             (&host_toml, format!("{package}[package.metadata.docs.rs]\nall-features = true\n")),
+            // A TOML 1.1 escape spells `ptx` without the word.
+            (&host_toml, format!("{package}[package.metadata]\n\"\\x70tx\" = {{}}\n")),
+            // The root named elsewhere, however spelled.
+            (&host_toml, format!("package.workspace = \"../elsewhere\"\n{package}")),
+            (&host_toml, "[package]\nname = \"host\"\n\"workspace\" = '../elsewhere'\n".to_string()),
+            (&host_toml, "package = { name = \"host\", workspace = \"../elsewhere\" }\n".to_string()),
+            // A root that excludes members: cargo may look further up.
+            (&root_toml, "[workspace]\nmembers = [\"crates/*\"]\nexclude = [\"crates/other\"]\n".to_string()),
         ] {
             write(&host_toml, package);
             write(&root_toml, "[workspace]\nmembers = [\"crates/*\"]\n");

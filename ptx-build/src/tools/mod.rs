@@ -156,17 +156,23 @@ pub(crate) fn tool_output(path: &Path, args: &[&str]) -> Option<String> {
         .str(&args.join("\u{1f}"))
         .str(&format!("{}:{modified}", meta.len()))
         .finish();
-    remembered(&key, || {
+    let ask = || {
         let out = process::probe(process::command(path).args(args)).ok()?;
         out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
-    })
+    };
+    remembered(&key, |_| true, ask)
 }
 
 /// The answer to a question about this machine's tools, kept in the tool cache under `key`
-/// (a [`crate::cache::Key`] of everything the answer depends on); `ask` when it is not there.
-pub(crate) fn remembered(key: &str, ask: impl FnOnce() -> Option<String>) -> Option<String> {
-    let file = home().map(|h| h.join("tool-cache").join(&key[..32]));
-    if let Some(text) = file.as_ref().and_then(|f| fs::read_to_string(f).ok()) {
+/// (a [`crate::cache::Key`] of everything the answer depends on) while `holds` takes it (a
+/// program it names is still there); `ask` when it is not there or no longer holds.
+pub(crate) fn remembered(key: &str, holds: impl Fn(&str) -> bool, ask: impl FnOnce() -> Option<String>) -> Option<String> {
+    remembered_in(home().map(|h| h.join("tool-cache")).as_deref(), key, holds, ask)
+}
+
+fn remembered_in(dir: Option<&Path>, key: &str, holds: impl Fn(&str) -> bool, ask: impl FnOnce() -> Option<String>) -> Option<String> {
+    let file = dir.map(|d| d.join(&key[..32]));
+    if let Some(text) = file.as_ref().and_then(|f| fs::read_to_string(f).ok()).filter(|t| holds(t)) {
         return Some(text);
     }
     let text = ask()?;
@@ -199,18 +205,18 @@ mod tests {
     }
 
     #[test]
-    fn an_answer_is_asked_once_per_key() {
-        let Some(home) = home() else { return };
-        let nonce = format!("{:?}{}", std::time::SystemTime::now(), std::process::id());
-        let key = crate::cache::Key::new("tool-cache-test").str(&nonce).finish();
-        assert_eq!(remembered(&key, || Some("-ccbin=c++".into())).as_deref(), Some("-ccbin=c++"));
-        assert_eq!(remembered(&key, || panic!("asked again")).as_deref(), Some("-ccbin=c++"));
-        let other = crate::cache::Key::new("tool-cache-test").str(&nonce).str("CXX=clang++").finish();
-        assert_eq!(remembered(&other, || None), None, "another key is asked; no answer is not kept");
-        assert_eq!(remembered(&other, || Some("-ccbin=clang++".into())).as_deref(), Some("-ccbin=clang++"));
-        for k in [&key, &other] {
-            let _ = fs::remove_file(home.join("tool-cache").join(&k[..32]));
-        }
+    fn an_answer_is_asked_once_per_key_while_it_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |key: &str, holds: fn(&str) -> bool, ask: &dyn Fn() -> Option<String>| remembered_in(Some(dir.path()), key, holds, ask);
+        let key = crate::cache::Key::new("tool-cache-test").finish();
+        assert_eq!(at(&key, |_| true, &|| Some("c++".into())).as_deref(), Some("c++"));
+        assert_eq!(at(&key, |_| true, &|| panic!("asked again")).as_deref(), Some("c++"));
+        let other = crate::cache::Key::new("tool-cache-test").str("CXX=clang++").finish();
+        assert_eq!(at(&other, |_| true, &|| None), None, "another key is asked; no answer is not kept");
+        assert_eq!(at(&other, |_| true, &|| Some("clang++".into())).as_deref(), Some("clang++"));
+        // A compiler that is gone: asked again, and the new answer kept.
+        assert_eq!(at(&key, |c| c != "c++", &|| Some("g++".into())).as_deref(), Some("g++"));
+        assert_eq!(at(&key, |_| true, &|| panic!("asked again")).as_deref(), Some("g++"));
     }
 
     #[test]
