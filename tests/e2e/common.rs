@@ -191,6 +191,14 @@ pub fn cuda() -> ptx_build::internals::tools::Cuda {
     cuda
 }
 
+/// Writes `script`, a shell script that appends `prefix` and its arguments to `log`, then runs
+/// `real` with them: what the tests that count tool starts put in front of nvcc or ptxas.
+pub fn logging_wrapper(script: &Path, real: &Path, log: &Path, prefix: &str) -> PathBuf {
+    std::fs::write(script, format!("#!/bin/sh\necho \"{prefix}$*\" >> '{}'\nexec '{}' \"$@\"\n", log.display(), real.display())).unwrap();
+    std::fs::set_permissions(script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    script.to_path_buf()
+}
+
 /// nvcc, as `cargo ptx` finds it (the test is ignored without it, and fails in CI).
 pub fn nvcc() -> PathBuf {
     crate::harness::require(ptx_build::internals::tools::Cuda::find().nvcc, "nvcc (run `cargo ptx setup`)").path

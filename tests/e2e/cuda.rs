@@ -219,16 +219,7 @@ fn a_header_edit_rebuilds_its_includers_and_a_no_op_runs_no_nvcc_or_ptxas() {
     k.build(&[]).assert_ok();
     let log = k.dir.join("tool-calls.log");
     let cuda = cuda();
-    let wrap = |tool: &str, real: &Path| {
-        let script = k.dir.join(format!("{tool}-wrapper"));
-        std::fs::write(&script, format!("#!/bin/sh\necho \"{tool} $*\" >> '{}'\nexec '{}' \"$@\"\n", log.display(), real.display()))
-            .unwrap();
-        std::os::unix::fs::PermissionsExt::set_mode(&mut std::fs::metadata(&script).unwrap().permissions(), 0o755);
-        let mut p = std::fs::metadata(&script).unwrap().permissions();
-        std::os::unix::fs::PermissionsExt::set_mode(&mut p, 0o755);
-        std::fs::set_permissions(&script, p).unwrap();
-        script
-    };
+    let wrap = |tool: &str, real: &Path| common::logging_wrapper(&k.dir.join(format!("{tool}-wrapper")), real, &log, &format!("{tool} "));
     let (nvcc, ptxas) = (wrap("nvcc", &cuda.nvcc.unwrap().path), wrap("ptxas", &cuda.ptxas.unwrap().path));
     let with_wrappers = |c: &mut std::process::Command| {
         c.env("NVCC", &nvcc).env("PTXAS", &ptxas);

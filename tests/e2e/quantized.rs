@@ -271,9 +271,7 @@ fn a_second_checkout_reads_macro_stamped_signatures_from_the_shared_cache() {
     let real = common::nvcc();
     let scratch = tempfile::tempdir().unwrap();
     let (log, cache) = (scratch.path().join("nvcc.log"), scratch.path().join("steps"));
-    let wrapper = scratch.path().join("nvcc");
-    std::fs::write(&wrapper, format!("#!/bin/sh\necho \"$@\" >> '{}'\nexec '{}' \"$@\"\n", log.display(), real.display())).unwrap();
-    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let wrapper = common::logging_wrapper(&scratch.path().join("nvcc"), &real, &log, "");
     let vars = [("NVCC", wrapper.to_str().unwrap()), ("CARGO_PTX_CACHE_DIR", cache.to_str().unwrap())];
     // What nvcc was asked to compile or preprocess since the last call (not `--version`).
     let runs = || {

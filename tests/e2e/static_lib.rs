@@ -253,9 +253,7 @@ fn a_second_checkout_fetches_every_object_from_the_shared_cache() {
     let real = common::nvcc();
     let scratch = tempfile::tempdir().unwrap();
     let (log, cache) = (scratch.path().join("nvcc.log"), scratch.path().join("steps"));
-    let wrapper = scratch.path().join("nvcc");
-    write(&wrapper, &format!("#!/bin/sh\necho \"$@\" >> '{}'\nexec '{}' \"$@\"\n", log.display(), real.display()));
-    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let wrapper = common::logging_wrapper(&scratch.path().join("nvcc"), &real, &log, "");
     // A header outside the package (a monorepo's shared folder), beside each checkout's host.
     let build_rs = BUILD_RS
         .replace(".cuda_file_archs(\"cuda/nothing/*.cu\", \"sm_90\")\n", "")
