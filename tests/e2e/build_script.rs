@@ -596,7 +596,8 @@ fn nvcc_warnings_come_once_per_message_and_a_missing_header_once_with_its_folder
     assert_eq!(log.matches(warning).count(), 1, "one warning for its three places:\n{log}");
     assert!(log.contains("cuda/relu.cu:2"), "{log}");
     assert!(log.contains("the same at cuda/relu.cu:3, cuda/tanh.cu:2"), "{log}");
-    assert!(log.contains("`nvcc-flags = [\"-diag-suppress=177\"]` silences this warning"), "{log}");
+    // Said as a build script adds an nvcc flag.
+    assert!(log.contains("`.nvcc_flag(\"-diag-suppress=177\")` in build.rs silences this warning"), "{log}");
     // A header edit reruns the build script: the unchanged files' steps are reused, their
     // warnings are not lost.
     let h = p.path().join("host");

@@ -254,9 +254,11 @@ impl Compiled {
 /// preprocessor's), each at its source line.
 /// A template's warning comes once per instance (`... "accum(Op, T, T) [with T=float]"`, then
 /// `[with T=double]`): one warning at a place, naming the instances.
-pub fn warnings(text: &str, root: &Path, arch: Arch, nvcc: &Tool) -> Vec<Diagnostic> {
+/// `flag_help` says how to pass an nvcc flag, for the note on each numbered warning's
+/// `-diag-suppress`.
+pub fn warnings(text: &str, root: &Path, arch: Arch, nvcc: &Tool, flag_help: &dyn Fn(&str) -> String) -> Vec<Diagnostic> {
     let mut out: Vec<(Diagnostic, Vec<String>)> = Vec::new();
-    for mut d in parse(text, root, arch, nvcc).into_iter().filter(|d| d.level == Level::Warning) {
+    for mut d in parse(text, root, arch, nvcc, Some(flag_help)).into_iter().filter(|d| d.level == Level::Warning) {
         let instance = template_instance(&d.message).map(|(base, with)| (base, with.to_string()));
         if let Some((base, _)) = &instance {
             d.message = base.clone();
@@ -448,7 +450,8 @@ const INCLUDE_HELP: &str = "add the header's folder to";
 /// - the host preprocessor (gcc): `a.cu:1:10: fatal error: x.h: No such file or directory`;
 /// - nvcc itself: `nvcc fatal   : Unsupported gpu architecture 'compute_70'`.
 pub fn diagnostics(text: &str, root: &Path, arch: Arch, nvcc: &Tool) -> Vec<Diagnostic> {
-    let mut out = parse(text, root, arch, nvcc);
+    // A failed run's warnings come without how to silence them: the errors are what to fix.
+    let mut out = parse(text, root, arch, nvcc, None);
     // Anything else nvcc said (for example "N errors detected") is a summary or context:
     // kept only when nothing else was recognised.
     if out.iter().all(|d| d.level != Level::Error) {
@@ -457,8 +460,9 @@ pub fn diagnostics(text: &str, root: &Path, arch: Arch, nvcc: &Tool) -> Vec<Diag
     out
 }
 
-/// The diagnostics nvcc's output holds in the forms [`diagnostics`] lists.
-fn parse(text: &str, root: &Path, arch: Arch, nvcc: &Tool) -> Vec<Diagnostic> {
+/// The diagnostics nvcc's output holds in the forms [`diagnostics`] lists; numbered warnings get
+/// a note with their `-diag-suppress` flag, passed as `flag_help` says, where it is given.
+fn parse(text: &str, root: &Path, arch: Arch, nvcc: &Tool, flag_help: Option<&dyn Fn(&str) -> String>) -> Vec<Diagnostic> {
     let lines: Vec<&str> = text.lines().collect();
     let mut out: Vec<Diagnostic> = Vec::new();
     let mut i = 0;
@@ -509,8 +513,8 @@ fn parse(text: &str, root: &Path, arch: Arch, nvcc: &Tool) -> Vec<Diagnostic> {
                 }
             }
             let mut d = Diagnostic::new(level, message).at(relative(&root.join(file), root), Some(line_no), column).rooted(root);
-            if let (Level::Warning, Some(n)) = (level, edg_number(rest)) {
-                d = d.note(format!("`nvcc-flags = [\"-diag-suppress={n}\"]` silences this warning"));
+            if let (Level::Warning, Some(n), Some(help)) = (level, edg_number(rest), flag_help) {
+                d = d.note(format!("{} silences this warning", help(&format!("-diag-suppress={n}"))));
             }
             out.push(d);
             continue;
@@ -587,10 +591,25 @@ mod tests {
 Remark: The warnings can be suppressed with \"-diag-suppress <warning-number>\"\n\n\
 kernels/relu.cu(18): warning #177-D: variable \"y\" was declared but never referenced\n  UNARY_OP(__half, relu_fwd_f16, relu_bwd_f16, ReLUKernelOp,\n                                                                                                                                ^\n\n\
 kernels/common.cuh:3:9: warning: \"GGML_MAX_DIMS\" redefined\n";
-        let w = warnings(text, Path::new("/p"), Arch::sm(80), &tool());
+        // The flag to silence one is said for the front end that started the build.
+        let table = Source::Package("/p/Cargo.toml".into());
+        let fronts: [(Source, Option<&Source>, &str); 3] = [
+            (Source::Builder("/p/build.rs".into()), Some(&table), "`.nvcc_flag(\"-diag-suppress=177\")` in build.rs"),
+            (Source::CommandLine, Some(&table), "`nvcc-flags = [\"-diag-suppress=177\"]` in [package.metadata.ptx] of /p/Cargo.toml"),
+            (Source::CommandLine, None, "`--nvcc-flag=-diag-suppress=177`"),
+        ];
+        for (front, table, flag) in fronts {
+            let help = |f: &str| front.nvcc_flag_help(table, f);
+            let w = warnings(text, Path::new("/p"), Arch::sm(80), &tool(), &help);
+            assert_eq!(w[0].notes, [format!("{flag} silences this warning")]);
+        }
+        let metadata = |f: &str| Source::CommandLine.nvcc_flag_help(Some(&table), f);
+        let w = warnings(text, Path::new("/p"), Arch::sm(80), &tool(), &metadata);
         assert_eq!(w.len(), 2, "{w:?}");
         assert_eq!((w[0].message.as_str(), w[0].line), ("variable \"y\" was declared but never referenced", Some(18)));
-        assert_eq!(w[0].notes, ["`nvcc-flags = [\"-diag-suppress=177\"]` silences this warning"]);
+        // In a failed run's output the errors are what to fix: no note on its warnings.
+        let failed = diagnostics(text, Path::new("/p"), Arch::sm(80), &tool());
+        assert!(failed.iter().all(|d| d.notes.is_empty()), "{failed:?}");
         assert_eq!((w[1].message.as_str(), w[1].line, w[1].column), ("\"GGML_MAX_DIMS\" redefined", Some(3), Some(9)));
         assert!(w[1].notes.is_empty());
         // A template's warning per instance is one warning naming them.
@@ -598,7 +617,7 @@ kernels/common.cuh:3:9: warning: \"GGML_MAX_DIMS\" redefined\n";
             .iter()
             .map(|t| format!("kernels/pool2d.cu(44): warning #940-D: missing return statement at end of non-void function \"accum(Op, T, T) [with T={t}]\"\n"))
             .collect();
-        let w = warnings(&per_instance, Path::new("/p"), Arch::sm(80), &tool());
+        let w = warnings(&per_instance, Path::new("/p"), Arch::sm(80), &tool(), &metadata);
         assert_eq!(w.len(), 1, "{w:?}");
         assert_eq!(w[0].message, "missing return statement at end of non-void function \"accum(Op, T, T)\" (instances: T=float; T=double)");
         assert_eq!(
@@ -606,7 +625,7 @@ kernels/common.cuh:3:9: warning: \"GGML_MAX_DIMS\" redefined\n";
             Some(("call of \"f(F)\" here".to_string(), "F=lambda []()->void"))
         );
         // nvcc's own warnings, with no place.
-        let w = warnings("nvcc warning : The 'compute_70' architecture is deprecated\n", Path::new("/p"), Arch::sm(80), &tool());
+        let w = warnings("nvcc warning : The 'compute_70' architecture is deprecated\n", Path::new("/p"), Arch::sm(80), &tool(), &metadata);
         assert_eq!(w.iter().map(|d| d.message.as_str()).collect::<Vec<_>>(), ["nvcc: The 'compute_70' architecture is deprecated"]);
         // Output without a warning is not kept; output with one is.
         assert_eq!(Compiled::kept_output("ptxas info: 0 bytes\n".into()), "");

@@ -195,7 +195,7 @@ impl CrateJob<'_> {
         let inputs = done.meta.inputs.iter().map(|(p, _)| crate::diag::joined(&self.krate.dir, p)).collect();
         // One run for every arch: a warning of each arch's pass is one warning for them all.
         let names: Vec<String> = archs.iter().map(ToString::to_string).collect();
-        let warnings = crate::cuda::warnings(&done.meta.output, &self.krate.dir, archs[0], &nvcc.tool);
+        let warnings = self.nvcc_warnings(&done.meta.output, archs[0], nvcc);
         let warnings = warnings.into_iter().map(|w| (w, names.join(", "))).collect();
         Ok((JobOut { artifacts: Vec::new(), inputs, cuda_signatures: None, warnings }, done.outcome == Outcome::Fresh))
     }

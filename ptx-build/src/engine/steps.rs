@@ -184,7 +184,7 @@ impl CrateJob<'_> {
             true => Some((src.module.clone(), self.cuda_signatures(arch, src, &record.kernels, (&step, &record), reporter)?)),
             false => None,
         };
-        let warnings = crate::cuda::warnings(&record.output, &self.krate.dir, arch, &nvcc.tool);
+        let warnings = self.nvcc_warnings(&record.output, arch, nvcc);
         Ok(JobOut { artifacts, inputs, cuda_signatures, warnings: warnings.into_iter().map(|w| (w, arch.to_string())).collect() })
     }
 

@@ -65,6 +65,19 @@ impl Source {
         }
     }
 
+    /// How to pass `flag` to every nvcc run, for the front end that started the build; `table`
+    /// is the metadata table that applies to the files (a warning's `-diag-suppress` note).
+    pub(crate) fn nvcc_flag_help(&self, table: Option<&Source>, flag: &str) -> String {
+        match (self, table) {
+            // The script's name alone: the note follows a warning that already names the package.
+            (Source::Builder(script), _) => {
+                format!("`.nvcc_flag(\"{flag}\")` in {}", script.file_name().map_or(script.as_os_str(), |n| n).to_string_lossy())
+            }
+            (_, Some(t)) => format!("`nvcc-flags = [\"{flag}\"]` in {t}"),
+            (_, None) => format!("`--nvcc-flag={flag}`"),
+        }
+    }
+
     /// How to name a kernel crate, for the front end that started the build.
     pub(crate) fn no_crate_help(&self) -> String {
         let table = "add `[package.metadata.ptx]` to the kernel package's Cargo.toml";
