@@ -110,6 +110,23 @@ def base_env(bin_dir):
     return env
 
 
+def registry_src(crate, version, work, env):
+    """The unpacked source of `crate` `version` from the cargo registry, fetched through a
+    throwaway crate in `work` when this machine's registry does not hold it yet."""
+    pattern = os.path.expanduser(f"~/.cargo/registry/src/*/{crate}-{version}")
+    if not glob.glob(pattern):
+        d = os.path.join(work, "fetch-" + crate)
+        os.makedirs(os.path.join(d, "src"))
+        open(os.path.join(d, "src", "lib.rs"), "w").close()
+        open(os.path.join(d, "Cargo.toml"), "w").write(
+            f'[package]\nname = "fetch"\nversion = "0.0.0"\nedition = "2021"\n\n[dependencies]\n{crate} = "={version}"\n\n[workspace]\n')
+        subprocess.run(["cargo", "fetch"], cwd=d, env=env, check=True)
+    found = glob.glob(pattern)
+    if not found:
+        sys.exit(f"cargo fetch left no {crate}-{version} under ~/.cargo/registry/src")
+    return found[0]
+
+
 def packaged_source(src, work, env):
     """A directory source (cargo's vendored-sources layout) with ptx-device-macros, ptx-runtime and
     ptx-build packaged from the snapshot `src` and every crates.io crate they depend on, at the

@@ -23,7 +23,7 @@ the crate); ptx-build's shared step cache off; modes alternate, each first in tu
 import argparse, glob, os, shutil, statistics, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bindgen_cuda import ROOT, Crate, base_env, cuda_bin  # noqa: E402
+from bindgen_cuda import ROOT, Crate, base_env, cuda_bin, registry_src  # noqa: E402
 
 PTX_FILES = ["affine", "binary", "cast", "conv", "fill", "indexing", "quantized", "reduce", "sort", "ternary", "unary"]
 
@@ -68,20 +68,6 @@ FORGE_BUILD = '''fn main() -> cudaforge::Result<()> {
 '''
 
 
-def candle_src(version, work, env):
-    """candle-kernels' `src/` from the cargo registry, fetched through a throwaway crate."""
-    found = glob.glob(os.path.expanduser(f"~/.cargo/registry/src/*/candle-kernels-{version}/src"))
-    if not found:
-        d = os.path.join(work, "fetch")
-        os.makedirs(os.path.join(d, "src"))
-        open(os.path.join(d, "src", "lib.rs"), "w").close()
-        open(os.path.join(d, "Cargo.toml"), "w").write(
-            f'[package]\nname = "fetch"\nversion = "0.0.0"\nedition = "2021"\n\n[dependencies]\ncandle-kernels = "={version}"\n\n[workspace]\n')
-        subprocess.run(["cargo", "fetch"], cwd=d, env=env, check=True)
-        found = glob.glob(os.path.expanduser(f"~/.cargo/registry/src/*/candle-kernels-{version}/src"))
-    return found[0]
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
@@ -91,7 +77,7 @@ def main():
     a = ap.parse_args()
     env = base_env(cuda_bin())
     work = tempfile.mkdtemp(prefix="cargo-ptx-candle-bench-")
-    src = candle_src(a.version, work, env)
+    src = os.path.join(registry_src("candle-kernels", a.version, work, env), "src")
     pb, pr = os.path.join(ROOT, "ptx-build"), os.path.join(ROOT, "ptx-runtime")
     ours = Crate(work, "candle_ours", OURS_BUILD % "compute_80",
                  f'[dependencies]\nptx-runtime = {{ path = "{pr}" }}\n\n[build-dependencies]\nptx-build = {{ path = "{pb}" }}\n',
