@@ -110,6 +110,14 @@ def base_env(bin_dir):
     return env
 
 
+def keep_or_remove(work, keep):
+    """The end of a bench run: its work dir kept (and named) for a look inside, or removed."""
+    if keep:
+        print(f"kept {work}")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def registry_src(crate, version, work, env):
     """The unpacked source of `crate` `version` from the cargo registry, fetched through a
     throwaway crate in `work` when this machine's registry does not hold it yet."""
@@ -474,10 +482,7 @@ def main():
             print(f"cargo --timings, one cold build, {label}: " + ", ".join(f"{k} {v:.2f} s" for k, v in units[name].items()))
     if summary.get(OURS):
         print("ptx-build said: " + " / ".join(summary[OURS]))
-    if a.keep:
-        print(f"kept {work}")
-    else:
-        shutil.rmtree(work, ignore_errors=True)
+    keep_or_remove(work, a.keep)
 
 
 if __name__ == "__main__":

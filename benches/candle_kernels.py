@@ -23,7 +23,7 @@ the crate); ptx-build's shared step cache off; modes alternate, each first in tu
 import argparse, glob, os, shutil, statistics, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bindgen_cuda import ROOT, Crate, base_env, cuda_bin, registry_src  # noqa: E402
+from bindgen_cuda import ROOT, Crate, base_env, cuda_bin, keep_or_remove, registry_src  # noqa: E402
 
 PTX_FILES = ["affine", "binary", "cast", "conv", "fill", "indexing", "quantized", "reduce", "sort", "ternary", "unary"]
 
@@ -118,10 +118,7 @@ def main():
         if base in med:
             print(f"| ratio to {base} (their PTX only) | " + " | ".join(f"{med[k] / med[base]:.2f}x" if k in med else "-" for k in ("ours", "cubin")) + " | | |")
     print("\nruns (s): " + "; ".join(f"{k} [{', '.join(f'{x:.2f}' for x in v)}]" for k, v in runs.items()))
-    if a.keep:
-        print(f"kept {work}")
-    else:
-        shutil.rmtree(work, ignore_errors=True)
+    keep_or_remove(work, a.keep)
 
 
 if __name__ == "__main__":

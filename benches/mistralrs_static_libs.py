@@ -25,7 +25,7 @@ library's Rust side declares (its `src/**/*.rs`), so a missing or mangled symbol
 import argparse, fnmatch, glob, os, re, shutil, statistics, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bindgen_cuda import ROOT, Crate, base_env, cuda_bin, registry_src  # noqa: E402
+from bindgen_cuda import ROOT, Crate, base_env, cuda_bin, keep_or_remove, registry_src  # noqa: E402
 
 # Both build.rs files (0.8.1) pass these to every nvcc run.
 FLAGS = ["-U__CUDA_NO_HALF_OPERATORS__", "-U__CUDA_NO_HALF_CONVERSIONS__", "-U__CUDA_NO_HALF2_OPERATORS__",
@@ -172,10 +172,7 @@ def main():
         print(f"| {crate} | {nfiles} | {nnames} | {cell('ours')} | {cell('forge')} | {cell('forge-all')} | {ratio} |")
     print("\nruns (s): " + "; ".join(f"{crate} {k} [{', '.join(f'{x:.1f}' for x in v)}]"
                                     for crate, _, _, _, runs in rows for k, v in runs.items()))
-    if a.keep:
-        print(f"kept {work}")
-    else:
-        shutil.rmtree(work, ignore_errors=True)
+    keep_or_remove(work, a.keep)
 
 
 if __name__ == "__main__":
