@@ -19,8 +19,10 @@ library's .cu files and headers (paged-attn's `src/cuda/`, quant's `kernels/`):
   forge-all  the same with `CUDAFORGE_THREADS` set to every CPU, as ptx-build uses (cargo's jobs)
 A cold build is `cargo clean -p <crate>` then `cargo build --lib` (build script compile and run,
 then the crate); ptx-build's shared step cache off; modes alternate, each first in turn. After
-the runs, ours is linked into a binary that takes the address of every `extern "C"` function the
-library's Rust side declares (its `src/**/*.rs`), so a missing or mangled symbol fails the bench.
+the runs, ours is linked into a binary that takes the address of every C function the archive
+defines (`nm`), after checking that it defines each one the library's Rust side declares by name
+(its `src/**/*.rs`): a missing or mangled symbol, or an object whose own references the CUDA
+runtime and libstdc++ do not satisfy, fails the bench. ptx-build's warnings are printed too.
 """
 import argparse, fnmatch, glob, os, re, shutil, statistics, subprocess, sys, tempfile
 
@@ -88,22 +90,44 @@ def quoted(items):
 
 
 def extern_functions(root):
-    """The names of the `extern "C"` functions the crate's Rust side declares."""
+    """The names of the `extern "C"` functions the crate's Rust side declares by name (those a
+    macro such as `paste!` stamps out are not seen here; the archive's own list covers them)."""
     names = set()
     for f in glob.glob(os.path.join(root, "src", "**", "*.rs"), recursive=True):
         for block in re.findall(r'extern "C"\s*\{(.*?)\n\}', open(f).read(), re.S):
             names.update(re.findall(r'\bfn\s+(\w+)\s*\(', block))
-    return sorted(names)
+    return names
 
 
-def link_check(names):
+def exported_functions(archive):
+    """The functions the archive defines under C names (nm's `T`, not C++-mangled)."""
+    out = subprocess.run(["nm", "-g", "--defined-only", archive], capture_output=True, text=True, check=True).stdout
+    return {parts[2] for parts in (line.split() for line in out.splitlines())
+            if len(parts) == 3 and parts[1] == "T" and not parts[2].startswith(("_Z", "__"))}
+
+
+def link_check(crate_name, names):
     """A lib.rs declaring every function (the signature does not matter to the linker) and a
     binary that takes each one's address."""
     lib = ("#![allow(dead_code, clashing_extern_declarations)]\npub mod ffi {\n    unsafe extern \"C\" {\n"
            + "".join(f"        pub fn {n}();\n" for n in names) + "    }\n}\n"
            + "pub const ALL: &[unsafe extern \"C\" fn()] = &[" + ", ".join(f"ffi::{n}" for n in names) + "];\n")
-    main = 'fn main() {\n    println!("{} functions linked", host::ALL.iter().filter(|f| **f as usize != 0).count());\n}\n'
+    main = ('fn main() {\n    println!("{} functions linked", ' + crate_name
+            + '::ALL.iter().filter(|f| **f as usize != 0).count());\n}\n')
     return lib, main
+
+
+def said(err, name):
+    """The first line of each warning ptx-build's build script printed (cargo's
+    `warning: <pkg>@<version>: ` lines; the location, source and notes lines left out)."""
+    prefix = re.compile(rf"^warning: {name}@[^:]+: (.*)$")
+    firsts = []
+    for line in err.splitlines():
+        m = prefix.match(line)
+        if m and m.group(1) and not m.group(1)[0].isspace() and not m.group(1).startswith(("-->", "|", "=")) \
+                and not re.match(r"\d+ \|", m.group(1)):
+            firsts.append(m.group(1))
+    return firsts
 
 
 def main():
@@ -125,19 +149,16 @@ def main():
         root = registry_src(crate, a.version, work, env)
         src = os.path.join(root, folder)
         fill = dict(lib=lib, glob=src_glob, excludes=quoted(excludes), flags=quoted(FLAGS), defines=quoted(defines))
-        names = extern_functions(root)
-        lib_rs, bin_rs = link_check(names)
-        # `host`: the name the link check's binary uses for the library crate.
-        ours = Crate(work, "host", OURS_BUILD.format(**fill),
-                     f'[build-dependencies]\nptx-build = {{ path = "{pb}" }}\n', lib_rs, src=src)
-        os.makedirs(os.path.join(ours.dir, "src", "bin"), exist_ok=True)
-        ours.write("src/bin/linked.rs", bin_rs)
+        declared = extern_functions(root)
+        name = "host_" + key.replace("-", "_")
+        ours = Crate(work, name, OURS_BUILD.format(**fill),
+                     f'[build-dependencies]\nptx-build = {{ path = "{pb}" }}\n', "", src=src)
         shutil.copy(os.path.join(ROOT, "Cargo.lock"), os.path.join(ours.dir, "Cargo.lock"))
         forge = Crate(work, "forge_" + key.replace("-", "_"), FORGE_BUILD.format(**fill),
                       '[build-dependencies]\ncudaforge = "=0.1.6"\n', "", src=src)
         files = [f for f in glob.glob(os.path.join(ours.dir, src_glob))
                  if not any(fnmatch.fnmatch(os.path.basename(f), x) for x in excludes)]
-        print(f"{crate} {a.version}: {len(files)} files, {len(names)} extern functions; work dir {work}", file=sys.stderr)
+        print(f"{crate} {a.version}: {len(files)} files; work dir {work}", file=sys.stderr)
         # Dependencies first, without the nvcc runs: a build script that only names the builder.
         for c, stub in ((ours, "fn main() { let _ = ptx_build::Builder::new; }\n"),
                         (forge, "fn main() { let _ = cudaforge::KernelBuilder::new; }\n")):
@@ -146,30 +167,43 @@ def main():
             c.cargo(env, "build", "--lib", offline=False)
             c.write("build.rs", real)
         runs = {m: [] for m in order}
+        warnings = []
         for r in range(a.runs):
             for what in order[r % len(order):] + order[:r % len(order)]:
                 e = dict(env)
                 if what == "forge-all":
                     e["CUDAFORGE_THREADS"] = str(os.cpu_count())
-                t, _ = (ours if what == "ours" else forge).cold(e, "--lib")
+                t, err = (ours if what == "ours" else forge).cold(e, "--lib")
                 runs[what].append(t)
                 print(f"  {key} run {r + 1}: {what} {t:.1f} s", file=sys.stderr)
-        p = subprocess.run(["cargo", "run", "-q", "--bin", "linked", "--target-dir", ours.target, "--offline"],
-                           cwd=ours.dir, env=env, capture_output=True, text=True)
-        if p.stdout.strip() != f"{len(names)} functions linked":
-            sys.exit(f"{crate}: the link check printed {p.stdout.strip()!r}, expected {len(names)} functions:\n{p.stderr[-6000:]}")
+                if what == "ours":
+                    warnings = said(err, name)
+        linked = "-"
+        if "ours" in order:
+            archive = max(glob.glob(os.path.join(ours.target, "debug", "build", f"{name}-*", "out", f"lib{lib}.a")), key=os.path.getmtime)
+            exported = exported_functions(archive)
+            if declared - exported:
+                sys.exit(f"{crate}: its Rust side declares {sorted(declared - exported)}, which lib{lib}.a does not define")
+            lib_rs, bin_rs = link_check(name, sorted(exported))
+            ours.write("src/lib.rs", lib_rs)
+            os.makedirs(os.path.join(ours.dir, "src", "bin"), exist_ok=True)
+            ours.write("src/bin/linked.rs", bin_rs)
+            p = subprocess.run(["cargo", "run", "-q", "--bin", "linked", "--target-dir", ours.target, "--offline"],
+                               cwd=ours.dir, env=env, capture_output=True, text=True)
+            if p.stdout.strip() != f"{len(exported)} functions linked":
+                sys.exit(f"{crate}: the link check printed {p.stdout.strip()!r}, expected {len(exported)}:\n{p.stderr[-6000:]}")
+            linked = f"{len(exported)} ({len(declared)} declared by name)"
+            print(f"  {key}: ptx-build's warnings ({len(warnings)}): " + " / ".join(warnings), file=sys.stderr)
         med = {k: statistics.median(v) for k, v in runs.items() if v}
-        rows.append((crate, len(files), len(names), med, runs))
-        shutil.rmtree(ours.dir)
-        shutil.rmtree(forge.dir)
+        rows.append((crate, len(files), linked, med, runs))
     print(f"\nmistral.rs {a.version} static libraries, `sm_80`; ptx-build at {rev} (working tree), cudaforge 0.1.6, "
           f"{os.cpu_count()} CPUs, {a.runs} runs interleaved, medians\n")
-    print("| library | files | extern functions linked | ptx-build | cudaforge (their build.rs) | cudaforge, every CPU | ptx-build vs each |")
+    print("| library | files | C functions linked | ptx-build | cudaforge (their build.rs) | cudaforge, every CPU | ptx-build vs each |")
     print("|---|---|---|---|---|---|---|")
-    for crate, nfiles, nnames, med, _ in rows:
+    for crate, nfiles, linked, med, _ in rows:
         cell = lambda k: f"{med[k]:.1f} s" if k in med else "-"
         ratio = " / ".join(f"{med['ours'] / med[k]:.2f}x" for k in ("forge", "forge-all") if k in med and "ours" in med)
-        print(f"| {crate} | {nfiles} | {nnames} | {cell('ours')} | {cell('forge')} | {cell('forge-all')} | {ratio} |")
+        print(f"| {crate} | {nfiles} | {linked} | {cell('ours')} | {cell('forge')} | {cell('forge-all')} | {ratio} |")
     print("\nruns (s): " + "; ".join(f"{crate} {k} [{', '.join(f'{x:.1f}' for x in v)}]"
                                     for crate, _, _, _, runs in rows for k, v in runs.items()))
     keep_or_remove(work, a.keep)

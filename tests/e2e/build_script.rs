@@ -607,6 +607,14 @@ fn nvcc_warnings_come_once_per_message_and_a_missing_header_once_with_its_folder
     assert!(ok && build_script_ran(&log), "{log}");
     assert_eq!(log.matches(warning).count(), 1, "{log}");
     assert!(log.contains("the same at cuda/relu.cu:3, cuda/tanh.cu:2"), "{log}");
+    // Where the workspace's table sets the nvcc flags, the note adds to that list: a Builder's
+    // `.nvcc_flag(..)` would replace it.
+    let manifest = std::fs::read_to_string(h.join("Cargo.toml")).unwrap();
+    write(h.join("Cargo.toml"), &format!("{manifest}[workspace.metadata.ptx]\nnvcc-flags = [\"-DTABLE_FLAG\"]\n"));
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok && build_script_ran(&log), "{log}");
+    let note = format!("`-diag-suppress=177` added to `nvcc-flags` in [workspace.metadata.ptx] of {}", h.join("Cargo.toml").display());
+    assert!(log.contains(&note), "{log}");
 
     // Without the header's folder: one error for both files, naming the folder that has it.
     for f in ["relu", "tanh"] {

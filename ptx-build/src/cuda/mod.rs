@@ -593,9 +593,13 @@ kernels/relu.cu(18): warning #177-D: variable \"y\" was declared but never refer
 kernels/common.cuh:3:9: warning: \"GGML_MAX_DIMS\" redefined\n";
         // The flag to silence one is said for the front end that started the build.
         let table = Source::Package("/p/Cargo.toml".into());
-        let fronts: [(Source, Option<&Source>, &str); 3] = [
-            (Source::Builder("/p/build.rs".into()), Some(&table), "`.nvcc_flag(\"-diag-suppress=177\")` in build.rs"),
-            (Source::CommandLine, Some(&table), "`nvcc-flags = [\"-diag-suppress=177\"]` in [package.metadata.ptx] of /p/Cargo.toml"),
+        // Where a table's `nvcc-flags` are in force, the flag goes there: one of the front end's
+        // would replace the table's list.
+        let in_table = "`-diag-suppress=177` added to `nvcc-flags` in [package.metadata.ptx] of /p/Cargo.toml";
+        let fronts: [(Source, Option<&Source>, &str); 4] = [
+            (Source::Builder("/p/build.rs".into()), None, "`.nvcc_flag(\"-diag-suppress=177\")` in build.rs"),
+            (Source::Builder("/p/build.rs".into()), Some(&table), in_table),
+            (Source::CommandLine, Some(&table), in_table),
             (Source::CommandLine, None, "`--nvcc-flag=-diag-suppress=177`"),
         ];
         for (front, table, flag) in fronts {

@@ -102,7 +102,7 @@ impl<'a> CrateJob<'a> {
     /// nvcc's warnings in what a run of it printed (`output`, as its step recorded it), each
     /// `-diag-suppress` note said for the front end that started the build.
     pub(super) fn nvcc_warnings(&self, output: &str, arch: Arch, nvcc: &Nvcc) -> Vec<crate::diag::Diagnostic> {
-        let flag_help = |flag: &str| self.opts.source.nvcc_flag_help(self.krate.options_table.as_ref(), flag);
+        let flag_help = |flag: &str| self.opts.source.nvcc_flag_help(self.krate.nvcc_flags_table.as_ref(), flag);
         crate::cuda::warnings(output, &self.krate.dir, arch, &nvcc.tool, &flag_help)
     }
 

@@ -65,15 +65,16 @@ impl Source {
         }
     }
 
-    /// How to pass `flag` to every nvcc run, for the front end that started the build; `table`
-    /// is the metadata table that applies to the files (a warning's `-diag-suppress` note).
+    /// How to pass `flag` to every nvcc run, for the front end that started the build (a
+    /// warning's `-diag-suppress` note). `table`: the metadata table whose `nvcc-flags` are in
+    /// force, which a flag of the front end's would replace whole; the flag goes there.
     pub(crate) fn nvcc_flag_help(&self, table: Option<&Source>, flag: &str) -> String {
         match (self, table) {
+            (_, Some(t)) => format!("`{flag}` added to `nvcc-flags` in {t}"),
             // The script's name alone: the note follows a warning that already names the package.
-            (Source::Builder(script), _) => {
+            (Source::Builder(script), None) => {
                 format!("`.nvcc_flag(\"{flag}\")` in {}", script.file_name().map_or(script.as_os_str(), |n| n).to_string_lossy())
             }
-            (_, Some(t)) => format!("`nvcc-flags = [\"{flag}\"]` in {t}"),
             (_, None) => format!("`--nvcc-flag={flag}`"),
         }
     }

@@ -39,6 +39,10 @@ pub struct KernelCrate {
     /// would make a host package a kernel crate). `None`: no package around the files.
     /// Messages point there.
     pub options_table: Option<Source>,
+    /// The metadata table whose `nvcc-flags` are in force; `None` where the front end set them
+    /// (or nothing did). A list replaces a lower layer's whole, so a note that adds a flag
+    /// names this layer.
+    pub nvcc_flags_table: Option<Source>,
     /// Set when the .cu files make one static library (`Builder::cuda_static_lib`) instead of
     /// PTX modules.
     pub static_lib: Option<StaticLibSpec>,
@@ -350,6 +354,7 @@ fn kernel_crate(meta: &Metadata, pkg: &Package, front: &Options, source: &Source
         config,
         warnings,
         options_table: Some(Source::Package(pkg.manifest_path.clone())),
+        nvcc_flags_table: nvcc_flags_table(meta, Some(table), &pkg.manifest_path, front),
         static_lib: None,
         workspace_manifest: None,
     }))
@@ -369,6 +374,21 @@ fn package_options(meta: &Metadata, table: Option<&serde_json::Value>, manifest:
     let source = Source::Package(manifest.to_path_buf());
     let dir = manifest.parent().unwrap_or(Path::new("."));
     Ok(Options::from_metadata(table, &source, warnings)?.resolve_paths(dir, &source)?.or(ws_options))
+}
+
+/// Which table's `nvcc-flags` apply under the front end's options (`front`): the package's
+/// own (`table`), else its workspace's, else none.
+fn nvcc_flags_table(meta: &Metadata, table: Option<&serde_json::Value>, manifest: &Path, front: &Options) -> Option<Source> {
+    let sets = |t: &serde_json::Value| t.get("nvcc-flags").is_some();
+    if front.nvcc_flags.is_some() {
+        None
+    } else if table.is_some_and(sets) {
+        Some(Source::Package(manifest.to_path_buf()))
+    } else if meta.metadata.get("ptx").is_some_and(sets) {
+        Some(Source::Workspace(meta.workspace_root.join("Cargo.toml")))
+    } else {
+        None
+    }
 }
 
 /// .cu files that are not part of a kernel crate: a lone file given as a PATH, or the
@@ -426,12 +446,14 @@ impl CudaFiles {
         let mut front = front.clone();
         let mut warnings = Vec::new();
         let mut options_table = None;
+        let mut nvcc_flags_from = None;
         if let (Some(m), Some(meta)) = (&around, &meta) {
             let own = meta.packages.iter().find(|p| same_file(&p.manifest_path, m)).and_then(|p| p.metadata.get("ptx"));
             options_table = Some(match own {
                 Some(_) => Source::Package(m.clone()),
                 None => Source::Workspace(meta.workspace_root.join("Cargo.toml")),
             });
+            nvcc_flags_from = nvcc_flags_table(meta, own, m, &front);
             front = front.or(package_options(meta, own, m, &mut warnings)?);
         }
         let workspace_manifest = match (&without_options, &meta) {
@@ -481,6 +503,7 @@ impl CudaFiles {
             dir: self.dir,
             warnings,
             options_table,
+            nvcc_flags_table: nvcc_flags_from,
             static_lib: self.static_lib,
             workspace_manifest,
         })
