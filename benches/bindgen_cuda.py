@@ -28,6 +28,8 @@ crate. ptx-build's shared cache is off (CARGO_PTX_CACHE_DIR=off), rustc wrappers
 NVCC_APPEND_FLAGS/NVCC_PREPEND_FLAGS unset. Modes, ours and theirs alternating:
   cold PTX only    ours .arch("compute_80") vs theirs
   cold + cubins    ours .arch("sm_80") (PTX + ptxas cubin) against theirs' PTX-only figure
+  cold, forge-all  cudaforge with CUDAFORGE_THREADS set to every CPU: by default it runs nvcc
+                   on half of them (one at a time on two cores), as candle's build does
   no-op            a second `cargo build`, nothing changed; also of a fourth crate, bindgen_cuda's
                    with cudarc as a dependency (what a user needs to load its PTX)
   header edit      flip `#define USE_LDG` in utils.cuh (changes every kernel's loads), rebuild,
@@ -351,11 +353,13 @@ def main():
     # Cold builds, alternating (the order flips every round).
     cold = collections.defaultdict(list)
     for r in range(a.runs):
-        order = ["ours", "theirs", "forge", "cubin"]
-        order = order[r % 4:] + order[:r % 4]  # each goes first in turn
+        order = ["ours", "theirs", "forge", "forge-all", "cubin"]
+        order = order[r % len(order):] + order[:r % len(order)]  # each goes first in turn
         for what in order:
-            if what in ("theirs", "forge"):
-                dt, _ = (theirs if what == "theirs" else forge).cold(env)
+            if what in ("theirs", "forge", "forge-all"):
+                # cudaforge runs nvcc on half the CPUs unless told otherwise.
+                e = dict(env, CUDAFORGE_THREADS=str(os.cpu_count())) if what == "forge-all" else env
+                dt, _ = (theirs if what == "theirs" else forge).cold(e)
             else:
                 ours.write("build.rs", OURS_BUILD % (ptx_archs if what == "ours" else cubin_archs))
                 dt, _ = ours.cold(env)
@@ -426,7 +430,7 @@ def main():
 
     m = statistics.median
     fmt = lambda xs: ", ".join(f"{x:.2f}" for x in xs)
-    o, t, f, cu = m(cold["ours"]), m(cold["theirs"]), m(cold["forge"]), m(cold["cubin"])
+    o, t, f, fa, cu = m(cold["ours"]), m(cold["theirs"]), m(cold["forge"]), m(cold["forge-all"]), m(cold["cubin"])
     no, nt, nf, ntc = m(noop[OURS]), m(noop[THEIRS]), m(noop[FORGE]), m(noop[THEIRS_CUDARC])
     # No-op differences: the median of per-round differences (the rounds interleave the crates,
     # so one round's load is the same for each).
@@ -459,6 +463,8 @@ def main():
     print("|---|---|---|---|---|---|")
     print(f"| cold, PTX only (`compute_X`; theirs `sm_80` PTX) | {o:.2f} s | {t:.2f} s | {f:.2f} s | {ratio(o, t)} | <= 1.0x |")
     print(f"| cold, PTX + `sm_X` cubins (theirs: PTX only) | {cu:.2f} s | {t:.2f} s | {f:.2f} s | {ratio(cu, t)} | <= 1.3x |")
+    print(f"| cold, PTX only, cudaforge on every CPU (`CUDAFORGE_THREADS={os.cpu_count()}`; its default is half) | {o:.2f} s | | "
+          f"{fa:.2f} s | {o / fa:.2f}x (cubins {cu / fa:.2f}x) | |")
     print(f"| no-op `cargo build` | {no * 1000:.0f} ms | {nt * 1000:.0f} ms | {nf * 1000:.0f} ms | "
           f"{dn(THEIRS) * 1000:+.0f} ms / {dn(FORGE) * 1000:+.0f} ms | <= +20 ms |")
     print(f"| no-op, bindgen_cuda's crate with cudarc (as ptx-runtime has it) | | {ntc * 1000:.0f} ms | | "
@@ -470,7 +476,7 @@ def main():
         print(f"| summed wall time of those nvcc runs | {nvcc_wall[OURS]:.1f} s | {nvcc_wall[THEIRS]:.1f} s | {nvcc_wall[FORGE]:.1f} s | "
               f"{nvcc_wall[OURS] / max(nvcc_wall[THEIRS], 1e-9):.2f}x / {nvcc_wall[OURS] / max(nvcc_wall[FORGE], 1e-9):.2f}x | |")
     print()
-    print(f"runs (s): cold PTX ours [{fmt(cold['ours'])}], bindgen_cuda [{fmt(cold['theirs'])}], cudaforge [{fmt(cold['forge'])}], "
+    print(f"runs (s): cold PTX ours [{fmt(cold['ours'])}], bindgen_cuda [{fmt(cold['theirs'])}], cudaforge [{fmt(cold['forge'])}], cudaforge on every CPU [{fmt(cold['forge-all'])}], "
           f"cubins [{fmt(cold['cubin'])}]; no-op ours [{fmt(noop[OURS])}], bindgen_cuda [{fmt(noop[THEIRS])}], cudaforge [{fmt(noop[FORGE])}], "
           f"bindgen_cuda + cudarc [{fmt(noop[THEIRS_CUDARC])}]")
     if not a.quick:
