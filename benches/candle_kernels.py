@@ -16,6 +16,7 @@ own PTX step excludes them):
   forge  candle-kernels' own build.rs, PTX part: cudaforge's
          `KernelBuilder::new().source_dir("src").exclude(..).arg(..).build_ptx()?.write(..)`,
          arch from CUDA_COMPUTE_CAP=80
+  forge-all  the same with CUDAFORGE_THREADS set to every CPU (cudaforge's default is half)
   bindgen the same files and flags through bindgen_cuda 0.1.6 (candle-kernels up to 0.9)
 A cold build is `cargo clean -p <crate>` then `cargo build` (build script compile and run, then
 the crate); ptx-build's shared step cache off; modes alternate, each first in turn.
@@ -73,7 +74,7 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--version", default="0.11.1")
     ap.add_argument("--keep", action="store_true")
-    ap.add_argument("--modes", default="ours,forge,cubin,bindgen", help="which cold builds, comma-separated")
+    ap.add_argument("--modes", default="ours,forge,forge-all,cubin,bindgen", help="which cold builds, comma-separated")
     a = ap.parse_args()
     env = base_env(cuda_bin())
     work = tempfile.mkdtemp(prefix="cargo-ptx-candle-bench-")
@@ -89,13 +90,16 @@ def main():
                     'pub mod ptx {\n    include!(concat!(env!("OUT_DIR"), "/ptx.rs"));\n}\n', src=src)
     order = [m.strip() for m in a.modes.split(",") if m.strip()]
     print(f"work dir {work}; warming up...", file=sys.stderr)
-    for c in [c for c, m in ((ours, "ours"), (forge, "forge"), (bindgen, "bindgen")) if m in order or (m == "ours" and "cubin" in order)]:
+    wanted = lambda m: m in order or (m == "ours" and "cubin" in order) or (m == "forge" and "forge-all" in order)
+    for c in [c for c, m in ((ours, "ours"), (forge, "forge"), (bindgen, "bindgen")) if wanted(m)]:
         c.cargo(env, "build", offline=False)
     runs = {m: [] for m in order}
     for r in range(a.runs):
         for what in order[r % len(order):] + order[:r % len(order)]:
-            if what in ("forge", "bindgen"):
-                t, _ = (forge if what == "forge" else bindgen).cold(env)
+            if what in ("forge", "forge-all", "bindgen"):
+                # cudaforge runs nvcc on half the CPUs unless told otherwise.
+                e = dict(env, CUDAFORGE_THREADS=str(os.cpu_count())) if what == "forge-all" else env
+                t, _ = (bindgen if what == "bindgen" else forge).cold(e)
             else:
                 ours.write("build.rs", OURS_BUILD % ("compute_80" if what == "ours" else "sm_80"))
                 t, _ = ours.cold(env)
@@ -110,13 +114,13 @@ def main():
     rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     print(f"\ncandle-kernels {a.version}: {len(PTX_FILES)} PTX files, {entries} kernels; ptx-build at {rev} (working tree), "
           f"cudaforge 0.1.6, bindgen_cuda 0.1.6, {os.cpu_count()} CPUs, {a.runs} runs interleaved, medians\n")
-    print("| cold build | ptx-build PTX only (`compute_80`) | ptx-build PTX + `sm_80` cubins | cudaforge (candle's build.rs) | bindgen_cuda |")
-    print("|---|---|---|---|---|")
+    print("| cold build | ptx-build PTX only (`compute_80`) | ptx-build PTX + `sm_80` cubins | cudaforge (candle's build.rs) | cudaforge on every CPU | bindgen_cuda |")
+    print("|---|---|---|---|---|---|")
     cell = lambda k: f"{med[k]:.2f} s" if k in med else "-"
-    print(f"| median | {cell('ours')} | {cell('cubin')} | {cell('forge')} | {cell('bindgen')} |")
-    for base in ("forge", "bindgen"):
+    print(f"| median | {cell('ours')} | {cell('cubin')} | {cell('forge')} | {cell('forge-all')} | {cell('bindgen')} |")
+    for base in ("forge", "forge-all", "bindgen"):
         if base in med:
-            print(f"| ratio to {base} (their PTX only) | " + " | ".join(f"{med[k] / med[base]:.2f}x" if k in med else "-" for k in ("ours", "cubin")) + " | | |")
+            print(f"| ratio to {base} (their PTX only) | " + " | ".join(f"{med[k] / med[base]:.2f}x" if k in med else "-" for k in ("ours", "cubin")) + " | | | |")
     print("\nruns (s): " + "; ".join(f"{k} [{', '.join(f'{x:.2f}' for x in v)}]" for k, v in runs.items()))
     keep_or_remove(work, a.keep)
 
