@@ -112,6 +112,12 @@ def base_env(bin_dir):
     return env
 
 
+def mode_env(env, mode):
+    """`env` for a cold build of `mode`: "forge-all" is cudaforge on every CPU (it runs nvcc on
+    half of them unless `CUDAFORGE_THREADS` says otherwise)."""
+    return dict(env, CUDAFORGE_THREADS=str(os.cpu_count())) if mode == "forge-all" else env
+
+
 def keep_or_remove(work, keep):
     """The end of a bench run: its work dir kept (and named) for a look inside, or removed."""
     if keep:
@@ -357,9 +363,7 @@ def main():
         order = order[r % len(order):] + order[:r % len(order)]  # each goes first in turn
         for what in order:
             if what in ("theirs", "forge", "forge-all"):
-                # cudaforge runs nvcc on half the CPUs unless told otherwise.
-                e = dict(env, CUDAFORGE_THREADS=str(os.cpu_count())) if what == "forge-all" else env
-                dt, _ = (theirs if what == "theirs" else forge).cold(e)
+                dt, _ = (theirs if what == "theirs" else forge).cold(mode_env(env, what))
             else:
                 ours.write("build.rs", OURS_BUILD % (ptx_archs if what == "ours" else cubin_archs))
                 dt, _ = ours.cold(env)

@@ -24,7 +24,7 @@ the crate); ptx-build's shared step cache off; modes alternate, each first in tu
 import argparse, glob, os, shutil, statistics, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bindgen_cuda import ROOT, Crate, base_env, cuda_bin, keep_or_remove, registry_src  # noqa: E402
+from bindgen_cuda import ROOT, Crate, base_env, cuda_bin, keep_or_remove, mode_env, registry_src  # noqa: E402
 
 PTX_FILES = ["affine", "binary", "cast", "conv", "fill", "indexing", "quantized", "reduce", "sort", "ternary", "unary"]
 
@@ -97,9 +97,7 @@ def main():
     for r in range(a.runs):
         for what in order[r % len(order):] + order[:r % len(order)]:
             if what in ("forge", "forge-all", "bindgen"):
-                # cudaforge runs nvcc on half the CPUs unless told otherwise.
-                e = dict(env, CUDAFORGE_THREADS=str(os.cpu_count())) if what == "forge-all" else env
-                t, _ = (bindgen if what == "bindgen" else forge).cold(e)
+                t, _ = (bindgen if what == "bindgen" else forge).cold(mode_env(env, what))
             else:
                 ours.write("build.rs", OURS_BUILD % ("compute_80" if what == "ours" else "sm_80"))
                 t, _ = ours.cold(env)

@@ -27,7 +27,7 @@ runtime and libstdc++ do not satisfy, fails the bench. ptx-build's warnings are 
 import argparse, fnmatch, glob, os, re, shutil, statistics, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bindgen_cuda import ROOT, Crate, base_env, cuda_bin, keep_or_remove, registry_src  # noqa: E402
+from bindgen_cuda import ROOT, Crate, base_env, cuda_bin, keep_or_remove, mode_env, registry_src  # noqa: E402
 
 # Both build.rs files (0.8.1) pass these to every nvcc run.
 FLAGS = ["-U__CUDA_NO_HALF_OPERATORS__", "-U__CUDA_NO_HALF_CONVERSIONS__", "-U__CUDA_NO_HALF2_OPERATORS__",
@@ -170,10 +170,7 @@ def main():
         warnings = []
         for r in range(a.runs):
             for what in order[r % len(order):] + order[:r % len(order)]:
-                e = dict(env)
-                if what == "forge-all":
-                    e["CUDAFORGE_THREADS"] = str(os.cpu_count())
-                t, err = (ours if what == "ours" else forge).cold(e, "--lib")
+                t, err = (ours if what == "ours" else forge).cold(mode_env(env, what), "--lib")
                 runs[what].append(t)
                 print(f"  {key} run {r + 1}: {what} {t:.1f} s", file=sys.stderr)
                 if what == "ours":
