@@ -17,8 +17,12 @@ use crate::error::{Error, Result};
 use crate::options::Config;
 use crate::project::CudaSource;
 use crate::text::depfile;
+
+mod output;
 use crate::tools::process;
 use crate::tools::Tool;
+use output::INCLUDE_HELP;
+pub use output::{diagnostics, warnings};
 
 pub(crate) mod static_lib;
 
@@ -250,58 +254,6 @@ impl Compiled {
     }
 }
 
-/// The warnings in nvcc's output of a successful run (the EDG front end's, the host
-/// preprocessor's), each at its source line.
-/// A template's warning comes once per instance (`... "accum(Op, T, T) [with T=float]"`, then
-/// `[with T=double]`): one warning at a place, naming the instances.
-/// `flag_help` says how to pass an nvcc flag, for the note on each numbered warning's
-/// `-diag-suppress`.
-pub fn warnings(text: &str, root: &Path, arch: Arch, nvcc: &Tool, flag_help: &dyn Fn(&str) -> String) -> Vec<Diagnostic> {
-    let mut out: Vec<(Diagnostic, Vec<String>)> = Vec::new();
-    for mut d in parse(text, root, arch, nvcc, Some(flag_help)).into_iter().filter(|d| d.level == Level::Warning) {
-        let instance = template_instance(&d.message).map(|(base, with)| (base, with.to_string()));
-        if let Some((base, _)) = &instance {
-            d.message = base.clone();
-        }
-        let with = instance.map(|(_, w)| w);
-        match out.iter_mut().find(|(seen, _)| *seen == d) {
-            Some((_, instances)) => instances.extend(with.filter(|w| !instances.contains(w))),
-            None => out.push((d, with.into_iter().collect())),
-        }
-    }
-    out.into_iter()
-        .map(|(mut d, instances)| {
-            if !instances.is_empty() {
-                d.message = format!("{} (instances: {})", d.message, instances.join("; "));
-            }
-            d
-        })
-        .collect()
-}
-
-/// `f(T) [with T=float]` in an EDG message: the message without it, and `T=float`. Brackets
-/// nest (`[with F=lambda []()->void]`).
-fn template_instance(message: &str) -> Option<(String, &str)> {
-    let start = message.find(" [with ")?;
-    let mut depth = 0usize;
-    let mut end = None;
-    for (i, c) in message[start + 1..].char_indices() {
-        match c {
-            '[' => depth += 1,
-            ']' => {
-                depth -= 1;
-                if depth == 0 {
-                    end = Some(start + 1 + i);
-                    break;
-                }
-            }
-            _ => {}
-        }
-    }
-    let end = end?;
-    Some((format!("{}{}", &message[..start], &message[end + 1..]), &message[start + " [with ".len()..end]))
-}
-
 impl CudaCompile<'_> {
     /// Folders whose files the PTX names by absolute path: the CUDA install nvcc belongs to and
     /// the system's headers, the same for every checkout on a machine.
@@ -442,138 +394,6 @@ fn files_read(source: &Path, deps: Vec<PathBuf>) -> Vec<PathBuf> {
     files
 }
 
-const INCLUDE_HELP: &str = "add the header's folder to";
-
-/// nvcc's output as diagnostics. Three forms appear:
-/// - the CUDA front end (EDG): `a.cu(12): error: MESSAGE`, then the source line and a `^`
-///   under the column;
-/// - the host preprocessor (gcc): `a.cu:1:10: fatal error: x.h: No such file or directory`;
-/// - nvcc itself: `nvcc fatal   : Unsupported gpu architecture 'compute_70'`.
-pub fn diagnostics(text: &str, root: &Path, arch: Arch, nvcc: &Tool) -> Vec<Diagnostic> {
-    // A failed run's warnings come without how to silence them: the errors are what to fix.
-    let mut out = parse(text, root, arch, nvcc, None);
-    // Anything else nvcc said (for example "N errors detected") is a summary or context:
-    // kept only when nothing else was recognised.
-    if out.iter().all(|d| d.level != Level::Error) {
-        out.push(Diagnostic::error(format!("nvcc failed:\n{}", text.trim_end())));
-    }
-    out
-}
-
-/// The diagnostics nvcc's output holds in the forms [`diagnostics`] lists; numbered warnings get
-/// a note with their `-diag-suppress` flag, passed as `flag_help` says, where it is given.
-fn parse(text: &str, root: &Path, arch: Arch, nvcc: &Tool, flag_help: Option<&dyn Fn(&str) -> String>) -> Vec<Diagnostic> {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut out: Vec<Diagnostic> = Vec::new();
-    let mut i = 0;
-    while i < lines.len() {
-        let line = lines[i];
-        i += 1;
-        if let Some(msg) = line.strip_prefix("nvcc fatal").and_then(|r| r.split_once(':')).map(|(_, m)| m.trim()) {
-            let mut d = Diagnostic::error(format!("nvcc: {msg}"));
-            if msg.contains("Unsupported gpu architecture") {
-                let dropped = if arch.capability < 75 && nvcc.release().is_some_and(|r| r.0 >= 13) {
-                    " (CUDA 13 dropped archs below sm_75; use a CUDA 12 nvcc through NVCC)"
-                } else {
-                    ""
-                };
-                d = d.note(format!(
-                    "nvcc {} cannot compile for {}{dropped}: choose an arch it lists in `nvcc --list-gpu-arch`",
-                    nvcc.version,
-                    arch.compute_name()
-                ));
-            }
-            out.push(d);
-            continue;
-        }
-        // `nvcc warning : The 'compute_70' architecture is deprecated ...`: nvcc's own.
-        if let Some(msg) = line.strip_prefix("nvcc warning").and_then(|r| r.split_once(':')).map(|(_, m)| m.trim()) {
-            out.push(Diagnostic::warning(format!("nvcc: {msg}")));
-            continue;
-        }
-        if let Some((file, line_no, rest)) = edg_location(line) {
-            let (level, message) = match level_and_message(rest) {
-                Some(x) => x,
-                None => continue,
-            };
-            // The source line and the caret line follow; EDG indents the source line by two.
-            let mut column = None;
-            if let (Some(src), Some(caret)) = (lines.get(i), lines.get(i + 1)) {
-                if caret.trim() == "^" {
-                    let caret_at = caret.find('^').unwrap_or(0);
-                    let indent = src.len() - src.trim_start().len();
-                    let original = std::fs::read_to_string(root.join(file)).ok();
-                    let orig_indent = original
-                        .as_deref()
-                        .and_then(|t| t.lines().nth(line_no as usize - 1))
-                        .map(|l| l.len() - l.trim_start().len())
-                        .unwrap_or(indent.saturating_sub(2));
-                    column = Some((caret_at + orig_indent + 1).saturating_sub(indent) as u32);
-                    i += 2;
-                }
-            }
-            let mut d = Diagnostic::new(level, message).at(relative(&root.join(file), root), Some(line_no), column).rooted(root);
-            if let (Level::Warning, Some(n), Some(help)) = (level, edg_number(rest), flag_help) {
-                d = d.note(format!("{} silences this warning", help(&format!("-diag-suppress={n}"))));
-            }
-            out.push(d);
-            continue;
-        }
-        if let Some((file, line_no, col, rest)) = gcc_location(line) {
-            let Some((level, message)) = level_and_message(rest) else { continue };
-            let mut d = Diagnostic::new(level, message.clone()).at(relative(&root.join(file), root), Some(line_no), Some(col)).rooted(root);
-            if message.contains("No such file or directory") {
-                d = d.note(match message.split(':').next().map(str::trim) {
-                    // cuBLAS's headers are not part of the CUDA compiler wheels.
-                    Some(h) if h.starts_with("cublas") => {
-                        "cuBLAS's headers are not installed: run `cargo ptx setup --with cublas` (puts them where every nvcc run finds them)".to_string()
-                    }
-                    _ => format!("{INCLUDE_HELP} `cuda-include` in [package.metadata.ptx] (relative to the package), `-I DIR` on the command line or `.cuda_include(DIR)` in build.rs, or fix the #include path"),
-                });
-            }
-            out.push(d);
-            continue;
-        }
-    }
-    out
-}
-
-fn level_and_message(rest: &str) -> Option<(Level, String)> {
-    let rest = rest.trim_start();
-    for (prefix, level) in [("fatal error", Level::Error), ("error", Level::Error), ("warning", Level::Warning)] {
-        if let Some(r) = rest.strip_prefix(prefix) {
-            // EDG may add a number: `error #20-D: ...`.
-            let r = r.trim_start();
-            let r = if r.starts_with('#') { r.split_once(':').map_or(r, |(_, m)| m) } else { r.strip_prefix(':').unwrap_or(r) };
-            return Some((level, r.trim().to_string()));
-        }
-    }
-    None
-}
-
-/// The number of an EDG diagnostic (`warning #177-D: ...` -> `177`).
-fn edg_number(rest: &str) -> Option<&str> {
-    let (_, after) = rest.split_once('#')?;
-    let n = after.split(['-', ':']).next()?;
-    (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(n)
-}
-
-/// `path(12): rest`
-fn edg_location(line: &str) -> Option<(&str, u32, &str)> {
-    let (head, rest) = line.split_once("): ")?;
-    let (file, n) = head.rsplit_once('(')?;
-    Some((file, n.parse().ok()?, rest))
-}
-
-/// `path:12:5: rest`
-fn gcc_location(line: &str) -> Option<(&str, u32, u32, &str)> {
-    let mut parts = line.splitn(4, ':');
-    let file = parts.next()?;
-    let l = parts.next()?.parse().ok()?;
-    let c = parts.next()?.parse().ok()?;
-    Some((file, l, c, parts.next()?))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -581,59 +401,6 @@ mod tests {
 
     fn tool() -> Tool {
         Tool { path: "/cuda/bin/nvcc".into(), version: "13.0.88".into(), source: "PATH".into() }
-    }
-
-    #[test]
-    fn a_successful_runs_warnings_are_kept_with_how_to_silence_them() {
-        // What nvcc 13.0 prints for dfdx's relu.cu (a macro's unused variable), twice for two
-        // uses of the macro, plus the host preprocessor's redefinition warning (ggml's).
-        let text = "kernels/relu.cu(18): warning #177-D: variable \"y\" was declared but never referenced\n  UNARY_OP(__half, relu_fwd_f16, relu_bwd_f16, ReLUKernelOp,\n                                                                                                                                ^\n\n\
-Remark: The warnings can be suppressed with \"-diag-suppress <warning-number>\"\n\n\
-kernels/relu.cu(18): warning #177-D: variable \"y\" was declared but never referenced\n  UNARY_OP(__half, relu_fwd_f16, relu_bwd_f16, ReLUKernelOp,\n                                                                                                                                ^\n\n\
-kernels/common.cuh:3:9: warning: \"GGML_MAX_DIMS\" redefined\n";
-        // The flag to silence one is said for the front end that started the build.
-        let table = Source::Package("/p/Cargo.toml".into());
-        // Where a table's `nvcc-flags` are in force, the flag goes there: one of the front end's
-        // would replace the table's list.
-        let in_table = "`-diag-suppress=177` added to `nvcc-flags` in [package.metadata.ptx] of /p/Cargo.toml";
-        let fronts: [(Source, Option<&Source>, &str); 4] = [
-            (Source::Builder("/p/build.rs".into()), None, "`.nvcc_flag(\"-diag-suppress=177\")` in build.rs"),
-            (Source::Builder("/p/build.rs".into()), Some(&table), in_table),
-            (Source::CommandLine, Some(&table), in_table),
-            (Source::CommandLine, None, "`--nvcc-flag=-diag-suppress=177`"),
-        ];
-        for (front, table, flag) in fronts {
-            let help = |f: &str| front.nvcc_flag_help(table, f);
-            let w = warnings(text, Path::new("/p"), Arch::sm(80), &tool(), &help);
-            assert_eq!(w[0].notes, [format!("{flag} silences this warning")]);
-        }
-        let metadata = |f: &str| Source::CommandLine.nvcc_flag_help(Some(&table), f);
-        let w = warnings(text, Path::new("/p"), Arch::sm(80), &tool(), &metadata);
-        assert_eq!(w.len(), 2, "{w:?}");
-        assert_eq!((w[0].message.as_str(), w[0].line), ("variable \"y\" was declared but never referenced", Some(18)));
-        // In a failed run's output the errors are what to fix: no note on its warnings.
-        let failed = diagnostics(text, Path::new("/p"), Arch::sm(80), &tool());
-        assert!(failed.iter().all(|d| d.notes.is_empty()), "{failed:?}");
-        assert_eq!((w[1].message.as_str(), w[1].line, w[1].column), ("\"GGML_MAX_DIMS\" redefined", Some(3), Some(9)));
-        assert!(w[1].notes.is_empty());
-        // A template's warning per instance is one warning naming them.
-        let per_instance: String = ["float", "double"]
-            .iter()
-            .map(|t| format!("kernels/pool2d.cu(44): warning #940-D: missing return statement at end of non-void function \"accum(Op, T, T) [with T={t}]\"\n"))
-            .collect();
-        let w = warnings(&per_instance, Path::new("/p"), Arch::sm(80), &tool(), &metadata);
-        assert_eq!(w.len(), 1, "{w:?}");
-        assert_eq!(w[0].message, "missing return statement at end of non-void function \"accum(Op, T, T)\" (instances: T=float; T=double)");
-        assert_eq!(
-            template_instance("call of \"f(F) [with F=lambda []()->void]\" here"),
-            Some(("call of \"f(F)\" here".to_string(), "F=lambda []()->void"))
-        );
-        // nvcc's own warnings, with no place.
-        let w = warnings("nvcc warning : The 'compute_70' architecture is deprecated\n", Path::new("/p"), Arch::sm(80), &tool(), &metadata);
-        assert_eq!(w.iter().map(|d| d.message.as_str()).collect::<Vec<_>>(), ["nvcc: The 'compute_70' architecture is deprecated"]);
-        // Output without a warning is not kept; output with one is.
-        assert_eq!(Compiled::kept_output("ptxas info: 0 bytes\n".into()), "");
-        assert_eq!(Compiled::kept_output(text.into()), text);
     }
 
     #[test]
@@ -691,41 +458,5 @@ kernels/common.cuh:3:9: warning: \"GGML_MAX_DIMS\" redefined\n";
         assert!(!ok("sm_101a", (13, 0)), "CUDA 13 renamed sm_101 to sm_110: not listed");
         assert!(!ok("sm_70", (13, 0)));
         assert!(!ok("sm_100f", (12, 8)), "family variants came with CUDA 12.9");
-    }
-
-    #[test]
-    fn front_end_errors_get_file_line_and_column() {
-        let d = std::env::temp_dir().join(format!("ptx-build-cuda-test-{}", std::process::id()));
-        std::fs::create_dir_all(d.join("cuda")).unwrap();
-        std::fs::write(
-            d.join("cuda/e.cu"),
-            "__global__ void k(int j) {\n  int x;\n  asm(\"mov.u32 %0, %1;\" : \"=r\"(x) : \"rf\"(j));\n}\n",
-        )
-        .unwrap();
-        let text = format!(
-            "{0}/cuda/e.cu(3): error: an asm operand may specify only one constraint letter in a __device__/__global__ function\n    asm(\"mov.u32 %0, %1;\" : \"=r\"(x) : \"rf\"(j));\n                                      ^\n\n1 error detected in the compilation of \"{0}/cuda/e.cu\".\n",
-            d.display()
-        );
-        let diags = diagnostics(&text, &d, Arch::sm(80), &tool());
-        assert_eq!(diags.len(), 1, "{diags:?}");
-        assert_eq!(diags[0].location().unwrap(), "cuda/e.cu:3:37");
-        assert!(diags[0].message.starts_with("an asm operand may specify only one constraint letter"));
-        std::fs::remove_dir_all(&d).unwrap();
-    }
-
-    #[test]
-    fn missing_headers_and_fatal_errors() {
-        let d = diagnostics("/p/cuda/k.cu:1:10: fatal error: nothere.cuh: No such file or directory\n    1 | #include \"nothere.cuh\"\ncompilation terminated.\n", Path::new("/p"), Arch::sm(80), &tool());
-        assert_eq!(d[0].location().unwrap(), "cuda/k.cu:1:10");
-        assert_eq!(d[0].message, "nothere.cuh: No such file or directory");
-        assert!(d[0].notes[0].contains("cuda-include"));
-        let d = diagnostics(
-            "nvcc fatal   : Unsupported gpu architecture 'compute_70'\n",
-            Path::new("/p"),
-            "compute_70".parse().unwrap(),
-            &tool(),
-        );
-        assert_eq!(d[0].message, "nvcc: Unsupported gpu architecture 'compute_70'");
-        assert!(d[0].notes[0].contains("CUDA 13 dropped archs below sm_75"), "{:?}", d[0].notes);
     }
 }

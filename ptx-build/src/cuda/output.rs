@@ -1,0 +1,532 @@
+//! nvcc's output read as diagnostics: the CUDA front end's (EDG) errors and warnings with their
+//! source line, column and template instance, the host preprocessor's, and nvcc's own.
+
+use std::path::Path;
+
+use crate::arch::Arch;
+use crate::diag::{relative, Diagnostic, Level};
+use crate::tools::Tool;
+
+/// The warnings in nvcc's output of a successful run (the EDG front end's, the host
+/// preprocessor's), each at its source line.
+/// A template's warning comes once per instance (`... "accum(Op, T, T) [with T=float]"`, then
+/// `[with T=double]`): one warning at a place, naming the instances.
+/// `flag_help` says how to pass an nvcc flag, for the note on each numbered warning's
+/// `-diag-suppress`.
+pub fn warnings(text: &str, root: &Path, arch: Arch, nvcc: &Tool, flag_help: &dyn Fn(&str) -> String) -> Vec<Diagnostic> {
+    let mut out: Vec<(Diagnostic, Vec<String>)> = Vec::new();
+    for mut d in parse(text, root, arch, nvcc, Some(flag_help)).into_iter().filter(|d| d.level == Level::Warning) {
+        let instance = template_instance(&d.message).map(|(base, with)| (base, with.to_string()));
+        if let Some((base, _)) = &instance {
+            d.message = base.clone();
+        }
+        // Or in where it was instantiated (`detected during instantiation of "f(T *) [with
+        // T=float]" at ...`), which differs per instance: the innermost one names it.
+        let context = d.notes.iter().position(|n| n.starts_with(CONTEXT));
+        let from_context = context.and_then(|at| template_instance(&d.notes[at]).map(|(_, w)| w.to_string()));
+        if instance.is_none() && from_context.is_some() {
+            d.notes.retain(|n| !n.starts_with(CONTEXT));
+        }
+        let with = instance.map(|(_, w)| w).or(from_context);
+        match out.iter_mut().find(|(seen, _)| *seen == d) {
+            Some((_, instances)) => instances.extend(with.filter(|w| !instances.contains(w))),
+            None => out.push((d, with.into_iter().collect())),
+        }
+    }
+    out.into_iter()
+        .map(|(mut d, instances)| {
+            if !instances.is_empty() {
+                d.message = format!("{} (instances: {})", d.message, instances.join("; "));
+            }
+            d
+        })
+        .collect()
+}
+
+/// `f(T) [with T=float]` in an EDG message: the message without it, and `T=float`. Brackets
+/// nest (`[with F=lambda []()->void]`).
+fn template_instance(message: &str) -> Option<(String, &str)> {
+    let start = message.find(" [with ")?;
+    let mut depth = 0usize;
+    let mut end = None;
+    for (i, c) in message[start + 1..].char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => {
+                depth -= 1;
+                if depth == 0 {
+                    end = Some(start + 1 + i);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let end = end?;
+    Some((format!("{}{}", &message[..start], &message[end + 1..]), &message[start + " [with ".len()..end]))
+}
+
+pub(super) const INCLUDE_HELP: &str = "add the header's folder to";
+
+/// How a note on where a template was instantiated starts.
+const CONTEXT: &str = "detected during";
+
+/// nvcc's output as diagnostics. Three forms appear:
+/// - the CUDA front end (EDG): `a.cu(12): error: MESSAGE`, then more of the message, the source
+///   line with a `^` under the column, and where a template was instantiated (see [`edg_block`]);
+/// - the host preprocessor (gcc): `a.cu:1:10: fatal error: x.h: No such file or directory`;
+/// - nvcc itself: `nvcc fatal   : Unsupported gpu architecture 'compute_70'`.
+pub fn diagnostics(text: &str, root: &Path, arch: Arch, nvcc: &Tool) -> Vec<Diagnostic> {
+    // A failed run's warnings come without how to silence them: the errors are what to fix.
+    let mut out = parse(text, root, arch, nvcc, None);
+    // Anything else nvcc said (for example "N errors detected") is a summary or context:
+    // kept only when nothing else was recognised.
+    if out.iter().all(|d| d.level != Level::Error) {
+        out.push(Diagnostic::error(format!("nvcc failed:\n{}", text.trim_end())));
+    }
+    out
+}
+
+/// The diagnostics nvcc's output holds in the forms [`diagnostics`] lists; numbered warnings get
+/// a note with their `-diag-suppress` flag, passed as `flag_help` says, where it is given.
+fn parse(text: &str, root: &Path, arch: Arch, nvcc: &Tool, flag_help: Option<&dyn Fn(&str) -> String>) -> Vec<Diagnostic> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out: Vec<Diagnostic> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        i += 1;
+        if let Some(msg) = line.strip_prefix("nvcc fatal").and_then(|r| r.split_once(':')).map(|(_, m)| m.trim()) {
+            let mut d = Diagnostic::error(format!("nvcc: {msg}"));
+            if msg.contains("Unsupported gpu architecture") {
+                let dropped = if arch.capability < 75 && nvcc.release().is_some_and(|r| r.0 >= 13) {
+                    " (CUDA 13 dropped archs below sm_75; use a CUDA 12 nvcc through NVCC)"
+                } else {
+                    ""
+                };
+                d = d.note(format!(
+                    "nvcc {} cannot compile for {}{dropped}: choose an arch it lists in `nvcc --list-gpu-arch`",
+                    nvcc.version,
+                    arch.compute_name()
+                ));
+            }
+            out.push(d);
+            continue;
+        }
+        // `nvcc warning : The 'compute_70' architecture is deprecated ...`: nvcc's own.
+        if let Some(msg) = line.strip_prefix("nvcc warning").and_then(|r| r.split_once(':')).map(|(_, m)| m.trim()) {
+            out.push(Diagnostic::warning(format!("nvcc: {msg}")));
+            continue;
+        }
+        if let Some((file, line_no, rest)) = edg_location(line) {
+            let block = edg_block(&lines[i..]);
+            i += block.len;
+            let shown_file = relative(&root.join(file), root);
+            let context = block.context.iter().map(|c| context_note(c));
+            // `note #3328-D: built-in operator* does not match ...`: why, for the diagnostic above.
+            if let Some(note) = rest.trim_start().strip_prefix("note") {
+                if let Some(d) = out.last_mut() {
+                    let note = note.split_once(':').map_or(note, |(_, n)| n).trim();
+                    let at = match (d.file.as_ref() == Some(&shown_file), d.line == Some(line_no)) {
+                        (true, true) => String::new(),
+                        (true, false) => format!(" (line {line_no})"),
+                        (false, _) => format!(" ({file}:{line_no})"),
+                    };
+                    add_note(d, format!("note: {note}{at}"));
+                    context.for_each(|c| add_note(d, c));
+                }
+                continue;
+            }
+            let Some((level, message)) = level_and_message(rest) else { continue };
+            let original = std::fs::read_to_string(root.join(file)).ok();
+            let original_line = original.as_deref().and_then(|t| t.lines().nth((line_no as usize).checked_sub(1)?));
+            let (column, expansion) = match block.shown {
+                Some((shown, caret)) => edg_column(shown, caret, original_line),
+                None => (None, None),
+            };
+            let mut d = Diagnostic::new(level, message).at(&shown_file, Some(line_no), column).rooted(root);
+            d.notes.extend(block.more.iter().map(|m| m.to_string()));
+            d.notes.extend(expansion);
+            d.notes.extend(context);
+            if let (Level::Warning, Some(n), Some(help)) = (level, edg_number(rest), flag_help) {
+                d = d.note(format!("{} silences this warning", help(&format!("-diag-suppress={n}"))));
+            }
+            out.push(d);
+            continue;
+        }
+        if let Some((file, line_no, col, rest)) = gcc_location(line) {
+            let Some((level, message)) = level_and_message(rest) else { continue };
+            let mut d = Diagnostic::new(level, message.clone()).at(relative(&root.join(file), root), Some(line_no), Some(col)).rooted(root);
+            if message.contains("No such file or directory") {
+                d = d.note(match message.split(':').next().map(str::trim) {
+                    // cuBLAS's headers are not part of the CUDA compiler wheels.
+                    Some(h) if h.starts_with("cublas") => {
+                        "cuBLAS's headers are not installed: run `cargo ptx setup --with cublas` (puts them where every nvcc run finds them)".to_string()
+                    }
+                    _ => format!("{INCLUDE_HELP} `cuda-include` in [package.metadata.ptx] (relative to the package), `-I DIR` on the command line or `.cuda_include(DIR)` in build.rs, or fix the #include path"),
+                });
+            }
+            out.push(d);
+            continue;
+        }
+    }
+    out
+}
+
+fn level_and_message(rest: &str) -> Option<(Level, String)> {
+    let rest = rest.trim_start();
+    for (prefix, level) in [("fatal error", Level::Error), ("error", Level::Error), ("warning", Level::Warning)] {
+        if let Some(r) = rest.strip_prefix(prefix) {
+            // EDG may add a number: `error #20-D: ...`.
+            let r = r.trim_start();
+            let r = if r.starts_with('#') { r.split_once(':').map_or(r, |(_, m)| m) } else { r.strip_prefix(':').unwrap_or(r) };
+            return Some((level, r.trim().to_string()));
+        }
+    }
+    None
+}
+
+/// The number of an EDG diagnostic (`warning #177-D: ...` -> `177`).
+fn edg_number(rest: &str) -> Option<&str> {
+    let (_, after) = rest.split_once('#')?;
+    let n = after.split(['-', ':']).next()?;
+    (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(n)
+}
+
+/// `path(12): rest`
+fn edg_location(line: &str) -> Option<(&str, u32, &str)> {
+    let (head, rest) = line.split_once("): ")?;
+    let (file, n) = head.rsplit_once('(')?;
+    Some((file, n.parse().ok()?, rest))
+}
+
+/// `path:12:5: rest`
+fn gcc_location(line: &str) -> Option<(&str, u32, u32, &str)> {
+    let mut parts = line.splitn(4, ':');
+    let file = parts.next()?;
+    let l = parts.next()?.parse().ok()?;
+    let c = parts.next()?.parse().ok()?;
+    Some((file, l, c, parts.next()?))
+}
+
+/// At most this many of EDG's `note`s are kept on a diagnostic (one per overload it tried).
+const MAX_EDG_NOTES: usize = 4;
+
+fn add_note(d: &mut Diagnostic, note: String) {
+    if d.notes.contains(&note) {
+        return;
+    }
+    let edg_notes = d.notes.iter().filter(|n| n.starts_with("note: ")).count();
+    if note.starts_with("note: ") && edg_notes >= MAX_EDG_NOTES {
+        return;
+    }
+    d.notes.push(note);
+}
+
+/// The lines after an EDG diagnostic's first, up to the next diagnostic.
+#[derive(Debug, Default, PartialEq)]
+struct EdgBlock<'a> {
+    /// Lines that go on with the message (`operand types are: P * const P`).
+    more: Vec<&'a str>,
+    /// The line EDG shows (the source line indented by two, or a macro's expansion) and the
+    /// byte offset of the `^` under it.
+    shown: Option<(&'a str, usize)>,
+    /// Where the template was instantiated, innermost first (`instantiation of "f(T *) [with
+    /// T=P]" at line 16`).
+    context: Vec<&'a str>,
+    /// How many lines the block has.
+    len: usize,
+}
+
+/// EDG's lines after a diagnostic's first: all indented, ended by a blank line, the next
+/// diagnostic or nvcc's summary. `detected during instantiation of X at line N`, or
+/// `detected during:` with one `instantiation of X at line N` a line, says which instance of a
+/// template the diagnostic is in: without it a user cannot tell which of many failed.
+fn edg_block<'a>(lines: &[&'a str]) -> EdgBlock<'a> {
+    let mut b = EdgBlock::default();
+    let mut j = 0;
+    while let Some(line) = lines.get(j) {
+        if line.trim().is_empty() || !line.starts_with(' ') {
+            break;
+        }
+        let text = line.trim();
+        if let Some(caret) = lines.get(j + 1).filter(|c| b.shown.is_none() && c.trim() == "^") {
+            b.shown = Some((line, caret.find('^').unwrap_or(0)));
+            j += 2;
+            continue;
+        }
+        match text.strip_prefix(CONTEXT).map(str::trim) {
+            Some(":") => {}
+            Some(what) => b.context.push(what),
+            None if b.shown.is_none() && b.context.is_empty() => b.more.push(text),
+            None => b.context.push(text),
+        }
+        j += 1;
+    }
+    b.len = j;
+    b
+}
+
+/// `instantiation of "f" at line 16 of /p/h.cuh` as a note naming the place as `/p/h.cuh:16`,
+/// which editors and terminals open; a line of the diagnostic's own file stays `at line 16`.
+fn context_note(what: &str) -> String {
+    let place = what.rsplit_once(" at line ").and_then(|(head, tail)| {
+        let (n, path) = tail.split_once(" of ")?;
+        n.parse::<u32>().ok().map(|n| format!("{head} at {}:{n}", path.trim_matches('"')))
+    });
+    format!("{CONTEXT} {}", place.as_deref().unwrap_or(what))
+}
+
+/// The 1-based column in the file's `original` line of what EDG's caret (`caret`, a byte offset
+/// in `shown`) points at, and a note where that cannot be found. EDG shows the source line
+/// indented by two, or, with a macro in it, the line's expansion (`__device__` is one:
+/// `__attribute__((device))`): there the text from the caret on is looked for in the line as
+/// written, shortened down to the token under the caret, and taken where it is found once
+/// (`sqr` in `STAMP(sq_f32, sqr)` for `identifier "sqr" is undefined`). A place inside a
+/// macro's body has no column: EDG's is one in the expansion, past the line's end, where an
+/// editor would jump to nothing; the note shows the expansion around it instead.
+fn edg_column(shown: &str, caret: usize, original: Option<&str>) -> (Option<u32>, Option<String>) {
+    let Some(original) = original.map(str::trim_end) else {
+        return (Some((caret.saturating_sub(2) + 1) as u32), None);
+    };
+    let column = |at: usize| original.get(..at).map(|before| before.chars().count() as u32 + 1);
+    if shown.trim() == original.trim() {
+        let indent = original.len() - original.trim_start().len();
+        let at = (caret + indent).saturating_sub(shown.len() - shown.trim_start().len());
+        return match at < original.len() {
+            true => (column(at), None),
+            false => (None, Some("nvcc's column is in the expansion of a macro used on this line".to_string())),
+        };
+    }
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let tail = shown.get(caret..).unwrap_or("").trim_end();
+    let token = match tail.find(|c: char| !is_word(c)) {
+        Some(0) => tail.chars().next().map_or(0, char::len_utf8),
+        Some(end) => end,
+        None => tail.len(),
+    };
+    let word = tail.starts_with(is_word);
+    let found = (token..=tail.len().min(48)).rev().filter(|&len| token > 0 && tail.is_char_boundary(len)).find_map(|len| {
+        let whole = |at: usize| {
+            let starts = !word || !original[..at].ends_with(is_word);
+            let ends = !word || len > token || !original[at + len..].starts_with(is_word);
+            starts && ends
+        };
+        let mut hits = original.match_indices(&tail[..len]).map(|(at, _)| at).filter(|&at| whole(at));
+        match (hits.next(), hits.next()) {
+            (Some(at), None) => Some(at),
+            _ => None,
+        }
+    });
+    if let Some(at) = found {
+        return (column(at), None);
+    }
+    // Up to 40 bytes either side of the caret, on character boundaries.
+    let mut from = (caret.saturating_sub(40)..=caret.min(shown.len())).find(|&k| shown.is_char_boundary(k)).unwrap_or(0);
+    // From a word's start.
+    if from > 0 {
+        from = shown.get(from..caret).and_then(|s| s.find(' ')).map_or(from, |sp| from + sp + 1);
+    }
+    let to = (caret + 40..shown.len()).find(|&k| shown.is_char_boundary(k)).unwrap_or(shown.len()).max(from);
+    let cut = |yes: bool| if yes { "..." } else { "" };
+    let indent = shown.len() - shown.trim_start().len();
+    let excerpt = format!("{}{}{}", cut(from > indent), shown[from..to].trim(), cut(to < shown.trim_end().len()));
+    (None, Some(format!("nvcc points into the expansion of a macro used on this line: `{excerpt}`")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cuda::Compiled;
+    use crate::options::Source;
+
+    fn tool() -> Tool {
+        Tool { path: "/cuda/bin/nvcc".into(), version: "13.0.88".into(), source: "PATH".into() }
+    }
+
+    #[test]
+    fn a_successful_runs_warnings_are_kept_with_how_to_silence_them() {
+        // What nvcc 13.0 prints for dfdx's relu.cu (a macro's unused variable), twice for two
+        // uses of the macro, plus the host preprocessor's redefinition warning (ggml's).
+        let text = "kernels/relu.cu(18): warning #177-D: variable \"y\" was declared but never referenced\n  UNARY_OP(__half, relu_fwd_f16, relu_bwd_f16, ReLUKernelOp,\n                                                                                                                                ^\n\n\
+Remark: The warnings can be suppressed with \"-diag-suppress <warning-number>\"\n\n\
+kernels/relu.cu(18): warning #177-D: variable \"y\" was declared but never referenced\n  UNARY_OP(__half, relu_fwd_f16, relu_bwd_f16, ReLUKernelOp,\n                                                                                                                                ^\n\n\
+kernels/common.cuh:3:9: warning: \"GGML_MAX_DIMS\" redefined\n";
+        // The flag to silence one is said for the front end that started the build.
+        let table = Source::Package("/p/Cargo.toml".into());
+        // Where a table's `nvcc-flags` are in force, the flag goes there: one of the front end's
+        // would replace the table's list.
+        let in_table = "`-diag-suppress=177` added to `nvcc-flags` in [package.metadata.ptx] of /p/Cargo.toml";
+        let fronts: [(Source, Option<&Source>, &str); 4] = [
+            (Source::Builder("/p/build.rs".into()), None, "`.nvcc_flag(\"-diag-suppress=177\")` in build.rs"),
+            (Source::Builder("/p/build.rs".into()), Some(&table), in_table),
+            (Source::CommandLine, Some(&table), in_table),
+            (Source::CommandLine, None, "`--nvcc-flag=-diag-suppress=177`"),
+        ];
+        for (front, table, flag) in fronts {
+            let help = |f: &str| front.nvcc_flag_help(table, f);
+            let w = warnings(text, Path::new("/p"), Arch::sm(80), &tool(), &help);
+            assert_eq!(w[0].notes, [format!("{flag} silences this warning")]);
+        }
+        let metadata = |f: &str| Source::CommandLine.nvcc_flag_help(Some(&table), f);
+        let w = warnings(text, Path::new("/p"), Arch::sm(80), &tool(), &metadata);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert_eq!((w[0].message.as_str(), w[0].line), ("variable \"y\" was declared but never referenced", Some(18)));
+        // In a failed run's output the errors are what to fix: no note on its warnings.
+        let failed = diagnostics(text, Path::new("/p"), Arch::sm(80), &tool());
+        assert!(failed.iter().all(|d| d.notes.is_empty()), "{failed:?}");
+        assert_eq!((w[1].message.as_str(), w[1].line, w[1].column), ("\"GGML_MAX_DIMS\" redefined", Some(3), Some(9)));
+        assert!(w[1].notes.is_empty());
+        // A template's warning per instance is one warning naming them.
+        let per_instance: String = ["float", "double"]
+            .iter()
+            .map(|t| format!("kernels/pool2d.cu(44): warning #940-D: missing return statement at end of non-void function \"accum(Op, T, T) [with T={t}]\"\n"))
+            .collect();
+        let w = warnings(&per_instance, Path::new("/p"), Arch::sm(80), &tool(), &metadata);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].message, "missing return statement at end of non-void function \"accum(Op, T, T)\" (instances: T=float; T=double)");
+        assert_eq!(
+            template_instance("call of \"f(F) [with F=lambda []()->void]\" here"),
+            Some(("call of \"f(F)\" here".to_string(), "F=lambda []()->void"))
+        );
+        // nvcc's own warnings, with no place.
+        let w = warnings("nvcc warning : The 'compute_70' architecture is deprecated\n", Path::new("/p"), Arch::sm(80), &tool(), &metadata);
+        assert_eq!(w.iter().map(|d| d.message.as_str()).collect::<Vec<_>>(), ["nvcc: The 'compute_70' architecture is deprecated"]);
+        // Output without a warning is not kept; output with one is.
+        assert_eq!(Compiled::kept_output("ptxas info: 0 bytes\n".into()), "");
+        assert_eq!(Compiled::kept_output(text.into()), text);
+    }
+
+    #[test]
+    fn front_end_errors_get_file_line_and_column() {
+        let d = std::env::temp_dir().join(format!("ptx-build-cuda-test-{}", std::process::id()));
+        std::fs::create_dir_all(d.join("cuda")).unwrap();
+        std::fs::write(
+            d.join("cuda/e.cu"),
+            "__global__ void k(int j) {\n  int x;\n  asm(\"mov.u32 %0, %1;\" : \"=r\"(x) : \"rf\"(j));\n}\n",
+        )
+        .unwrap();
+        let text = format!(
+            "{0}/cuda/e.cu(3): error: an asm operand may specify only one constraint letter in a __device__/__global__ function\n    asm(\"mov.u32 %0, %1;\" : \"=r\"(x) : \"rf\"(j));\n                                      ^\n\n1 error detected in the compilation of \"{0}/cuda/e.cu\".\n",
+            d.display()
+        );
+        let diags = diagnostics(&text, &d, Arch::sm(80), &tool());
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        assert_eq!(diags[0].location().unwrap(), "cuda/e.cu:3:37");
+        assert!(diags[0].message.starts_with("an asm operand may specify only one constraint letter"));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn missing_headers_and_fatal_errors() {
+        let d = diagnostics("/p/cuda/k.cu:1:10: fatal error: nothere.cuh: No such file or directory\n    1 | #include \"nothere.cuh\"\ncompilation terminated.\n", Path::new("/p"), Arch::sm(80), &tool());
+        assert_eq!(d[0].location().unwrap(), "cuda/k.cu:1:10");
+        assert_eq!(d[0].message, "nothere.cuh: No such file or directory");
+        assert!(d[0].notes[0].contains("cuda-include"));
+        let d = diagnostics(
+            "nvcc fatal   : Unsupported gpu architecture 'compute_70'\n",
+            Path::new("/p"),
+            "compute_70".parse().unwrap(),
+            &tool(),
+        );
+        assert_eq!(d[0].message, "nvcc: Unsupported gpu architecture 'compute_70'");
+        assert!(d[0].notes[0].contains("CUDA 13 dropped archs below sm_75"), "{:?}", d[0].notes);
+    }
+
+    /// nvcc 13.0's output for `cuda/ops.cu` of `dir` (written from `source`).
+    fn errors_of(dir: &Path, source: &str, output: &str) -> Vec<Diagnostic> {
+        std::fs::create_dir_all(dir.join("cuda")).unwrap();
+        std::fs::write(dir.join("cuda/ops.cu"), source).unwrap();
+        diagnostics(output, dir, Arch::sm(80), &tool())
+    }
+
+    #[test]
+    fn a_template_error_keeps_its_operand_types_the_failed_instance_and_nvccs_notes() {
+        let dir = tempfile::tempdir().unwrap();
+        let source = "struct P { float v; };\n\ntemplate <typename T>\n__device__ T half_of(T x) { return x / 2; }\ntemplate <typename T>\n__global__ void halve(T *y) { y[0] = half_of(y[0]); }\n\ntemplate <typename T>\n__global__ void axpb(T *y, const T *x, T a, T b, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) y[i] = a * x[i] + b;\n}\n\ntemplate __global__ void axpb<P>(P *, const P *, P, P, int);\ntemplate __global__ void halve<P>(P *);\n";
+        // What nvcc printed: the operand types before the source line, a note per overload
+        // it tried, then which instance (one, or a list from the innermost out).
+        let output = "cuda/ops.cu(11): error: no operator \"*\" matches these operands
+            operand types are: P * const P
+      if (i < n) y[i] = a * x[i] + b;
+                          ^
+cuda/ops.cu(11): note #3328-D: built-in operator*(<promoted arithmetic>, <promoted arithmetic>) does not match because argument #1 does not match parameter
+      if (i < n) y[i] = a * x[i] + b;
+                          ^
+          detected during instantiation of \"void axpb(T *, const T *, T, T, int) [with T=P]\" at line 14
+
+cuda/ops.cu(4): error: no operator \"/\" matches these operands
+            operand types are: P / int
+  __attribute__((device)) T half_of(T x) { return x / 2; }
+                                                    ^
+          detected during:
+            instantiation of \"T half_of(T) [with T=P]\" at line 6
+            instantiation of \"void halve(T *) [with T=P]\" at line 15 of /p/cuda/ops.cuh
+
+2 errors detected in the compilation of \"cuda/ops.cu\".
+";
+        let d = errors_of(dir.path(), source, output);
+        assert_eq!(d.len(), 2, "{d:?}");
+        assert_eq!(
+            (d[0].message.as_str(), d[0].location().unwrap()),
+            ("no operator \"*\" matches these operands", "cuda/ops.cu:11:25".into())
+        );
+        assert_eq!(
+            d[0].notes,
+            [
+                "operand types are: P * const P",
+                "note: built-in operator*(<promoted arithmetic>, <promoted arithmetic>) does not match because argument #1 does not match parameter",
+                "detected during instantiation of \"void axpb(T *, const T *, T, T, int) [with T=P]\" at line 14",
+            ]
+        );
+        // `__device__` is a macro: EDG shows the line expanded; the caret's text is found in the
+        // line as written.
+        assert_eq!(d[1].location().unwrap(), "cuda/ops.cu:4:38");
+        assert_eq!(
+            d[1].notes,
+            [
+                "operand types are: P / int",
+                "detected during instantiation of \"T half_of(T) [with T=P]\" at line 6",
+                "detected during instantiation of \"void halve(T *) [with T=P]\" at /p/cuda/ops.cuh:15",
+            ]
+        );
+    }
+
+    #[test]
+    fn an_error_in_a_macros_expansion_points_at_the_name_as_written_or_shows_the_expansion() {
+        let dir = tempfile::tempdir().unwrap();
+        let source = "#define STAMP(NAME, OP) \\\n    extern \"C\" __global__ void NAME(float *y, const float *x, int n) { \\\n        int i = threadIdx.x; if (i < n) y[i] = OP(x[i]); }\n#define BODY(x) ((x) + undefined_thing)\nSTAMP(sq_f32, sqr)\nextern \"C\" __global__ void mac(float *y) { y[0] = BODY(y[1]); }\n";
+        let output = "cuda/ops.cu(5): error: identifier \"sqr\" is undefined
+  extern \"C\" __attribute__((global)) void sq_f32(float *y, const float *x, int n) { int i = threadIdx.x; if (i < n) y[i] = sqr(x[i]); }
+                                                                                                                           ^
+
+cuda/ops.cu(6): error: identifier \"undefined_thing\" is undefined
+  extern \"C\" __attribute__((global)) void mac(float *y) { y[0] = ((y[1]) + undefined_thing); }
+                                                                           ^
+
+2 errors detected in the compilation of \"cuda/ops.cu\".
+";
+        let d = errors_of(dir.path(), source, output);
+        assert_eq!(d.len(), 2, "{d:?}");
+        assert_eq!((d[0].location().unwrap(), d[0].notes.len()), ("cuda/ops.cu:5:15".into(), 0), "{:?}", d[0].notes);
+        // Inside the macro's body: the line, no column past its end, and the expansion.
+        assert_eq!(d[1].location().unwrap(), "cuda/ops.cu:6");
+        assert_eq!(
+            d[1].notes,
+            ["nvcc points into the expansion of a macro used on this line: `...void mac(float *y) { y[0] = ((y[1]) + undefined_thing); }`"]
+        );
+    }
+
+    #[test]
+    fn a_templates_warning_per_instance_is_one_naming_the_instances_from_their_context() {
+        let warning = |t: &str, line: u32| {
+            format!("cuda/w.cu(3): warning #177-D: variable \"unused\" was declared but never referenced\n      int unused = 0;\n          ^\n          detected during instantiation of \"void scale(T *, int) [with T={t}]\" at line {line}\n\nRemark: The warnings can be suppressed with \"-diag-suppress <warning-number>\"\n\n")
+        };
+        let text = warning("float", 22) + &warning("double", 23);
+        let help = |f: &str| format!("`{f}`");
+        let w = warnings(&text, Path::new("/p"), Arch::sm(80), &tool(), &help);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].message, "variable \"unused\" was declared but never referenced (instances: T=float; T=double)");
+        assert_eq!(w[0].notes, ["`-diag-suppress=177` silences this warning"]);
+    }
+}
