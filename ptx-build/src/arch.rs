@@ -12,7 +12,9 @@ pub const TARGET: &str = "nvptx64-nvidia-cuda";
 
 /// Compute capabilities NVIDIA has published, as `major * 10 + minor`.
 /// Anything else is a typo (`sm_8`, `sm_999`), caught before a tool sees it.
-pub const KNOWN: &[u32] = &[50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 88, 89, 90, 100, 101, 103, 110, 120, 121];
+/// Kepler's (30-37) are here though no CUDA 12 or 13 tool builds them: the tools' check then
+/// says which CUDA did.
+pub const KNOWN: &[u32] = &[30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 88, 89, 90, 100, 101, 103, 110, 120, 121];
 
 /// Arch-specific (`a`, sm_90 and later) and family-specific (`f`, sm_100 and later) variants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -105,8 +107,10 @@ impl FromStr for Arch {
         } else if let Some(rest) = s.strip_prefix("compute_") {
             (true, rest)
         } else {
-            return Err(invalid("an arch starts with `sm_` (a GPU) or `compute_` (PTX only, compiled by the driver)".into()));
+            let meant = respelled(s).map(|a| format!(" (did you mean `{a}`?)")).unwrap_or_default();
+            return Err(invalid(format!("an arch starts with `sm_` (a GPU) or `compute_` (PTX only, compiled by the driver){meant}")));
         };
+        let prefix = if virtual_only { "compute" } else { "sm" };
         let (digits, variant) = match rest.strip_suffix('a') {
             Some(d) => (d, Variant::Specific),
             None => match rest.strip_suffix('f') {
@@ -127,7 +131,7 @@ impl FromStr for Arch {
                 "no NVIDIA GPU has compute capability {}.{}{}",
                 capability / 10,
                 capability % 10,
-                near.map(|n| format!(" (did you mean `sm_{n}`?)")).unwrap_or_default()
+                near.map(|n| format!(" (did you mean `{prefix}_{n}`?)")).unwrap_or_default()
             )));
         }
         match variant {
@@ -140,6 +144,29 @@ impl FromStr for Arch {
             _ => {}
         }
         Ok(Arch { capability, variant, virtual_only })
+    }
+}
+
+/// What a near miss (`80`, `sm80`, `SM_80`, `sm-8.0`, `compute80`) most likely means.
+fn respelled(s: &str) -> Option<Arch> {
+    let lower = s.trim().to_ascii_lowercase();
+    let (prefix, rest) = match (lower.strip_prefix("compute"), lower.strip_prefix("sm")) {
+        (Some(rest), _) => ("compute_", rest),
+        (_, Some(rest)) => ("sm_", rest),
+        _ => ("sm_", lower.as_str()),
+    };
+    let rest: String = rest.trim_start_matches(['_', '-', '.', ' ']).chars().filter(|c| *c != '.').collect();
+    let arch: Arch = format!("{prefix}{rest}").parse().ok()?;
+    (arch.to_string() != s).then_some(arch)
+}
+
+/// Which CUDA release dropped `arch`, for a tool of `release` that cannot build it, as the
+/// start of a help text (`CUDA 13 dropped archs below sm_75: build those with a CUDA 12`).
+pub(crate) fn dropped_by(arch: Arch, release: Option<(u32, u32)>) -> Option<&'static str> {
+    match (arch.capability, release?.0) {
+        (c, major) if c < 50 && major >= 12 => Some("CUDA 12 dropped Kepler (sm_35, sm_37; CUDA 11 dropped sm_30): build those with a CUDA 11"),
+        (c, major) if c < 75 && major >= 13 => Some("CUDA 13 dropped archs below sm_75: build those with a CUDA 12"),
+        _ => None,
     }
 }
 
@@ -188,9 +215,11 @@ impl Supported {
         self.names.iter().any(|n| *n == arch.sm_name())
     }
 
-    /// Every plain and arch-specific arch on the list that NVIDIA has published.
+    /// Every plain arch on the list that NVIDIA has published, from Maxwell on: LLVM still
+    /// lists Kepler's, which no CUDA 12 or later ptxas assembles.
     pub fn all(&self) -> Vec<Arch> {
-        let mut v: Vec<Arch> = self.names.iter().filter_map(|n| n.parse::<Arch>().ok()).filter(|a| a.variant == Variant::Plain).collect();
+        let mut v: Vec<Arch> =
+            self.names.iter().filter_map(|n| n.parse::<Arch>().ok()).filter(|a| a.variant == Variant::Plain && a.capability >= 50).collect();
         v.sort();
         v.dedup();
         v
@@ -228,6 +257,18 @@ mod tests {
         assert!(msg("sm_80a").contains("start at sm_90"));
         assert!(msg("sm_90f").contains("start at sm_100"));
         assert!(msg("sm_x0").contains("not a compute capability"));
+        // A suggestion keeps the kind the user asked for.
+        assert!(msg("compute_81").contains("did you mean `compute_80`"), "{}", msg("compute_81"));
+        // Near misses of the spelling.
+        for (typed, meant) in [("80", "sm_80"), ("sm80", "sm_80"), ("SM_80", "sm_80"), ("sm-8.0", "sm_80"), ("compute90a", "compute_90a"), ("Compute_100f", "compute_100f")] {
+            assert!(msg(typed).contains(&format!("(did you mean `{meant}`?)")), "{typed}: {}", msg(typed));
+        }
+        assert!(!msg("ptx_80").contains("did you mean"), "{}", msg("ptx_80"));
+        // Kepler's GPUs exist: the tools' check says which CUDA dropped them.
+        assert_eq!("sm_35".parse::<Arch>().unwrap(), Arch::sm(35));
+        assert!(dropped_by(Arch::sm(35), Some((12, 4))).unwrap().starts_with("CUDA 12 dropped Kepler"));
+        assert!(dropped_by(Arch::sm(70), Some((13, 0))).unwrap().starts_with("CUDA 13 dropped archs below sm_75"));
+        assert_eq!(dropped_by(Arch::sm(70), Some((12, 8))), None);
     }
 
     #[test]
@@ -235,5 +276,8 @@ mod tests {
         let v = parse_list("sm_80, sm_90,all,native").unwrap();
         assert_eq!(v, vec![ArchRequest::Arch(Arch::sm(80)), ArchRequest::Arch(Arch::sm(90)), ArchRequest::All, ArchRequest::Native]);
         assert!(parse_list(",").is_err());
+        // `all` of LLVM's list (which still has Kepler's) starts at what CUDA 12 and 13 build.
+        let llvm = Supported { names: ["sm_20", "sm_35", "sm_50", "sm_90", "sm_90a"].map(String::from).to_vec() };
+        assert_eq!(llvm.describe(), "sm_50, sm_90");
     }
 }

@@ -105,6 +105,23 @@ impl Nvcc {
             .as_deref()
     }
 
+    /// The archs nvcc lists, in order and spelt as `like` is (`sm_75, sm_80, ...` for an `sm_`
+    /// arch): what an error offers instead of one it cannot compile for.
+    pub fn listed_like(&self, like: Arch) -> String {
+        let mut listed: Vec<(u32, String)> = self
+            .archs()
+            .unwrap_or_default()
+            .iter()
+            .map(|name| match name.parse::<Arch>() {
+                Ok(a) => (a.capability, if like.virtual_only { a.compute_name() } else { a.sm_name() }),
+                // An arch newer than this crate knows: as nvcc spells it.
+                Err(_) => (name.trim_start_matches(|c: char| !c.is_ascii_digit()).parse().unwrap_or(u32::MAX), name.clone()),
+            })
+            .collect();
+        listed.sort();
+        listed.into_iter().map(|(_, name)| name).collect::<Vec<_>>().join(", ")
+    }
+
     /// Whether nvcc can compile for `arch` (unknown: assume yes and let nvcc say).
     pub fn supports(&self, arch: Arch) -> bool {
         self.archs().is_none_or(|list| lists(list, arch, self.tool.release()))
@@ -442,6 +459,16 @@ mod tests {
         let nvcc = Nvcc::new(tool());
         assert_eq!(nvcc.host_args(), theirs.as_slice());
         assert!(theirs.len() == 1 && theirs[0].len() > "-ccbin=".len(), "{theirs:?}");
+    }
+
+    #[test]
+    fn an_unsupported_arch_is_offered_the_listed_ones_in_order_and_in_its_spelling() {
+        let nvcc = Nvcc::new(tool());
+        // nvcc 13.0's order, and an arch newer than this crate knows.
+        let listed = "compute_75 compute_80 compute_100 compute_110 compute_103 compute_120 compute_130";
+        nvcc.archs.set(Some(listed.split(' ').map(String::from).collect())).unwrap();
+        assert_eq!(nvcc.listed_like(Arch::sm(70)), "sm_75, sm_80, sm_100, sm_103, sm_110, sm_120, compute_130");
+        assert_eq!(nvcc.listed_like("compute_70".parse().unwrap()), "compute_75, compute_80, compute_100, compute_103, compute_110, compute_120, compute_130");
     }
 
     #[test]

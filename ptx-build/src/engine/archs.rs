@@ -78,27 +78,20 @@ pub(super) fn resolve(
         }
         if let Some(nvcc) = uses_nvcc {
             if !nvcc.supports(*a) {
-                let dropped = if a.capability < 75 && nvcc.tool.release().is_some_and(|r| r.0 >= 13) {
-                    "CUDA 13 dropped archs below sm_75: build those with a CUDA 12 nvcc (set NVCC), or choose "
-                } else {
-                    "choose "
-                };
+                let dropped = crate::arch::dropped_by(*a, nvcc.tool.release()).map(|d| format!("{d} nvcc (set NVCC), or ")).unwrap_or_default();
                 return Err(Error::UnsupportedArch {
                     arch: a.to_string(),
                     tool: "nvcc",
                     version: nvcc.tool.version.clone(),
                     path: nvcc.tool.path.clone(),
-                    help: format!("{dropped}an arch it lists: {}", nvcc.archs().unwrap_or_default().join(", ")),
+                    help: format!("{dropped}choose an arch it lists: {}", nvcc.listed_like(*a)),
                 });
             }
         }
         if let (Some(ptxas), Some(sup)) = (&cuda.ptxas, &ptxas_supported) {
             if a.makes_cubin() && !sup.contains(a) {
-                let dropped = if a.capability < 75 && ptxas.release().is_some_and(|r| r.0 >= 13) {
-                    "CUDA 13 dropped archs below sm_75: build those with a CUDA 12 toolkit (set PTXAS to its ptxas), or use "
-                } else {
-                    "use "
-                };
+                let dropped =
+                    crate::arch::dropped_by(*a, ptxas.release()).map(|d| format!("{d} toolkit (set PTXAS to its ptxas), or use ")).unwrap_or("use ".into());
                 return Err(Error::UnsupportedArch {
                     arch: a.to_string(),
                     tool: "ptxas",
@@ -142,7 +135,7 @@ pub(super) fn resolve_file(
                     "`cuda-file-archs` asks for it for {} of `{}`; choose an arch it lists: {}",
                     crate::diag::relative(&src.path, &krate.dir).display(),
                     krate.name,
-                    nvcc.archs().unwrap_or_default().join(", ")
+                    nvcc.listed_like(*a)
                 ),
             });
         }
