@@ -164,7 +164,9 @@ fn respelled(s: &str) -> Option<Arch> {
 /// start of a help text (`CUDA 13 dropped archs below sm_75: build those with a CUDA 12`).
 pub(crate) fn dropped_by(arch: Arch, release: Option<(u32, u32)>) -> Option<&'static str> {
     match (arch.capability, release?.0) {
-        (c, major) if c < 50 && major >= 12 => Some("CUDA 12 dropped Kepler (sm_35, sm_37; CUDA 11 dropped sm_30): build those with a CUDA 11"),
+        (c, major) if c < 50 && major >= 12 => {
+            Some("CUDA 12 dropped Kepler (sm_35, sm_37; CUDA 11 dropped sm_30): build those with a CUDA 11")
+        }
         (c, major) if c < 75 && major >= 13 => Some("CUDA 13 dropped archs below sm_75: build those with a CUDA 12"),
         _ => None,
     }
@@ -218,8 +220,12 @@ impl Supported {
     /// Every plain arch on the list that NVIDIA has published, from Maxwell on: LLVM still
     /// lists Kepler's, which no CUDA 12 or later ptxas assembles.
     pub fn all(&self) -> Vec<Arch> {
-        let mut v: Vec<Arch> =
-            self.names.iter().filter_map(|n| n.parse::<Arch>().ok()).filter(|a| a.variant == Variant::Plain && a.capability >= 50).collect();
+        let mut v: Vec<Arch> = self
+            .names
+            .iter()
+            .filter_map(|n| n.parse::<Arch>().ok())
+            .filter(|a| a.variant == Variant::Plain && a.capability >= 50)
+            .collect();
         v.sort();
         v.dedup();
         v
@@ -260,7 +266,14 @@ mod tests {
         // A suggestion keeps the kind the user asked for.
         assert!(msg("compute_81").contains("did you mean `compute_80`"), "{}", msg("compute_81"));
         // Near misses of the spelling.
-        for (typed, meant) in [("80", "sm_80"), ("sm80", "sm_80"), ("SM_80", "sm_80"), ("sm-8.0", "sm_80"), ("compute90a", "compute_90a"), ("Compute_100f", "compute_100f")] {
+        for (typed, meant) in [
+            ("80", "sm_80"),
+            ("sm80", "sm_80"),
+            ("SM_80", "sm_80"),
+            ("sm-8.0", "sm_80"),
+            ("compute90a", "compute_90a"),
+            ("Compute_100f", "compute_100f"),
+        ] {
             assert!(msg(typed).contains(&format!("(did you mean `{meant}`?)")), "{typed}: {}", msg(typed));
         }
         assert!(!msg("ptx_80").contains("did you mean"), "{}", msg("ptx_80"));

@@ -122,6 +122,16 @@ fn a_folder_without_kernel_crates_is_an_error() {
     let out = cargo_ptx().arg("build").arg(dir.path()).args(["--arch", "sm_80", "--message-format", "json"]).output().unwrap();
     let run = common::Run::from(out);
     run.assert_error(&["no kernel crate found in", "[package.metadata.ptx]"]);
+    // A host crate whose build.rs builds its kernels: `cargo build` is the way, not metadata on
+    // it (which would build its host code for the GPU).
+    let manifest = "[package]\nname = \"host\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[build-dependencies]\nptx-build = \"0.1\"\n[workspace]\n";
+    std::fs::write(dir.path().join("Cargo.toml"), manifest).unwrap();
+    let out = cargo_ptx().arg("build").current_dir(dir.path()).args(["--arch", "sm_80"]).output().unwrap();
+    common::Run::from(out).assert_error(&[
+        "no kernel crate found in",
+        "`host` builds its kernels in build.rs (ptx-build's Builder): `cargo build -p host` builds them",
+        "`cargo ptx build path/to/file.cu --arch sm_80` compiles one .cu file alone",
+    ]);
 }
 
 fn rustc_errors_come_through_unchanged_with_their_line() {

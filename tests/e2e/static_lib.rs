@@ -210,6 +210,16 @@ fn a_static_library_whose_globs_match_nothing_or_a_bad_name_is_an_error_naming_i
     let (ok, _, log) = cargo(p.path(), "build");
     assert!(!ok, "{log}");
     assert!(log.contains("`lib moe` is not a library name: use letters, digits, `_` and `-`"), "{log}");
+
+    // The same for `.cuda(..)` globs when the Builder has nothing else: an error in the build
+    // script, not a missing launch method in the crate's code.
+    let cuda_only = build_rs.replace(".cuda_static_lib(\"none\", \"kernels/*.cu\")", ".cuda(\"kernels/*.cuh\")");
+    write_at(p.path().join("host/build.rs"), &cuda_only, std::time::SystemTime::now() + 3 * soon);
+    let (ok, _, log) = cargo(p.path(), "build");
+    assert!(!ok, "{log}");
+    assert!(log.contains("invalid `.cuda(..)` in the Builder in"), "{log}");
+    assert!(log.contains("its globs (kernels/*.cuh) match no file under"), "{log}");
+    assert!(log.contains("the Builder has no kernel to build"), "{log}");
 }
 
 /// Relocatable device code: a kernel in one file calls a device function of another; without

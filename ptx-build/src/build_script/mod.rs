@@ -197,6 +197,15 @@ impl Builder {
         reporter.directive(format!("cargo:rerun-if-changed={}", manifest_dir.join("Cargo.toml").display()));
 
         let cuda_files = self.host_cuda(&manifest_dir, &out_dir, &source, reporter)?;
+        // Nothing else to build: say so here, not as a missing launch method in the crate.
+        if cuda_files.as_ref().is_some_and(|c| c.files.is_empty()) && self.kernel_crates.is_empty() && self.static_libs.is_empty() {
+            let message = format!(
+                "its globs ({}) match no file under {}: the Builder has no kernel to build",
+                self.cuda.join(", "),
+                manifest_dir.display()
+            );
+            return Err(source.method_error("cuda", message));
+        }
         // A prebuilt set of this package, when the policy and its key allow it: no tool runs.
         let front = options.clone().or(Options::from_env()?);
         let policy = match front.prebuilt {

@@ -468,7 +468,10 @@ mod tests {
         let listed = "compute_75 compute_80 compute_100 compute_110 compute_103 compute_120 compute_130";
         nvcc.archs.set(Some(listed.split(' ').map(String::from).collect())).unwrap();
         assert_eq!(nvcc.listed_like(Arch::sm(70)), "sm_75, sm_80, sm_100, sm_103, sm_110, sm_120, compute_130");
-        assert_eq!(nvcc.listed_like("compute_70".parse().unwrap()), "compute_75, compute_80, compute_100, compute_103, compute_110, compute_120, compute_130");
+        assert_eq!(
+            nvcc.listed_like("compute_70".parse().unwrap()),
+            "compute_75, compute_80, compute_100, compute_103, compute_110, compute_120, compute_130"
+        );
     }
 
     #[test]

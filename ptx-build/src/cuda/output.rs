@@ -99,7 +99,8 @@ fn parse(text: &str, root: &Path, arch: Arch, nvcc: &Tool, flag_help: Option<&dy
         if let Some(msg) = line.strip_prefix("nvcc fatal").and_then(|r| r.split_once(':')).map(|(_, m)| m.trim()) {
             let mut d = Diagnostic::error(format!("nvcc: {msg}"));
             if msg.contains("Unsupported gpu architecture") {
-                let dropped = crate::arch::dropped_by(arch, nvcc.release()).map(|d| format!(" ({d} nvcc through NVCC)")).unwrap_or_default();
+                let dropped =
+                    crate::arch::dropped_by(arch, nvcc.release()).map(|d| format!(" ({d} nvcc through NVCC)")).unwrap_or_default();
                 d = d.note(format!(
                     "nvcc {} cannot compile for {}{dropped}: choose an arch it lists in `nvcc --list-gpu-arch`",
                     nvcc.version,

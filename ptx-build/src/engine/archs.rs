@@ -78,7 +78,8 @@ pub(super) fn resolve(
         }
         if let Some(nvcc) = uses_nvcc {
             if !nvcc.supports(*a) {
-                let dropped = crate::arch::dropped_by(*a, nvcc.tool.release()).map(|d| format!("{d} nvcc (set NVCC), or ")).unwrap_or_default();
+                let dropped =
+                    crate::arch::dropped_by(*a, nvcc.tool.release()).map(|d| format!("{d} nvcc (set NVCC), or ")).unwrap_or_default();
                 return Err(Error::UnsupportedArch {
                     arch: a.to_string(),
                     tool: "nvcc",
@@ -90,8 +91,9 @@ pub(super) fn resolve(
         }
         if let (Some(ptxas), Some(sup)) = (&cuda.ptxas, &ptxas_supported) {
             if a.makes_cubin() && !sup.contains(a) {
-                let dropped =
-                    crate::arch::dropped_by(*a, ptxas.release()).map(|d| format!("{d} toolkit (set PTXAS to its ptxas), or use ")).unwrap_or("use ".into());
+                let dropped = crate::arch::dropped_by(*a, ptxas.release())
+                    .map(|d| format!("{d} toolkit (set PTXAS to its ptxas), or use "))
+                    .unwrap_or("use ".into());
                 return Err(Error::UnsupportedArch {
                     arch: a.to_string(),
                     tool: "ptxas",

@@ -80,7 +80,17 @@ impl Source {
     }
 
     /// How to name a kernel crate, for the front end that started the build.
-    pub(crate) fn no_crate_help(&self) -> String {
+    /// How to give a front end a kernel crate. `builders` are the packages found that build
+    /// their kernels in build.rs: metadata added to one of those would make it a Rust kernel
+    /// crate and build its host code for the GPU.
+    pub(crate) fn no_crate_help(&self, builders: &[String]) -> String {
+        if let (Source::CommandLine, [first, ..]) = (self, builders) {
+            let names = builders.iter().map(|b| format!("`{b}`")).collect::<Vec<_>>().join(", ");
+            let one = if builders.len() == 1 { "builds its" } else { "build their" };
+            return format!(
+                "{names} {one} kernels in build.rs (ptx-build's Builder): `cargo build -p {first}` builds them, with nvcc's errors; `cargo ptx build path/to/file.cu --arch sm_80` compiles one .cu file alone; a Rust kernel crate is a package of its own with `[package.metadata.ptx]`"
+            );
+        }
         let table = "add `[package.metadata.ptx]` to the kernel package's Cargo.toml";
         match self {
             Source::Builder(script) => {

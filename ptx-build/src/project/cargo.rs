@@ -44,6 +44,25 @@ pub struct Package {
     /// `[package.metadata]` (null when absent).
     #[serde(default)]
     pub metadata: Value,
+    /// What it depends on.
+    #[serde(default)]
+    pub dependencies: Vec<Dependency>,
+}
+
+impl Package {
+    /// Whether its build script builds kernels: a build-dependency on ptx-build.
+    pub fn builds_kernels_in_build_rs(&self) -> bool {
+        self.dependencies.iter().any(|d| d.name == "ptx-build" && d.kind.as_deref() == Some("build"))
+    }
+}
+
+/// One dependency of a package.
+#[derive(Debug, Deserialize)]
+pub struct Dependency {
+    /// The package it names.
+    pub name: String,
+    /// `build`, `dev`, or none for a normal one.
+    pub kind: Option<String>,
 }
 
 /// A target of a package.
