@@ -40,8 +40,10 @@ pub struct Check {
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Report {
     pub checks: Vec<Check>,
-    /// A Rust kernel build can run (PTX at least).
+    /// A Rust kernel build can run (PTX at least), and the project's .cu files can be built.
     pub ready: bool,
+    /// A CUDA C++ build can run: nvcc was found.
+    pub cuda_ready: bool,
     /// Archs LLVM and ptxas can both build for.
     pub archs: Option<String>,
     /// The kernel crates of the project in the current folder that the checks answered for.
@@ -220,14 +222,16 @@ pub fn report(toolchain: Option<&str>) -> Report {
             format!("found by {}; compiles CUDA C++ kernels", t.source),
             None,
         )),
-        None => checks.push(check(
-            "nvcc",
-            Status::Warning,
-            None,
-            None,
-            "not found: needed only for CUDA C++ (.cu) kernels".into(),
-            cuda_fix.clone(),
-        )),
+        None => {
+            // The project's own .cu files cannot be built without it.
+            let users: Vec<&str> = crates.iter().filter(|k| !k.cuda_sources.is_empty()).map(|k| k.name.as_str()).collect();
+            ready &= users.is_empty();
+            let (status, detail) = match users.is_empty() {
+                true => (Status::Warning, "not found: needed only for CUDA C++ (.cu) kernels".to_string()),
+                false => (Status::Missing, format!("not found: {} build CUDA C++ (.cu) kernels", users.join(", "))),
+            };
+            checks.push(check("nvcc", status, None, None, detail, cuda_fix.clone()))
+        }
     }
     // A Rust kernel that calls libdevice does not link without it: missing, not a warning.
     let caller = crates.iter().filter(|k| has_rust_kernels(k)).find_map(|k| libdevice_call(k).map(|at| (k.name.clone(), at)));
@@ -393,7 +397,7 @@ pub fn report(toolchain: Option<&str>) -> Report {
         let v: Vec<String> = l.all().into_iter().filter(|a| sup.as_ref().is_none_or(|s| s.contains(a))).map(|a| a.to_string()).collect();
         v.join(", ")
     });
-    Report { checks, ready, archs, project: crates.iter().map(|k| k.name.clone()).collect() }
+    Report { checks, ready, cuda_ready: cuda.nvcc.is_some(), archs, project: crates.iter().map(|k| k.name.clone()).collect() }
 }
 
 /// The first place a Rust kernel crate's own sources call libdevice: a `__nv_*` function, or

@@ -477,6 +477,11 @@ pub fn print_doctor(report: &Report, format: Format) {
     }
     if report.ready {
         println!("\n{} a Rust kernel build can run", style("ready:").green().bold());
+        if report.cuda_ready {
+            println!("{} a CUDA C++ (.cu) build can run", style("ready:").green().bold());
+        } else {
+            println!("{} CUDA C++ (.cu) builds need nvcc (`cargo ptx setup` installs it)", style("note:").yellow().bold());
+        }
     } else {
         println!(
             "\n{} kernels cannot be built until the missing pieces above are installed (`cargo ptx setup`)",

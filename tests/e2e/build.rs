@@ -124,7 +124,8 @@ fn a_folder_without_kernel_crates_is_an_error() {
     run.assert_error(&["no kernel crate found in", "[package.metadata.ptx]"]);
     // A host crate whose build.rs builds its kernels: `cargo build` is the way, not metadata on
     // it (which would build its host code for the GPU).
-    let manifest = "[package]\nname = \"host\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[build-dependencies]\nptx-build = \"0.1\"\n[workspace]\n";
+    let manifest =
+        "[package]\nname = \"host\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[build-dependencies]\nptx-build = \"0.1\"\n[workspace]\n";
     std::fs::write(dir.path().join("Cargo.toml"), manifest).unwrap();
     let out = cargo_ptx().arg("build").current_dir(dir.path()).args(["--arch", "sm_80"]).output().unwrap();
     common::Run::from(out).assert_error(&[

@@ -501,9 +501,14 @@ fn builder_cuda_files_take_the_host_crates_metadata_and_a_missing_header_names_t
     let manifest = p.path().join("host/Cargo.toml");
     let text = std::fs::read_to_string(&manifest).unwrap();
     // The host's own metadata applies to its `.cuda(..)` files as to a kernel crate's.
-    write(&manifest, &format!("{text}[package.metadata.ptx]\ncuda-include = [\"inc\"]\ncuda-defines = {{ FACTOR = 2 }}\n"));
+    // Its `archs` differ from the Builder's `.arch("sm_80")`: the Builder wins, and says so.
+    write(
+        &manifest,
+        &format!("{text}[package.metadata.ptx]\ncuda-include = [\"inc\"]\ncuda-defines = {{ FACTOR = 2 }}\narchs = [\"sm_90\"]\n"),
+    );
     let (ok, log) = cargo_build(p.path());
     assert!(ok, "cuda-include and cuda-defines of the host crate reach nvcc:\n{log}");
+    assert!(log.contains("`archs` of the Builder in") && log.contains("overrides `archs` in [package.metadata.ptx] of"), "{log}");
 
     let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
     write_at(&manifest, &format!("{text}[package.metadata.ptx]\ncuda-defines = {{ FACTOR = 2 }}\n"), later);

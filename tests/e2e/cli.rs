@@ -19,12 +19,12 @@ fn doctor_reports_every_component_and_is_ready_after_setup() {
         assert!(t.contains(component), "doctor lists {component}:\n{t}");
     }
     assert!(t.contains("13.0.88"), "versions are read from the tools:\n{t}");
-    assert!(t.contains("ready: a Rust kernel build can run"), "{t}");
+    assert!(t.contains("ready: a Rust kernel build can run") && t.contains("ready: a CUDA C++ (.cu) build can run"), "{t}");
     assert!(t.contains("archs these tools build:") && t.contains("sm_80") && !t.contains("sm_70,"), "ptxas 13 has no sm_70:\n{t}");
 
     let json = cargo_ptx().args(["doctor", "--message-format", "json"]).output().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("one JSON object");
-    assert_eq!(v["ready"], true);
+    assert_eq!((&v["ready"], &v["cuda_ready"]), (&serde_json::json!(true), &serde_json::json!(true)));
     assert!(v["checks"].as_array().unwrap().iter().any(|c| c["component"] == "ptxas" && c["status"] == "ok"));
 }
 
@@ -43,6 +43,21 @@ fn doctor_names_the_fix_for_what_is_missing_and_fails_without_a_toolchain() {
     );
     assert!(t.contains("ptxas") && t.contains("not found: builds make PTX only, no cubins"), "{t}");
     assert!(t.contains("fix: cargo ptx setup"), "{t}");
+    assert!(t.contains("not ready"), "{t}");
+}
+
+/// In a project whose kernel crate has .cu files, nvcc is not optional.
+fn doctor_in_a_cuda_project_without_nvcc_is_not_ready() {
+    let k = common::KernelCrate::new("doctor_cu_kernels", "rust = false\narchs = [\"sm_80\"]\n", "");
+    k.write("cuda/k.cu", "extern \"C\" __global__ void k(float *x) { x[0] = 1.0f; }\n");
+    let empty = tempfile::tempdir().unwrap();
+    let mut cmd = cargo_ptx();
+    cmd.arg("doctor").current_dir(&k.dir);
+    hide_cuda(&mut cmd, empty.path());
+    let out = cmd.output().unwrap();
+    let t = text(&out);
+    assert!(!out.status.success(), "its kernels cannot be built: exit non-zero\n{t}");
+    assert!(t.contains("not found: doctor_cu_kernels build CUDA C++ (.cu) kernels"), "{t}");
     assert!(t.contains("not ready"), "{t}");
 }
 
@@ -311,6 +326,7 @@ fn an_nvcc_error_is_shown_once_from_the_current_folder_with_its_line() {
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::tests![
         doctor_reports_every_component_and_is_ready_after_setup,
+        doctor_in_a_cuda_project_without_nvcc_is_not_ready,
         doctor_names_the_fix_for_what_is_missing_and_fails_without_a_toolchain,
         doctor_reports_the_step_cache_a_broken_tool_variable_and_a_missing_launcher,
         doctor_reports_a_mixed_cuda_install,

@@ -253,6 +253,15 @@ fn scope_of(path: &Path) -> Result<(Option<PathBuf>, Option<PathBuf>)> {
     }
 }
 
+/// A build script's option over a table's is legitimate, but two files disagreeing is worth a
+/// line each: which one wins.
+fn overridden(front: &Options, source: &Source, table: &Options, table_source: &Source) -> Vec<Diagnostic> {
+    let Source::Builder(script) = source else { return Vec::new() };
+    let line = |key: &str| format!("`{key}` of the Builder in {} overrides `{key}` in {table_source}", script.display());
+    let note = "the Builder wins; remove one of the two to silence this";
+    front.overrides(table).into_iter().map(|key| Diagnostic::warning(line(&key.replace('_', "-"))).note(note)).collect()
+}
+
 fn find_manifest_above(dir: &Path) -> Option<PathBuf> {
     dir.ancestors().map(|d| d.join("Cargo.toml")).find(|m| m.is_file())
 }
@@ -266,21 +275,7 @@ fn kernel_crate(meta: &Metadata, pkg: &Package, front: &Options, source: &Source
     let mut warnings = Vec::new();
     let pkg_source = Source::Package(manifest_path.clone());
     let pkg_options = package_options(meta, Some(table), &manifest_path, &mut warnings)?;
-    // A build script's option over the crate's own is legitimate, but two files disagreeing
-    // is worth a line: say which one wins.
-    if let Source::Builder(script) = source {
-        for key in front.overrides(&pkg_options) {
-            warnings.push(
-                Diagnostic::warning(format!(
-                    "`{}` of the Builder in {} overrides `{}` in {pkg_source}",
-                    key.replace('_', "-"),
-                    script.display(),
-                    key.replace('_', "-")
-                ))
-                .note("the Builder wins; remove one of the two to silence this"),
-            );
-        }
-    }
+    warnings.extend(overridden(front, source, &pkg_options, &pkg_source));
     let config = front.clone().or(pkg_options).resolve();
     let lib = pkg.targets.iter().find(|t| t.is_lib());
     let lib_name = match lib {
@@ -403,12 +398,15 @@ impl CudaFiles {
         let mut nvcc_flags_from = None;
         if let (Some(m), Some(meta)) = (&around, &meta) {
             let own = meta.packages.iter().find(|p| same_file(&p.manifest_path, m)).and_then(|p| p.metadata.get("ptx"));
-            options_table = Some(match own {
+            let table_source = match own {
                 Some(_) => Source::Package(m.clone()),
                 None => Source::Workspace(meta.workspace_root.join("Cargo.toml")),
-            });
+            };
             nvcc_flags_from = nvcc_flags_table(meta, own, m, &front);
-            front = front.or(package_options(meta, own, m, &mut warnings)?);
+            let table = package_options(meta, own, m, &mut warnings)?;
+            warnings.extend(overridden(&front, front_source, &table, &table_source));
+            options_table = Some(table_source);
+            front = front.or(table);
         }
         let workspace_manifest = match (&without_options, &meta) {
             (Some(root), _) => Some(root.clone()),
