@@ -433,7 +433,7 @@ fn checkout_paths(given: &Path) -> Result<(String, String, String)> {
             Some(root) => format!("pass the checkout's root instead: `--path-deps {}`", root.display()),
             None => format!(
                 "pass the root of a cargo-ptx checkout (the folder with ptx-build/, ptx-runtime/ and ptx-device/), \
-                 or leave out --path-deps to depend on the published crates (version {})",
+                 or leave out --path-deps to depend on the published crates (version {}) where crates.io has them",
                 env!("CARGO_PKG_VERSION")
             ),
         };

@@ -88,7 +88,7 @@ fn a_lone_cu_file_takes_the_archs_of_the_workspace_around_it() {
         r.assert_error(&[
             "no GPU arch chosen for sigmoid",
             "pass `--arch sm_80`",
-            &format!("add `archs = [\"sm_80\"]` to [workspace.metadata.ptx] of {}", manifest.display()),
+            &format!("add `archs = [\"sm_80\"]` to [package.metadata.ptx] of {}", manifest.display()),
         ]);
         assert!(!r.error_text().contains("sigmoid.cu"), "the .cu file is not a manifest: {}", r.error_text());
     }

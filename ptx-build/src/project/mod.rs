@@ -289,7 +289,7 @@ fn kernel_crate(meta: &Metadata, pkg: &Package, front: &Options, source: &Source
         None => pkg.name.replace('-', "_"),
     };
     let lib_src = lib.map(|t| t.src_path.clone());
-    let mut cuda_sources = cuda_sources(&dir, &config, &lib_name, &pkg_source, &mut warnings)?;
+    let mut cuda_sources = cuda_sources(&dir, &config, (&pkg.name, &lib_name), &pkg_source, &mut warnings)?;
     apply_file_archs(&dir, &mut cuda_sources, &config, &pkg.name.to_string(), &mut warnings);
     Ok(Some(KernelCrate {
         name: pkg.name.to_string(),
@@ -398,9 +398,13 @@ impl CudaFiles {
         let mut nvcc_flags_from = None;
         if let (Some(m), Some(meta)) = (&around, &meta) {
             let own = meta.packages.iter().find(|p| same_file(&p.manifest_path, m)).and_then(|p| p.metadata.get("ptx"));
-            let table_source = match own {
-                Some(_) => Source::Package(m.clone()),
-                None => Source::Workspace(meta.workspace_root.join("Cargo.toml")),
+            let root = meta.workspace_root.join("Cargo.toml");
+            // No table yet in a package that is its own root: its `[package.metadata.ptx]` is
+            // where one goes.
+            let table_source = match (own, meta.metadata.get("ptx")) {
+                (None, Some(_)) => Source::Workspace(root),
+                (None, None) if !same_file(&root, m) => Source::Workspace(root),
+                _ => Source::Package(m.clone()),
             };
             nvcc_flags_from = nvcc_flags_table(meta, own, m, &front);
             let table = package_options(meta, own, m, &mut warnings)?;
@@ -415,7 +419,10 @@ impl CudaFiles {
         }
         .filter(|w| around.as_ref() != Some(w));
         if let Some(root) = without_options {
-            options_table = Some(Source::Workspace(root));
+            options_table = Some(match &around {
+                Some(m) if same_file(m, &root) => Source::Package(root),
+                _ => Source::Workspace(root),
+            });
         }
         let lib_name = identifier(&self.name);
         // The front end's globs win over the metadata's: an error about them names the front end.
@@ -486,7 +493,15 @@ pub(crate) fn identifier(s: &str) -> String {
 /// Expands `cuda-sources` (or the default `cuda/**/*.cu`), less `cuda-exclude`, and names each
 /// file's module: its stem, with parent folders added where two stems (or the Rust crate's name)
 /// clash.
-fn cuda_sources(dir: &Path, config: &Config, lib_name: &str, source: &Source, warnings: &mut Vec<Diagnostic>) -> Result<Vec<CudaSource>> {
+/// `names`: the package's, for messages, and its lib's, for the modules.
+fn cuda_sources(
+    dir: &Path,
+    config: &Config,
+    names: (&str, &str),
+    source: &Source,
+    warnings: &mut Vec<Diagnostic>,
+) -> Result<Vec<CudaSource>> {
+    let (package, lib_name) = names;
     let sources = config.cuda_sources.as_deref();
     let explicit = sources.is_some();
     let globs = match sources {
@@ -510,7 +525,7 @@ fn cuda_sources(dir: &Path, config: &Config, lib_name: &str, source: &Source, wa
     files.sort();
     files.dedup();
     for g in exclude(dir, &mut files, &config.cuda_exclude, source)? {
-        warnings.push(unmatched_exclude(dir, g, lib_name));
+        warnings.push(unmatched_exclude(dir, g, package));
     }
     name_modules(dir, files, lib_name)
 }

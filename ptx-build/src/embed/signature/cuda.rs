@@ -480,7 +480,8 @@ fn c_param(toks: &[CTok<'_>], index: usize, aliases: &Aliases<'_>) -> std::resul
                 let words: Vec<&str> = base.iter().copied().filter(|w| !matches!(*w, "const" | "volatile" | "struct")).collect();
                 match words.as_slice() {
                     [one] if !C_TYPE_WORDS.contains(one) => Ok(one.to_string()),
-                    _ => Err(format!("parameter `{text}`: `{}` has no Rust equivalent here; use a fixed-size type such as int, unsigned, long long, float or a struct", words.join(" "))),
+                    ["long", "double"] => Err(format!("parameter `{text}`: `long double` has no Rust equivalent here; device code passes it as a 64-bit `double`: declare it `double`")),
+                    _ => Err(format!("parameter `{text}`: `{}` has no Rust equivalent here; use a fixed-size type such as int, unsigned, long long, float, double or a struct", words.join(" "))),
                 }
             }
         }
@@ -626,7 +627,8 @@ template <typename T> __global__ void tmpl(T *x) {}
         };
         assert!(untyped("extern \"C\" __global__ void k(\n float **pp) {}\n").contains("pointers to pointers"));
         assert!(untyped("extern \"C\" __global__ void k(const void **pp) {}").contains("pointers to pointers"));
-        assert!(untyped("extern \"C\" __global__ void k(int n, long double x) {}").contains("`long double` has no Rust equivalent"));
+        assert!(untyped("extern \"C\" __global__ void k(int n, long double x) {}")
+            .contains("`long double` has no Rust equivalent here; device code passes it as a 64-bit `double`: declare it `double`"));
         assert!(untyped("extern \"C\" __global__ void k(int a[4]) {}").contains("arrays, templates and qualified types"));
         assert!(untyped("extern \"C\" __global__ void k(const Params &p) {}").contains("cannot take a reference"));
         assert!(untyped("extern \"C\" __global__ void k(std::size_t n) {}").contains("qualified types"));
