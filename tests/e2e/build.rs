@@ -127,7 +127,7 @@ fn a_folder_without_kernel_crates_is_an_error() {
     let manifest =
         "[package]\nname = \"host\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[build-dependencies]\nptx-build = \"0.1\"\n[workspace]\n";
     std::fs::write(dir.path().join("Cargo.toml"), manifest).unwrap();
-    let out = cargo_ptx().arg("build").current_dir(dir.path()).args(["--arch", "sm_80"]).output().unwrap();
+    let out = cargo_ptx().arg("build").current_dir(dir.path()).args(["--arch", "sm_80", "--message-format", "json"]).output().unwrap();
     common::Run::from(out).assert_error(&[
         "no kernel crate found in",
         "`host` builds its kernels in build.rs (ptx-build's Builder): `cargo build -p host` builds them",
