@@ -343,12 +343,17 @@ fn snippet(file: &Path, line: u32, column: Option<u32>) -> Option<String> {
     Some(format!("\n{pad} |\n{number} | {src}\n{pad} | {lead}^{label}"))
 }
 
+/// How a note showing a macro's expansion at a diagnostic's place starts (nvcc's diagnostics).
+pub(crate) const IN_MACRO_EXPANSION: &str = "nvcc points into the expansion of a macro used on this line";
+
 /// Diagnostics with one message (and the same notes) at several places as one: the first,
 /// with a note naming the other places. Macro-stamped kernels and headers that many files
 /// include repeat a warning (or a missing-header error) per use: dfdx's kernels gave 121
-/// warnings and, without an include folder, 44 copies of one error.
+/// warnings and, without an include folder, 44 copies of one error. The expansion shown at
+/// each use differs by the macro's arguments only: the first stands for the rest.
 pub(crate) fn group_repeats(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
     const LISTED: usize = 5;
+    let notes = |d: &Diagnostic| d.notes.iter().filter(|n| !n.starts_with(IN_MACRO_EXPANSION)).cloned().collect::<Vec<_>>();
     let mut groups: Vec<(Diagnostic, Vec<String>)> = Vec::new();
     for d in diagnostics {
         let place = match (&d.file, d.line) {
@@ -358,7 +363,7 @@ pub(crate) fn group_repeats(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
         };
         match groups
             .iter_mut()
-            .find(|(g, _)| g.file.is_some() && d.file.is_some() && g.level == d.level && g.message == d.message && g.notes == d.notes)
+            .find(|(g, _)| g.file.is_some() && d.file.is_some() && g.level == d.level && g.message == d.message && notes(g) == notes(&d))
         {
             // Two columns of one line (a macro's two kernels) are one place.
             Some((g, places)) => {
@@ -562,6 +567,11 @@ mod diag_tests {
         assert_eq!(g[0].notes, ["the same at cuda/relu.cu:2, cuda/relu.cu:3, cuda/relu.cu:4, cuda/relu.cu:5, cuda/relu.cu:6, and 2 more"]);
         // Another message, or other notes (other archs), is another diagnostic.
         assert!(g[1].notes.is_empty() && g[2].notes == ["for sm_80, sm_90"], "{g:?}");
+        // Each use of a macro shows its own expansion: still one diagnostic, the first's shown.
+        let used = |name: &str, l| at("cuda/relu.cu", l).note(format!("{IN_MACRO_EXPANSION}: `void {name}(float *x) {{ float y; }}`"));
+        let g = group_repeats(vec![used("relu_a", 2), used("relu_b", 3)]);
+        assert_eq!(g.len(), 1, "{g:?}");
+        assert!(g[0].notes[0].contains("relu_a") && g[0].notes[1] == "the same at cuda/relu.cu:3", "{g:?}");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::arch::Arch;
-use crate::diag::{relative, Diagnostic, Level};
+use crate::diag::{relative, Diagnostic, Level, IN_MACRO_EXPANSION};
 use crate::tools::Tool;
 
 /// The warnings in nvcc's output of a successful run (the EDG front end's, the host
@@ -292,7 +292,7 @@ fn edg_column(shown: &str, caret: usize, original: Option<&str>) -> (Option<u32>
         let at = (caret + indent).saturating_sub(shown.len() - shown.trim_start().len());
         return match at < original.len() {
             true => (column(at), None),
-            false => (None, Some("nvcc's column is in the expansion of a macro used on this line".to_string())),
+            false => (None, Some(IN_MACRO_EXPANSION.to_string())),
         };
     }
     let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
@@ -328,7 +328,7 @@ fn edg_column(shown: &str, caret: usize, original: Option<&str>) -> (Option<u32>
     let cut = |yes: bool| if yes { "..." } else { "" };
     let indent = shown.len() - shown.trim_start().len();
     let excerpt = format!("{}{}{}", cut(from > indent), shown[from..to].trim(), cut(to < shown.trim_end().len()));
-    (None, Some(format!("nvcc points into the expansion of a macro used on this line: `{excerpt}`")))
+    (None, Some(format!("{IN_MACRO_EXPANSION}: `{excerpt}`")))
 }
 
 #[cfg(test)]
