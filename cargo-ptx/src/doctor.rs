@@ -228,7 +228,10 @@ pub fn report(toolchain: Option<&str>) -> Report {
             ready &= users.is_empty();
             let (status, detail) = match users.is_empty() {
                 true => (Status::Warning, "not found: needed only for CUDA C++ (.cu) kernels".to_string()),
-                false => (Status::Missing, format!("not found: {} build CUDA C++ (.cu) kernels", users.join(", "))),
+                false => {
+                    let verb = if users.len() == 1 { "builds" } else { "build" };
+                    (Status::Missing, format!("not found: {} {verb} CUDA C++ (.cu) kernels", users.join(", ")))
+                }
             };
             checks.push(check("nvcc", status, None, None, detail, cuda_fix.clone()))
         }

@@ -353,7 +353,6 @@ pub(crate) const IN_MACRO_EXPANSION: &str = "nvcc points into the expansion of a
 /// each use differs by the macro's arguments only: the first stands for the rest.
 pub(crate) fn group_repeats(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
     const LISTED: usize = 5;
-    let notes = |d: &Diagnostic| d.notes.iter().filter(|n| !n.starts_with(IN_MACRO_EXPANSION)).cloned().collect::<Vec<_>>();
     let mut groups: Vec<(Diagnostic, Vec<String>)> = Vec::new();
     for d in diagnostics {
         let place = match (&d.file, d.line) {
@@ -361,10 +360,9 @@ pub(crate) fn group_repeats(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
             (Some(f), None) => f.display().to_string(),
             _ => String::new(),
         };
-        match groups
-            .iter_mut()
-            .find(|(g, _)| g.file.is_some() && d.file.is_some() && g.level == d.level && g.message == d.message && notes(g) == notes(&d))
-        {
+        match groups.iter_mut().find(|(g, _)| {
+            g.file.is_some() && d.file.is_some() && g.level == d.level && g.message == d.message && grouped_notes(g).eq(grouped_notes(&d))
+        }) {
             // Two columns of one line (a macro's two kernels) are one place.
             Some((g, places)) => {
                 let seen = (g.file == d.file && g.line == d.line) || places.contains(&place);
@@ -387,6 +385,11 @@ pub(crate) fn group_repeats(diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
             d
         })
         .collect()
+}
+
+/// The notes that must be equal for two diagnostics to be one.
+fn grouped_notes(d: &Diagnostic) -> impl Iterator<Item = &String> {
+    d.notes.iter().filter(|n| !n.starts_with(IN_MACRO_EXPANSION))
 }
 
 /// `path` as a user in `cwd` writes it: relative below `cwd`, else as it is.

@@ -57,7 +57,7 @@ fn doctor_in_a_cuda_project_without_nvcc_is_not_ready() {
     let out = cmd.output().unwrap();
     let t = text(&out);
     assert!(!out.status.success(), "its kernels cannot be built: exit non-zero\n{t}");
-    assert!(t.contains("not found: doctor_cu_kernels build CUDA C++ (.cu) kernels"), "{t}");
+    assert!(t.contains("not found: doctor_cu_kernels builds CUDA C++ (.cu) kernels"), "{t}");
     assert!(t.contains("not ready"), "{t}");
 }
 

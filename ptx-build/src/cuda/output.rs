@@ -24,10 +24,12 @@ pub fn warnings(text: &str, root: &Path, arch: Arch, nvcc: &Tool, flag_help: &dy
         // T=float]" at ...`), which differs per instance: the innermost one names it.
         let context = d.notes.iter().position(|n| n.starts_with(CONTEXT));
         let from_context = context.and_then(|at| template_instance(&d.notes[at]).map(|(_, w)| w.to_string()));
-        if instance.is_none() && from_context.is_some() {
+        let with = instance.map(|(_, w)| w).or(from_context);
+        // The instances list says which: their contexts (`at line 60`, `at line 61`) would keep
+        // one warning per instance apart.
+        if with.is_some() {
             d.notes.retain(|n| !n.starts_with(CONTEXT));
         }
-        let with = instance.map(|(_, w)| w).or(from_context);
         match out.iter_mut().find(|(seen, _)| *seen == d) {
             Some((_, instances)) => instances.extend(with.filter(|w| !instances.contains(w))),
             None => out.push((d, with.into_iter().collect())),
@@ -92,6 +94,7 @@ pub fn diagnostics(text: &str, root: &Path, arch: Arch, nvcc: &Tool) -> Vec<Diag
 fn parse(text: &str, root: &Path, arch: Arch, nvcc: &Tool, flag_help: Option<&dyn Fn(&str) -> String>) -> Vec<Diagnostic> {
     let lines: Vec<&str> = text.lines().collect();
     let mut out: Vec<Diagnostic> = Vec::new();
+    let mut sources: Vec<(&str, Option<Vec<String>>)> = Vec::new();
     let mut i = 0;
     while i < lines.len() {
         let line = lines[i];
@@ -135,8 +138,13 @@ fn parse(text: &str, root: &Path, arch: Arch, nvcc: &Tool, flag_help: Option<&dy
                 continue;
             }
             let Some((level, message)) = level_and_message(rest) else { continue };
-            let original = std::fs::read_to_string(root.join(file)).ok();
-            let original_line = original.as_deref().and_then(|t| t.lines().nth((line_no as usize).checked_sub(1)?));
+            // Read once a parse: a template's warning can come a thousand times from one header.
+            if !sources.iter().any(|(f, _)| *f == file) {
+                let text = std::fs::read_to_string(root.join(file)).ok();
+                sources.push((file, text.map(|t| t.lines().map(str::to_string).collect())));
+            }
+            let original = sources.iter().find(|(f, _)| *f == file).and_then(|(_, lines)| lines.as_ref());
+            let original_line = original.and_then(|l| l.get((line_no as usize).checked_sub(1)?)).map(String::as_str);
             let (column, expansion) = match block.shown {
                 Some((shown, caret)) => edg_column(shown, caret, original_line),
                 None => (None, None),
@@ -172,7 +180,8 @@ fn parse(text: &str, root: &Path, arch: Arch, nvcc: &Tool, flag_help: Option<&dy
 
 fn level_and_message(rest: &str) -> Option<(Level, String)> {
     let rest = rest.trim_start();
-    for (prefix, level) in [("fatal error", Level::Error), ("error", Level::Error), ("warning", Level::Warning)] {
+    let forms = [("catastrophic error", Level::Error), ("fatal error", Level::Error), ("error", Level::Error), ("warning", Level::Warning)];
+    for (prefix, level) in forms {
         if let Some(r) = rest.strip_prefix(prefix) {
             // EDG may add a number: `error #20-D: ...`.
             let r = r.trim_start();
@@ -230,7 +239,7 @@ struct EdgBlock<'a> {
     shown: Option<(&'a str, usize)>,
     /// Where the template was instantiated, innermost first (`instantiation of "f(T *) [with
     /// T=P]" at line 16`).
-    context: Vec<&'a str>,
+    context: Vec<String>,
     /// How many lines the block has.
     len: usize,
 }
@@ -241,8 +250,18 @@ struct EdgBlock<'a> {
 /// template the diagnostic is in: without it a user cannot tell which of many failed.
 fn edg_block<'a>(lines: &[&'a str]) -> EdgBlock<'a> {
     let mut b = EdgBlock::default();
+    // After `detected during:`, one instance a line.
+    let mut listing = false;
     let mut j = 0;
     while let Some(line) = lines.get(j) {
+        // nvcc 11 and older put an instance's place on a line of its own: `/p/x.h(282): here`.
+        if let (Some(last), Some(place)) = (b.context.last_mut(), line.strip_suffix("): here")) {
+            if let Some((file, n)) = place.rsplit_once('(') {
+                last.push_str(&format!(" at line {n} of {file}"));
+                j += 1;
+                continue;
+            }
+        }
         if line.trim().is_empty() || !line.starts_with(' ') {
             break;
         }
@@ -253,10 +272,10 @@ fn edg_block<'a>(lines: &[&'a str]) -> EdgBlock<'a> {
             continue;
         }
         match text.strip_prefix(CONTEXT).map(str::trim) {
-            Some(":") => {}
-            Some(what) => b.context.push(what),
-            None if b.shown.is_none() && b.context.is_empty() => b.more.push(text),
-            None => b.context.push(text),
+            Some(":") => listing = true,
+            Some(what) => b.context.push(what.to_string()),
+            None if b.shown.is_none() && !listing && b.context.is_empty() => b.more.push(text),
+            None => b.context.push(text.to_string()),
         }
         j += 1;
     }
@@ -290,9 +309,12 @@ fn edg_column(shown: &str, caret: usize, original: Option<&str>) -> (Option<u32>
     if shown.trim() == original.trim() {
         let indent = original.len() - original.trim_start().len();
         let at = (caret + indent).saturating_sub(shown.len() - shown.trim_start().len());
-        return match at < original.len() {
-            true => (column(at), None),
-            false => (None, Some(IN_MACRO_EXPANSION.to_string())),
+        return match at.cmp(&original.len()) {
+            std::cmp::Ordering::Less => (column(at), None),
+            // Just past the last character: the end of the line (`expected a ";"`).
+            std::cmp::Ordering::Equal => (Some(original.chars().count() as u32 + 1), None),
+            // Further: EDG counts in the expansion of a macro on the line.
+            std::cmp::Ordering::Greater => (None, Some(IN_MACRO_EXPANSION.to_string())),
         };
     }
     let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
@@ -303,7 +325,7 @@ fn edg_column(shown: &str, caret: usize, original: Option<&str>) -> (Option<u32>
         None => tail.len(),
     };
     let word = tail.starts_with(is_word);
-    let found = (token..=tail.len().min(48)).rev().filter(|&len| token > 0 && tail.is_char_boundary(len)).find_map(|len| {
+    let found = (token..=tail.len().min(48.max(token))).rev().filter(|&len| token > 0 && tail.is_char_boundary(len)).find_map(|len| {
         let whole = |at: usize| {
             let starts = !word || !original[..at].ends_with(is_word);
             let ends = !word || len > token || !original[at + len..].starts_with(is_word);
@@ -520,10 +542,50 @@ cuda/ops.cu(6): error: identifier \"undefined_thing\" is undefined
             format!("cuda/w.cu(3): warning #177-D: variable \"unused\" was declared but never referenced\n      int unused = 0;\n          ^\n          detected during instantiation of \"void scale(T *, int) [with T={t}]\" at line {line}\n\nRemark: The warnings can be suppressed with \"-diag-suppress <warning-number>\"\n\n")
         };
         let text = warning("float", 22) + &warning("double", 23);
+        // The instance in the message and the context after it (picongpu's and kokkos's shape).
+        let named = |t: &str, line: u32| {
+            format!("cuda/w.cu(9): warning #940-D: missing return statement at end of non-void function \"get [with T={t}]\"\n  }}\n  ^\n          detected during:\n            instantiation of \"T get<T>(int) [with T={t}]\" at line {line}\n\n")
+        };
+        let w = warnings(&(named("float", 60) + &named("int", 61)), Path::new("/p"), Arch::sm(80), &tool(), &|f: &str| format!("`{f}`"));
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].message, "missing return statement at end of non-void function \"get\" (instances: T=float; T=int)");
         let help = |f: &str| format!("`{f}`");
         let w = warnings(&text, Path::new("/p"), Arch::sm(80), &tool(), &help);
         assert_eq!(w.len(), 1, "{w:?}");
         assert_eq!(w[0].message, "variable \"unused\" was declared but never referenced (instances: T=float; T=double)");
         assert_eq!(w[0].notes, ["`-diag-suppress=177` silences this warning"]);
+    }
+
+    #[test]
+    fn older_nvccs_places_catastrophic_errors_and_columns_at_a_lines_end_or_far_in() {
+        // nvcc 11: each instance's place on an unindented line of its own.
+        let old = "/p/x.h(10): warning: variable \"y\" was declared but never referenced
+          detected during:
+            instantiation of \"void f<T>(T *) [with T=float]\"
+/p/x.cu(20): here
+            instantiation of \"void g<T>(T *) [with T=float]\"
+/p/x.cu(30): here
+
+";
+        let d = diagnostics(old, Path::new("/p"), Arch::sm(80), &tool());
+        // (With no error in it, the output is also quoted whole as a failure's.)
+        assert_eq!((d.len(), d[0].level), (2, Level::Warning), "{d:?}");
+        assert_eq!(
+            d[0].notes,
+            [
+                "detected during instantiation of \"void f<T>(T *) [with T=float]\" at /p/x.cu:20",
+                "detected during instantiation of \"void g<T>(T *) [with T=float]\" at /p/x.cu:30",
+            ]
+        );
+        let d =
+            diagnostics("/p/k.cu(55): catastrophic error: cannot open source file \"utility\"\n", Path::new("/p"), Arch::sm(80), &tool());
+        assert_eq!((d[0].level, d[0].message.as_str()), (Level::Error, "cannot open source file \"utility\""));
+        // A caret just past the line's end is its end; a name longer than the search window is
+        // still found.
+        assert_eq!(edg_column("  int y = 1", 11, Some("int y = 1")), (Some(10), None));
+        let long = "a_helper_function_whose_name_is_longer_than_forty_eight_bytes";
+        let shown = format!("  __attribute__((device)) float {long}(float x);");
+        let caret = shown.find(long).unwrap();
+        assert_eq!(edg_column(&shown, caret, Some(&format!("__device__ float {long}(float x);"))), (Some(18), None));
     }
 }

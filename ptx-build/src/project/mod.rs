@@ -253,13 +253,18 @@ fn scope_of(path: &Path) -> Result<(Option<PathBuf>, Option<PathBuf>)> {
     }
 }
 
-/// A build script's option over a table's is legitimate, but two files disagreeing is worth a
-/// line each: which one wins.
+/// A build script's option over its package's own table is legitimate, but two files of one
+/// package disagreeing is worth a line each: which one wins. Not over a workspace's table (a
+/// default the members share, which a member may override) nor where the value is the
+/// environment's (`front` holds both layers; the Builder's wins where both set a key, but a key
+/// the environment sets is not known to be the Builder's).
 fn overridden(front: &Options, source: &Source, table: &Options, table_source: &Source) -> Vec<Diagnostic> {
     let Source::Builder(script) = source else { return Vec::new() };
+    let env: Vec<&str> = Options::from_env().unwrap_or_default().set_values().into_iter().map(|(k, _)| k).collect();
     let line = |key: &str| format!("`{key}` of the Builder in {} overrides `{key}` in {table_source}", script.display());
     let note = "the Builder wins; remove one of the two to silence this";
-    front.overrides(table).into_iter().map(|key| Diagnostic::warning(line(&key.replace('_', "-"))).note(note)).collect()
+    let keys = front.overrides(table).into_iter().filter(|k| !env.contains(k));
+    keys.map(|key| Diagnostic::warning(line(&key.replace('_', "-"))).note(note)).collect()
 }
 
 fn find_manifest_above(dir: &Path) -> Option<PathBuf> {
@@ -274,8 +279,9 @@ fn kernel_crate(meta: &Metadata, pkg: &Package, front: &Options, source: &Source
     let dir = manifest_path.parent().map(Path::to_path_buf).unwrap_or_default();
     let mut warnings = Vec::new();
     let pkg_source = Source::Package(manifest_path.clone());
-    let pkg_options = package_options(meta, Some(table), &manifest_path, &mut warnings)?;
-    warnings.extend(overridden(front, source, &pkg_options, &pkg_source));
+    let (own, ws) = package_options(meta, Some(table), &manifest_path, &mut warnings)?;
+    warnings.extend(overridden(front, source, &own, &pkg_source));
+    let pkg_options = own.or(ws);
     let config = front.clone().or(pkg_options).resolve();
     let lib = pkg.targets.iter().find(|t| t.is_lib());
     let lib_name = match lib {
@@ -311,7 +317,13 @@ fn kernel_crate(meta: &Metadata, pkg: &Package, front: &Options, source: &Source
 
 /// The options of `[package.metadata.ptx]` (`table`) over those of `[workspace.metadata.ptx]`,
 /// paths resolved against the folder of the table that set them.
-fn package_options(meta: &Metadata, table: Option<&serde_json::Value>, manifest: &Path, warnings: &mut Vec<Diagnostic>) -> Result<Options> {
+/// Returned as the two layers, the package's own table's first.
+fn package_options(
+    meta: &Metadata,
+    table: Option<&serde_json::Value>,
+    manifest: &Path,
+    warnings: &mut Vec<Diagnostic>,
+) -> Result<(Options, Options)> {
     let ws_options = match meta.metadata.get("ptx") {
         Some(ws) => {
             let source = Source::Workspace(meta.workspace_root.join("Cargo.toml"));
@@ -319,10 +331,10 @@ fn package_options(meta: &Metadata, table: Option<&serde_json::Value>, manifest:
         }
         None => Options::default(),
     };
-    let Some(table) = table else { return Ok(ws_options) };
+    let Some(table) = table else { return Ok((Options::default(), ws_options)) };
     let source = Source::Package(manifest.to_path_buf());
     let dir = manifest.parent().unwrap_or(Path::new("."));
-    Ok(Options::from_metadata(table, &source, warnings)?.resolve_paths(dir, &source)?.or(ws_options))
+    Ok((Options::from_metadata(table, &source, warnings)?.resolve_paths(dir, &source)?, ws_options))
 }
 
 /// Which table's `nvcc-flags` apply under the front end's options (`front`): the package's
@@ -401,16 +413,19 @@ impl CudaFiles {
             let root = meta.workspace_root.join("Cargo.toml");
             // No table yet in a package that is its own root: its `[package.metadata.ptx]` is
             // where one goes.
+            let is_package = meta.packages.iter().any(|p| same_file(&p.manifest_path, m));
             let table_source = match (own, meta.metadata.get("ptx")) {
                 (None, Some(_)) => Source::Workspace(root),
-                (None, None) if !same_file(&root, m) => Source::Workspace(root),
+                (None, None) if !is_package || !same_file(&root, m) => Source::Workspace(root),
                 _ => Source::Package(m.clone()),
             };
             nvcc_flags_from = nvcc_flags_table(meta, own, m, &front);
-            let table = package_options(meta, own, m, &mut warnings)?;
-            warnings.extend(overridden(&front, front_source, &table, &table_source));
+            let (own_options, ws) = package_options(meta, own, m, &mut warnings)?;
+            if own.is_some() {
+                warnings.extend(overridden(&front, front_source, &own_options, &table_source));
+            }
             options_table = Some(table_source);
-            front = front.or(table);
+            front = front.or(own_options.or(ws));
         }
         let workspace_manifest = match (&without_options, &meta) {
             (Some(root), _) => Some(root.clone()),
