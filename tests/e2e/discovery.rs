@@ -55,10 +55,17 @@ fn build_and_check_at_the_root_of_a_new_project_find_the_excluded_kernels() {
         let packages: Vec<&str> = r.of("ptx-artifact").iter().map(|a| a["package"].as_str().unwrap()).collect();
         assert!(!packages.is_empty() && packages.iter().all(|p| *p == "demo-kernels"), "{args:?} in {}: {packages:?}", cwd.display());
     }
+    // `check` also reads the .cu files the host's build.rs builds (`cuda/`).
     let out = cargo_ptx().arg("check").current_dir(&dir).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("Checked demo-kernels (1 file, 0 warnings)"), "{stderr}");
+    assert!(stderr.contains("Checked demo-kernels, demo (2 files, 0 warnings)"), "{stderr}");
+    let bad = "__global__ void k(int *x) { asm(\"mov.u32 %0, %tid.x;\" : \"=r\"(x[0])); }\n";
+    std::fs::write(dir.join("cuda/bad.cu"), bad).unwrap();
+    let out = cargo_ptx().arg("check").current_dir(dir.join("src")).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("special register `%tid` should be written `%%tid`") && stderr.contains("cuda/bad.cu:1:"), "{stderr}");
+    assert!(stderr.contains("Checked demo-kernels, demo (3 files, 1 warning)"), "{stderr}");
 }
 
 fn a_broken_manifest_below_is_skipped_with_a_warning() {
@@ -74,7 +81,7 @@ fn a_broken_manifest_below_is_skipped_with_a_warning() {
     assert!(out.status.success(), "{stderr}");
     let broken = dir.join("vendor/broken/Cargo.toml");
     assert!(stderr.contains(&format!("warning: skipped {}: could not read the cargo workspace", broken.display())), "{stderr}");
-    assert!(stderr.contains("Checked demo-kernels (1 file, 0 warnings)"), "only the real kernel crate: {stderr}");
+    assert!(stderr.contains("Checked demo-kernels, demo (2 files, 0 warnings)"), "only the real kernel crate and the host: {stderr}");
 }
 
 fn a_lone_cu_file_takes_the_archs_of_the_workspace_around_it() {

@@ -217,7 +217,22 @@ impl BuildOptions {
     /// `cargo ptx check`: the inline-PTX checker alone over the kernel crates and .cu files of
     /// `paths` (no compiler runs). Diagnostics go to `reporter`; errors fail.
     pub fn check(&self, reporter: &dyn Reporter) -> Result<CheckOutput> {
-        let crates = self.crates()?;
+        // With no PATH or package named, the .cu files that host crates build in build.rs are
+        // the project's too (a `cargo ptx new --kernels cuda` project has nothing else).
+        let builders = self.paths.is_empty() && self.cuda_files.is_empty() && self.packages.is_empty();
+        let (mut crates, none_found) = match self.crates() {
+            Err(e @ Error::NoKernelCrate { .. }) if builders => (Vec::new(), Some(e)),
+            found => (found?, None),
+        };
+        if builders {
+            let front = self.options.clone().or(Options::from_env()?);
+            for files in project::builder_cuda_files(self.manifest_path.as_deref()) {
+                crates.push(files.into_crate(&front, &self.source)?);
+            }
+        }
+        if let (true, Some(e)) = (crates.is_empty(), none_found) {
+            return Err(e);
+        }
         let mut out = CheckOutput::default();
         let mut diags = Vec::new();
         for k in &crates {

@@ -371,6 +371,22 @@ pub struct CudaFiles {
     pub siblings: Vec<PathBuf>,
 }
 
+/// The .cu files that build scripts of the workspace around `manifest_path` (or the current
+/// folder) give a Builder, found where `cargo ptx new` puts them: `cuda/**/*.cu` of each member
+/// that build-depends on ptx-build, one group a package. What `cargo ptx check` checks beside
+/// the kernel crates: the Builder's own globs are code that only its build can run.
+pub fn builder_cuda_files(manifest_path: Option<&Path>) -> Vec<CudaFiles> {
+    let Ok(meta) = metadata(manifest_path) else { return Vec::new() };
+    let hosts = meta.packages.iter().filter(|p| p.builds_kernels_in_build_rs());
+    hosts
+        .filter_map(|p| {
+            let dir = p.manifest_path.parent()?.to_path_buf();
+            let files = glob_files(&dir, "cuda/**/*.cu").ok().filter(|f| !f.is_empty())?;
+            Some(CudaFiles { name: p.name.clone(), dir, files, target_dir: None, static_lib: None, siblings: Vec::new() })
+        })
+        .collect()
+}
+
 impl CudaFiles {
     /// A lone .cu file given on the command line.
     pub fn lone(path: &Path) -> Result<CudaFiles> {
