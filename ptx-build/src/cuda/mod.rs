@@ -411,13 +411,19 @@ fn files_read(source: &Path, deps: Vec<PathBuf>) -> Vec<PathBuf> {
     files
 }
 
+/// An nvcc 13.0.88 for tests that read its output.
+#[cfg(test)]
+pub(crate) fn test_tool() -> Tool {
+    Tool { path: "/cuda/bin/nvcc".into(), version: "13.0.88".into(), source: "PATH".into() }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::options::Source;
 
     fn tool() -> Tool {
-        Tool { path: "/cuda/bin/nvcc".into(), version: "13.0.88".into(), source: "PATH".into() }
+        test_tool()
     }
 
     #[test]

@@ -356,12 +356,8 @@ fn edg_column(shown: &str, caret: usize, original: Option<&str>) -> (Option<u32>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cuda::Compiled;
+    use crate::cuda::{test_tool as tool, Compiled};
     use crate::options::Source;
-
-    fn tool() -> Tool {
-        Tool { path: "/cuda/bin/nvcc".into(), version: "13.0.88".into(), source: "PATH".into() }
-    }
 
     #[test]
     fn a_successful_runs_warnings_are_kept_with_how_to_silence_them() {
