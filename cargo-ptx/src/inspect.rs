@@ -47,7 +47,7 @@ pub fn render(out: &BuildOutput, opts: &InspectOptions) -> Result<String> {
     let all: Vec<&Artifact> = out.crates.iter().flat_map(|c| c.artifacts.iter()).collect();
     let with_kernel: Vec<&Artifact> = all.iter().copied().filter(|a| a.kernels.iter().any(|k| k.name == name)).collect();
     if with_kernel.is_empty() {
-        return Err(unknown_kernel(name, out));
+        return Err(unknown_kernel(name, out, opts.build.paths.is_empty() && opts.build.cuda_files.is_empty()));
     }
     let mut chosen: Vec<&Artifact> = with_kernel.iter().copied().filter(|a| a.kind == wanted).collect();
     if chosen.is_empty() {
@@ -129,7 +129,7 @@ fn describe_resources(info: Option<&KernelInfo>) -> String {
     }
 }
 
-fn unknown_kernel(name: &str, out: &BuildOutput) -> Error {
+fn unknown_kernel(name: &str, out: &BuildOutput, searched_project: bool) -> Error {
     let mut names: Vec<&str> =
         out.crates.iter().flat_map(|c| c.artifacts.iter()).flat_map(|a| a.kernels.iter().map(|k| k.name.as_str())).collect();
     names.sort();
@@ -141,12 +141,29 @@ fn unknown_kernel(name: &str, out: &BuildOutput) -> Error {
         many => format!("{} packages ({})", many.len(), many.join(", ")),
     };
     let suggestion = closest(name, &names).map(str::to_string);
-    let help = if names.is_empty() {
-        "point inspect at a kernel crate (`cargo ptx inspect PATH --kernel NAME`)".to_string()
-    } else {
-        format!("the kernels are: {}", names.join(", "))
+    let help = match (builder_file_defining(name, searched_project), names.is_empty()) {
+        // A kernel of a .cu file that a host's build.rs builds: not a kernel crate's.
+        (Some(file), _) => format!(
+            "`{name}` is in {}, which a build.rs builds: `cargo ptx inspect {0} --kernel {name} --arch sm_80` shows it",
+            file.display()
+        ),
+        (None, true) => "point inspect at a kernel crate (`cargo ptx inspect PATH --kernel NAME`)".to_string(),
+        (None, false) => format!("the kernels are: {}", names.join(", ")),
     };
     Error::UnknownKernel { name: name.to_string(), place, suggestion, help }
+}
+
+/// The `cuda/` file of a build.rs host in the current workspace whose text names kernel `name`
+/// (relative to the current folder), when the search was of that workspace.
+fn builder_file_defining(name: &str, searched_project: bool) -> Option<PathBuf> {
+    let cwd = std::env::current_dir().ok()?;
+    let groups = if searched_project { ptx_build::internals::project::builder_cuda_files(None) } else { Vec::new() };
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let names = |text: &str| {
+        text.match_indices(name).any(|(at, _)| !text[..at].ends_with(is_word) && !text[at + name.len()..].starts_with(is_word))
+    };
+    let file = groups.into_iter().flat_map(|g| g.files).find(|f| std::fs::read_to_string(f).is_ok_and(|t| names(&t)))?;
+    Some(file.strip_prefix(&cwd).map(Path::to_path_buf).unwrap_or(file))
 }
 
 /// The name within a third of its length in edits (at least 1), or one that contains it.

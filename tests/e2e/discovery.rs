@@ -66,6 +66,12 @@ fn build_and_check_at_the_root_of_a_new_project_find_the_excluded_kernels() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("special register `%tid` should be written `%%tid`") && stderr.contains("cuda/bad.cu:1:"), "{stderr}");
     assert!(stderr.contains("Checked demo-kernels, demo (3 files, 1 warning)"), "{stderr}");
+    // `inspect` builds kernel crates; a kernel of the host's .cu files is pointed at.
+    let r = run_in(&dir, &["inspect", "--kernel", "sigmoid", "--target-dir", &t, "--message-format", "json"]);
+    r.assert_error(&[
+        "no kernel named `sigmoid`",
+        "`sigmoid` is in cuda/sigmoid.cu, which a build.rs builds: `cargo ptx inspect cuda/sigmoid.cu --kernel sigmoid",
+    ]);
 }
 
 fn a_broken_manifest_below_is_skipped_with_a_warning() {
