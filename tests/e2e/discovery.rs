@@ -67,11 +67,11 @@ fn build_and_check_at_the_root_of_a_new_project_find_the_excluded_kernels() {
     assert!(stderr.contains("special register `%tid` should be written `%%tid`") && stderr.contains("cuda/bad.cu:1:"), "{stderr}");
     assert!(stderr.contains("Checked demo-kernels, demo (3 files, 1 warning)"), "{stderr}");
     // `inspect` builds kernel crates; a kernel of the host's .cu files is pointed at.
-    let r = run_in(&dir, &["inspect", "--kernel", "sigmoid", "--target-dir", &t, "--message-format", "json"]);
-    r.assert_error(&[
-        "no kernel named `sigmoid`",
-        "`sigmoid` is in cuda/sigmoid.cu, which a build.rs builds: `cargo ptx inspect cuda/sigmoid.cu --kernel sigmoid",
-    ]);
+    let out = cargo_ptx().args(["inspect", "--kernel", "sigmoid", "--target-dir", &t]).current_dir(&dir).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("no kernel named `sigmoid`"), "{stderr}");
+    let hint = "`sigmoid` is in cuda/sigmoid.cu, which a build.rs builds: `cargo ptx inspect cuda/sigmoid.cu --kernel sigmoid";
+    assert!(stderr.contains(hint), "{stderr}");
 }
 
 fn a_broken_manifest_below_is_skipped_with_a_warning() {
