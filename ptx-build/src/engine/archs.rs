@@ -13,6 +13,7 @@ use crate::tools::{Cuda, Llvm, Rust};
 pub(super) fn resolve(
     opts: &BuildOptions,
     krate: &KernelCrate,
+    rust: Option<&Rust>,
     llvm: Option<&Llvm>,
     cuda: &Cuda,
     nvcc: Option<&Nvcc>,
@@ -65,6 +66,17 @@ pub(super) fn resolve(
         });
     }
     for a in &archs {
+        if let Some((rust, min)) = rust.and_then(|r| r.min_capability().map(|m| (r, m))).filter(|(_, m)| a.capability < *m) {
+            return Err(Error::UnsupportedArch {
+                arch: a.to_string(),
+                tool: "rustc",
+                version: rust.version.trim_start_matches("rustc ").to_string(),
+                path: rust.rustc.clone(),
+                help: format!(
+                    "Rust 1.97 and later build nvptx64 kernels for sm_{min} and newer only (rust-lang/rust#152443): choose sm_{min} or newer for this crate's Rust kernels; CUDA C++ in a crate of its own can still target older GPUs with a CUDA 12 nvcc"
+                ),
+            });
+        }
         if let (Some(llvm), Some(sup)) = (llvm, llvm_supported) {
             if !sup.contains(a) {
                 return Err(Error::UnsupportedArch {
@@ -91,15 +103,21 @@ pub(super) fn resolve(
         }
         if let (Some(ptxas), Some(sup)) = (&cuda.ptxas, &ptxas_supported) {
             if a.makes_cubin() && !sup.contains(a) {
-                let dropped = crate::arch::dropped_by(*a, ptxas.release())
-                    .map(|d| format!("{d} toolkit (set PTXAS to its ptxas), or use "))
-                    .unwrap_or("use ".into());
+                // PTX only (`compute_XX`) is a way out, but not for .cu files where this CUDA
+                // dropped the arch: its nvcc cannot make that PTX either.
+                let ptx_only = format!("use `{}` for PTX only", a.compute_name());
+                let supported = sup.describe();
+                let help = match (crate::arch::dropped_by(*a, ptxas.release()), uses_nvcc.is_some()) {
+                    (Some(d), true) => format!("{d} toolkit (set PTXAS to its ptxas), or choose an arch it supports: {supported}"),
+                    (Some(d), false) => format!("{d} toolkit (set PTXAS to its ptxas), or {ptx_only}, or an arch it supports: {supported}"),
+                    (None, _) => format!("{ptx_only}, or an arch it supports: {supported}"),
+                };
                 return Err(Error::UnsupportedArch {
                     arch: a.to_string(),
                     tool: "ptxas",
                     version: ptxas.version.clone(),
                     path: ptxas.path.clone(),
-                    help: format!("{dropped}`{}` for PTX only, or an arch it supports: {}", a.compute_name(), sup.describe()),
+                    help,
                 });
             }
         }

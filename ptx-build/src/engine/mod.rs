@@ -171,7 +171,7 @@ impl BuildOptions {
                 }
                 false => None,
             };
-            let archs = archs::resolve(self, krate, rust.map(|r| r.1), &cuda, nvcc.as_ref())?;
+            let archs = archs::resolve(self, krate, rust.map(|r| r.0), rust.map(|r| r.1), &cuda, nvcc.as_ref())?;
             if let (Some(isa), Some((rust, llvm))) = (krate.config.ptx_isa, rust) {
                 archs::check_ptx_isa(isa, llvm, rust)?;
             }

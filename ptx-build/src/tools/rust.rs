@@ -32,6 +32,14 @@ pub struct Rust {
 }
 
 impl Rust {
+    /// The oldest compute capability this rustc builds nvptx64 code for: sm_70 from Rust 1.97
+    /// on (rust-lang/rust#152443; older ones fail with "target cpu `sm_50` is known but
+    /// unsupported"), none known before; read from `rustc -V`.
+    pub fn min_capability(&self) -> Option<u32> {
+        let minor: u32 = self.version.split_whitespace().nth(1)?.split('.').nth(1)?.parse().ok()?;
+        (minor >= 97).then_some(70)
+    }
+
     /// Finds `toolchain` through rustup and reads its version.
     pub fn find(toolchain: &str) -> Result<Rust> {
         let rustup = on_path("rustup").ok_or_else(|| Error::ToolMissing {
@@ -148,6 +156,24 @@ impl Llvm {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rustc_1_97_builds_sm_70_and_newer() {
+        let rust = |version: &str| Rust {
+            toolchain: "nightly".into(),
+            rustc: "rustc".into(),
+            cargo: "cargo".into(),
+            sysroot: "/s".into(),
+            version: version.into(),
+            llvm_version: "22.1.0".into(),
+            host: "x86_64-unknown-linux-gnu".into(),
+            rust_src: None,
+            llvm: None,
+        };
+        assert_eq!(rust("rustc 1.97.0-nightly (e50aa6fba 2026-05-19)").min_capability(), Some(70));
+        assert_eq!(rust("rustc 1.96.0-nightly (0123456 2026-03-01)").min_capability(), None);
+        assert_eq!(rust("garbage").min_capability(), None);
+    }
 
     #[test]
     fn missing_components_name_setup_and_the_rustup_command() {
