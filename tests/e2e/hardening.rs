@@ -353,6 +353,14 @@ fn gpu_kernel_abi_kernels_are_built_listed_and_checked() {
     let text = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("in an asm! of `helper`"), "the helper is warned about:\n{text}");
     assert!(!text.contains("of `offload`"), "the gpu-kernel is a kernel:\n{text}");
+    // A CUDA author's `__shared__` written as a `static mut` beside a block barrier: it builds
+    // and races across blocks; the kernel lints say so at the static.
+    let tile = "static mut TILE: [u32; 32] = [0; 32];\npub unsafe fn barrier() { ptx_device_sync::sync_threads() }\n";
+    k.write("src/lib.rs", &format!("#![no_std]\n{tile}{PANIC}"));
+    let out = cargo_ptx().arg("check").arg(&k.dir).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(text.contains("`static mut TILE` is global memory: one copy for the whole grid") && text.contains("src/lib.rs:2:12"), "{text}");
+    assert!(text.contains("shared_array![u32; 32]"), "{text}");
 }
 
 /// An nvcc error that every arch hits is reported once, naming the archs, at the file's line.

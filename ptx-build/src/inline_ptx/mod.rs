@@ -35,7 +35,8 @@ pub use cuda::{check_cuda, check_cuda_file};
 pub use rust::check_rust_file;
 
 /// Checks every asm of a kernel crate: its .cu files, and the `asm!` of its Rust kernels
-/// (following the module tree from the lib's root file). Returns the number of files read and
+/// (following the module tree from the lib's root file), with the Rust kernel lints
+/// ([`crate::rust::lints`]) over the same parsed files. Returns the number of files read and
 /// the diagnostics, paths relative to the package.
 pub fn check_crate(k: &KernelCrate) -> Result<(usize, Vec<Diagnostic>)> {
     let mut files = 0;
@@ -45,10 +46,14 @@ pub fn check_crate(k: &KernelCrate) -> Result<(usize, Vec<Diagnostic>)> {
         files += 1;
     }
     if let (true, Some(lib)) = (k.config.rust, &k.lib_src) {
+        // The kernel lints read the same parsed files.
+        let mut lints = crate::rust::lints::CrateLints::default();
         for (path, file) in crate::rust::modules::module_files(lib)? {
             check_rust_file(&relative(&path, &k.dir), &file, &mut out);
+            lints.read(&relative(&path, &k.dir), &file);
             files += 1;
         }
+        out.extend(lints.finish());
     }
     let out = out.into_iter().map(|d| d.rooted(&k.dir)).collect();
     Ok((files, out))

@@ -8,6 +8,7 @@
 
 mod cargo;
 mod expand;
+pub mod lints;
 pub mod modules;
 pub mod sysroot;
 

@@ -1,0 +1,121 @@
+//! Source lints of Rust kernel crates that no compiler gives: mistakes that build and run wrong.
+//!
+//! A CUDA author's `__shared__ float tile[256]` is most naturally written `static mut TILE:
+//! [f32; 256]`, which Rust puts in global memory: one copy for the whole grid, which every
+//! block writes, so blocks race and the result is wrong with no error anywhere (rustc, LLVM and
+//! ptxas accept it; the resource table shows 0 bytes of shared memory). A `static mut` array in
+//! a crate whose kernels synchronise their block (`sync_threads`) is that mistake often enough
+//! to warn; a grid-wide array used without block barriers (a global counter) is left alone.
+
+use std::path::{Path, PathBuf};
+
+use syn::visit::Visit;
+
+use crate::diag::Diagnostic;
+
+/// What the lints collect over a crate's files, then judge at the end.
+#[derive(Default)]
+pub struct CrateLints {
+    /// `static mut` arrays: file, line, column, name, the element type and length as written.
+    static_arrays: Vec<(PathBuf, u32, u32, String, String)>,
+    /// Whether any kernel synchronises its block.
+    syncs_block: bool,
+}
+
+impl CrateLints {
+    /// Reads one parsed file (`file` as diagnostics name it).
+    pub fn read(&mut self, file: &Path, parsed: &syn::File) {
+        let mut v = Visitor { file, lints: self };
+        v.visit_file(parsed);
+    }
+
+    /// The warnings, once every file is read.
+    pub fn finish(self) -> Vec<Diagnostic> {
+        if !self.syncs_block {
+            return Vec::new();
+        }
+        self.static_arrays
+            .into_iter()
+            .map(|(file, line, column, name, array)| {
+                Diagnostic::warning(format!(
+                    "`static mut {name}` is global memory: one copy for the whole grid, which every block reads and writes"
+                ))
+                .at(file, Some(line), Some(column))
+                .note(format!(
+                    "for memory of each block (CUDA's `__shared__`), use `let {} = ptx_device::shared_array!{array};` in the kernel",
+                    name.to_lowercase()
+                ))
+            })
+            .collect()
+    }
+}
+
+struct Visitor<'a> {
+    file: &'a Path,
+    lints: &'a mut CrateLints,
+}
+
+impl<'ast> Visit<'ast> for Visitor<'_> {
+    fn visit_item_static(&mut self, s: &'ast syn::ItemStatic) {
+        if let (syn::StaticMutability::Mut(_), syn::Type::Array(a)) = (&s.mutability, &*s.ty) {
+            let start = s.ident.span().start();
+            let array = format!("[{}; {}]", tokens(&a.elem), tokens(&a.len));
+            self.lints.static_arrays.push((
+                self.file.to_path_buf(),
+                start.line as u32,
+                start.column as u32 + 1,
+                s.ident.to_string(),
+                array,
+            ));
+        }
+        syn::visit::visit_item_static(self, s);
+    }
+
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        if let syn::Expr::Path(p) = &*c.func {
+            if p.path.segments.last().is_some_and(|s| s.ident == "sync_threads") {
+                self.lints.syncs_block = true;
+            }
+        }
+        syn::visit::visit_expr_call(self, c);
+    }
+}
+
+/// A type or expression as written, spaced as a reader writes it (`f32`, `256`, `TILE * 2`).
+fn tokens(t: &impl quote::ToTokens) -> String {
+    let text = t.to_token_stream().to_string();
+    // `to_string` spaces every token; a path or a literal reads better without.
+    text.replace(" :: ", "::")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lint(src: &str) -> Vec<Diagnostic> {
+        let mut l = CrateLints::default();
+        l.read(Path::new("src/lib.rs"), &syn::parse_file(src).unwrap());
+        l.finish()
+    }
+
+    #[test]
+    fn a_static_mut_array_beside_a_block_barrier_is_named_with_the_shared_array_to_use() {
+        let src = "static mut TILE: [f32; 256] = [0.0; 256];\n#[kernel]\npub unsafe fn rev(x: *const f32, y: *mut f32) {\n    let t = thread_idx_x() as usize;\n    TILE[t] = *x.add(t);\n    sync_threads();\n    *y.add(t) = TILE[255 - t];\n}\n";
+        let d = lint(src);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].location().unwrap(), "src/lib.rs:1:12");
+        assert!(d[0].message.starts_with("`static mut TILE` is global memory: one copy for the whole grid"), "{}", d[0].message);
+        assert_eq!(
+            d[0].notes,
+            ["for memory of each block (CUDA's `__shared__`), use `let tile = ptx_device::shared_array![f32; 256];` in the kernel"]
+        );
+        // The path of the barrier does not matter.
+        assert_eq!(lint(&src.replace("sync_threads()", "ptx_device::sync::sync_threads()")).len(), 1);
+    }
+
+    #[test]
+    fn a_grid_wide_array_without_block_barriers_and_immutable_statics_are_left_alone() {
+        assert!(lint("static mut COUNTS: [u32; 4] = [0; 4];\npub unsafe fn k() { COUNTS[0] += 1; }\n").is_empty());
+        assert!(lint("static TABLE: [f32; 4] = [0.0; 4];\nstatic mut N: u32 = 0;\npub unsafe fn k() { sync_threads(); }\n").is_empty());
+    }
+}
