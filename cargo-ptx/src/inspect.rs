@@ -47,7 +47,8 @@ pub fn render(out: &BuildOutput, opts: &InspectOptions) -> Result<String> {
     let all: Vec<&Artifact> = out.crates.iter().flat_map(|c| c.artifacts.iter()).collect();
     let with_kernel: Vec<&Artifact> = all.iter().copied().filter(|a| a.kernels.iter().any(|k| k.name == name)).collect();
     if with_kernel.is_empty() {
-        return Err(unknown_kernel(name, out, opts.build.paths.is_empty() && opts.build.cuda_files.is_empty()));
+        let project = (opts.build.paths.is_empty() && opts.build.cuda_files.is_empty()).then_some(opts.build.manifest_path.as_deref());
+        return Err(unknown_kernel(name, out, project));
     }
     let mut chosen: Vec<&Artifact> = with_kernel.iter().copied().filter(|a| a.kind == wanted).collect();
     if chosen.is_empty() {
@@ -129,7 +130,9 @@ fn describe_resources(info: Option<&KernelInfo>) -> String {
     }
 }
 
-fn unknown_kernel(name: &str, out: &BuildOutput, searched_project: bool) -> Error {
+/// `project`: the workspace searched (its manifest, or the current folder's), when no PATH was
+/// given.
+fn unknown_kernel(name: &str, out: &BuildOutput, project: Option<Option<&Path>>) -> Error {
     let mut names: Vec<&str> =
         out.crates.iter().flat_map(|c| c.artifacts.iter()).flat_map(|a| a.kernels.iter().map(|k| k.name.as_str())).collect();
     names.sort();
@@ -141,7 +144,7 @@ fn unknown_kernel(name: &str, out: &BuildOutput, searched_project: bool) -> Erro
         many => format!("{} packages ({})", many.len(), many.join(", ")),
     };
     let suggestion = closest(name, &names).map(str::to_string);
-    let help = match (builder_file_defining(name, searched_project), names.is_empty()) {
+    let help = match (project.and_then(|m| builder_file_defining(name, m)), names.is_empty()) {
         // A kernel of a .cu file that a host's build.rs builds: not a kernel crate's.
         (Some(file), _) => format!(
             "`{name}` is in {}, which a build.rs builds: `cargo ptx inspect {0} --kernel {name} --arch sm_80` shows it",
@@ -153,14 +156,18 @@ fn unknown_kernel(name: &str, out: &BuildOutput, searched_project: bool) -> Erro
     Error::UnknownKernel { name: name.to_string(), place, suggestion, help }
 }
 
-/// The `cuda/` file of a build.rs host in the current workspace whose text names kernel `name`
-/// (relative to the current folder), when the search was of that workspace.
-fn builder_file_defining(name: &str, searched_project: bool) -> Option<PathBuf> {
+/// The `cuda/` file of a build.rs host in the workspace of `manifest` whose text has a kernel
+/// `name`: a file with `__global__` in which the name is followed by `(` (relative to the
+/// current folder).
+fn builder_file_defining(name: &str, manifest: Option<&Path>) -> Option<PathBuf> {
     let cwd = std::env::current_dir().ok()?;
-    let groups = if searched_project { ptx_build::internals::project::builder_cuda_files(None) } else { Vec::new() };
+    let groups = ptx_build::internals::project::builder_cuda_files(manifest);
     let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
     let names = |text: &str| {
-        text.match_indices(name).any(|(at, _)| !text[..at].ends_with(is_word) && !text[at + name.len()..].starts_with(is_word))
+        text.contains("__global__")
+            && text
+                .match_indices(name)
+                .any(|(at, _)| !text[..at].ends_with(is_word) && text[at + name.len()..].trim_start().starts_with('('))
     };
     let file = groups.into_iter().flat_map(|g| g.files).find(|f| std::fs::read_to_string(f).is_ok_and(|t| names(&t)))?;
     Some(file.strip_prefix(&cwd).map(Path::to_path_buf).unwrap_or(file))

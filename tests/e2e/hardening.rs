@@ -355,7 +355,7 @@ fn gpu_kernel_abi_kernels_are_built_listed_and_checked() {
     assert!(!text.contains("of `offload`"), "the gpu-kernel is a kernel:\n{text}");
     // A CUDA author's `__shared__` written as a `static mut` beside a block barrier: it builds
     // and races across blocks; the kernel lints say so at the static.
-    let tile = "static mut TILE: [u32; 32] = [0; 32];\npub unsafe fn barrier() { ptx_device_sync::sync_threads() }\n";
+    let tile = "static mut TILE: [u32; 32] = [0; 32];\npub unsafe fn k() { TILE[0] = 1; ptx_device_sync::sync_threads() }\n";
     k.write("src/lib.rs", &format!("#![no_std]\n{tile}{PANIC}"));
     let out = cargo_ptx().arg("check").arg(&k.dir).output().unwrap();
     let text = String::from_utf8_lossy(&out.stderr).into_owned();

@@ -48,11 +48,12 @@ pub(super) fn resolve(
                     (None, Some(list)) => list.iter().filter_map(|a| a.replace("compute_", "sm_").parse().ok()).collect(),
                     (None, None) => ptxas_supported.as_ref().map(|p| p.all()).unwrap_or_default(),
                 };
-                archs.extend(
-                    candidates
-                        .into_iter()
-                        .filter(|a| ptxas_supported.as_ref().is_none_or(|p| p.contains(a)) && uses_nvcc.is_none_or(|n| n.supports(*a))),
-                );
+                let rustc_min = rust.and_then(Rust::min_capability).unwrap_or(0);
+                archs.extend(candidates.into_iter().filter(|a| {
+                    a.capability >= rustc_min
+                        && ptxas_supported.as_ref().is_none_or(|p| p.contains(a))
+                        && uses_nvcc.is_none_or(|n| n.supports(*a))
+                }));
             }
         }
     }
@@ -73,7 +74,7 @@ pub(super) fn resolve(
                 version: rust.version.trim_start_matches("rustc ").to_string(),
                 path: rust.rustc.clone(),
                 help: format!(
-                    "Rust 1.97 and later build nvptx64 kernels for sm_{min} and newer only (rust-lang/rust#152443): choose sm_{min} or newer for this crate's Rust kernels; CUDA C++ in a crate of its own can still target older GPUs with a CUDA 12 nvcc"
+                    "Rust 1.97 and later build nvptx64 kernels for sm_{min} and newer only (rust-lang/rust#152443): choose sm_{min} or newer for this crate's Rust kernels; its .cu files can still target older GPUs with a CUDA 12 nvcc (`cuda-file-archs` gives a file archs of its own)"
                 ),
             });
         }

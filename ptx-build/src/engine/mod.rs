@@ -227,7 +227,10 @@ impl BuildOptions {
         if builders {
             let front = self.options.clone().or(Options::from_env()?);
             for files in project::builder_cuda_files(self.manifest_path.as_deref()) {
-                crates.push(files.into_crate(&front, &self.source)?);
+                // A host with a table of its own is a kernel crate already.
+                if !crates.iter().any(|k| k.dir == files.dir) {
+                    crates.push(files.into_crate(&front, &self.source)?);
+                }
             }
         }
         if let (true, Some(e)) = (crates.is_empty(), none_found) {

@@ -3,12 +3,14 @@
 //! A CUDA author's `__shared__ float tile[256]` is most naturally written `static mut TILE:
 //! [f32; 256]`, which Rust puts in global memory: one copy for the whole grid, which every
 //! block writes, so blocks race and the result is wrong with no error anywhere (rustc, LLVM and
-//! ptxas accept it; the resource table shows 0 bytes of shared memory). A `static mut` array in
-//! a crate whose kernels synchronise their block (`sync_threads`) is that mistake often enough
-//! to warn; a grid-wide array used without block barriers (a global counter) is left alone.
+//! ptxas accept it; the resource table shows 0 bytes of shared memory). A `static mut` array
+//! used in a function that synchronises its block (`sync_threads`, core's `_syncthreads`) is
+//! that mistake often enough to warn; one used without block barriers (a grid-wide counter) or
+//! exported by name for the host (`#[no_mangle]`, `#[export_name]`) is left alone.
 
 use std::path::{Path, PathBuf};
 
+use quote::ToTokens;
 use syn::visit::Visit;
 
 use crate::diag::Diagnostic;
@@ -18,24 +20,22 @@ use crate::diag::Diagnostic;
 pub struct CrateLints {
     /// `static mut` arrays: file, line, column, name, the element type and length as written.
     static_arrays: Vec<(PathBuf, u32, u32, String, String)>,
-    /// Whether any kernel synchronises its block.
-    syncs_block: bool,
+    /// The names used in functions that synchronise their block.
+    used_beside_barriers: std::collections::BTreeSet<String>,
 }
 
 impl CrateLints {
     /// Reads one parsed file (`file` as diagnostics name it).
     pub fn read(&mut self, file: &Path, parsed: &syn::File) {
-        let mut v = Visitor { file, lints: self };
+        let mut v = Visitor { file, lints: self, function: None };
         v.visit_file(parsed);
     }
 
     /// The warnings, once every file is read.
     pub fn finish(self) -> Vec<Diagnostic> {
-        if !self.syncs_block {
-            return Vec::new();
-        }
         self.static_arrays
             .into_iter()
+            .filter(|(_, _, _, name, _)| self.used_beside_barriers.contains(name))
             .map(|(file, line, column, name, array)| {
                 Diagnostic::warning(format!(
                     "`static mut {name}` is global memory: one copy for the whole grid, which every block reads and writes"
@@ -53,11 +53,20 @@ impl CrateLints {
 struct Visitor<'a> {
     file: &'a Path,
     lints: &'a mut CrateLints,
+    /// Of the function being read: the names it uses, and whether it calls a block barrier.
+    function: Option<(Vec<String>, bool)>,
 }
+
+/// ptx-device's block barrier and the core intrinsic it wraps.
+const BARRIERS: &[&str] = &["sync_threads", "_syncthreads"];
 
 impl<'ast> Visit<'ast> for Visitor<'_> {
     fn visit_item_static(&mut self, s: &'ast syn::ItemStatic) {
-        if let (syn::StaticMutability::Mut(_), syn::Type::Array(a)) = (&s.mutability, &*s.ty) {
+        let named = |a: &syn::Attribute| {
+            let text = a.to_token_stream().to_string();
+            text.contains("no_mangle") || text.contains("export_name")
+        };
+        if let (syn::StaticMutability::Mut(_), syn::Type::Array(a), false) = (&s.mutability, &*s.ty, s.attrs.iter().any(named)) {
             let start = s.ident.span().start();
             let array = format!("[{}; {}]", tokens(&a.elem), tokens(&a.len));
             self.lints.static_arrays.push((
@@ -71,13 +80,21 @@ impl<'ast> Visit<'ast> for Visitor<'_> {
         syn::visit::visit_item_static(self, s);
     }
 
-    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
-        if let syn::Expr::Path(p) = &*c.func {
-            if p.path.segments.last().is_some_and(|s| s.ident == "sync_threads") {
-                self.lints.syncs_block = true;
-            }
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        let outer = self.function.replace((Vec::new(), false));
+        syn::visit::visit_item_fn(self, f);
+        if let Some((names, true)) = std::mem::replace(&mut self.function, outer) {
+            self.lints.used_beside_barriers.extend(names);
         }
-        syn::visit::visit_expr_call(self, c);
+    }
+
+    fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+        if let (Some((names, barrier)), Some(last)) = (&mut self.function, p.path.segments.last()) {
+            let name = last.ident.to_string();
+            *barrier |= BARRIERS.contains(&name.as_str());
+            names.push(name);
+        }
+        syn::visit::visit_expr_path(self, p);
     }
 }
 
@@ -117,5 +134,15 @@ mod tests {
     fn a_grid_wide_array_without_block_barriers_and_immutable_statics_are_left_alone() {
         assert!(lint("static mut COUNTS: [u32; 4] = [0; 4];\npub unsafe fn k() { COUNTS[0] += 1; }\n").is_empty());
         assert!(lint("static TABLE: [f32; 4] = [0.0; 4];\nstatic mut N: u32 = 0;\npub unsafe fn k() { sync_threads(); }\n").is_empty());
+        // Used only where no barrier is, or exported for the host to read by name.
+        let apart =
+            "static mut HIST: [u32; 4] = [0; 4];\npub unsafe fn count() { HIST[0] += 1; }\npub unsafe fn other() { sync_threads(); }\n";
+        assert!(lint(apart).is_empty());
+        for attr in ["#[no_mangle]", "#[unsafe(no_mangle)]", "#[export_name = \"hist\"]"] {
+            let src = format!("{attr}\nstatic mut HIST: [u32; 4] = [0; 4];\npub unsafe fn k() {{ HIST[0] += 1; sync_threads(); }}\n");
+            assert!(lint(&src).is_empty(), "{attr}");
+        }
+        // core's intrinsic is a barrier too.
+        assert_eq!(lint("static mut T: [u32; 4] = [0; 4];\npub unsafe fn k() { T[0] = 1; core::arch::nvptx::_syncthreads(); }\n").len(), 1);
     }
 }

@@ -32,12 +32,21 @@ pub struct Rust {
 }
 
 impl Rust {
-    /// The oldest compute capability this rustc builds nvptx64 code for: sm_70 from Rust 1.97
-    /// on (rust-lang/rust#152443; older ones fail with "target cpu `sm_50` is known but
-    /// unsupported"), none known before; read from `rustc -V`.
+    /// The oldest compute capability this rustc builds nvptx64 code for: sm_70 from the 1.97
+    /// nightlies of 2026-04-30 on (rust-lang/rust#152443 merged the day before; lower archs
+    /// fail with "target cpu `sm_50` is known but unsupported"), none known before; read from
+    /// `rustc -V` (`rustc 1.97.0-nightly (e50aa6fba 2026-05-19)`). A 1.97 without a date (a
+    /// local build) counts as after.
     pub fn min_capability(&self) -> Option<u32> {
-        let minor: u32 = self.version.split_whitespace().nth(1)?.split('.').nth(1)?.parse().ok()?;
-        (minor >= 97).then_some(70)
+        let mut words = self.version.split_whitespace().skip(1);
+        let mut numbers = words.next()?.split(['.', '-']).map(|n| n.parse::<u32>().ok());
+        let (major, minor) = (numbers.next()??, numbers.next()??);
+        let date = words.last().map(|d| d.trim_end_matches(')'));
+        let after = match (major, minor) {
+            (1, 97) => date.is_none_or(|d| d.len() != 10 || d >= "2026-04-30"),
+            _ => (major, minor) > (1, 97),
+        };
+        after.then_some(70)
     }
 
     /// Finds `toolchain` through rustup and reads its version.
@@ -171,6 +180,10 @@ mod tests {
             llvm: None,
         };
         assert_eq!(rust("rustc 1.97.0-nightly (e50aa6fba 2026-05-19)").min_capability(), Some(70));
+        assert_eq!(rust("rustc 1.97.0-nightly (0123456 2026-04-20)").min_capability(), None, "before the change merged");
+        assert_eq!(rust("rustc 1.97.0 (0123456 2026-06-25)").min_capability(), Some(70));
+        assert_eq!(rust("rustc 1.100.0-nightly (0123456 2027-09-01)").min_capability(), Some(70));
+        assert_eq!(rust("rustc 2.0.0").min_capability(), Some(70));
         assert_eq!(rust("rustc 1.96.0-nightly (0123456 2026-03-01)").min_capability(), None);
         assert_eq!(rust("garbage").min_capability(), None);
     }
