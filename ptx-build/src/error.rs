@@ -288,6 +288,17 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// A Rust file of a kernel crate that syn cannot parse (what the checkers read).
+    #[error("{}{}: the kernel crate's Rust does not parse: {message}\n  help: `cargo check` in the kernel crate shows rustc's error", file.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+    RustSyntax {
+        /// The file.
+        file: PathBuf,
+        /// Where syn stopped, when it says.
+        line: Option<u32>,
+        /// What syn says.
+        message: String,
+    },
+
     /// A kernel signature that cannot be launched with typed arguments, or disagrees with its PTX.
     #[error("{file}:{line}: kernel `{kernel}`: {message}", file = file.display())]
     Signature {

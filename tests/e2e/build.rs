@@ -153,6 +153,18 @@ fn rustc_errors_come_through_unchanged_with_their_line() {
     let human = cargo_ptx().arg("build").arg(&k.dir).arg("--target-dir").arg(common::shared_target()).arg("--release").output().unwrap();
     let stderr = String::from_utf8_lossy(&human.stderr);
     assert!(stderr.contains("error[E0308]: mismatched types") && stderr.contains("src/lib.rs:5:10"), "{stderr}");
+    // A stray closing brace: the build shows rustc's error at it; `check`, which runs no
+    // compiler, says the file does not parse and how to see where.
+    let lib = std::fs::read_to_string(k.dir.join("src/lib.rs")).unwrap().replace("*x = 1.5;", "*x = 1;") + "}\n";
+    k.write("src/lib.rs", &lib);
+    let human = cargo_ptx().arg("build").arg(&k.dir).arg("--target-dir").arg(common::shared_target()).arg("--release").output().unwrap();
+    let stderr = String::from_utf8_lossy(&human.stderr);
+    assert!(stderr.contains("unexpected closing delimiter: `}`") && !stderr.contains("does not parse"), "{stderr}");
+    let check = cargo_ptx().arg("check").arg(&k.dir).output().unwrap();
+    let stderr = String::from_utf8_lossy(&check.stderr);
+    assert!(!check.status.success() && stderr.contains("src/lib.rs:"), "{stderr}");
+    assert!(stderr.contains("the kernel crate's Rust does not parse: its delimiters do not pair"), "{stderr}");
+    assert!(stderr.contains("`cargo check` in the kernel crate shows rustc's error"), "{stderr}");
 }
 
 fn a_misspelled_libdevice_function_is_named() {

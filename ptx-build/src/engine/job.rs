@@ -107,7 +107,11 @@ impl<'a> CrateJob<'a> {
     }
 
     pub fn run(&self, reporter: &dyn Reporter) -> Result<CrateOutput> {
-        self.check_inline_ptx(reporter)?;
+        match self.check_inline_ptx(reporter) {
+            // rustc, which the build runs next, says where and why better than syn can.
+            Err(Error::RustSyntax { .. }) => {}
+            checked => checked?,
+        }
         self.prepare_dirs()?;
         self.check_cuda_libraries()?;
         if self.krate.static_lib.is_some() {

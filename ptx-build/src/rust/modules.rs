@@ -29,8 +29,15 @@ pub fn module_files(lib_rs: &Path) -> Result<Vec<(PathBuf, syn::File)>> {
 fn walk_file(file: &Path, dir: &Path, out: &mut Vec<(PathBuf, syn::File)>) -> Result<()> {
     let text = std::fs::read_to_string(file).map_err(|e| Error::io("read", file, e))?;
     let parsed = syn::parse_file(&text).map_err(|e| {
-        let start = e.span().start();
-        Error::Signature { file: file.to_path_buf(), line: start.line as u32, kernel: String::new(), message: format!("cannot parse: {e}") }
+        let line = Some(e.span().start().line as u32).filter(|l| *l > 0);
+        // proc-macro2's one lexer error, whose text says nothing of the cause.
+        let message = match e.to_string().as_str() {
+            "cannot parse string into token stream" => {
+                "its delimiters do not pair (a `{`, `(` or `[` without its closing one, or one closed too often), or a literal is not closed".to_string()
+            }
+            other => other.to_string(),
+        };
+        Error::RustSyntax { file: file.to_path_buf(), line, message }
     })?;
     let children = child_files(&parsed.items, file, dir);
     out.push((file.to_path_buf(), parsed));
