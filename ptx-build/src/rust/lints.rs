@@ -7,6 +7,9 @@
 //! used in a function that synchronises its block (`sync_threads`, core's `_syncthreads`) is
 //! that mistake often enough to warn; one used without block barriers (a grid-wide counter) or
 //! exported by name for the host (`#[no_mangle]`, `#[export_name]`) is left alone.
+//!
+//! Two kernels of one name in two modules are one PTX symbol: rustc says "symbol `scale` is
+//! already defined" at one of them; the lint names both.
 
 use std::path::{Path, PathBuf};
 
@@ -22,21 +25,31 @@ pub struct CrateLints {
     static_arrays: Vec<(PathBuf, u32, u32, String, String)>,
     /// The names used in functions that synchronise their block.
     used_beside_barriers: std::collections::BTreeSet<String>,
+    /// Kernels (`#[kernel]` or a kernel ABI), not behind a `cfg`: name, file, line, column.
+    kernels: Vec<(String, PathBuf, u32, u32)>,
 }
 
 impl CrateLints {
     /// Reads one parsed file (`file` as diagnostics name it).
     pub fn read(&mut self, file: &Path, parsed: &syn::File) {
-        let mut v = Visitor { file, lints: self, function: None };
+        let mut v = Visitor { file, lints: self, function: None, cfg_modules: 0 };
         v.visit_file(parsed);
     }
 
     /// The warnings, once every file is read.
     pub fn finish(self) -> Vec<Diagnostic> {
-        self.static_arrays
-            .into_iter()
-            .filter(|(_, _, _, name, _)| self.used_beside_barriers.contains(name))
-            .map(|(file, line, column, name, array)| {
+        let mut out = Vec::new();
+        for (i, (name, file, line, column)) in self.kernels.iter().enumerate() {
+            let Some((_, other, other_line, _)) = self.kernels[..i].iter().find(|(n, ..)| n == name) else { continue };
+            let place = if other == file { format!("line {other_line}") } else { format!("{}:{other_line}", other.display()) };
+            out.push(
+                Diagnostic::warning(format!("kernel `{name}` is defined twice: here and at {place}"))
+                    .at(file, Some(*line), Some(*column))
+                    .note("a kernel is a PTX symbol, named without its module path: rename one of them"),
+            );
+        }
+        out.extend(self.static_arrays.into_iter().filter(|(_, _, _, name, _)| self.used_beside_barriers.contains(name)).map(
+            |(file, line, column, name, array)| {
                 Diagnostic::warning(format!(
                     "`static mut {name}` is global memory: one copy for the whole grid, which every block reads and writes"
                 ))
@@ -45,8 +58,9 @@ impl CrateLints {
                     "for memory of each block (CUDA's `__shared__`), use `let {} = ptx_device::shared_array!{array};` in the kernel",
                     name.to_lowercase()
                 ))
-            })
-            .collect()
+            },
+        ));
+        out
     }
 }
 
@@ -55,6 +69,8 @@ struct Visitor<'a> {
     lints: &'a mut CrateLints,
     /// Of the function being read: the names it uses, and whether it calls a block barrier.
     function: Option<(Vec<String>, bool)>,
+    /// How many enclosing inline modules have a `cfg`.
+    cfg_modules: usize,
 }
 
 /// ptx-device's block barrier and the core intrinsic it wraps.
@@ -81,11 +97,24 @@ impl<'ast> Visit<'ast> for Visitor<'_> {
     }
 
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        let kernel = f.attrs.iter().any(|a| a.path().segments.last().is_some_and(|s| s.ident == "kernel"))
+            || f.sig.abi.as_ref().and_then(|a| a.name.as_ref()).is_some_and(|n| super::modules::is_kernel_abi(&n.value()));
+        if kernel && self.cfg_modules == 0 && !f.attrs.iter().any(|a| a.path().is_ident("cfg")) {
+            let start = f.sig.ident.span().start();
+            self.lints.kernels.push((f.sig.ident.to_string(), self.file.to_path_buf(), start.line as u32, start.column as u32 + 1));
+        }
         let outer = self.function.replace((Vec::new(), false));
         syn::visit::visit_item_fn(self, f);
         if let Some((names, true)) = std::mem::replace(&mut self.function, outer) {
             self.lints.used_beside_barriers.extend(names);
         }
+    }
+
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        let cfg = usize::from(m.attrs.iter().any(|a| a.path().is_ident("cfg")));
+        self.cfg_modules += cfg;
+        syn::visit::visit_item_mod(self, m);
+        self.cfg_modules -= cfg;
     }
 
     fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
@@ -128,6 +157,21 @@ mod tests {
         );
         // The path of the barrier does not matter.
         assert_eq!(lint(&src.replace("sync_threads()", "ptx_device::sync::sync_threads()")).len(), 1);
+    }
+
+    #[test]
+    fn a_kernel_name_in_two_modules_names_both_places() {
+        let src = "mod a {\n    #[kernel]\n    pub unsafe fn scale(x: *mut f32) {}\n}\nmod b {\n    #[kernel]\n    pub unsafe fn scale(x: *mut f32) {}\n    #[cfg(feature = \"other\")]\n    #[kernel]\n    pub unsafe fn scale(x: *mut f32) {}\n}\n";
+        let d = lint(src);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(
+            (d[0].location().unwrap(), d[0].message.as_str()),
+            ("src/lib.rs:7:19".into(), "kernel `scale` is defined twice: here and at line 3")
+        );
+        // Nor where a module is compiled only under a cfg (the other is the fallback).
+        assert!(lint(&src.replace("mod b {", "#[cfg(not(feature = \"a\"))]\nmod b {")).is_empty());
+        // Plain functions of one name in two modules are Rust's business.
+        assert!(lint("mod a { pub fn f() {} }\nmod b { pub fn f() {} }\n").is_empty());
     }
 
     #[test]
