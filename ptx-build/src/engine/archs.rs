@@ -36,6 +36,8 @@ pub(super) fn resolve(
     let llvm_supported = llvm.map(Llvm::supported);
     let ptxas_supported = cuda.ptxas_supported();
     let uses_nvcc = nvcc.filter(|_| !krate.cuda_sources.is_empty());
+    // The oldest arch this rustc builds Rust kernels for, where it has one.
+    let rustc_min = rust.and_then(Rust::min_capability);
     let mut archs = Vec::new();
     for r in requests {
         match r {
@@ -48,9 +50,8 @@ pub(super) fn resolve(
                     (None, Some(list)) => list.iter().filter_map(|a| a.replace("compute_", "sm_").parse().ok()).collect(),
                     (None, None) => ptxas_supported.as_ref().map(|p| p.all()).unwrap_or_default(),
                 };
-                let rustc_min = rust.and_then(Rust::min_capability).unwrap_or(0);
                 archs.extend(candidates.into_iter().filter(|a| {
-                    a.capability >= rustc_min
+                    rustc_min.is_none_or(|m| a.capability >= m)
                         && ptxas_supported.as_ref().is_none_or(|p| p.contains(a))
                         && uses_nvcc.is_none_or(|n| n.supports(*a))
                 }));
@@ -67,7 +68,7 @@ pub(super) fn resolve(
         });
     }
     for a in &archs {
-        if let Some((rust, min)) = rust.and_then(|r| r.min_capability().map(|m| (r, m))).filter(|(_, m)| a.capability < *m) {
+        if let (Some(rust), Some(min)) = (rust, rustc_min.filter(|m| a.capability < *m)) {
             return Err(Error::UnsupportedArch {
                 arch: a.to_string(),
                 tool: "rustc",

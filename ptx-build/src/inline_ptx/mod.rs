@@ -49,8 +49,9 @@ pub fn check_crate(k: &KernelCrate) -> Result<(usize, Vec<Diagnostic>)> {
         // The kernel lints read the same parsed files.
         let mut lints = crate::rust::lints::CrateLints::default();
         for (path, file) in crate::rust::modules::module_files(lib)? {
-            check_rust_file(&relative(&path, &k.dir), &file, &mut out);
-            lints.read(&relative(&path, &k.dir), &file);
+            let shown = relative(&path, &k.dir);
+            check_rust_file(&shown, &file, &mut out);
+            lints.read(&shown, &file);
             files += 1;
         }
         out.extend(lints.finish());

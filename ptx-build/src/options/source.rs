@@ -79,8 +79,7 @@ impl Source {
         }
     }
 
-    /// How to name a kernel crate, for the front end that started the build.
-    /// How to give a front end a kernel crate. `builders` are the packages found that build
+    /// How to give the front end that started the build a kernel crate. `builders` are the packages found that build
     /// their kernels in build.rs: metadata added to one of those would make it a Rust kernel
     /// crate and build its host code for the GPU.
     pub(crate) fn no_crate_help(&self, builders: &[String]) -> String {

@@ -425,11 +425,12 @@ impl CudaFiles {
         let mut options_table = None;
         let mut nvcc_flags_from = None;
         if let (Some(m), Some(meta)) = (&around, &meta) {
-            let own = meta.packages.iter().find(|p| same_file(&p.manifest_path, m)).and_then(|p| p.metadata.get("ptx"));
+            let package = meta.packages.iter().find(|p| same_file(&p.manifest_path, m));
+            let own = package.and_then(|p| p.metadata.get("ptx"));
             let root = meta.workspace_root.join("Cargo.toml");
             // No table yet in a package that is its own root: its `[package.metadata.ptx]` is
             // where one goes.
-            let is_package = meta.packages.iter().any(|p| same_file(&p.manifest_path, m));
+            let is_package = package.is_some();
             let table_source = match (own, meta.metadata.get("ptx")) {
                 (None, Some(_)) => Source::Workspace(root),
                 (None, None) if !is_package || !same_file(&root, m) => Source::Workspace(root),
