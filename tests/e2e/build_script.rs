@@ -186,6 +186,15 @@ fn a_struct_by_value_must_have_the_kernels_layout_on_the_host() {
         log.contains("`Affine` (parameter `p` of kernel `affine`) has another size or alignment on the host than in the PTX (16 bytes, aligned to 8)"),
         "{log}"
     );
+
+    // No twin on the host at all: the kernel is launched by name, not a rustc error in the
+    // generated file; the file that had the twin is watched, so removing it reruns the script.
+    let by_name = "pub mod kernels {\n    ptx_runtime::include_kernels!();\n}\n#[allow(dead_code)]\nfn launch(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream) -> bool {\n    k.launch_builder(s, \"affine\").is_some()\n}\n";
+    write_at(p.path().join("host/src/lib.rs"), by_name, later + std::time::Duration::from_secs(60));
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok, "a kernel whose type the host lacks is launched by name:\n{log}");
+    assert!(log.contains("1 of 1 kernels of `host_struct_kernels` has no typed launch method"), "{log}");
+    assert!(!log.contains("cannot find type"), "{log}");
 }
 
 fn rust_kernels_stamped_out_by_macro_rules_are_typed_and_launchable_by_name() {

@@ -321,9 +321,10 @@ impl Builder {
         let manifest_dir = env_path("CARGO_MANIFEST_DIR")?;
         let host = embed::host_scope::HostNames::read(&manifest_dir);
         let module = embed::write_module(&crates, out_dir, self.out_file_name(), &host, reporter)?;
-        if host.missed() {
-            // A kernel waits for a host type: defining it must rerun this script.
-            reporter.directive(format!("cargo:rerun-if-changed={}", host.src.display()));
+        // A kernel waits for a host type, or a typed method names one: defining or removing it
+        // must rerun this script.
+        for path in host.watched() {
+            reporter.directive(format!("cargo:rerun-if-changed={}", path.display()));
         }
         Ok(module)
     }

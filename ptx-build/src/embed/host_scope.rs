@@ -1,15 +1,16 @@
-//! Whether the host can name a C/C++ kernel's struct types.
+//! Whether the host can name a kernel's struct types.
 //!
-//! A CUDA kernel's `Params p` or `const block_q8_1 *y` is typed with the host type of that name,
-//! which the generated module finds through `use super::*`. Where the host crate's sources never
-//! mention the name, the generated module would not compile; such a kernel is embedded without
-//! a typed method instead (launched by name, listed with the reason) until the host defines or
-//! imports the type. The test is by name: a type brought in by a glob import (`use shared::*`)
-//! is not seen, and the reason says to name it.
+//! A CUDA kernel's `Params p` or `const block_q8_1 *y`, and a Rust kernel's `p: Affine` where
+//! `Affine` is the kernel crate's own, are typed with the host type of that name, which the
+//! generated module finds through `use super::*`. Where the host crate's sources never mention
+//! the name, the generated module would not compile; such a kernel is embedded without a typed
+//! method instead (launched by name, listed with the reason) until the host defines or imports
+//! the type. The test is by name: a type brought in by a glob import (`use shared::*`) is not
+//! seen, and the reason says to name it.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use crate::embed::signature::{KernelSig, ParamType};
 
@@ -18,50 +19,91 @@ use crate::embed::signature::{KernelSig, ParamType};
 pub struct HostNames {
     /// Where they were read from, for messages.
     pub src: PathBuf,
-    names: HashSet<String>,
-    /// A kernel lost its typed method here: the build script watches `src/` so that defining
-    /// the type reruns it.
-    missed: AtomicBool,
+    /// Each word, with the files it is in (an index into `files`).
+    names: HashMap<String, Vec<usize>>,
+    files: Vec<PathBuf>,
+    /// What the generated module now relies on, for the build script to watch.
+    watch: Mutex<Watch>,
+}
+
+#[derive(Debug, Default)]
+struct Watch {
+    /// A kernel lost its typed method here: `src/` is watched so that defining the type
+    /// anywhere reruns the build script.
+    missed: bool,
+    /// Files that name a type a typed method uses: removing it from them must rerun the build
+    /// script too, or the generated module would name a type that is gone.
+    relied_on: BTreeSet<usize>,
 }
 
 /// Rust's primitive types, as the C reader names pointees.
-const PRIMITIVES: &[&str] = &["bool", "u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64", "usize", "isize", "f32", "f64"];
+pub(crate) const PRIMITIVES: &[&str] =
+    &["bool", "char", "u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64", "u128", "i128", "usize", "isize", "f32", "f64"];
 
 impl HostNames {
     /// Reads the identifiers of `manifest_dir/src/**/*.rs` (none where it has no `src/`).
     pub fn read(manifest_dir: &Path) -> HostNames {
         let src = manifest_dir.join("src");
-        let mut names = HashSet::new();
+        let mut names: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut files = Vec::new();
         for file in crate::project::glob_files(&src, "**/*.rs").unwrap_or_default() {
             let Ok(text) = std::fs::read_to_string(&file) else { continue };
+            let index = files.len();
+            files.push(file);
             // Every word, comments and strings included: a name seen where it is not a type
             // only keeps the typed method the generated module had before this check.
-            names.extend(text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).map(str::to_string));
+            for word in text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()) {
+                let at = names.entry(word.to_string()).or_default();
+                if at.last() != Some(&index) {
+                    at.push(index);
+                }
+            }
         }
-        HostNames { src, names, missed: AtomicBool::new(false) }
+        HostNames { src, names, files, watch: Mutex::default() }
     }
 
-    /// Whether a kernel lost its typed method for a name the host does not mention.
-    pub fn missed(&self) -> bool {
-        self.missed.load(Ordering::Relaxed)
+    /// What the build script must watch for the generated module to stay right: `src/` where a
+    /// kernel waits for a type, and each file that names a type a typed method uses.
+    pub fn watched(&self) -> Vec<PathBuf> {
+        let Ok(w) = self.watch.lock() else { return vec![self.src.clone()] };
+        let src = w.missed.then(|| self.src.clone());
+        src.into_iter().chain(w.relied_on.iter().map(|&i| self.files[i].clone())).collect()
     }
 
-    /// Leaves untyped each C/C++ kernel of `sigs` with a struct type (by value or behind a
-    /// pointer) that the host's sources never name, with the reason and the fix. Rust kernels'
-    /// types are resolved by `host_types`; template parameters are not struct names.
+    /// Whether the host names `ty`, noting the files that do.
+    fn knows(&self, ty: &str) -> bool {
+        let Some(files) = self.names.get(ty) else { return false };
+        if let Ok(mut w) = self.watch.lock() {
+            w.relied_on.extend(files.iter().copied());
+        }
+        true
+    }
+
+    /// Leaves untyped each kernel of `sigs` with a struct type (by value or behind a pointer)
+    /// that the host's sources never name, with the reason and the fix. Template parameters are
+    /// not struct names. A Rust kernel's types come here after `host_types` named those of other
+    /// crates by their crate (`::shared::Affine`): what is left is a type of the kernel crate
+    /// itself, which the generated module can only name if the host has a twin; without one
+    /// rustc would stop the host's build in the generated file.
     pub fn untype_unknown(&self, sigs: &mut [KernelSig]) {
-        for sig in sigs.iter_mut().filter(|s| s.untyped.is_none() && s.file.extension().is_some_and(|e| e != "rs")) {
+        for sig in sigs.iter_mut().filter(|s| s.untyped.is_none()) {
             let params = sig.generic.as_ref().map(|g| g.type_params.clone()).unwrap_or_default();
             let unknown = sig.params.iter().find_map(|p| {
                 let ty = match &p.ty {
                     ParamType::ByValue { ty } | ParamType::Pointer { elem: ty, .. } => ty,
                     _ => return None,
                 };
-                let user = !ty.starts_with("::") && !PRIMITIVES.contains(&ty.as_str()) && !params.contains(ty);
-                (user && !self.names.contains(ty.as_str())).then(|| (p.name.clone(), ty.clone()))
+                // Arrays and tuples behind a Rust pointer are not names to look up.
+                let named = ty.chars().all(|c| c.is_alphanumeric() || c == '_' || c == ':');
+                let standard = ["core::", "std::", "alloc::"].iter().any(|c| ty.starts_with(c));
+                let user = named && !standard && !ty.starts_with("::") && !PRIMITIVES.contains(&ty.as_str()) && !params.contains(ty);
+                let last = ty.rsplit("::").next().unwrap_or(ty);
+                (user && !self.knows(last)).then(|| (p.name.clone(), ty.clone()))
             });
             if let Some((param, ty)) = unknown {
-                self.missed.store(true, Ordering::Relaxed);
+                if let Ok(mut w) = self.watch.lock() {
+                    w.missed = true;
+                }
                 sig.untyped = Some(format!(
                     "parameter `{param}`: the host crate has no type `{ty}` (nothing in {} names it): define a `#[repr(C)]` twin with cudarc's `DeviceRepr` beside `include_kernels!()`, or `use` it there by name, for a typed method",
                     self.src.display()
@@ -100,11 +142,52 @@ mod tests {
         assert!(why.starts_with("parameter `o`: the host crate has no type `Other`") && why.contains("src names it)"), "{why}");
         assert!(untyped[2].1.expect("a pointee too").contains("no type `block_q8_1`"), "{untyped:?}");
         assert_eq!((untyped[3], untyped[4]), (("plain", None), ("generic", None)));
-        assert!(names.missed());
-        // Where every name is known, nothing changes and `src/` need not be watched.
+        assert!(names.watched().contains(&host.path().join("src")), "defining the type must rerun the build script");
+        // Where every name is known, nothing changes and `src/` need not be watched; the file
+        // naming the type must, or removing it there would leave the module naming nothing.
         let mut sigs = cuda_kernels_in(Path::new("/h/cuda/k.cu"), "extern \"C\" __global__ void known(Params p) {}").unwrap();
         let names = HostNames::read(host.path());
         names.untype_unknown(&mut sigs);
-        assert!(sigs[0].untyped.is_none() && !names.missed());
+        assert!(sigs[0].untyped.is_none());
+        assert_eq!(names.watched(), [host.path().join("src/gpu/mod.rs")]);
+    }
+
+    #[test]
+    fn rust_kernel_types_of_the_kernel_crate_need_a_host_twin_for_a_typed_method() {
+        let host = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(host.path().join("src")).unwrap();
+        std::fs::write(
+            host.path().join("src/lib.rs"),
+            "#[repr(C)] pub struct Params { a: f32 }
+",
+        )
+        .unwrap();
+        let kernels = host.path().join("lib.rs");
+        let k = "#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn";
+        std::fs::write(
+            &kernels,
+            format!(
+                "use shared::Point;\npub struct Params {{ a: f32 }}\npub struct Local {{ b: f32 }}\n\
+                {k} twin(p: Params, x: *mut f32) {{}}\n{k} shared(p: Point, q: *const Point) {{}}\n\
+                {k} local(x: *mut f32, l: Local) {{}}\n{k} behind(l: *const Local) {{}}\n\
+                {k} plain(a: *mut [f32; 4], c: *mut core::ffi::c_int, n: u128, x: *mut i128) {{}}\n"
+            ),
+        )
+        .unwrap();
+        let mut sigs = crate::embed::signature::rust_kernels(&kernels).unwrap();
+        crate::embed::host_types::resolve(&kernels, &mut sigs).unwrap();
+        let names = HostNames::read(host.path());
+        names.untype_unknown(&mut sigs);
+        let untyped: Vec<(&str, Option<&str>)> = sigs.iter().map(|s| (s.name.as_str(), s.untyped.as_deref())).collect();
+        // A twin on the host, and a type of another crate (named through it), keep their methods.
+        assert_eq!(untyped[..2], [("twin", None), ("shared", None)], "{untyped:?}");
+        assert!(untyped[2].1.expect("no twin").starts_with("parameter `l`: the host crate has no type `Local`"), "{untyped:?}");
+        assert!(untyped[3].1.expect("behind a pointer too").contains("no type `Local`"), "{untyped:?}");
+        assert_eq!(untyped[4], ("plain", None), "arrays, core's types and 128-bit integers are not struct names");
+        assert_eq!(
+            names.watched(),
+            [host.path().join("src"), host.path().join("src/lib.rs")],
+            "defining or removing a twin reruns the build script"
+        );
     }
 }

@@ -18,7 +18,7 @@ use crate::error::Result;
 /// standard library's own and the device crate (nvptx64 only).
 const NOT_SHARED: &[&str] = &["core", "std", "alloc", "ptx_device"];
 
-/// Rewrites the by-value types of `sigs` (the Rust kernels of the crate rooted at `lib_rs`) to
+/// Rewrites the struct types of `sigs` (by value or behind a pointer) (the Rust kernels of the crate rooted at `lib_rs`) to
 /// paths the host can use, and returns a warning for each type the kernel crate defines itself
 /// (once per type), at its definition, with the fix.
 pub fn resolve(lib_rs: &Path, sigs: &mut [KernelSig]) -> Result<Vec<Diagnostic>> {
@@ -37,7 +37,8 @@ pub fn resolve(lib_rs: &Path, sigs: &mut [KernelSig]) -> Result<Vec<Diagnostic>>
         let empty = Uses::default();
         let file_uses = uses.get(&sig.file).unwrap_or(&empty);
         for p in &mut sig.params {
-            let ParamType::ByValue { ty } = &mut p.ty else { continue };
+            // By value or behind a pointer: the generated module names the type either way.
+            let (ParamType::ByValue { ty } | ParamType::Pointer { elem: ty, .. }) = &mut p.ty else { continue };
             match host_path(ty, file_uses, &local_types, &local_mods) {
                 Resolved::Shared(path) => *ty = path,
                 Resolved::AsWritten => {}
@@ -49,8 +50,8 @@ pub fn resolve(lib_rs: &Path, sigs: &mut [KernelSig]) -> Result<Vec<Diagnostic>>
                     let (file, line, column) = local_types.get(&name).cloned().unwrap_or_else(|| (sig.file.clone(), sig.line, 0));
                     warnings.push(
                         Diagnostic::warning(format!(
-                            "`{name}` (parameter `{}` of kernel `{}`) is defined in the kernel crate, which the host cannot depend on: the generated `kernels.rs` names it `{ty}`, so the host needs a type of that name in scope",
-                            p.name, sig.name
+                            "`{name}` (parameter `{}` of kernel `{}`) is defined in the kernel crate, which the host cannot depend on: the generated `kernels.rs` names it `{ty}`, so `{}` gets a typed launch method only where the host has a type of that name in scope (without one it is launched by name)",
+                            p.name, sig.name, sig.name
                         ))
                         .at(file, Some(line), Some(column).filter(|c| *c > 0))
                         .note(format!(
@@ -141,6 +142,9 @@ fn host_path(ty: &str, uses: &Uses, local_types: &BTreeMap<String, (PathBuf, u32
     }
     let written: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
     let Some(first) = written.first() else { return Resolved::AsWritten };
+    if written.len() == 1 && crate::embed::host_scope::PRIMITIVES.contains(&first.as_str()) {
+        return Resolved::AsWritten; // `*mut f32` beside `use shared::*;`
+    }
     let name = written.last().cloned().unwrap_or_default();
     let full: Vec<String> = match uses.names.get(first) {
         Some(imported) => imported.iter().chain(&written[1..]).cloned().collect(),
@@ -205,6 +209,24 @@ mod tests {
             "use glob_crate::*;\nuse ptx_device::prelude::*;\nuse ptx_device::vector::f32x2;\n{K} a(s: Globbed, t: f32x4, u: f32x2) {{}}\n"
         );
         assert_eq!(resolve_src(&src).0, ["Globbed", "f32x4", "f32x2"]);
+    }
+
+    #[test]
+    fn host_types_pointees_are_named_through_their_crate_and_primitives_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = dir.path().join("lib.rs");
+        std::fs::write(&lib, format!("use shared::*;\n{K} a(p: *const Affine, x: *mut f32, n: *mut u64) {{}}\n")).unwrap();
+        let mut sigs = crate::embed::signature::rust_kernels(&lib).unwrap();
+        resolve(&lib, &mut sigs).unwrap();
+        let elems: Vec<&str> = sigs[0]
+            .params
+            .iter()
+            .filter_map(|p| match &p.ty {
+                ParamType::Pointer { elem, .. } => Some(elem.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(elems, ["::shared::Affine", "f32", "u64"]);
     }
 
     #[test]

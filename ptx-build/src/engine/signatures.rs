@@ -139,7 +139,7 @@ impl CrateJob<'_> {
         }
     }
 
-    /// By-value struct types named as the host can reach them (`use shared::Affine` ->
+    /// Struct types (by value or behind a pointer) named as the host can reach them (`use shared::Affine` ->
     /// `::shared::Affine`); a type the kernel crate defines itself is a warning with the fix.
     fn for_host(&self, lib: &Path, mut sigs: Vec<KernelSig>, reporter: &dyn Reporter) -> Result<Vec<KernelSig>> {
         let root = lib.parent().unwrap_or(Path::new("/"));
