@@ -361,6 +361,15 @@ fn gpu_kernel_abi_kernels_are_built_listed_and_checked() {
     let text = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(text.contains("`static mut TILE` is global memory: one copy for the whole grid") && text.contains("src/lib.rs:2:12"), "{text}");
     assert!(text.contains("shared_array![u32; 32]"), "{text}");
+    // A kernel without its attribute: not in the PTX, so the build says so at the function
+    // instead of leaving the host's "no method named `fill`" to explain it.
+    let fill = "pub unsafe fn fill(y: *mut f32) { *y.add(core::arch::nvptx::_thread_idx_x() as usize) = 1.0; }\n";
+    k.write("src/lib.rs", &format!("#![no_std]\n#![feature(stdarch_nvptx)]\n{fill}{PANIC}"));
+    let run = k.build(&[]);
+    let warning =
+        run.of("ptx-diagnostic").into_iter().find(|d| d["message"].as_str().unwrap().contains("`fill` reads the thread's position"));
+    let warning = warning.unwrap_or_else(|| panic!("no warning at `fill`:\n{}", run.stdout));
+    assert_eq!((warning["file"].as_str(), warning["line"].as_u64()), (Some("src/lib.rs"), Some(3)), "{warning}");
 }
 
 /// An nvcc error that every arch hits is reported once, naming the archs, at the file's line.

@@ -10,6 +10,11 @@
 //!
 //! Two kernels of one name in two modules are one PTX symbol: rustc says "symbol `scale` is
 //! already defined" at one of them; the lint names both.
+//!
+//! A kernel written without `#[kernel]` builds to nothing: the function is not in the PTX, and
+//! what the user sees is the host's "no method named `saxpy`" in another crate. A function that
+//! reads the thread's position, takes parameters, returns nothing and is called from nowhere in
+//! the crate is a kernel missing its attribute often enough to say so at the function.
 
 use std::path::{Path, PathBuf};
 
@@ -27,6 +32,11 @@ pub struct CrateLints {
     used_beside_barriers: std::collections::BTreeSet<String>,
     /// Kernels (`#[kernel]` or a kernel ABI), not behind a `cfg`: name, file, line, column.
     kernels: Vec<(String, PathBuf, u32, u32)>,
+    /// Other functions that look like kernels (see the module's doc): name, file, line, column.
+    kernel_like: Vec<(String, PathBuf, u32, u32)>,
+    /// Every name used in an expression or a macro's tokens anywhere in the crate: a function
+    /// named here is called (or taken as a pointer), so it is a helper.
+    used: std::collections::BTreeSet<String>,
 }
 
 impl CrateLints {
@@ -46,6 +56,15 @@ impl CrateLints {
                 Diagnostic::warning(format!("kernel `{name}` is defined twice: here and at {place}"))
                     .at(file, Some(*line), Some(*column))
                     .note("a kernel is a PTX symbol, named without its module path: rename one of them"),
+            );
+        }
+        for (name, file, line, column) in self.kernel_like.iter().filter(|(n, ..)| !self.used.contains(n)) {
+            out.push(
+                Diagnostic::warning(format!(
+                    "`{name}` reads the thread's position like a kernel but has no `#[kernel]`: it is not in the PTX, so the host has no launch method for it"
+                ))
+                .at(file, Some(*line), Some(*column))
+                .note("add `#[kernel]` above it (`use ptx_device::prelude::*;` brings the attribute in); a helper that kernels call is left alone once one of them calls it"),
             );
         }
         out.extend(self.static_arrays.into_iter().filter(|(_, _, _, name, _)| self.used_beside_barriers.contains(name)).map(
@@ -76,6 +95,21 @@ struct Visitor<'a> {
 /// ptx-device's block barrier and the core intrinsic it wraps.
 const BARRIERS: &[&str] = &["sync_threads", "_syncthreads"];
 
+/// Reads of the thread's place in the launch: ptx-device's and core's.
+const POSITION: &[&str] = &[
+    "thread_idx",
+    "block_idx",
+    "global_index",
+    "global_index_2d",
+    "grid_stride",
+    "_thread_idx_x",
+    "_thread_idx_y",
+    "_thread_idx_z",
+    "_block_idx_x",
+    "_block_idx_y",
+    "_block_idx_z",
+];
+
 impl<'ast> Visit<'ast> for Visitor<'_> {
     fn visit_item_static(&mut self, s: &'ast syn::ItemStatic) {
         let named = |a: &syn::Attribute| {
@@ -105,9 +139,39 @@ impl<'ast> Visit<'ast> for Visitor<'_> {
         }
         let outer = self.function.replace((Vec::new(), false));
         syn::visit::visit_item_fn(self, f);
-        if let Some((names, true)) = std::mem::replace(&mut self.function, outer) {
+        let Some((names, barrier)) = std::mem::replace(&mut self.function, outer) else { return };
+        let positioned = names.iter().any(|n| POSITION.contains(&n.as_str()));
+        let cfg = self.cfg_modules > 0 || f.attrs.iter().any(|a| a.path().is_ident("cfg"));
+        if !kernel && !cfg && positioned && !f.sig.inputs.is_empty() && matches!(f.sig.output, syn::ReturnType::Default) {
+            let start = f.sig.ident.span().start();
+            self.lints.kernel_like.push((f.sig.ident.to_string(), self.file.to_path_buf(), start.line as u32, start.column as u32 + 1));
+        }
+        if barrier {
             self.lints.used_beside_barriers.extend(names);
         }
+    }
+
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        // A macro's arguments are tokens to syn: a helper called inside `unroll!{..}` is called.
+        fn idents(tokens: proc_macro2::TokenStream, out: &mut std::collections::BTreeSet<String>) {
+            for t in tokens {
+                match t {
+                    proc_macro2::TokenTree::Ident(i) => {
+                        out.insert(i.to_string());
+                    }
+                    proc_macro2::TokenTree::Group(g) => idents(g.stream(), out),
+                    _ => {}
+                }
+            }
+        }
+        idents(m.tokens.clone(), &mut self.lints.used);
+        if let Some((names, _)) = &mut self.function {
+            // Read as the function's names too: `global_index()` inside `if_let!{..}` places it.
+            let mut inner = std::collections::BTreeSet::new();
+            idents(m.tokens.clone(), &mut inner);
+            names.extend(inner);
+        }
+        syn::visit::visit_macro(self, m);
     }
 
     fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
@@ -118,6 +182,9 @@ impl<'ast> Visit<'ast> for Visitor<'_> {
     }
 
     fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+        if let Some(last) = p.path.segments.last() {
+            self.lints.used.insert(last.ident.to_string());
+        }
         if let (Some((names, barrier)), Some(last)) = (&mut self.function, p.path.segments.last()) {
             let name = last.ident.to_string();
             *barrier |= BARRIERS.contains(&name.as_str());
@@ -172,6 +239,37 @@ mod tests {
         assert!(lint(&src.replace("mod b {", "#[cfg(not(feature = \"a\"))]\nmod b {")).is_empty());
         // Plain functions of one name in two modules are Rust's business.
         assert!(lint("mod a { pub fn f() {} }\nmod b { pub fn f() {} }\n").is_empty());
+    }
+
+    #[test]
+    fn a_kernel_without_its_attribute_is_named_at_the_function() {
+        let src = "use ptx_device::prelude::*;\npub unsafe fn saxpy(n: usize, a: f32, x: *const f32, y: *mut f32) {\n    let i = global_index();\n    if i < n { *y.add(i) += a * *x.add(i); }\n}\n#[kernel]\npub unsafe fn ok(y: *mut f32) { *y.add(global_index()) = 0.0; }\n";
+        let d = lint(src);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].location().unwrap(), "src/lib.rs:2:15");
+        assert_eq!(
+            d[0].message,
+            "`saxpy` reads the thread's position like a kernel but has no `#[kernel]`: it is not in the PTX, so the host has no launch method for it"
+        );
+        assert!(d[0].notes[0].starts_with("add `#[kernel]` above it"), "{:?}", d[0].notes);
+        // core's registers and the raw kernel ABI count the same way.
+        let raw = "pub unsafe fn k(y: *mut f32) { *y = core::arch::nvptx::_thread_idx_x() as f32; }\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn r(y: *mut f32) { *y = core::arch::nvptx::_thread_idx_x() as f32; }\n";
+        assert_eq!(lint(raw).len(), 1, "{:?}", lint(raw));
+    }
+
+    #[test]
+    fn device_helpers_that_read_the_position_are_left_alone() {
+        // Called by a kernel, directly or inside a macro's tokens; returning a value; taking
+        // nothing; compiled only under a cfg.
+        let called = "unsafe fn store(y: *mut f32, v: f32) { *y.add(global_index()) = v; }\n#[kernel]\npub unsafe fn k(y: *mut f32) { store(y, 1.0); }\n";
+        assert!(lint(called).is_empty());
+        let in_macro = "unsafe fn store(y: *mut f32, v: f32) { *y.add(global_index()) = v; }\n#[kernel]\npub unsafe fn k(y: *mut f32) { unroll!(4, |j| store(y, j as f32)); }\n";
+        assert!(lint(in_macro).is_empty());
+        assert!(lint("pub fn tid(stride: usize) -> usize { global_index() * stride }\n").is_empty());
+        assert!(lint("pub fn mark() { let _ = thread_idx(); }\n").is_empty());
+        assert!(lint("#[cfg(feature = \"x\")]\npub unsafe fn k(y: *mut f32) { *y.add(global_index()) = 0.0; }\n").is_empty());
+        // A function that never reads the position is not taken for a kernel.
+        assert!(lint("pub unsafe fn fill(y: *mut f32) { *y = 0.0; }\n").is_empty());
     }
 
     #[test]
