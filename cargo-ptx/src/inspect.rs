@@ -83,6 +83,28 @@ pub fn render(out: &BuildOutput, opts: &InspectOptions) -> Result<String> {
         let _ = writeln!(text, "// resources: {}", describe_resources(info));
         sources.roots =
             a.source.as_deref().and_then(Path::parent).map(|d| d.ancestors().map(Path::to_path_buf).collect()).unwrap_or_default();
+        // Where it can panic, from the PTX of the same module (a cubin's SASS has the calls too,
+        // but the PTX names them and their lines without a tool).
+        let ptx_of =
+            with_kernel.iter().find(|c| c.kind == ArtifactKind::Ptx && c.arch.capability == a.arch.capability && c.module == a.module);
+        if let Some(ptx) = ptx_of.and_then(|p| std::fs::read_to_string(&p.path).ok()) {
+            let sites = panic_sites(&ptx, name);
+            if !sites.is_empty() {
+                let _ = writeln!(
+                    text,
+                    "// can panic at {} place{}; a panic on the GPU traps, and the launch fails with no message:",
+                    sites.len(),
+                    if sites.len() == 1 { "" } else { "s" }
+                );
+                for (path, line, kind) in &sites {
+                    let _ = writeln!(text, "//   {kind}: {}", sources.annotation(path, *line).trim_start_matches("// "));
+                }
+                let _ = writeln!(
+                    text,
+                    "//   (a check the compiler can see, or `get_unchecked` where an index is known good, takes a bounds check out)"
+                );
+            }
+        }
         let body = match opts.listing {
             Listing::Ptx => {
                 let ptx = std::fs::read_to_string(&a.path).map_err(|e| Error::io("read", &a.path, e))?;
@@ -107,6 +129,124 @@ pub fn render(out: &BuildOutput, opts: &InspectOptions) -> Result<String> {
         text.push('\n');
     }
     Ok(text)
+}
+
+/// Where kernel `name` of `ptx` can panic: Rust's bounds checks, `unwrap`s, overflow checks and
+/// `panic!`s are calls into core's panic functions, which ptx-device's handler ends in `trap`.
+/// Each call's place (the `.file` path and line of the `.loc` before it) and the panic's kind,
+/// following calls into the module's other functions; each place once.
+fn panic_sites(ptx: &str, name: &str) -> Vec<(String, u32, &'static str)> {
+    let files: HashMap<u32, String> = ptx
+        .lines()
+        .filter_map(|l| {
+            let rest = l.trim().strip_prefix(".file")?.trim_start();
+            let (n, path) = rest.split_once(char::is_whitespace)?;
+            Some((n.parse().ok()?, unescape(path.trim().strip_prefix('"')?.rsplit_once('"')?.0)))
+        })
+        .collect();
+    // Each function's calls: (callee, the `.file` path and line of the `.loc` before the call).
+    let mut calls: HashMap<&str, Vec<(&str, Option<(&str, u32)>)>> = HashMap::new();
+    let mut current: Option<&str> = None;
+    let mut depth = 0i32;
+    let mut loc = None;
+    for l in ptx.lines() {
+        let code = l.split("//").next().unwrap_or_default().trim();
+        if depth == 0 {
+            if let Some(f) = function_name(code) {
+                current = Some(f);
+                loc = None;
+            }
+        }
+        if let Some(rest) = code.strip_prefix(".loc") {
+            let mut it = rest.split_whitespace().map(|v| v.parse::<u32>().ok());
+            if let (Some(Some(f)), Some(Some(line))) = (it.next(), it.next()) {
+                let inner = files.get(&f).map(String::as_str).filter(|_| line != 0).map(|p| (p, line));
+                loc = inlined_at(l, &files).or(inner);
+            }
+        } else if let (Some(f), Some(callee)) = (current, callee(code)) {
+            calls.entry(f).or_default().push((callee, loc));
+        }
+        depth += code.matches('{').count() as i32 - code.matches('}').count() as i32;
+    }
+    let mut sites: Vec<(String, u32, &'static str)> = Vec::new();
+    let mut seen = vec![name];
+    let mut stack = vec![name];
+    while let Some(f) = stack.pop() {
+        for (callee, at) in calls.get(f).into_iter().flatten() {
+            if let Some(kind) = panic_kind(callee) {
+                if let Some((path, line)) = at.filter(|(p, l)| !sites.iter().any(|s| s.0 == *p && s.1 == *l)) {
+                    sites.push((path.to_string(), line, kind));
+                }
+            } else if calls.contains_key(callee) && !seen.contains(callee) {
+                seen.push(callee);
+                stack.push(callee);
+            }
+        }
+    }
+    // In the order of the source, as a reader goes through it.
+    sites.sort();
+    sites
+}
+
+/// The outermost place of a `.loc` inside inlined code, from LLVM's comment on it
+/// (`// src/option.rs:1013:21 @[ src/lib.rs:92:41 ]`): the kernel's own line where an `unwrap`
+/// or ptx-device's code was inlined into it. The comment names files without their folder; a
+/// name that is one `.file`'s path, or the end of exactly one, is that file.
+fn inlined_at<'a>(line: &str, files: &'a HashMap<u32, String>) -> Option<(&'a str, u32)> {
+    let comment = line.split_once("//")?.1;
+    let outer = comment.rsplit("@[").next().filter(|_| comment.contains("@["))?.split_whitespace().next()?;
+    let mut parts = outer.rsplitn(3, ':');
+    let (_column, line, name) = (parts.next()?, parts.next()?.parse::<u32>().ok()?, parts.next()?);
+    let exact = files.values().find(|p| *p == name);
+    let ends: Vec<&String> = files.values().filter(|p| p.ends_with(&format!("/{name}"))).collect();
+    let path = exact.or(match ends.as_slice() {
+        [one] => Some(*one),
+        _ => None,
+    })?;
+    (line != 0).then_some((path.as_str(), line))
+}
+
+/// The function a PTX line starts: `.visible .entry saxpy(`, `.func (.param .b32 r) helper(`;
+/// declarations (`.extern .func f(..);`) start none.
+fn function_name(code: &str) -> Option<&str> {
+    let at = code.find(".entry").map(|i| i + ".entry".len()).or_else(|| code.find(".func").map(|i| i + ".func".len()))?;
+    if code.starts_with(".extern") || code.ends_with(';') {
+        return None;
+    }
+    let mut rest = code[at..].trim_start();
+    if rest.starts_with('(') {
+        rest = rest[rest.find(')')? + 1..].trim_start();
+    }
+    let name = rest.split(|c: char| c == '(' || c.is_whitespace()).next()?;
+    (!name.is_empty()).then_some(name)
+}
+
+/// The callee of a `call` instruction: `call.uni f, (..);`, `call.uni (retval0), f, (..);`.
+fn callee(code: &str) -> Option<&str> {
+    let rest = code.strip_prefix("call")?;
+    let rest = rest.trim_start_matches(|c: char| c == '.' || c.is_ascii_alphanumeric()).trim_start();
+    let rest = if rest.starts_with('(') { rest[rest.find(')')? + 1..].trim_start().trim_start_matches(',').trim_start() } else { rest };
+    let name = rest.split(|c: char| c == ',' || c == ';' || c == '(' || c.is_whitespace()).next()?;
+    (!name.is_empty()).then_some(name)
+}
+
+/// What a panic function of core reports, by its demangled path.
+fn panic_kind(symbol: &str) -> Option<&'static str> {
+    let path = format!("{:#}", rustc_demangle::try_demangle(symbol).ok()?);
+    let last = path.rsplit("::").next().unwrap_or_default();
+    if !path.starts_with("core::") {
+        return None;
+    }
+    Some(match last {
+        "panic_bounds_check" => "index out of bounds",
+        "unwrap_failed" => "`unwrap()` on `None` or `Err`",
+        "expect_failed" => "`expect()` on `None` or `Err`",
+        l if l.contains("by_zero") => "division by zero",
+        l if l.ends_with("_overflow") => "arithmetic overflow",
+        l if l.starts_with("slice_") && l.ends_with("_fail") => "slice range out of bounds",
+        _ if path.starts_with("core::panicking::") => "a panic",
+        _ => return None,
+    })
 }
 
 /// `sm_90a` > `sm_90` > `compute_90` > `sm_89`.
@@ -453,6 +593,69 @@ mod tests {
 }
 	.file	1 "/nonexistent/src/lib.rs"
 "#;
+
+    const PANICS: &str = r#"
+.extern .func _RNvNtCs7vYgPcSQIf6_4core9panicking9panic_fmt();
+.func  (.param .b32 func_retval0) _RNvCs1d9bxl4us7O_13saxpy_kernels6helper(
+	.param .b64 p0
+)
+{
+	.loc	4 80 5                          // src/lib.rs:80:5
+	{ // callseq 2, 0
+	call.uni _RNvNtNtCs7vYgPcSQIf6_4core9panicking11panic_const23panic_const_div_by_zero, ();
+	} // callseq 2
+}
+.visible .entry unw(
+	.param .u64 .ptr .align 1 unw_param_0
+)
+{
+	.loc	4 91 5                          // src/lib.rs:91:5
+	call.uni (retval0), _RNvCs1d9bxl4us7O_13saxpy_kernels6helper, (param0, param1);
+	call.uni (retval0), _RNvCs1d9bxl4us7O_13saxpy_kernels6helper, (param0, param1);
+	.loc	10 1013 21                      // src/option.rs:1013:21 @[ src/index.rs:4:2 @[ src/lib.rs:92:41 ] ]
+	{ // callseq 7, 0
+	call.uni _RNvNtCs7vYgPcSQIf6_4core6option13unwrap_failed, ();
+	} // callseq 7
+	.loc	4 0 0
+	call.uni _RNvNtCs7vYgPcSQIf6_4core9panicking18panic_bounds_check, ();
+	.loc	4 93 1                          // src/lib.rs:93:1
+	call.uni _RNvNtCs7vYgPcSQIf6_4core9panicking18panic_bounds_check, ();
+	call.uni _RNvNtCs7vYgPcSQIf6_4core9panicking18panic_bounds_check, ();
+	call.uni _RNvCs1d9bxl4us7O_13saxpy_kernels12not_a_panic, ();
+}
+.visible .entry clean(
+	.param .u64 .ptr .align 1 clean_param_0
+)
+{
+	.loc	4 99 5                          // src/lib.rs:99:5
+	ret;
+}
+	.file	1 "../../ptx-device/src/index.rs"
+	.file	4 "src/lib.rs"
+	.file	10 "/rust-sysroot/lib/rustlib/src/rust/library/core/src/option.rs"
+"#;
+
+    #[test]
+    fn panic_sites_are_the_kernels_own_lines_with_their_kind() {
+        let sites = panic_sites(PANICS, "unw");
+        let sites: Vec<(&str, u32, &str)> = sites.iter().map(|(p, l, k)| (p.as_str(), *l, *k)).collect();
+        assert_eq!(
+            sites,
+            [
+                // Inside a helper the kernel calls, at the helper's line, once for two calls.
+                ("src/lib.rs", 80, "division by zero"),
+                // The unwrap inlined from core (through ptx-device): the kernel's line.
+                ("src/lib.rs", 92, "`unwrap()` on `None` or `Err`"),
+                // A line 0 is no place; a place is listed once.
+                ("src/lib.rs", 93, "index out of bounds"),
+            ]
+        );
+        assert!(panic_sites(PANICS, "clean").is_empty());
+        assert!(panic_sites(PANICS, "missing").is_empty());
+        assert_eq!(panic_kind("_RNvNtCs7vYgPcSQIf6_4core9panicking9panic_fmt"), Some("a panic"));
+        assert_eq!(panic_kind("_RNvNtNtCs7vYgPcSQIf6_4core9panicking11panic_const24panic_const_add_overflow"), Some("arithmetic overflow"));
+        assert_eq!(panic_kind("_RNvCs1d9bxl4us7O_13saxpy_kernels6helper"), None);
+    }
 
     #[test]
     fn ptx_listing_is_one_entry_with_its_source_lines() {

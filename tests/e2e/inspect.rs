@@ -50,6 +50,23 @@ fn cuda_cpp_kernels_have_their_cu_lines() {
     assert!(sass.contains("scale.cu:3  if (i < n) y[i] *= a;"), "{sass}");
 }
 
+fn where_a_rust_kernel_can_panic_is_listed_at_its_own_lines() {
+    cuda();
+    let k = KernelCrate::new(
+        "panics-inspect",
+        "archs = [\"sm_80\"]",
+        "#![no_std]\n#![feature(abi_ptx, stdarch_nvptx)]\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn pick(idx: *const u32, y: *mut f32) {\n    let table = [1.0f32, 2.0, 3.0, 4.0];\n    *y = table[*idx as usize];\n    *y += core::num::NonZeroU32::new(*idx).unwrap().get() as f32;\n}\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn clean(y: *mut f32) {\n    *y = 1.0;\n}\n#[panic_handler]\nfn panic(_: &core::panic::PanicInfo) -> ! {\n    unsafe { core::arch::nvptx::trap() }\n}\n",
+    );
+    let (ok, ptx, err) = inspect(&k, &["--kernel", "pick"]);
+    assert!(ok, "{err}");
+    assert!(ptx.contains("// can panic at 2 places; a panic on the GPU traps, and the launch fails with no message:"), "{ptx}");
+    assert!(ptx.contains("//   index out of bounds: ") && ptx.contains("src/lib.rs:6  *y = table[*idx as usize];"), "{ptx}");
+    // The unwrap is core's code inlined into the kernel: the kernel's line is named.
+    assert!(ptx.contains("//   `unwrap()` on `None` or `Err`: ") && ptx.contains("src/lib.rs:7  *y += core::num::NonZeroU32"), "{ptx}");
+    let (ok, ptx, err) = inspect(&k, &["--kernel", "clean"]);
+    assert!(ok && !ptx.contains("can panic"), "{err}{ptx}");
+}
+
 fn an_unknown_kernel_is_refused_with_the_closest_name_and_the_list() {
     cuda();
     let k = KernelCrate::example("saxpy");
@@ -97,6 +114,7 @@ fn ptx_and_sass_conflict_and_kernel_is_required() {
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::tests![
         cuda_cpp_kernels_have_their_cu_lines,
+        where_a_rust_kernel_can_panic_is_listed_at_its_own_lines,
         an_unknown_kernel_is_refused_with_the_closest_name_and_the_list,
         sass_of_a_ptx_only_arch_or_without_nvdisasm_says_what_to_do,
         ptx_and_sass_conflict_and_kernel_is_required;
