@@ -145,7 +145,8 @@ fn panic_sites(ptx: &str, name: &str) -> Vec<(String, u32, &'static str)> {
         })
         .collect();
     // Each function's calls: (callee, the `.file` path and line of the `.loc` before the call).
-    let mut calls: HashMap<&str, Vec<(&str, Option<(&str, u32)>)>> = HashMap::new();
+    type Call<'a> = (&'a str, Option<(&'a str, u32)>);
+    let mut calls: HashMap<&str, Vec<Call>> = HashMap::new();
     let mut current: Option<&str> = None;
     let mut depth = 0i32;
     let mut loc = None;
