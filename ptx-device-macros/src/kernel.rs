@@ -398,6 +398,8 @@ fn param_error(ty: &syn::Type) -> Option<(Span, String)> {
             // refused, since the host cannot hand a device array of device pointers typed.
             if matches!(*p.elem, syn::Type::Ptr(_)) {
                 format!("`{text}`: a pointer to pointers cannot be passed typed; pass the device address as a `u64`")
+            } else if let Some(why) = fat_pointee(&p.elem) {
+                format!("`{text}`: {why}")
             } else {
                 return None;
             }
@@ -456,6 +458,23 @@ fn pretty(ty: &syn::Type) -> String {
     }
     // `*const T` and `dyn Tr` keep their space; `::` lost both.
     out.replace("*const", "*const ").replace("*mut", "*mut ").replace("*const  ", "*const ").replace("*mut  ", "*mut ")
+}
+
+/// Why a raw pointer to `elem` cannot be a kernel parameter, where it is a fat pointer: the
+/// PTX parameter is the address and a length (or vtable), 16 bytes, which no typed launch passes.
+fn fat_pointee(elem: &syn::Type) -> Option<&'static str> {
+    match elem {
+        syn::Type::Paren(p) => fat_pointee(&p.elem),
+        syn::Type::Group(g) => fat_pointee(&g.elem),
+        syn::Type::Slice(_) => {
+            Some("a pointer to a slice is a fat pointer (address and length); take a `*const T` and the length as a parameter (`n: usize`)")
+        }
+        t if is_str(t) => {
+            Some("a pointer to a `str` is a fat pointer (address and length); take a `*const u8` and the length as a parameter")
+        }
+        syn::Type::TraitObject(_) => Some("a pointer to a trait object carries a host vtable; take a pointer to a concrete type"),
+        _ => None,
+    }
 }
 
 fn is_str(ty: &syn::Type) -> bool {
@@ -552,6 +571,9 @@ mod tests {
             ("Option<u32>", "`Option<u32>`: generic types have no layout"),
             ("<T as Tr>::X", "generic types have no layout"),
             ("*const *mut f32", "a pointer to pointers cannot be passed typed"),
+            ("*const [f32]", "`*const [f32]`: a pointer to a slice is a fat pointer (address and length); take a `*const T`"),
+            ("*mut str", "`*mut str`: a pointer to a `str` is a fat pointer"),
+            ("*const dyn Copy", "a pointer to a trait object carries a host vtable"),
             ("char", "`char`: a kernel cannot take a `char`"),
             ("!", "`!` cannot be a kernel parameter"),
             ("_", "write the parameter's type"),

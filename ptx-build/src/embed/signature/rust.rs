@@ -340,6 +340,20 @@ fn param_type(ty: &syn::Type) -> std::result::Result<ParamType, String> {
                     "`{text}`: pointers to pointers cannot be launched with typed arguments; pass a `u64` device address instead"
                 ));
             }
+            // A fat pointer: 16 bytes of address and length (or vtable) that no typed launch passes.
+            let text = type_text(ty).replacen("const[", "const [", 1).replacen("mut[", "mut [", 1);
+            match &*p.elem {
+                syn::Type::Slice(_) => {
+                    return Err(format!("`{text}`: a pointer to a slice is a fat pointer (address and length); take a `*const T` and the length as a parameter (`n: usize`)"));
+                }
+                syn::Type::Path(e) if e.path.is_ident("str") => {
+                    return Err(format!("`{text}`: a pointer to a `str` is a fat pointer (address and length); take a `*const u8` and the length as a parameter"));
+                }
+                syn::Type::TraitObject(_) => {
+                    return Err(format!("`{text}`: a pointer to a trait object carries a host vtable; take a pointer to a concrete type"));
+                }
+                _ => {}
+            }
             // `*const c_void`: device memory of any element type, as C's `const void *`.
             if matches!(elem.trim_start_matches("::"), "c_void" | "core::ffi::c_void" | "std::ffi::c_void" | "libc::c_void") {
                 return Ok(ParamType::AnyPointer { mutable: matches!(p.mutability, syn::PointerMutability::Mut(_)) });
@@ -390,6 +404,19 @@ mod tests {
         let d = crate_with(&[("src/lib.rs", src)]);
         let unexported = unexported_rust_kernels(&d.path().join("src/lib.rs")).unwrap();
         assert_eq!(unexported.iter().map(|u| u.0.as_str()).collect::<Vec<_>>(), ["hidden"]);
+    }
+
+    #[test]
+    fn fat_pointers_are_refused_with_the_thin_pointer_and_length_to_take() {
+        for (ty, why) in [
+            ("*const [f32]", "a pointer to a slice is a fat pointer (address and length); take a `*const T`"),
+            ("*mut str", "a pointer to a `str` is a fat pointer"),
+            ("*const dyn Copy", "a pointer to a trait object carries a host vtable"),
+        ] {
+            let src = format!("#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn k(n: u32, xs: {ty}) {{}}\n");
+            let e = rust_kernels_in_text(Path::new("lib.rs"), &src).unwrap_err().to_string();
+            assert!(e.contains("parameter `xs`") && e.contains(&format!("`{ty}`: {why}")), "{e}");
+        }
     }
 
     #[test]
