@@ -166,7 +166,8 @@ pub fn diagnostics(stderr: &str, ptx_text: &str, ptx_path: &Path, source_root: &
             continue;
         };
         let (level, message) = match msg.split_once(':') {
-            Some((lvl, m)) if lvl.trim() == "error" => (Level::Error, m.trim()),
+            // `fatal` at a line: a syntax error, after which ptxas stops reading.
+            Some((lvl, m)) if matches!(lvl.trim(), "error" | "fatal") => (Level::Error, m.trim()),
             Some((lvl, m)) if lvl.trim() == "warning" => (Level::Warning, m.trim()),
             _ => continue,
         };
@@ -184,6 +185,13 @@ pub fn diagnostics(stderr: &str, ptx_text: &str, ptx_path: &Path, source_root: &
             Some(a) => Diagnostic::new(level, a.message.clone()),
             None => Diagnostic::new(level, format!("ptxas: {message}")),
         };
+        // A syntax error is reported at the token after the mistake (often the next line's
+        // `.loc` or label): the line before it is the one to show and map.
+        let syntax = message.starts_with("Parsing error");
+        let code_line = |i: &usize| {
+            ptx_lines.get(i - 1).map(|t| t.trim()).is_some_and(|t| !(t.is_empty() || t.starts_with("//") || t.starts_with(".loc")))
+        };
+        let n = if syntax { (1..n).rev().find(code_line).unwrap_or(n) } else { n };
         let instruction = ptx_lines.get(n.wrapping_sub(1)).map(|s| s.trim()).unwrap_or_default();
         match module.source_of(n) {
             Some((pos, inlined)) => {
@@ -211,6 +219,9 @@ pub fn diagnostics(stderr: &str, ptx_text: &str, ptx_path: &Path, source_root: &
         }
         if !instruction.is_empty() {
             d = d.note(format!("PTX line {n}: {instruction}"));
+        }
+        if syntax {
+            d = d.note("help: ptxas reports a syntax error at the token after it; in an `asm!` string, each instruction ends in `;` and operands are `{0}` or `{name}` (not CUDA's `%0`)");
         }
         if let Some(a) = arch {
             d = d.note(format!("ptxas: {message}")).note(format!("help: {}", a.help));
@@ -304,6 +315,23 @@ mod tests {
         assert_eq!(d[0].location().unwrap(), format!("{}:2:5", want.display()));
         assert_eq!(d[0].full_path().unwrap(), want);
         assert!(d[0].notes.iter().any(|n| n == "source: let x = add(a, b);"), "{:?}", d[0].notes);
+    }
+
+    #[test]
+    fn a_syntax_error_is_at_the_asm_line_with_the_line_before() {
+        // `asm!("mov.u32 {r}, %laneid")` without its `;`: ptxas stops at the next label.
+        let ptx = ".version 7.0\n.target sm_80\n.visible .entry k()\n{\n.loc 1 10 5 // src/lib.rs:10:5\n// begin inline asm\nmov.u32 %r1, %laneid\n// end inline asm\n$L__tmp17:\n}\n.file 1 \"/k/src/lib.rs\"\n";
+        let tool = Tool { path: "ptxas".into(), version: "13.0.88".into(), source: "PATH".into() };
+        let stderr = "ptxas /t/.tmp-1-k.in.ptx, line 9; fatal   : Parsing error near '$L__tmp17': syntax error\nptxas fatal   : Ptx assembly aborted due to errors\n";
+        let d = diagnostics(stderr, ptx, Path::new("/t/k.ptx"), Path::new("/k"), &tool);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(
+            (d[0].message.as_str(), d[0].location().unwrap()),
+            ("ptxas: Parsing error near '$L__tmp17': syntax error", "src/lib.rs:10:5".into())
+        );
+        assert!(d[0].notes.iter().any(|n| n == "PTX line 7: mov.u32 %r1, %laneid"), "{:?}", d[0].notes);
+        assert!(!d[0].notes.iter().any(|n| n.contains("$L__tmp17:")), "the label after it is not the mistake: {:?}", d[0].notes);
+        assert!(d[0].notes.iter().any(|n| n.contains("each instruction ends in `;`")), "{:?}", d[0].notes);
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::path::Path;
 use super::plural;
 use super::template::{
     changing_register_read, declared_registers, destination, is_special_register, operand_refs, statements, unscoped_definitions,
-    writes_memory,
+    unterminated, writes_memory,
 };
 use crate::diag::Diagnostic;
 use crate::error::{Error, Result};
@@ -32,6 +32,10 @@ struct CAsm {
     clobbers: Vec<String>,
     /// The enclosing function can be inlined (a `__device__` function that is not `__noinline__`).
     inlinable: Option<String>,
+    /// A preprocessor line inside the statement (`#if` choosing the template, as CUTLASS's
+    /// `cp.async` wrappers do): which text and operands the compiler sees is the preprocessor's
+    /// choice, so nothing is checked.
+    conditional: bool,
 }
 
 #[derive(Debug)]
@@ -146,12 +150,14 @@ fn asm_statement(toks: &[Token<'_>], i: &mut usize, line: u32, column: u32) -> O
         inputs: Vec::new(),
         clobbers: Vec::new(),
         inlinable: None,
+        conditional: false,
     };
     let mut section = 0;
     while let Some(t) = toks.get(*i) {
         *i += 1;
         match t.kind {
             Kind::Punct(b')') => break,
+            Kind::Punct(b'#') => a.conditional = true,
             Kind::Punct(b':') => section += 1,
             Kind::Punct(b',') => {}
             Kind::Str => {
@@ -220,8 +226,8 @@ fn skip_balanced(toks: &[Token<'_>], i: &mut usize) {
 /// Checks every `asm` statement of a CUDA C++ source. `file` is how diagnostics name it.
 pub fn check_cuda(file: &Path, src: &str) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    for a in scan_c(src) {
-        check_c_asm(file, &a, &mut out);
+    for a in scan_c(src).iter().filter(|a| !a.conditional) {
+        check_c_asm(file, a, &mut out);
     }
     out
 }
@@ -338,6 +344,14 @@ fn check_c_asm(file: &Path, a: &CAsm, out: &mut Vec<Diagnostic>) {
         i += 1 + word_len.max(1);
     }
 
+    for off in unterminated(t) {
+        out.push(at(
+            Diagnostic::warning("a PTX instruction in this asm does not end in `;`")
+                .note("ptxas stops at the token after it with \"Parsing error ... syntax error\": end each instruction with `;` (`\"mov.u32 %0, %%laneid;\"`)"),
+            a.pos(off.saturating_sub(1)),
+        ));
+    }
+
     // Unscoped declarations and labels in an inlinable function.
     if let Some(func) = &a.inlinable {
         for (off, what) in unscoped_definitions(t, &labels) {
@@ -447,6 +461,24 @@ __global__ void k(short *h, long long *l, float *f, double *d) {
         let smid: Vec<_> = d.iter().filter(|d| d.message.contains("%smid")).collect();
         assert_eq!(smid.len(), 1, "{d:#?}");
         assert_eq!(d.len(), 1, "only the non-volatile %smid read: {d:#?}");
+    }
+
+    #[test]
+    fn an_asm_whose_text_the_preprocessor_chooses_is_left_alone() {
+        // CUTLASS's memory_sm80.h: `#if` picks one template of two inside the statement.
+        let src = "__device__ void cp(unsigned s, const void *g, int n) {\n  asm volatile(\n#if PREFETCH\n    \"cp.async.ca.shared.global.L2::128B [%0], [%1], %2, %3;\\n\" ::\"r\"(s),\n#else\n    \"cp.async.ca.shared.global [%0], [%1], %2, %3;\\n\" ::\"r\"(s),\n#endif\n    \"l\"(g), \"n\"(16), \"r\"(n));\n}\n";
+        assert!(cu(src).is_empty(), "{:?}", cu(src));
+        // The same statement without the `#if` is read (and its mistakes named).
+        let plain = "__device__ void cp(unsigned s, const void *g, int n) {\n  asm volatile(\"cp.async.ca.shared.global [%0], [%1], %2, %4;\\n\" ::\"r\"(s), \"l\"(g), \"n\"(16), \"r\"(n));\n}\n";
+        let d = cu(plain);
+        assert!(d.iter().any(|d| d.message == "`%4` refers to operand 4, but this asm has 4 operands"), "{d:?}");
+    }
+
+    #[test]
+    fn an_instruction_without_its_semicolon() {
+        let d =
+            cu("__global__ void k(unsigned *o) {\n  unsigned x;\n  asm volatile(\"mov.u32 %0, %%laneid\" : \"=r\"(x));\n  *o = x;\n}\n");
+        assert_eq!(one(&d, "a PTX instruction in this asm does not end in `;`"), "k.cu:3:36");
     }
 
     #[test]

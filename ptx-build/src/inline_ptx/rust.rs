@@ -8,7 +8,7 @@ use proc_macro2::{Delimiter, TokenTree};
 use syn::visit::Visit;
 
 use super::plural;
-use super::template::{changing_register_read, destination, operand_refs, statements, unscoped_definitions, writes_memory};
+use super::template::{changing_register_read, destination, operand_refs, statements, unscoped_definitions, unterminated, writes_memory};
 use crate::diag::Diagnostic;
 
 /// Checks the `asm!` invocations of one parsed file.
@@ -221,6 +221,13 @@ fn check_rust_asm(file: &Path, m: &syn::Macro, inlinable: Option<&str>, out: &mu
     let pos_of = |ptx_off: usize| (line_of(ptx_offsets.get(ptx_off).copied().unwrap_or(0)), here.1);
     let (stmts, labels) = statements(&ptx);
 
+    for off in unterminated(&ptx) {
+        out.push(at(
+            Diagnostic::warning("a PTX instruction in this asm! does not end in `;`")
+                .note("ptxas stops at the token after it with \"Parsing error ... syntax error\": end each instruction with `;` (`\"mov.u32 {r}, %laneid;\"`)"),
+            pos_of(off.saturating_sub(1)),
+        ));
+    }
     if let Some(func) = inlinable {
         for (off, what) in unscoped_definitions(&ptx, &labels) {
             out.push(at(
@@ -252,9 +259,13 @@ fn check_rust_asm(file: &Path, m: &syn::Macro, inlinable: Option<&str>, out: &mu
         for n in operand_refs(destination(s.operands)) {
             // Positional operands come first, so an index counts them and then the named ones.
             if let Some(op) = operands.get(n).filter(|o| o.kind == "out" || o.kind == "lateout") {
+                let shown = match &op.name {
+                    Some(name) => format!("`{{{name}}}`"),
+                    None => format!("operand {n}"),
+                };
                 out.push(at(
                     Diagnostic::warning(format!(
-                        "operand {n} is written only when the predicate holds (`{}`), but is declared `{}`",
+                        "{shown} is written only when the predicate holds (`{}`), but is declared `{}`",
                         s.mnemonic, op.kind
                     ))
                     .note("with `out` the value it had before is lost when the predicate is false: declare it `inout(..)`"),
@@ -305,9 +316,28 @@ mod tests {
     }
 
     #[test]
+    fn rust_an_instruction_without_its_semicolon() {
+        let d = rs("fn lane() -> u32 {\n    let r;\n    unsafe { asm!(\"mov.u32 {r}, %laneid\", r = out(reg32) r); }\n    r\n}");
+        one(&d, "a PTX instruction in this asm! does not end in `;`");
+        assert_eq!(d[0].line, Some(3), "{d:?}");
+        // Two lines, the first without its `;`; and in front of a closing brace.
+        let two = "fn f(x: u32) -> u32 { let y; unsafe { asm!(\"add.u32 {y}, {x}, 1\", \"add.u32 {y}, {y}, 1;\", x = in(reg32) x, y = out(reg32) y); } y }";
+        one(&rs(two), "does not end in `;`");
+        one(&rs("fn f() { unsafe { asm!(\"{{ .reg .u32 t; mov.u32 t, 1 }}\"); } }"), "does not end in `;`");
+        // Operands that go on over lines, vectors in braces, labels and a last `}` are fine.
+        for ok in [
+            "fn f(p: u64) { unsafe { asm!(\"st.global.v2.u32 [{p}],\\n {{1, 2}};\", p = in(reg64) p); } }",
+            "fn f() { unsafe { asm!(\"{{ .reg .pred p;\", \"L1: setp.eq.u32 p, 1, 1;\", \"@p bra L1;\", \"}}\"); } }",
+            "fn f() { unsafe { asm!(\"bar.sync 0; // wait\"); } }",
+        ] {
+            assert!(rs(ok).is_empty(), "{ok}: {:?}", rs(ok));
+        }
+    }
+
+    #[test]
     fn rust_predicated_write_to_out() {
         let src = "#[inline(never)] fn cond(x: u32) -> u32 { let mut y = 0; unsafe { asm!(\"{{ .reg .pred p; setp.eq.u32 p, {x}, 34; @p mov.u32 {y}, 1; }}\", x = in(reg32) x, y = out(reg32) y); } y }";
-        one(&rs(src), "written only when the predicate holds (`mov.u32`), but is declared `out`");
+        one(&rs(src), "`{y}` is written only when the predicate holds (`mov.u32`), but is declared `out`");
         assert!(rs(&src.replace("y = out(reg32) y", "y = inout(reg32) y")).is_empty());
     }
 }

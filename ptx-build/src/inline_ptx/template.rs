@@ -125,6 +125,74 @@ pub(super) fn statements(template: &str) -> (Vec<Statement<'_>>, Vec<(usize, usi
     (out, labels)
 }
 
+/// Where an instruction of `ptx` ends without its `;`: before a closing scope brace or the
+/// template's end, or at a line break followed by another instruction. ptxas stops at the next
+/// token with "Parsing error ... syntax error", a line later than the mistake. A brace inside an
+/// instruction is a vector operand (`mov.b32 {lo, hi}, %1;`), not a scope.
+pub(super) fn unterminated(ptx: &str) -> Vec<usize> {
+    let b = ptx.as_bytes();
+    let mut out = Vec::new();
+    // The current instruction's end so far, and whether it is one: text that starts with an
+    // operand (`"%0"` with a `"C"` constraint, a whole instruction given by the caller) is not.
+    let mut current: Option<(usize, bool)> = None;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if ptx[i..].starts_with("//") {
+            i = ptx[i..].find('\n').map_or(b.len(), |n| i + n);
+            continue;
+        }
+        match c {
+            b';' => current = None,
+            b'{' if current.is_some() => {
+                // A vector operand: to its closing brace, as part of the instruction.
+                let close = ptx[i..].find('}').map_or(b.len(), |n| i + n + 1);
+                current = current.map(|(_, real)| (close, real));
+                i = close;
+                continue;
+            }
+            b'{' => {}
+            b'}' => {
+                if let Some((end, true)) = current.take() {
+                    out.push(end);
+                }
+            }
+            b'\n' => {
+                // Two instructions on two lines with no `;` between them; a line that goes on
+                // (after a comma or an open bracket) is one instruction.
+                if let Some((end, real)) = current {
+                    let goes_on = ptx[..end].trim_end().ends_with([',', '[', '(', '|', '+', '-']);
+                    let next = ptx[i + 1..].trim_start();
+                    let starts = next.starts_with(|c: char| c.is_ascii_alphabetic() || c == '@' || c == '.');
+                    if !goes_on && starts {
+                        if real {
+                            out.push(end);
+                        }
+                        current = None;
+                    }
+                }
+            }
+            c if c.is_ascii_whitespace() => {}
+            _ => {
+                // A label (`L1:`) ends where its colon is: it needs no `;`.
+                let word = ptx[i..].bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'$').count();
+                let rest = &ptx[i + word..];
+                if current.is_none() && word > 0 && rest.starts_with(':') && !rest.starts_with("::") {
+                    i += word + 1;
+                    continue;
+                }
+                let real = current.map_or(c.is_ascii_alphabetic() || c == b'.' || c == b'@', |(_, r)| r);
+                current = Some((i + 1, real));
+            }
+        }
+        i += 1;
+    }
+    if let Some((end, true)) = current {
+        out.push(end);
+    }
+    out
+}
+
 /// The destination of an instruction: its first operand (a `{..}` vector counts as one).
 pub(super) fn destination(operands: &str) -> &str {
     let mut depth = 0;
