@@ -162,6 +162,22 @@ fn kernels_that_cannot_be_typed_are_embedded_with_a_warning_and_an_untyped_launc
     assert!(!text.contains("fill") && !text.contains("scale"), "typed kernels are not listed:\n{text}");
 }
 
+fn a_builder_over_the_kernel_crates_table_warns_for_options_but_not_archs() {
+    common::cuda();
+    // `cargo ptx new`'s layout: archs in build.rs for the host's build, and in the kernel
+    // crate's table for `cargo ptx build kernels`. Editing build.rs's, as its comment says to,
+    // is no conflict; an option that changes the code built is.
+    let p = project("host_over", KERNEL);
+    write(p.path().join("host/build.rs"), "fn main() -> Result<(), ptx_build::Error> {\n    ptx_build::Builder::new().kernel_crate(\"../kernels\").arch(\"sm_90\").ftz(true).build()?;\n    Ok(())\n}\n");
+    let manifest = p.path().join("kernels/Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap().replace("archs = [\"sm_80\"]", "archs = [\"sm_80\"]\nftz = false");
+    write(&manifest, &text);
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok, "{log}");
+    assert!(!log.contains("overrides `archs`"), "{log}");
+    assert!(log.contains("`ftz` of the Builder in") && log.contains("overrides `ftz` in [package.metadata.ptx] of"), "{log}");
+}
+
 fn a_struct_by_value_must_have_the_kernels_layout_on_the_host() {
     common::cuda();
     let kernel = "#![no_std]\n#![feature(abi_ptx)]\n#[repr(C)]\n#[derive(Clone, Copy)]\npub struct Affine { pub a: f32, pub b: f64 }\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn affine(p: Affine, x: *mut f32) { *x = p.a * *x + p.b as f32; }\n#[panic_handler]\nfn p(_: &core::panic::PanicInfo) -> ! { loop {} }\n";
@@ -649,6 +665,7 @@ pub fn tests() -> Vec<crate::harness::Test> {
         cuda_files_of_the_host_get_typed_methods_and_header_edits_rerun,
         kernels_that_cannot_be_typed_are_embedded_with_a_warning_and_an_untyped_launcher,
         a_struct_by_value_must_have_the_kernels_layout_on_the_host,
+        a_builder_over_the_kernel_crates_table_warns_for_options_but_not_archs,
         rust_kernels_stamped_out_by_macro_rules_are_typed_and_launchable_by_name,
         cuda_vendor_types_get_ptx_runtime_host_types,
         kernel_diagnostics_through_cargo_build_name_the_file_show_the_line_and_come_once,

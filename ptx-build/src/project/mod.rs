@@ -258,12 +258,12 @@ fn scope_of(path: &Path) -> Result<(Option<PathBuf>, Option<PathBuf>)> {
 /// default the members share, which a member may override) nor where the value is the
 /// environment's (`front` holds both layers; the Builder's wins where both set a key, but a key
 /// the environment sets is not known to be the Builder's).
-fn overridden(front: &Options, source: &Source, table: &Options, table_source: &Source) -> Vec<Diagnostic> {
+fn overridden(front: &Options, source: &Source, table: &Options, table_source: &Source, exempt: &[&str]) -> Vec<Diagnostic> {
     let Source::Builder(script) = source else { return Vec::new() };
     let env: Vec<&str> = Options::from_env().unwrap_or_default().set_values().into_iter().map(|(k, _)| k).collect();
     let line = |key: &str| format!("`{key}` of the Builder in {} overrides `{key}` in {table_source}", script.display());
     let note = "the Builder wins; remove one of the two to silence this";
-    let keys = front.overrides(table).into_iter().filter(|k| !env.contains(k));
+    let keys = front.overrides(table).into_iter().filter(|k| !env.contains(k) && !exempt.contains(k));
     keys.map(|key| Diagnostic::warning(line(&key.replace('_', "-"))).note(note)).collect()
 }
 
@@ -280,7 +280,10 @@ fn kernel_crate(meta: &Metadata, pkg: &Package, front: &Options, source: &Source
     let mut warnings = Vec::new();
     let pkg_source = Source::Package(manifest_path.clone());
     let (own, ws) = package_options(meta, Some(table), &manifest_path, &mut warnings)?;
-    warnings.extend(overridden(front, source, &own, &pkg_source));
+    // A kernel crate's own `archs` are for building it alone (`cargo ptx build kernels`, as
+    // `cargo ptx new` writes them beside build.rs's): the Builder's archs for the host build are
+    // not a conflict to warn about. Every other key is.
+    warnings.extend(overridden(front, source, &own, &pkg_source, &["archs"]));
     let pkg_options = own.or(ws);
     let config = front.clone().or(pkg_options).resolve();
     let lib = pkg.targets.iter().find(|t| t.is_lib());
@@ -439,7 +442,7 @@ impl CudaFiles {
             nvcc_flags_from = nvcc_flags_table(meta, own, m, &front);
             let (own_options, ws) = package_options(meta, own, m, &mut warnings)?;
             if own.is_some() {
-                warnings.extend(overridden(&front, front_source, &own_options, &table_source));
+                warnings.extend(overridden(&front, front_source, &own_options, &table_source, &[]));
             }
             options_table = Some(table_source);
             front = front.or(own_options.or(ws));
