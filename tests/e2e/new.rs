@@ -102,6 +102,25 @@ fn scaffold_build_and_test(kernels: &str, expect_files: &[&str], tests: &[&str])
     }
     let no_gpu = log.contains("... ignored (no GPU: ");
     assert!(!no_gpu || log.contains("test result: ok. 0 passed; 0 failed; 2 ignored;"), "the summary counts them:\n{log}");
+    if kernels == "both" {
+        // A user's first edit: one more kernel in each language. The project's tests take it
+        // in without an edit of theirs, and the host gets its methods.
+        let lib = dir.join("kernels/src/lib.rs");
+        let rust = "\n/// `y[i] *= a`.\n///\n/// # Safety\n/// `y` points to `n` floats.\n#[kernel]\npub unsafe fn scale(n: u32, a: f32, y: *mut f32) {\n    let i = global_index();\n    if i < n as usize {\n        *y.add(i) *= a;\n    }\n}\n";
+        std::fs::write(&lib, std::fs::read_to_string(&lib).unwrap() + rust).unwrap();
+        let cu = dir.join("cuda/sigmoid.cu");
+        let relu = "\nextern \"C\" __global__ void relu(unsigned n, float *y) {\n  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = fmaxf(y[i], 0.0f);\n}\n";
+        std::fs::write(&cu, std::fs::read_to_string(&cu).unwrap() + relu).unwrap();
+        let t = cargo(&dir, &["test", "--test", "embedded"]);
+        assert!(t.status.success(), "the tests of a project with a kernel added:\n{}", text(&t));
+        let generated = std::fs::read_to_string(generated_kernels_rs(&name)).unwrap();
+        assert!(generated.contains("pub unsafe fn scale(") && generated.contains("pub unsafe fn relu("), "{generated}");
+        assert_eq!(
+            generated.matches("/// # Safety").count(),
+            generated.matches("pub unsafe fn ").count(),
+            "one Safety section a method:\n{generated}"
+        );
+    }
     // main.rs runs on a GPU, and elsewhere says why it cannot, with the fix.
     let r = cargo(&dir, &["run", "-q"]);
     if !r.status.success() {

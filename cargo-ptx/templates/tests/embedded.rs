@@ -18,18 +18,8 @@ fn images() -> Vec<&'static Image> {
 
 #[test]
 fn every_kernel_is_embedded_for_every_arch() {
-{{#both}}
-    assert_eq!(
-        kernels::KERNEL_NAMES,
-        ["saxpy", "softplus", "affine", "sigmoid"]
-    );
-{{/both}}
-{{#rust_only}}
-    assert_eq!(kernels::KERNEL_NAMES, ["saxpy", "softplus", "affine"]);
-{{/rust_only}}
-{{#cuda_only}}
-    assert_eq!(kernels::KERNEL_NAMES, ["sigmoid"]);
-{{/cuda_only}}
+    // Whatever kernels the project has now: adding one needs no edit here.
+    assert!(!kernels::KERNEL_NAMES.is_empty(), "no kernel was embedded");
     let images = images();
     for arch in env!("KERNEL_ARCHS").split(',') {
         let has = |kind| images.iter().any(|i| i.kind == kind && i.arch == arch);
@@ -37,6 +27,15 @@ fn every_kernel_is_embedded_for_every_arch() {
         // A cubin is there when ptxas was found at build time (`cargo ptx setup` installs it).
         if images.iter().any(|i| i.kind == ImageKind::Cubin) {
             assert!(has(ImageKind::Cubin), "no cubin for {arch}");
+        }
+        // Each kernel is an `.entry` of one of this arch's PTX images.
+        for name in kernels::KERNEL_NAMES {
+            let entry = format!(".entry {name}(");
+            let found = images
+                .iter()
+                .filter(|i| i.kind == ImageKind::Ptx && i.arch == arch)
+                .any(|i| String::from_utf8_lossy(i.bytes).contains(&entry));
+            assert!(found, "`{name}` is not in the {arch} PTX");
         }
     }
 }

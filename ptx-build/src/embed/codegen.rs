@@ -489,14 +489,27 @@ fn method(index: usize, k: &KernelSig, out: &mut String) {
         ),
         None => format!(" Launches `{}` ({}:{}).", k.name, crate::diag::from_package(&k.file).display(), k.line),
     };
-    // The kernel's own doc comment first, then where it is defined.
-    let mut docs: Vec<&str> = k.doc.iter().flat_map(|d| d.split('\n')).collect();
-    if !docs.is_empty() {
+    // The kernel's own doc comment first, then where it is defined, then one `# Safety`
+    // section: the kernel's own where it has one (ours goes at its end, after the launch
+    // notes), else ours.
+    let own: Vec<&str> = k.doc.iter().flat_map(|d| d.split('\n')).collect();
+    let own_safety = own.iter().any(|l| l.trim() == "# Safety");
+    let ours = [doc.as_str(), "", " `grid`: a `LaunchConfig`, or a `ptx_runtime::Grid` (`Grid::elements(n)`, `Grid::resident()`)"];
+    let mut docs: Vec<&str> = Vec::new();
+    if own_safety {
+        docs.extend(ours);
+        docs.extend([" that this kernel's occupancy-derived plan fills in.", ""]);
+        docs.extend(own);
         docs.push("");
+    } else {
+        docs.extend(own.iter().copied());
+        if !own.is_empty() {
+            docs.push("");
+        }
+        docs.extend(ours);
+        docs.extend([" that this kernel's occupancy-derived plan fills in.", "", " # Safety"]);
     }
-    docs.extend([doc.as_str(), "", " `grid`: a `LaunchConfig`, or a `ptx_runtime::Grid` (`Grid::elements(n)`, `Grid::resident()`)"]);
-    docs.push(" that this kernel's occupancy-derived plan fills in.");
-    docs.extend(["", " # Safety", " Nothing checks the kernel's memory accesses: the launch configuration and the"]);
+    docs.push(" Nothing checks the kernel's memory accesses: the launch configuration and the");
     docs.push(" buffers must match what the kernel reads and writes.");
     let m = Method { docs, head: format!("pub unsafe fn {f}"), params, ret: "Result<(), ::ptx_runtime::LaunchError>", body };
     m.write(out, &generics, where_clause.as_deref());
@@ -643,6 +656,20 @@ mod tests {
             // `saxpy` with `launch_bounds(256)`, and one instance of a generic kernel with one.
             launch_bounds: vec![("saxpy".into(), 256), ("_Z3addI6__halfEvPT_PKS1_i".into(), 128)],
         }]
+    }
+
+    #[test]
+    fn a_kernels_own_safety_section_is_the_methods_only_one() {
+        let mut units = sample();
+        units[0].kernels[0].doc = vec![" Scales.".into(), "".into(), " # Safety".into(), " `x` and `y` hold `n` floats.".into()];
+        let code = generate(&units).unwrap();
+        let method = code.split("pub unsafe fn saxpy(").next().unwrap();
+        let method = &method[method.rfind("    /// Launches `saxpy`").expect("the launch line comes first")..];
+        assert_eq!(method.matches("# Safety").count(), 1, "{method}");
+        // The kernel's section, then the launch's own caveat at its end.
+        let (safety, caveat) =
+            (method.find("`x` and `y` hold `n` floats.").unwrap(), method.find("Nothing checks the kernel's memory accesses").unwrap());
+        assert!(safety < caveat && method.find("`grid`:").unwrap() < method.find("# Safety").unwrap(), "{method}");
     }
 
     /// The whole generated module against its golden file
