@@ -101,50 +101,65 @@ impl FromStr for Arch {
     type Err = Error;
 
     fn from_str(s: &str) -> Result<Self> {
-        let invalid = |reason: String| Error::InvalidArch { arch: s.to_string(), reason, help: ARCH_HELP.to_string() };
-        let (virtual_only, rest) = if let Some(rest) = s.strip_prefix("sm_") {
-            (false, rest)
-        } else if let Some(rest) = s.strip_prefix("compute_") {
-            (true, rest)
-        } else {
-            let meant = respelled(s).map(|a| format!(" (did you mean `{a}`?)")).unwrap_or_default();
-            return Err(invalid(format!("an arch starts with `sm_` (a GPU) or `compute_` (PTX only, compiled by the driver){meant}")));
-        };
-        let prefix = if virtual_only { "compute" } else { "sm" };
-        let (digits, variant) = match rest.strip_suffix('a') {
-            Some(d) => (d, Variant::Specific),
-            None => match rest.strip_suffix('f') {
-                Some(d) => (d, Variant::Family),
-                None => (rest, Variant::Plain),
-            },
-        };
-        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(invalid(format!("`{digits}` is not a compute capability")));
-        }
-        if digits.len() < 2 {
-            return Err(invalid(format!("the compute capability needs major and minor digits (`{digits}0`?)")));
-        }
-        let capability: u32 = digits.parse().map_err(|_| invalid(format!("`{digits}` is not a compute capability")))?;
-        if !KNOWN.contains(&capability) {
-            let near = nearest_known(capability);
-            return Err(invalid(format!(
-                "no NVIDIA GPU has compute capability {}.{}{}",
-                capability / 10,
-                capability % 10,
-                near.map(|n| format!(" (did you mean `{prefix}_{n}`?)")).unwrap_or_default()
-            )));
-        }
-        match variant {
-            Variant::Specific if capability < 90 => {
-                return Err(invalid("arch-specific `a` variants start at sm_90".into()));
-            }
-            Variant::Family if capability < 100 => {
-                return Err(invalid("family `f` variants start at sm_100".into()));
-            }
-            _ => {}
-        }
-        Ok(Arch { capability, variant, virtual_only })
+        parse(s, true)
     }
+}
+
+/// `s` as an arch; with `hints`, an error says what a near miss most likely meant (the hints
+/// parse respellings without hints of their own).
+fn parse(s: &str, hints: bool) -> Result<Arch> {
+    let invalid = |reason: String| Error::InvalidArch { arch: s.to_string(), reason, help: ARCH_HELP.to_string() };
+    let (virtual_only, rest) = if let Some(rest) = s.strip_prefix("sm_") {
+        (false, rest)
+    } else if let Some(rest) = s.strip_prefix("compute_") {
+        (true, rest)
+    } else {
+        let meant = respelled(s).filter(|_| hints).map(|a| format!(" (did you mean `{a}`?)")).unwrap_or_default();
+        return Err(invalid(format!("an arch starts with `sm_` (a GPU) or `compute_` (PTX only, compiled by the driver){meant}")));
+    };
+    let prefix = if virtual_only { "compute" } else { "sm" };
+    let (digits, variant) = match rest.strip_suffix('a') {
+        Some(d) => (d, Variant::Specific),
+        None => match rest.strip_suffix('f') {
+            Some(d) => (d, Variant::Family),
+            None => (rest, Variant::Plain),
+        },
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        // `sm_8.0`, `sm_90A`, or two archs with a space where a comma goes.
+        let parts: Vec<&str> = s.split_whitespace().collect();
+        let meant = if !hints {
+            String::new()
+        } else if parts.len() > 1 && parts.iter().all(|p| parse(p, false).is_ok()) {
+            format!(" (did you mean `{}`? archs are separated by commas)", parts.join(","))
+        } else {
+            respelled(s).map(|a| format!(" (did you mean `{a}`?)")).unwrap_or_default()
+        };
+        return Err(invalid(format!("`{digits}` is not a compute capability{meant}")));
+    }
+    if digits.len() < 2 {
+        return Err(invalid(format!("the compute capability needs major and minor digits (`{digits}0`?)")));
+    }
+    let capability: u32 = digits.parse().map_err(|_| invalid(format!("`{digits}` is not a compute capability")))?;
+    if !KNOWN.contains(&capability) {
+        let near = nearest_known(capability);
+        return Err(invalid(format!(
+            "no NVIDIA GPU has compute capability {}.{}{}",
+            capability / 10,
+            capability % 10,
+            near.map(|n| format!(" (did you mean `{prefix}_{n}`?)")).unwrap_or_default()
+        )));
+    }
+    match variant {
+        Variant::Specific if capability < 90 => {
+            return Err(invalid("arch-specific `a` variants start at sm_90".into()));
+        }
+        Variant::Family if capability < 100 => {
+            return Err(invalid("family `f` variants start at sm_100".into()));
+        }
+        _ => {}
+    }
+    Ok(Arch { capability, variant, virtual_only })
 }
 
 /// What a near miss (`80`, `sm80`, `SM_80`, `sm-8.0`, `compute80`) most likely means.
@@ -156,7 +171,7 @@ fn respelled(s: &str) -> Option<Arch> {
         _ => ("sm_", lower.as_str()),
     };
     let rest: String = rest.trim_start_matches(['_', '-', '.', ' ']).chars().filter(|c| *c != '.').collect();
-    let arch: Arch = format!("{prefix}{rest}").parse().ok()?;
+    let arch = parse(&format!("{prefix}{rest}"), false).ok()?;
     (arch.to_string() != s).then_some(arch)
 }
 
@@ -273,10 +288,13 @@ mod tests {
             ("sm-8.0", "sm_80"),
             ("compute90a", "compute_90a"),
             ("Compute_100f", "compute_100f"),
+            ("sm_8.0", "sm_80"),
+            ("sm_90A", "sm_90a"),
         ] {
             assert!(msg(typed).contains(&format!("(did you mean `{meant}`?)")), "{typed}: {}", msg(typed));
         }
         assert!(!msg("ptx_80").contains("did you mean"), "{}", msg("ptx_80"));
+        assert!(msg("sm_80 sm_90").contains("(did you mean `sm_80,sm_90`? archs are separated by commas)"), "{}", msg("sm_80 sm_90"));
         // Kepler's GPUs exist: the tools' check says which CUDA dropped them.
         assert_eq!("sm_35".parse::<Arch>().unwrap(), Arch::sm(35));
         assert!(dropped_by(Arch::sm(35), Some((12, 4))).unwrap().starts_with("CUDA 12 dropped Kepler"));

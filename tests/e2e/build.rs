@@ -92,7 +92,7 @@ fn unknown_archs_are_refused_with_the_reason() {
         ("sm_999", "no NVIDIA GPU has compute capability 99.9"),
         ("ptx_80", "an arch starts with `sm_`"),
     ] {
-        k.build(&["--arch", arch]).assert_usage_error(&[&format!("invalid arch `{arch}`"), why]);
+        k.build(&["--arch", arch]).assert_usage_error(&[&format!("invalid value '{arch}' for '--arch <ARCH>': "), why]);
     }
     assert!(!common::shared_target().join("ptx/release/arch_kernels").exists(), "nothing was written");
 }

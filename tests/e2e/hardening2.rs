@@ -179,7 +179,7 @@ fn empty_items_in_an_arch_list_are_skipped() {
     archs.sort();
     archs.dedup();
     assert_eq!(archs, ["sm_80", "sm_90"]);
-    k.build(&["--arch", ","]).assert_usage_error(&["invalid arch ``: the list is empty"]);
+    k.build(&["--arch", ","]).assert_usage_error(&["invalid value '' for '--arch <ARCH>': the list is empty"]);
 }
 
 fn an_empty_folder_outside_any_workspace_is_named() {
