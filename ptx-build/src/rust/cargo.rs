@@ -287,7 +287,7 @@ fn from_rustc(m: &RustcDiagnostic) -> Diagnostic {
     }
     d.rendered = m.rendered.clone();
     if let Some(help) = gpu_target_help(&m.message) {
-        d.notes.push(help.to_string());
+        d.notes.push(help.clone());
         // rustc's own rendering is what the user reads: the help goes under it, as rustc's would.
         if let Some(r) = &mut d.rendered {
             let body = r.trim_end().to_string();
@@ -298,8 +298,9 @@ fn from_rustc(m: &RustcDiagnostic) -> Diagnostic {
 }
 
 /// What to do instead, for rustc errors that mean "this needs `alloc` or `std`", which the GPU
-/// target does not have: kernels are `no_std` with `core` alone.
-fn gpu_target_help(message: &str) -> Option<&'static str> {
+/// target does not have: kernels are `no_std` with `core` alone. Float math (`x.exp()`) is one
+/// of them: `std` has it, `core` does not, and ptx-device's `math` calls NVIDIA's libdevice.
+fn gpu_target_help(message: &str) -> Option<String> {
     let heap_types = ["Vec", "String", "Box", "Rc", "Arc", "BTreeMap", "VecDeque"];
     let needs_alloc = message.contains("can't find crate for `alloc`")
         || message.starts_with("cannot find macro `vec`")
@@ -308,12 +309,57 @@ fn gpu_target_help(message: &str) -> Option<&'static str> {
                 || message == format!("failed to resolve: use of undeclared type `{t}`")
         });
     if needs_alloc {
-        return Some("GPU kernels have `core` only: there is no heap (`alloc`: `Vec`, `Box`, `String`) on nvptx64-nvidia-cuda; use fixed-size arrays, `ptx_device::shared_array!`, or device memory the host allocates and passes as a pointer");
+        return Some("GPU kernels have `core` only: there is no heap (`alloc`: `Vec`, `Box`, `String`) on nvptx64-nvidia-cuda; use fixed-size arrays, `ptx_device::shared_array!`, or device memory the host allocates and passes as a pointer".into());
     }
     if message.contains("can't find crate for `std`") {
-        return Some("GPU kernels have `core` only: add `#![no_std]` to the kernel crate (and to its dependencies), and use `core::` paths instead of `std::`");
+        return Some("GPU kernels have `core` only: add `#![no_std]` to the kernel crate (and to its dependencies), and use `core::` paths instead of `std::`".into());
     }
-    None
+    // `std::f32::consts::PI` in a `no_std` crate (rustc's wording changed across nightlies).
+    let std_path = ["cannot find module or crate `std`", "unresolved module or unlinked crate `std`", "undeclared crate or module `std`"];
+    if std_path.iter().any(|m| message.contains(m)) {
+        return Some(
+            "kernel crates are `no_std`: write `core::` where the path says `std::` (`core::f32::consts::PI`, `core::mem`, `core::ptr`)"
+                .into(),
+        );
+    }
+    if ["println", "print", "eprintln", "eprint", "dbg", "format"]
+        .iter()
+        .any(|m| message == format!("cannot find macro `{m}` in this scope"))
+    {
+        return Some(
+            "a kernel has no `std` to print or format with: write the values into device memory the host copies back and prints".into(),
+        );
+    }
+    float_math_help(message)
+}
+
+/// `x.exp()` / `f32::sqrt(x)`: the libdevice function of `ptx_device::math` to call instead.
+fn float_math_help(message: &str) -> Option<String> {
+    let rest = message.strip_prefix("no method named `").or_else(|| {
+        ["no associated function or constant named `", "no function or associated item named `"]
+            .iter()
+            .find_map(|p| message.strip_prefix(p))
+    })?;
+    let (name, rest) = rest.split_once('`')?;
+    let ty = ["f32", "f64"].into_iter().find(|t| rest.starts_with(&format!(" found for type `{t}`")))?;
+    let call = match name {
+        "ln" => "log(x)".to_string(),
+        "ln_1p" => "log1p(x)".into(),
+        "exp_m1" => "expm1(x)".into(),
+        "powf" => "pow(x, y)".into(),
+        "powi" => format!("pow(x, n as {ty})"),
+        "log" => "log(x) / math::log(base)".into(),
+        "mul_add" => "fma(a, b, c)".into(),
+        "abs" => "fabs(x)".into(),
+        "sin_cos" => "sincos(x)".into(),
+        "atan2" | "hypot" | "copysign" => format!("{name}(y, x)"),
+        "exp" | "exp2" | "log2" | "log10" | "sin" | "cos" | "tan" | "asin" | "acos" | "atan" | "sinh" | "cosh" | "tanh" | "asinh"
+        | "acosh" | "atanh" | "sqrt" | "cbrt" | "floor" | "ceil" | "trunc" | "round" => format!("{name}(x)"),
+        _ => return None,
+    };
+    Some(format!(
+        "`core` has no `{ty}::{name}` on nvptx64-nvidia-cuda: call `ptx_device::math::{call}` (NVIDIA's libdevice, as CUDA's math library; `math::fast` has the `__expf`-style approximations)"
+    ))
 }
 
 #[cfg(test)]
@@ -350,6 +396,29 @@ mod tests {
         assert!(from_rustc(&m("cannot find macro `vec` in this scope")).notes[0].contains("no heap"));
         assert!(from_rustc(&m("can't find crate for `std`")).notes[0].contains("add `#![no_std]`"));
         assert!(from_rustc(&m("cannot find type `Foo` in this scope")).notes.is_empty());
+    }
+
+    #[test]
+    fn float_math_std_paths_and_printing_name_what_kernels_use_instead() {
+        // The messages of the pinned nightly, and the older wording of the same errors.
+        let help = |message: &str| gpu_target_help(message).unwrap_or_default();
+        assert_eq!(
+            help("no method named `exp` found for type `f32` in the current scope"),
+            "`core` has no `f32::exp` on nvptx64-nvidia-cuda: call `ptx_device::math::exp(x)` (NVIDIA's libdevice, as CUDA's math library; `math::fast` has the `__expf`-style approximations)"
+        );
+        assert!(help("no associated function or constant named `sqrt` found for type `f64` in the current scope").contains("`f64::sqrt`"));
+        assert!(help("no function or associated item named `ln` found for type `f32` in the current scope")
+            .contains("`ptx_device::math::log(x)`"));
+        assert!(help("no method named `powi` found for type `f64` in the current scope").contains("`ptx_device::math::pow(x, n as f64)`"));
+        assert!(help("no method named `mul_add` found for type `f32` in the current scope").contains("math::fma(a, b, c)"));
+        assert!(gpu_target_help("no method named `frobnicate` found for type `f32` in the current scope").is_none());
+        assert!(gpu_target_help("no method named `exp` found for type `u32` in the current scope").is_none());
+        for m in ["cannot find module or crate `std` in this scope", "failed to resolve: use of unresolved module or unlinked crate `std`"]
+        {
+            assert!(help(m).contains("`core::f32::consts::PI`"), "{m}");
+        }
+        assert!(help("cannot find macro `println` in this scope").starts_with("a kernel has no `std` to print"));
+        assert!(gpu_target_help("cannot find macro `my_macro` in this scope").is_none());
     }
 
     #[test]
