@@ -20,8 +20,19 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = kernel_errors(&f);
     let instances = instances(&f, &args, &mut errors);
     if !errors.is_empty() {
-        // The function itself is dropped: its body would only add errors about the same problem.
-        return errors.into_iter().map(|(span, message)| error(span, message)).collect();
+        let mut out: TokenStream = errors.into_iter().map(|(span, message)| error(span, message)).collect();
+        // The function stays, as a plain `unsafe fn`: dropped, its imports would be "unused"
+        // and its callers "not found", errors about nothing the user did. A receiver cannot
+        // stay on a free function.
+        if !f.sig.inputs.iter().any(|a| matches!(a, syn::FnArg::Receiver(_))) {
+            let mut plain = f;
+            plain.sig.unsafety = Some(Default::default());
+            plain.sig.abi = None;
+            plain.sig.constness = None;
+            plain.sig.asyncness = None;
+            out.extend(quote! { #[allow(dead_code, unused_unsafe)] #plain });
+        }
+        return out;
     }
     if instances.is_empty() {
         let syn::ItemFn { attrs, vis, sig, block } = f;
@@ -493,8 +504,12 @@ mod tests {
     fn errors(item: &str) -> Vec<String> {
         let out: TokenStream = expand(item).parse().unwrap();
         let mut messages = Vec::new();
+        // The groups of `compile_error! { .. }` (the refused function follows them).
+        let mut last_two = (String::new(), String::new());
         for t in out {
-            if let proc_macro2::TokenTree::Group(g) = &t {
+            let of_error = last_two.0 == "compile_error" && last_two.1 == "!";
+            last_two = (std::mem::take(&mut last_two.1), t.to_string());
+            if let (true, proc_macro2::TokenTree::Group(g)) = (of_error, &t) {
                 for inner in g.stream() {
                     if let proc_macro2::TokenTree::Literal(l) = inner {
                         let s = l.to_string();
@@ -510,7 +525,16 @@ mod tests {
     fn rejects(item: &str, needle: &str) {
         let e = errors(item);
         assert!(e.iter().any(|m| m.contains(needle)), "`{item}`: no error mentions {needle:?}: {e:?}");
-        assert!(!expand(item).contains("__kernel"), "a refused kernel is not emitted: {}", expand(item));
+        assert!(!expand(item).contains("__kernel"), "a refused kernel is not exported: {}", expand(item));
+    }
+
+    #[test]
+    fn a_refused_kernel_stays_a_plain_function_so_its_imports_and_callers_resolve() {
+        let out = expand("fn scale(x: &f32) -> f32 { helper(*x) }");
+        assert!(out.contains("compile_error"), "{out}");
+        assert!(out.contains("# [allow (dead_code , unused_unsafe)] unsafe fn scale (x : & f32) -> f32 { helper (* x) }"), "{out}");
+        // A receiver cannot stay on a free function: only the error.
+        assert!(!expand("pub unsafe fn f(&self) {}").contains("fn f"), "{}", expand("pub unsafe fn f(&self) {}"));
     }
 
     #[test]
