@@ -266,10 +266,12 @@ pub enum Error {
     },
 
     /// The inline-PTX checker found errors; the diagnostics were reported already.
-    #[error("{count} inline-PTX error{s} in `{package}` (above)\n  help: the rules are NVIDIA's \"Inline PTX Assembly in CUDA\"; `cargo ptx check` runs the checker alone", s = if *count == 1 { "" } else { "s" })]
+    #[error("{count} inline-PTX error{s} in `{package}` (above)\n  help: the rules are NVIDIA's \"Inline PTX Assembly in CUDA\"{alone}", s = if *count == 1 { "" } else { "s" }, alone = if *in_build { "; `cargo ptx check` runs the checker alone" } else { "" })]
     InlinePtx {
         /// The kernel crate.
         package: String,
+        /// Found by a build (not by `cargo ptx check`, which needs no pointer to itself).
+        in_build: bool,
         /// How many.
         count: usize,
         /// The errors, each at its source line.

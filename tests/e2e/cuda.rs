@@ -84,7 +84,14 @@ fn reference_error_examples_fail_at_their_line() {
     let src = "extern \"C\" __global__ void k(int *o, int j) {\n  int x, n;\n  asm(\"mov.u32 %0, %1;\" : \"=r\"(x) : \"rf\"(j));\n  asm(\"mov.u32 %0, %n1;\" : \"=r\"(n) : \"r\"(1));\n  o[0] = x + n;\n}\n";
     let k = cuda_crate("ref_errors", "", &[("cuda/bad.cu", src)]);
     let run = k.build(&[]);
-    run.assert_error(&["inline-PTX error"]);
+    run.assert_error(&["inline-PTX error", "`cargo ptx check` runs the checker alone"]);
+    // `cargo ptx check` itself needs no pointer to itself.
+    let out = crate::common::cargo_ptx().arg("check").arg(&k.dir).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && text.contains("2 inline-PTX errors in `ref_errors`") && !text.contains("runs the checker alone"),
+        "{text}"
+    );
     let at = |needle: &str| {
         let d = run
             .errors()

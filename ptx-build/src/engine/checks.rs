@@ -19,7 +19,7 @@ impl CrateJob<'_> {
         }
         let count = diags.iter().filter(|d| d.level == Level::Error).count();
         if count > 0 {
-            return Err(Error::InlinePtx { package: self.krate.name.clone(), count, diagnostics: diags });
+            return Err(Error::InlinePtx { package: self.krate.name.clone(), in_build: true, count, diagnostics: diags });
         }
         Ok(())
     }

@@ -253,7 +253,7 @@ impl BuildOptions {
         out.warnings = diags.len() - out.errors;
         let names: Vec<&str> = crates.iter().map(|k| k.name.as_str()).collect();
         if out.errors > 0 {
-            return Err(Error::InlinePtx { package: names.join("`, `"), count: out.errors, diagnostics: diags });
+            return Err(Error::InlinePtx { package: names.join("`, `"), in_build: false, count: out.errors, diagnostics: diags });
         }
         let plural = |n: usize| if n == 1 { "" } else { "s" };
         reporter.report(Event::Status {
