@@ -129,6 +129,8 @@ pub fn diagnostics(stderr: &str, ptx_text: &str, ptx_path: &Path, source_root: &
     // An instruction the arch lacks: one error per function and instruction, said plainly, and
     // not the "requires PTX ISA" lines that echo it.
     let mut explained: Vec<(String, String)> = Vec::new();
+    // The PTX line of each diagnostic of `out` (0 for those not merged by line).
+    let mut same_line: Vec<usize> = Vec::new();
     let mut arch_lines: Vec<usize> = Vec::new();
     for l in stderr.lines() {
         if let Some((n, m)) = l
@@ -153,6 +155,7 @@ pub fn diagnostics(stderr: &str, ptx_text: &str, ptx_path: &Path, source_root: &
             if let Some(fix) = fatal_help(message, ptxas) {
                 d = d.note(fix);
             }
+            same_line.push(0);
             out.push(d);
             continue;
         }
@@ -203,8 +206,17 @@ pub fn diagnostics(stderr: &str, ptx_text: &str, ptx_path: &Path, source_root: &
                     format!("{}:{}:{}", relative(&joined(source_root, &p.file), source_root).display(), p.line, p.column)
                 };
                 let at = chain[mine];
-                d = d.at(relative(&joined(source_root, &at.file), source_root), Some(at.line), Some(at.column)).rooted(source_root);
-                if let Some(text) = source_line(&joined(source_root, &at.file), at.line) {
+                let line_text = source_line(&joined(source_root, &at.file), at.line);
+                // The token ptxas names (`'.u23'`, `'%landid'`), where the line spells it (an
+                // asm! string): the caret goes under it rather than at the statement's start.
+                let column = quoted_token(message)
+                    .and_then(|t| {
+                        let l = line_text.as_deref()?;
+                        l.find(t).map(|i| l[..i].chars().count() as u32 + 1)
+                    })
+                    .unwrap_or(at.column);
+                d = d.at(relative(&joined(source_root, &at.file), source_root), Some(at.line), Some(column)).rooted(source_root);
+                if let Some(text) = line_text.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
                     d = d.note(format!("source: {text}"));
                 }
                 for (i, site) in chain.iter().enumerate() {
@@ -223,10 +235,28 @@ pub fn diagnostics(stderr: &str, ptx_text: &str, ptx_path: &Path, source_root: &
         if syntax {
             d = d.note("help: ptxas reports a syntax error at the token after it; in an `asm!` string, each instruction ends in `;` and operands are `{0}` or `{name}` (not CUDA's `%0`)");
         }
+        let by_arch = arch.is_some();
         if let Some(a) = arch {
             d = d.note(format!("ptxas: {message}")).note(format!("help: {}", a.help));
         }
-        out.push(d);
+        // One mistake, two complaints at one PTX line (`mov.u23`: "Unknown modifier '.u23'" and
+        // "Unexpected instruction types specified for 'mov'"): one diagnostic, the one naming
+        // the unknown thing first, the other a note.
+        match same_line.iter().position(|l| *l == n).filter(|_| !by_arch) {
+            Some(i) if out[i].level == level => {
+                let first = &mut out[i];
+                let other = if names_the_unknown(&d.message) && !names_the_unknown(&first.message) {
+                    std::mem::replace(&mut first.message, d.message.clone())
+                } else {
+                    d.message.clone()
+                };
+                first.notes.push(format!("ptxas also says: {}", other.trim_start_matches("ptxas: ")));
+            }
+            _ => {
+                same_line.push(if by_arch { 0 } else { n });
+                out.push(d);
+            }
+        }
     }
     if out.is_empty() {
         out.push(Diagnostic::error(format!("ptxas failed: {}", stderr.trim())).at(ptx_path, None, None));
@@ -234,11 +264,24 @@ pub fn diagnostics(stderr: &str, ptx_text: &str, ptx_path: &Path, source_root: &
     out
 }
 
-/// The trimmed text of a source line, for showing what the PTX came from.
+/// The token a ptxas message quotes (`Unknown symbol '%landid'` -> `%landid`), when it is one
+/// a source line could spell (not an instruction's name alone: `'mov'` is on many lines).
+fn quoted_token(message: &str) -> Option<&str> {
+    let (_, rest) = message.split_once('\'')?;
+    let (token, _) = rest.split_once('\'')?;
+    (token.len() > 1 && (token.starts_with('%') || token.starts_with('.'))).then_some(token)
+}
+
+/// A ptxas message that says what it did not know (`Unknown symbol '%landid'`), the one a
+/// reader wants first among those of a line.
+fn names_the_unknown(message: &str) -> bool {
+    message.starts_with("ptxas: Unknown") || message.starts_with("ptxas: Parsing error")
+}
+
+/// The text of a source line, for showing what the PTX came from.
 fn source_line(file: &Path, line: u32) -> Option<String> {
     let text = std::fs::read_to_string(file).ok()?;
-    let l = text.lines().nth(line.checked_sub(1)? as usize)?.trim();
-    (!l.is_empty()).then(|| l.to_string())
+    Some(text.lines().nth(line.checked_sub(1)? as usize)?.to_string())
 }
 
 fn fatal_help(message: &str, ptxas: &Tool) -> Option<String> {
@@ -315,6 +358,42 @@ mod tests {
         assert_eq!(d[0].location().unwrap(), format!("{}:2:5", want.display()));
         assert_eq!(d[0].full_path().unwrap(), want);
         assert!(d[0].notes.iter().any(|n| n == "source: let x = add(a, b);"), "{:?}", d[0].notes);
+    }
+
+    #[test]
+    fn two_complaints_about_one_line_are_one_diagnostic_naming_the_unknown_first() {
+        let ptx = ".version 7.0\n.target sm_80\n.visible .entry k()\n{\n.loc 1 5 9 // src/lib.rs:5:9\nmov.u32 %r1, %landid;\nadd.u32 %r2, %r1, 1;\n}\n.file 1 \"/k/src/lib.rs\"\n";
+        let tool = Tool { path: "ptxas".into(), version: "13.0.88".into(), source: "PATH".into() };
+        let stderr = "ptxas /t/k.ptx, line 6; error   : Arguments mismatch for instruction 'mov'\nptxas /t/k.ptx, line 6; error   : Unknown symbol '%landid'\nptxas /t/k.ptx, line 7; error   : Arguments mismatch for instruction 'add'\nptxas fatal   : Ptx assembly aborted due to errors\n";
+        let d = diagnostics(stderr, ptx, Path::new("/t/k.ptx"), Path::new("/k"), &tool);
+        assert_eq!(d.len(), 2, "{d:?}");
+        assert_eq!(d[0].message, "ptxas: Unknown symbol '%landid'");
+        assert!(d[0].notes.iter().any(|n| n == "ptxas also says: Arguments mismatch for instruction 'mov'"), "{:?}", d[0].notes);
+        assert_eq!(d[1].message, "ptxas: Arguments mismatch for instruction 'add'");
+    }
+
+    #[test]
+    fn the_caret_is_under_the_token_ptxas_names() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::write(
+            dir.path().join("src/lib.rs"),
+            "fn lane() {\n    core::arch::asm!(\"mov.u32 {r}, %landid;\", r = out(reg32) r);\n}\n",
+        )
+        .unwrap();
+        let ptx = ".version 7.0\n.target sm_80\n.visible .entry k()\n{\n.loc 1 2 5\nmov.u32 %r1, %landid;\n}\n.file 1 \"src/lib.rs\"\n";
+        let tool = Tool { path: "ptxas".into(), version: "13.0.88".into(), source: "PATH".into() };
+        let d = diagnostics("ptxas /t/k.ptx, line 6; error   : Unknown symbol '%landid'\n", ptx, Path::new("/t/k.ptx"), dir.path(), &tool);
+        assert_eq!(d[0].location().unwrap(), "src/lib.rs:2:36", "{d:?}");
+        // An instruction's name alone is on many lines: the statement's column stays.
+        let d = diagnostics(
+            "ptxas /t/k.ptx, line 6; error   : Arguments mismatch for instruction 'mov'\n",
+            ptx,
+            Path::new("/t/k.ptx"),
+            dir.path(),
+            &tool,
+        );
+        assert_eq!(d[0].location().unwrap(), "src/lib.rs:2:5", "{d:?}");
     }
 
     #[test]

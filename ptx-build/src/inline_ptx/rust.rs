@@ -153,6 +153,18 @@ fn check_rust_asm(file: &Path, m: &syn::Macro, inlinable: Option<&str>, out: &mu
     let line_of = |off: usize| template_lines.iter().rev().find(|(o, _)| *o <= off).map_or(here.0, |(_, l)| *l);
     let positional = operands.iter().filter(|o| o.name.is_none()).count();
 
+    // CUDA's operand syntax carried over (`asm("mov.u32 %0, %%laneid;" : "=r"(x))`): PTX has no
+    // register named `%0`, and rustc only says an operand is never used.
+    let bytes = template.as_bytes();
+    if let Some(off) = (0..bytes.len()).find(|&o| bytes[o] == b'%' && bytes.get(o + 1).is_some_and(u8::is_ascii_digit)) {
+        let n: String = template[off + 1..].chars().take_while(char::is_ascii_digit).collect();
+        out.push(at(
+            Diagnostic::warning(format!("`%{n}` is CUDA's operand syntax: Rust's asm! writes `{{{n}}}` or `{{name}}`"))
+                .note("and a special register takes one `%`, not CUDA's `%%`: `\"mov.u32 {r}, %laneid;\"`"),
+            (line_of(off), here.1),
+        ));
+    }
+
     // Operand references `{}`, `{N}`, `{name}`, with `{{`/`}}` as literal braces. The PTX text
     // (with literal braces) is rebuilt to apply the text rules.
     let mut ptx = String::new();
@@ -313,6 +325,13 @@ mod tests {
         let d = rs("fn st(p: *mut u32) { unsafe { asm!(\"st.global.u32 [{}], 1;\", in(reg64) p, options(nostack, nomem)); } }");
         one(&d, "asm! writes memory (`st.global.u32`) but has `options(nomem)`");
         assert!(rs("fn st(p: *mut u32) { unsafe { asm!(\"st.global.u32 [{}], 1;\", in(reg64) p, options(nostack)); } }").is_empty());
+    }
+
+    #[test]
+    fn rust_cudas_operand_syntax_is_named_with_rusts() {
+        let d = rs("fn lane() -> u32 { let r; unsafe { asm!(\"mov.u32 %0, %%laneid;\", out(reg32) r); } r }");
+        one(&d, "`%0` is CUDA's operand syntax: Rust's asm! writes `{0}` or `{name}`");
+        assert!(rs("fn lane() -> u32 { let r; unsafe { asm!(\"mov.u32 {0}, %laneid;\", out(reg32) r); } r }").is_empty());
     }
 
     #[test]
