@@ -286,7 +286,15 @@ fn from_rustc(m: &RustcDiagnostic) -> Diagnostic {
         d = d.at(span.file_name.clone(), Some(span.line_start), Some(span.column_start));
     }
     d.rendered = m.rendered.clone();
-    if let Some(help) = gpu_target_help(&m.message) {
+    // A `shared_array!` of the kernel's type parameter: its `static` cannot name `T`.
+    let generic_shared = m.message.starts_with("can't use generic parameters from outer item")
+        && m.rendered.as_deref().is_some_and(|r| r.contains("shared_array!"))
+        && m.rendered.as_deref().is_some_and(|r| r.contains("inner static item"));
+    let help = match generic_shared {
+        true => Some("`shared_array!` declares a `static`, which cannot name a generic kernel's type parameter: take the memory from `ptx_device::shared::dynamic_shared::<T>()` (and set the launch's `shared_mem_bytes`), or declare the array for the largest instance type and cast it: `shared_array![[f64; 16]; 16].cast::<[[T; 16]; 16]>()`".to_string()),
+        false => gpu_target_help(&m.message),
+    };
+    if let Some(help) = help {
         d.notes.push(help.clone());
         // rustc's own rendering is what the user reads: the help goes under it, as rustc's would.
         if let Some(r) = &mut d.rendered {
@@ -396,6 +404,23 @@ mod tests {
         assert!(from_rustc(&m("cannot find macro `vec` in this scope")).notes[0].contains("no heap"));
         assert!(from_rustc(&m("can't find crate for `std`")).notes[0].contains("add `#![no_std]`"));
         assert!(from_rustc(&m("cannot find type `Foo` in this scope")).notes.is_empty());
+    }
+
+    #[test]
+    fn a_shared_array_of_a_generic_kernels_type_says_what_to_use() {
+        let rendered = "error[E0401]: can't use generic parameters from outer item\n   --> src/lib.rs:5:39\n    |\n5 |     let t = ptx_device::shared_array![T; 16];\n    |             --------------------------^-----\n    |             generic parameter used in this inner static item\n\n";
+        let m = RustcDiagnostic {
+            message: "can't use generic parameters from outer item".into(),
+            level: "error".into(),
+            spans: Vec::new(),
+            rendered: Some(rendered.into()),
+        };
+        let d = from_rustc(&m);
+        assert!(d.notes[0].contains("`ptx_device::shared::dynamic_shared::<T>()`"), "{:?}", d.notes);
+        assert!(d.rendered.unwrap().contains("= help: `shared_array!` declares a `static`"));
+        // Elsewhere (an inner fn using the outer `T`): rustc's own words are enough.
+        let m = RustcDiagnostic { rendered: Some(rendered.replace("shared_array!", "inner_fn")), ..m };
+        assert!(from_rustc(&m).notes.is_empty());
     }
 
     #[test]
