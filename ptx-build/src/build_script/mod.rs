@@ -223,26 +223,63 @@ impl Builder {
             options: &front,
         };
         // `cargo ptx package` builds this package from source and writes its set.
-        let writing = std::env::var(prebuilt::WRITE_VAR).is_ok_and(|v| v.split(':').next() == Some(package.as_str()));
+        let writing = std::env::var(prebuilt::WRITE_VAR).ok().and_then(|v| prebuilt::write_request(&v, &package));
         // A set holds PTX and cubins only: a Builder with static libraries builds from source.
-        if !writing && self.static_libs.is_empty() && (!self.kernel_crates.is_empty() || !cuda_list.is_empty()) {
-            if let Some((output, watch)) = prebuilt::load(&request, policy, reporter)? {
-                let module = self.embed(&output, &out_dir, reporter)?;
-                for p in watch {
-                    reporter.directive(format!("cargo:rerun-if-changed={}", p.display()));
+        let mut passed_over = None;
+        if writing.is_none() && self.static_libs.is_empty() && (!self.kernel_crates.is_empty() || !cuda_list.is_empty()) {
+            match prebuilt::load(&request, policy, reporter)? {
+                prebuilt::Use::Set(output, watch) => {
+                    let module = self.embed(&output, &out_dir, reporter)?;
+                    for p in watch {
+                        reporter.directive(format!("cargo:rerun-if-changed={}", p.display()));
+                    }
+                    return Ok(Generated { module, output });
                 }
-                return Ok(Generated { module, output });
+                prebuilt::Use::Source(passed) => passed_over = passed,
             }
         }
+        let built = self.build_from_source(options, &manifest_dir, &out_dir, &source, cuda_files, reporter).and_then(|(module, output)| {
+            if let Some(announce) = writing {
+                let set = prebuilt::write(&request, &output, Some(&out_dir))?;
+                if announce == prebuilt::Announce::Warning {
+                    reporter.warning(format!("ptx-build: wrote the prebuilt kernels of `{package}` to {}", set.display()));
+                }
+            }
+            Ok(Generated { module, output })
+        });
+        match passed_over {
+            Some(passed) => match built {
+                Ok(generated) => {
+                    for p in &passed.watch {
+                        reporter.directive(format!("cargo:rerun-if-changed={}", p.display()));
+                    }
+                    Ok(generated)
+                }
+                Err(e) => Err(passed.explain(e)),
+            },
+            None => built,
+        }
+    }
+
+    /// The build from source and its embed stage: the generated module and the build.
+    fn build_from_source(
+        &self,
+        options: Options,
+        manifest_dir: &Path,
+        out_dir: &Path,
+        source: &Source,
+        cuda_files: Option<CudaFiles>,
+        reporter: &BuildScript,
+    ) -> Result<(PathBuf, BuildOutput)> {
         let mut opts = BuildOptions {
             paths: self.kernel_crates.iter().map(|p| manifest_dir.join(p)).collect(),
-            options: options.resolve_paths(&manifest_dir, &source)?,
+            options: options.resolve_paths(manifest_dir, source)?,
             source: source.clone(),
             cuda_files: cuda_files.into_iter().collect(),
             ..BuildOptions::default()
         };
         for (name, globs) in &self.static_libs {
-            let files = host_files(&manifest_dir, globs, &format!("cuda_static_lib(\"{name}\", "), &source, reporter)?;
+            let files = host_files(manifest_dir, globs, &format!("cuda_static_lib(\"{name}\", "), source, reporter)?;
             if files.is_empty() {
                 return Err(source.method_error(
                     "cuda_static_lib",
@@ -255,10 +292,10 @@ impl Builder {
             }
             opts.cuda_files.push(CudaFiles {
                 name: name.clone(),
-                dir: manifest_dir.clone(),
+                dir: manifest_dir.to_path_buf(),
                 files,
                 target_dir: Some(out_dir.join("ptx-target").join(format!("lib{name}"))),
-                static_lib: Some(StaticLibSpec { name: name.clone(), dir: out_dir.clone() }),
+                static_lib: Some(StaticLibSpec { name: name.clone(), dir: out_dir.to_path_buf() }),
                 siblings: Vec::new(),
             });
         }
@@ -285,22 +322,17 @@ impl Builder {
             .collect();
         let output = opts.run(reporter)?;
 
-        if writing {
-            let set = prebuilt::write(&request, &output, Some(&out_dir))?;
-            reporter.warning(format!("ptx-build: wrote the prebuilt kernels of `{package}` to {}", set.display()));
-        }
-
         let rerun: BTreeSet<PathBuf> = output.crates.iter().flat_map(|c| c.sources.iter().cloned()).collect();
         for lib in output.crates.iter().filter_map(|c| c.static_lib.as_ref()) {
             for d in lib.cargo_directives() {
                 reporter.directive(d);
             }
         }
-        let module = self.embed(&output, &out_dir, reporter)?;
+        let module = self.embed(&output, out_dir, reporter)?;
         for p in rerun.iter().filter(|p| !p.ends_with("Cargo.lock") || locks_before.contains(*p)) {
             reporter.directive(format!("cargo:rerun-if-changed={}", p.display()));
         }
-        Ok(Generated { module, output })
+        Ok((module, output))
     }
 }
 
