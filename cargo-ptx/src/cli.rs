@@ -538,11 +538,8 @@ fn package_cmd(a: PackageArgs) -> ExitCode {
                         kib(s.cubin_bytes)
                     ),
                 );
-                if !s.shipped {
-                    printer.warning(&format!(
-                        "`cargo package` leaves {} out: check `include`/`exclude` in Cargo.toml and .gitignore",
-                        s.dir.display()
-                    ));
+                if let Some(w) = s.shipping_warning() {
+                    printer.warning(&w);
                 }
             }
             ExitCode::SUCCESS

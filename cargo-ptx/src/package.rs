@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use ptx_build::internals::prebuilt::{Manifest, MANIFEST, WRITE_VAR};
+use ptx_build::internals::prebuilt::{write_value, Manifest, MANIFEST, WRITE_VAR};
 use ptx_build::internals::tools::process;
 
 use crate::error::{Error, Result};
@@ -52,7 +52,8 @@ pub fn package(req: &PackageRequest) -> Result<Vec<SetSummary>> {
         .arg(&manifest)
         .args(["-p", &name])
         .args(&req.cargo_flags)
-        .env(WRITE_VAR, format!("{name}:{nonce}"))
+        // Tells the build script that this command reports the set (see `write_value`).
+        .env(WRITE_VAR, write_value(&name, nonce))
         .env("CARGO_PTX_PREBUILT", "never");
     let status = build.status().map_err(|e| Error::Package {
         message: format!("could not run cargo: {e}"),
@@ -101,6 +102,46 @@ pub fn package(req: &PackageRequest) -> Result<Vec<SetSummary>> {
     Ok(sets)
 }
 
+impl SetSummary {
+    /// The warning when `cargo package` would leave the set out.
+    pub fn shipping_warning(&self) -> Option<String> {
+        if self.shipped {
+            return None;
+        }
+        let folder = self.dir.file_name().unwrap_or_default().to_string_lossy();
+        Some(format!(
+            "`cargo package` leaves {} out: check `include`/`exclude` in Cargo.toml and .gitignore; an `exclude` pattern without a leading `/` matches at any depth (`\"{folder}\"` matches prebuilt/{folder}/ too): anchor it to the package root, `\"/{folder}\"`",
+            self.dir.display()
+        ))
+    }
+}
+
+/// A package `cargo ptx package` can write a set for: a library (`cargo build --lib` builds it)
+/// with a build script (where its Builder runs).
+fn packageable(p: &cargo_metadata::Package) -> Result<()> {
+    let lib = p.targets.iter().any(|t| t.is_lib() || t.is_rlib() || t.is_dylib() || t.is_cdylib() || t.is_staticlib() || t.is_proc_macro());
+    let (what, help) = if !lib {
+        (
+            "has no library target",
+            "a binary builds its kernels itself with `cargo build`; to ship kernels prebuilt, run `cargo ptx package -p NAME` on the library that builds them".to_string(),
+        )
+    } else if !p.targets.iter().any(|t| t.is_custom_build()) {
+        (
+            "has no build script",
+            format!(
+                "give `{}` a build.rs that runs `ptx_build::Builder`, or run `cargo ptx package -p NAME` on the library that has one",
+                p.name
+            ),
+        )
+    } else {
+        return Ok(());
+    };
+    Err(Error::Package {
+        message: format!("`{}` {what}: a prebuilt set is for a library crate whose build.rs runs ptx-build's `Builder`", p.name),
+        help,
+    })
+}
+
 /// The package's name and manifest: `-p`, else the manifest's own package.
 fn find_package(req: &PackageRequest) -> Result<(String, PathBuf)> {
     let mut cmd = cargo_metadata::MetadataCommand::new();
@@ -121,7 +162,10 @@ fn find_package(req: &PackageRequest) -> Result<(String, PathBuf)> {
         None => here.starts_with(p.manifest_path.parent().map(|d| d.as_std_path()).unwrap_or(Path::new("/"))),
     });
     match found {
-        Some(p) => Ok((p.name.to_string(), p.manifest_path.clone().into_std_path_buf())),
+        Some(p) => {
+            packageable(p)?;
+            Ok((p.name.to_string(), p.manifest_path.clone().into_std_path_buf()))
+        }
         None => Err(Error::Package {
             message: match &req.package {
                 Some(n) => format!("no package named `{n}` in the workspace"),
@@ -138,4 +182,56 @@ fn cargo_package_list(cargo: &std::ffi::OsStr, manifest: &Path, name: &str, flag
     cmd.args(["package", "--list", "--allow-dirty", "--manifest-path"]).arg(manifest).args(["-p", name]).args(flags);
     let out = process::output("cargo", &mut cmd).ok().filter(|o| o.status.success())?;
     Some(String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A package `name` in a temp folder with `files`; `cargo ptx package` run on it.
+    fn package_of(files: &[(&str, &str)]) -> String {
+        let tmp = tempfile::tempdir().unwrap();
+        let toml = "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n";
+        for (path, text) in [("Cargo.toml", toml)].iter().chain(files) {
+            let p = tmp.path().join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        let req = PackageRequest { manifest_path: Some(tmp.path().join("Cargo.toml")), ..PackageRequest::default() };
+        package(&req).map(|s| format!("{s:?}")).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_binary_or_a_library_without_a_build_script_is_refused_before_building() {
+        let e = package_of(&[("src/main.rs", "fn main() {}\n"), ("build.rs", "fn main() {}\n")]);
+        assert_eq!(
+            e,
+            "could not package prebuilt kernels: `app` has no library target: a prebuilt set is for a library crate whose build.rs runs ptx-build's `Builder`\n  help: a binary builds its kernels itself with `cargo build`; to ship kernels prebuilt, run `cargo ptx package -p NAME` on the library that builds them"
+        );
+        let e = package_of(&[("src/lib.rs", "")]);
+        assert!(e.contains("`app` has no build script: a prebuilt set is for a library crate"), "{e}");
+        assert!(e.contains("help: give `app` a build.rs that runs `ptx_build::Builder`"), "{e}");
+    }
+
+    #[test]
+    fn a_set_cargo_package_leaves_out_names_the_anchored_pattern() {
+        let manifest = Manifest {
+            format: 1,
+            package: "gpulib".into(),
+            ptx_build: "0.1.0".into(),
+            key: String::new(),
+            options: Vec::new(),
+            tools: Default::default(),
+            archs: Vec::new(),
+            sources: Vec::new(),
+            crates: Vec::new(),
+        };
+        let mut s = SetSummary { dir: PathBuf::from("/w/gpulib/prebuilt/kernels"), manifest, ptx_bytes: 0, cubin_bytes: 0, shipped: true };
+        assert_eq!(s.shipping_warning(), None);
+        s.shipped = false;
+        assert_eq!(
+            s.shipping_warning().unwrap(),
+            "`cargo package` leaves /w/gpulib/prebuilt/kernels out: check `include`/`exclude` in Cargo.toml and .gitignore; an `exclude` pattern without a leading `/` matches at any depth (`\"kernels\"` matches prebuilt/kernels/ too): anchor it to the package root, `\"/kernels\"`"
+        );
+    }
 }
