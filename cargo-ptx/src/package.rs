@@ -6,11 +6,14 @@
 //! package with `CARGO_PTX_PREBUILT_WRITE` naming it, and that Builder builds from source and
 //! writes `prebuilt/<module>/` (the format lives in ptx-build's `prebuilt` stage). Then it
 //! reports each set's size and checks that `cargo package` ships it.
+//!
+//! `--check` runs the same build with the Builder asked to read the set as a dependent would
+//! (under `always`, no tool): it fails when the set is stale or damaged, and writes nothing.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use ptx_build::internals::prebuilt::{write_value, Manifest, MANIFEST, WRITE_VAR};
+use ptx_build::internals::prebuilt::{check_value, write_value, Manifest, MANIFEST, WRITE_VAR};
 use ptx_build::internals::tools::process;
 
 use crate::error::{Error, Result};
@@ -24,6 +27,8 @@ pub struct PackageRequest {
     pub package: Option<String>,
     /// cargo's `--locked`/`--offline`/`--frozen`, passed through.
     pub cargo_flags: Vec<String>,
+    /// Check the sets against the sources instead of writing them.
+    pub check: bool,
 }
 
 /// One set written.
@@ -39,7 +44,8 @@ pub struct SetSummary {
     pub shipped: bool,
 }
 
-/// Builds the package's kernels from source and writes its prebuilt sets.
+/// Builds the package's kernels from source and writes its prebuilt sets; with `check`, checks
+/// the sets there are instead.
 pub fn package(req: &PackageRequest) -> Result<Vec<SetSummary>> {
     let (name, manifest) = find_package(req)?;
     let dir = manifest.parent().unwrap_or(Path::new(".")).to_path_buf();
@@ -47,18 +53,23 @@ pub fn package(req: &PackageRequest) -> Result<Vec<SetSummary>> {
     let nonce = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or_default();
     let started = std::time::SystemTime::now();
     let mut build = Command::new(&cargo);
-    build
-        .args(["build", "--lib", "--manifest-path"])
-        .arg(&manifest)
-        .args(["-p", &name])
-        .args(&req.cargo_flags)
+    build.args(["build", "--lib", "--manifest-path"]).arg(&manifest).args(["-p", &name]).args(&req.cargo_flags);
+    if req.check {
+        build.env(WRITE_VAR, check_value(&name, nonce));
+    } else {
         // Tells the build script that this command reports the set (see `write_value`).
-        .env(WRITE_VAR, write_value(&name, nonce))
-        .env("CARGO_PTX_PREBUILT", "never");
+        build.env(WRITE_VAR, write_value(&name, nonce)).env("CARGO_PTX_PREBUILT", "never");
+    }
     let status = build.status().map_err(|e| Error::Package {
         message: format!("could not run cargo: {e}"),
         help: "run `cargo ptx package` from a cargo subcommand, or put cargo on PATH".into(),
     })?;
+    if !status.success() && req.check {
+        return Err(Error::PackageCheck {
+            message: format!("the prebuilt kernels of `{name}` cannot be used, or its build failed (above)"),
+            help: format!("fix what the error above names; `cargo ptx package -p {name}` rewrites a stale or damaged set"),
+        });
+    }
     if !status.success() {
         return Err(Error::Package {
             message: format!("the build of `{name}` failed (above), so no prebuilt set was written"),
@@ -70,7 +81,8 @@ pub fn package(req: &PackageRequest) -> Result<Vec<SetSummary>> {
     for entry in std::fs::read_dir(dir.join("prebuilt")).into_iter().flatten().flatten() {
         let set = entry.path();
         let path = set.join(MANIFEST);
-        let fresh = std::fs::metadata(&path).and_then(|m| m.modified()).is_ok_and(|t| t >= started);
+        // A check writes nothing: every set there is the package's.
+        let fresh = req.check || std::fs::metadata(&path).and_then(|m| m.modified()).is_ok_and(|t| t >= started);
         if !fresh {
             continue;
         }
@@ -91,6 +103,12 @@ pub fn package(req: &PackageRequest) -> Result<Vec<SetSummary>> {
         let rel = format!("{}/{MANIFEST}", set.strip_prefix(&dir).unwrap_or(&set).display());
         let shipped = listed.as_ref().is_none_or(|l| l.contains(&rel));
         sets.push(SetSummary { dir: set, manifest, ptx_bytes, cubin_bytes, shipped });
+    }
+    if sets.is_empty() && req.check {
+        return Err(Error::PackageCheck {
+            message: format!("`{name}` has no prebuilt set in {}", dir.join("prebuilt").display()),
+            help: format!("run `cargo ptx package -p {name}` to write it"),
+        });
     }
     if sets.is_empty() {
         return Err(Error::Package {

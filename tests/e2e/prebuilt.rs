@@ -235,13 +235,16 @@ fn a_packaged_set_in_a_checkout_is_watched_and_a_set_passed_over_is_named_with_t
     // An unanchored pattern that matches prebuilt/kernels/ too.
     let toml = std::fs::read_to_string(&manifest).unwrap().replace("edition = \"2021\"\n", "edition = \"2021\"\nexclude = [\"kernels\"]\n");
     build_script::write(&manifest, &toml);
-    let package = || {
-        let out = common::cargo_ptx()
-            .arg("package")
+    let cargo_ptx_package = |args: &[&str]| {
+        let mut cmd = common::cargo_ptx();
+        cmd.arg("package")
+            .args(args)
             .current_dir(&host)
-            .env("CARGO_TARGET_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("host-target"))
-            .output()
-            .unwrap();
+            .env("CARGO_TARGET_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("host-target"));
+        cmd
+    };
+    let package = || {
+        let out = cargo_ptx_package(&[]).output().unwrap();
         let log = text(&out);
         assert!(out.status.success(), "{log}");
         assert!(log.contains("Packaged `host_pb`: 1 kernels for sm_80 into"), "{log}");
@@ -254,6 +257,24 @@ fn a_packaged_set_in_a_checkout_is_watched_and_a_set_passed_over_is_named_with_t
     build_script::write(&manifest, &toml.replace("exclude = [\"kernels\"]", "exclude = [\"/kernels\"]"));
     let log = package();
     assert!(!log.contains("leaves"), "{log}");
+
+    // `--check`, as CI runs it before publishing: no tool, nothing written.
+    let empty_home = p.path().join("empty home");
+    std::fs::create_dir_all(&empty_home).unwrap();
+    let check = || {
+        let mut cmd = cargo_ptx_package(&["--check"]);
+        without_tools(&mut cmd, &empty_home);
+        cmd.output().unwrap()
+    };
+    let written = std::fs::metadata(host.join("prebuilt/kernels/manifest.json")).unwrap().modified().unwrap();
+    let out = check();
+    let log = text(&out);
+    assert!(out.status.success(), "{log}");
+    assert!(
+        log.contains("Checked `host_pb`: 1 kernels for sm_80 ") && log.contains("prebuilt/kernels matches the sources and options"),
+        "{log}"
+    );
+    assert_eq!(std::fs::metadata(host.join("prebuilt/kernels/manifest.json")).unwrap().modified().unwrap(), written);
 
     let set = host.join("prebuilt/kernels");
     let file = |ext: &str| {
@@ -295,6 +316,36 @@ fn a_packaged_set_in_a_checkout_is_watched_and_a_set_passed_over_is_named_with_t
     );
     assert!(log.contains(&note), "{log}");
     assert!(!log.contains("panicked"), "{log}");
+    // The check fails on it, naming the file and the fix.
+    let out = check();
+    let log = text(&out);
+    assert!(!out.status.success(), "{log}");
+    assert!(log.contains("manifest.json): the sources changed after packaging: cuda/scale.cu\n"), "{log}");
+    assert!(
+        log.contains("prebuilt kernels check failed: the prebuilt kernels of `host_pb` cannot be used, or its build failed (above)\n  help: fix what the error above names; `cargo ptx package -p host_pb` rewrites a stale or damaged set"),
+        "{log}"
+    );
+
+    // A Builder with static libraries always builds from source: there is nothing to check. A
+    // package of its own: a build.rs edited in place would outlive this test in the shared
+    // target dir (cargo records build.rs relative to the package).
+    let p = build_script::cuda_host("host_pb_static", &[("cuda/scale.cu", kernel)], "");
+    let host = p.path().join("host");
+    build_script::write(
+        host.join("build.rs"),
+        "fn main() -> Result<(), ptx_build::Error> {\n    ptx_build::Builder::new().cuda_static_lib(\"pbs\", \"cuda/*.cu\").arch(\"sm_80\").build()?;\n    Ok(())\n}\n",
+    );
+    let mut cmd = common::cargo_ptx();
+    cmd.args(["package", "--check"]).current_dir(&host).env("CARGO_TARGET_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("host-target"));
+    without_tools(&mut cmd, &empty_home);
+    let out = cmd.output().unwrap();
+    let log = text(&out);
+    assert!(!out.status.success(), "{log}");
+    assert!(
+        log.contains("`cargo ptx package --check`: this Builder has static libraries (`.cuda_static_lib(..)`), so it always builds from source and uses no set"),
+        "{log}"
+    );
+    assert!(log.contains("help: leave this package out of `cargo ptx package --check`"), "{log}");
 }
 
 pub fn tests() -> Vec<crate::harness::Test> {

@@ -24,7 +24,7 @@ use crate::diag::Level;
 use crate::embed::{self, CrateModules};
 use crate::engine::{BuildOptions, BuildOutput};
 use crate::error::{Error, Result};
-use crate::options::{self, Options, Source};
+use crate::options::{self, Options, Prebuilt, Source};
 use crate::prebuilt;
 use crate::project::{glob_files, CudaFiles, StaticLibSpec};
 use crate::report::{Event, Reporter};
@@ -222,11 +222,29 @@ impl Builder {
             cuda_files: &cuda_list,
             options: &front,
         };
-        // `cargo ptx package` builds this package from source and writes its set.
-        let writing = std::env::var(prebuilt::WRITE_VAR).ok().and_then(|v| prebuilt::write_request(&v, &package));
+        // `cargo ptx package` builds this package from source and writes its set, or checks it.
+        let mode = std::env::var(prebuilt::WRITE_VAR).ok().and_then(|v| prebuilt::write_request(&v, &package));
+        let writing = match mode {
+            Some(prebuilt::Mode::Write(announce)) => Some(announce),
+            _ => None,
+        };
         // A set holds PTX and cubins only: a Builder with static libraries builds from source.
+        let can_use_set = self.static_libs.is_empty() && (!self.kernel_crates.is_empty() || !cuda_list.is_empty());
+        let policy = match mode {
+            Some(prebuilt::Mode::Check) if !self.static_libs.is_empty() => {
+                return Err(Error::Prebuilt {
+                    package,
+                    set: prebuilt::set_dir(&manifest_dir, self.out_file_name()).join(prebuilt::MANIFEST),
+                    message: "`cargo ptx package --check`: this Builder has static libraries (`.cuda_static_lib(..)`), so it always builds from source and uses no set".into(),
+                    help: "leave this package out of `cargo ptx package --check`".into(),
+                });
+            }
+            // A set that cannot be used fails the check, whatever the tools here.
+            Some(prebuilt::Mode::Check) => Prebuilt::Always,
+            _ => policy,
+        };
         let mut passed_over = None;
-        if writing.is_none() && self.static_libs.is_empty() && (!self.kernel_crates.is_empty() || !cuda_list.is_empty()) {
+        if writing.is_none() && can_use_set {
             match prebuilt::load(&request, policy, reporter)? {
                 prebuilt::Use::Set(output, watch) => {
                     let module = self.embed(&output, &out_dir, reporter)?;

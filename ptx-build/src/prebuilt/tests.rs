@@ -345,14 +345,16 @@ fn a_missing_tool_is_named_once_in_plain_words() {
 }
 
 #[test]
-fn only_cargo_ptx_package_writes_silently() {
+fn only_cargo_ptx_package_writes_silently_and_its_check_writes_nothing() {
     let value = write_value("fastblur", 42);
-    assert_eq!(write_request(&value, "fastblur"), Some(Announce::No));
+    assert_eq!(write_request(&value, "fastblur"), Some(Mode::Write(Announce::No)));
     assert_eq!(write_request(&value, "blur-app"), None, "another package's build script does not write");
+    assert_eq!(write_request(&check_value("fastblur", 42), "fastblur"), Some(Mode::Check));
+    assert_eq!(write_request(&check_value("fastblur", 42), "blur-app"), None);
     // Set by hand (or by an older cargo-ptx): the set is written and announced.
-    assert_eq!(write_request("fastblur:1", "fastblur"), Some(Announce::Warning));
-    assert_eq!(write_request("fastblur", "fastblur"), Some(Announce::Warning));
-    assert_eq!(write_request("fastblur:1:someone-else", "fastblur"), Some(Announce::Warning));
+    assert_eq!(write_request("fastblur:1", "fastblur"), Some(Mode::Write(Announce::Warning)));
+    assert_eq!(write_request("fastblur", "fastblur"), Some(Mode::Write(Announce::Warning)));
+    assert_eq!(write_request("fastblur:1:someone-else", "fastblur"), Some(Mode::Write(Announce::Warning)));
 }
 
 #[test]
