@@ -83,6 +83,10 @@ struct PackageArgs {
     /// Pass `--offline` to cargo.
     #[arg(long)]
     offline: bool,
+    /// Write nothing: fail unless the sets there match the sources and options (as a dependent
+    /// would read them, with no tool): the gate for CI before `cargo publish`.
+    #[arg(long)]
+    check: bool,
 }
 
 #[derive(Args, Debug)]
@@ -520,29 +524,30 @@ fn package_cmd(a: PackageArgs) -> ExitCode {
     if a.offline {
         cargo_flags.push("--offline".to_string());
     }
-    let req = crate::package::PackageRequest { manifest_path: a.manifest_path, package: a.package, cargo_flags };
+    let req = crate::package::PackageRequest { manifest_path: a.manifest_path, package: a.package, cargo_flags, check: a.check };
     match crate::package::package(&req) {
         Ok(sets) => {
             for s in &sets {
                 let kernels: usize = s.manifest.crates.iter().flat_map(|c| c.signatures.values()).map(Vec::len).sum();
                 let kib = |b: u64| format!("{:.1} KiB", b as f64 / 1024.0);
+                let (verb, what) = if req.check {
+                    ("Checked", format!("{} matches the sources and options", s.dir.display()))
+                } else {
+                    ("Packaged", format!("into {}", s.dir.display()))
+                };
                 printer.status(
-                    "Packaged",
+                    verb,
                     &format!(
-                        "`{}`: {kernels} kernels for {} into {} ({}: PTX {}, cubins {})",
+                        "`{}`: {kernels} kernels for {} {what} ({}: PTX {}, cubins {})",
                         s.manifest.package,
                         s.manifest.archs.join(", "),
-                        s.dir.display(),
                         kib(s.ptx_bytes + s.cubin_bytes),
                         kib(s.ptx_bytes),
                         kib(s.cubin_bytes)
                     ),
                 );
-                if !s.shipped {
-                    printer.warning(&format!(
-                        "`cargo package` leaves {} out: check `include`/`exclude` in Cargo.toml and .gitignore",
-                        s.dir.display()
-                    ));
+                if let Some(w) = s.shipping_warning() {
+                    printer.warning(&w);
                 }
             }
             ExitCode::SUCCESS

@@ -35,6 +35,10 @@ pub enum Error {
     #[error("could not package prebuilt kernels: {message}\n  help: {help}")]
     Package { message: String, help: String },
 
+    /// `cargo ptx package --check` found a set that cannot be used.
+    #[error("prebuilt kernels check failed: {message}\n  help: {help}")]
+    PackageCheck { message: String, help: String },
+
     /// `cargo ptx setup` could not finish.
     #[error("setup failed: {message}\n  help: {help}")]
     Setup { message: String, help: String },

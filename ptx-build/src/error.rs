@@ -404,6 +404,22 @@ pub enum Error {
         /// How to fix it.
         help: String,
     },
+
+    /// A build from source that failed after a prebuilt set was passed over (`auto`): its own
+    /// error, and a note on the set that could have spared it.
+    #[error("{error}\n  note: built from source because the prebuilt kernels of `{package}` ({set}) are not used ({reason}); the fix where `{package}` is made: {fix}", set = set.display())]
+    PrebuiltPassedOver {
+        /// The build's error.
+        error: Box<Error>,
+        /// The package that ships the set.
+        package: String,
+        /// The set's manifest.
+        set: PathBuf,
+        /// Why it is not used.
+        reason: String,
+        /// What writes a set that can be used.
+        fix: String,
+    },
 }
 
 /// The command line under a tool's output: what to rerun by hand to see the failure again.

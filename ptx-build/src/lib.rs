@@ -98,7 +98,9 @@ pub mod internals {
     }
     /// Kernel crates and their resolved options.
     pub mod prebuilt {
-        pub use crate::prebuilt::{set_dir, ArtifactFile, CrateSet, Manifest, SourceFile, FORMAT, MANIFEST, WRITE_VAR};
+        pub use crate::prebuilt::{
+            check_value, set_dir, write_value, ArtifactFile, CrateSet, Manifest, SourceFile, FORMAT, MANIFEST, WRITE_VAR,
+        };
     }
     pub mod project {
         pub use crate::project::*;

@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::build_script;
 use crate::common::{self, run, text};
 
 fn repo() -> PathBuf {
@@ -105,6 +106,7 @@ fn a_dependent_builds_from_the_packaged_crate_without_tools_with_the_same_bytes(
         .env("CARGO_TARGET_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("prebuilt-target")));
     assert!(log.contains("Packaged `fastblur`: 2 kernels for sm_80, sm_90 into"), "{log}");
     assert!(!log.contains("leaves"), "cargo package ships the set:\n{log}");
+    assert!(!log.contains("wrote the prebuilt kernels"), "reported once, not also as a build script's warning:\n{log}");
     let set = src.join("fastblur/prebuilt/kernels");
     assert!(set.join("manifest.json").is_file() && set.join("fastblur/box_blur/sm_90.cubin").is_file());
 
@@ -182,7 +184,7 @@ fn a_dependent_builds_from_the_packaged_crate_without_tools_with_the_same_bytes(
         log.contains("prebuilt kernels of `fastblur` (") && log.contains("the sources changed after packaging: cuda/box_blur.cu"),
         "{log}"
     );
-    assert!(log.contains("building from source needs") && log.contains("help: rerun `cargo ptx package`"), "{log}");
+    assert!(log.contains("building from source needs") && log.contains("help: rerun `cargo ptx package -p fastblur`"), "{log}");
     assert!(!log.contains("panicked"), "{log}");
     std::fs::write(&cu, original).unwrap();
 }
@@ -220,9 +222,136 @@ fn package_refuses_a_package_without_a_builder_and_an_unknown_name() {
     assert!(!pkg.join("prebuilt").exists());
 }
 
+/// A library with CUDA C++ of its own, in its checkout (its author's view): `cargo ptx package`
+/// reports the set itself, every file of the set is watched, a set that cannot be used is
+/// passed over with the author's fix, and a build from source that fails after it names it.
+fn a_packaged_set_in_a_checkout_is_watched_and_a_set_passed_over_is_named_with_the_fix() {
+    common::cuda();
+    common::nvcc();
+    let kernel = "extern \"C\" __global__ void scale_pb(float a, float *x) { x[0] *= a; }\n";
+    let p = build_script::cuda_host("host_pb", &[("cuda/scale.cu", kernel)], "");
+    let host = p.path().join("host");
+    let manifest = host.join("Cargo.toml");
+    // An unanchored pattern that matches prebuilt/kernels/ too.
+    let toml = std::fs::read_to_string(&manifest).unwrap().replace("edition = \"2021\"\n", "edition = \"2021\"\nexclude = [\"kernels\"]\n");
+    build_script::write(&manifest, &toml);
+    let cargo_ptx_package = |args: &[&str]| {
+        let mut cmd = common::cargo_ptx();
+        cmd.arg("package")
+            .args(args)
+            .current_dir(&host)
+            .env("CARGO_TARGET_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("host-target"));
+        cmd
+    };
+    let package = || {
+        let out = cargo_ptx_package(&[]).output().unwrap();
+        let log = text(&out);
+        assert!(out.status.success(), "{log}");
+        assert!(log.contains("Packaged `host_pb`: 1 kernels for sm_80 into"), "{log}");
+        // Said once, by `cargo ptx package`: not also as a warning of the build script.
+        assert!(!log.contains("wrote the prebuilt kernels"), "{log}");
+        log
+    };
+    let log = package();
+    assert!(log.contains("anchor it to the package root, `\"/kernels\"`"), "{log}");
+    build_script::write(&manifest, &toml.replace("exclude = [\"kernels\"]", "exclude = [\"/kernels\"]"));
+    let log = package();
+    assert!(!log.contains("leaves"), "{log}");
+
+    // `--check`, as CI runs it before publishing: no tool, nothing written.
+    let empty_home = p.path().join("empty home");
+    std::fs::create_dir_all(&empty_home).unwrap();
+    let check = || {
+        let mut cmd = cargo_ptx_package(&["--check"]);
+        without_tools(&mut cmd, &empty_home);
+        cmd.output().unwrap()
+    };
+    let written = std::fs::metadata(host.join("prebuilt/kernels/manifest.json")).unwrap().modified().unwrap();
+    let out = check();
+    let log = text(&out);
+    assert!(out.status.success(), "{log}");
+    assert!(
+        log.contains("Checked `host_pb`: 1 kernels for sm_80 ") && log.contains("prebuilt/kernels matches the sources and options"),
+        "{log}"
+    );
+    assert_eq!(std::fs::metadata(host.join("prebuilt/kernels/manifest.json")).unwrap().modified().unwrap(), written);
+
+    let set = host.join("prebuilt/kernels");
+    let file = |ext: &str| {
+        let found = files(&set).into_iter().find(|f| f.extension().is_some_and(|e| e == ext));
+        set.join(found.unwrap_or_else(|| panic!("no .{ext} in the set: {:?}", files(&set))))
+    };
+    let (cubin, ptx) = (file("cubin"), file("ptx"));
+    let (ok, log) = build_script::cargo_build(p.path());
+    assert!(ok && !log.contains("not used"), "the set is used:\n{log}");
+    let (ok, log) = build_script::cargo_build(p.path());
+    assert!(ok && !build_script::build_script_ran(&log), "a no-op build does not run the build script:\n{log}");
+
+    // A file of the set removed, then one edited: the next build sees it, names it and the fix.
+    std::fs::remove_file(&cubin).unwrap();
+    let (ok, log) = build_script::cargo_build(p.path());
+    assert!(ok && build_script::build_script_ran(&log), "{log}");
+    let rel = cubin.strip_prefix(&set).unwrap().display().to_string();
+    assert!(
+        log.contains(&format!("are not used (the set is damaged: {rel} is missing): building them from source; rerun `cargo ptx package -p host_pb` to update the set")),
+        "{log}"
+    );
+    package();
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    build_script::write_at(&ptx, &format!("{}// edited\n", std::fs::read_to_string(&ptx).unwrap()), later);
+    let (ok, log) = build_script::cargo_build(p.path());
+    assert!(ok && build_script::build_script_ran(&log), "{log}");
+    let rel = ptx.strip_prefix(&set).unwrap().display().to_string();
+    assert!(log.contains(&format!("(the set is damaged: {rel} does not match the hash manifest.json records)")), "{log}");
+
+    // A source changed after packaging that does not build: nvcc's error, and the set named.
+    package();
+    build_script::write_at(host.join("cuda/scale.cu"), "extern \"C\" __global__ void scale_pb(float a, float *x) { x[0] *= a }\n", later);
+    let (ok, log) = build_script::cargo_build(p.path());
+    assert!(!ok, "{log}");
+    assert!(log.contains("Error: nvcc could not compile cuda/scale.cu for sm_80 (1 error above)\n"), "{log}");
+    let note = format!(
+        "  note: built from source because the prebuilt kernels of `host_pb` ({}) are not used (the sources changed after packaging: cuda/scale.cu); the fix where `host_pb` is made: rerun `cargo ptx package -p host_pb`",
+        set.join("manifest.json").display()
+    );
+    assert!(log.contains(&note), "{log}");
+    assert!(!log.contains("panicked"), "{log}");
+    // The check fails on it, naming the file and the fix.
+    let out = check();
+    let log = text(&out);
+    assert!(!out.status.success(), "{log}");
+    assert!(log.contains("manifest.json): the sources changed after packaging: cuda/scale.cu\n"), "{log}");
+    assert!(
+        log.contains("prebuilt kernels check failed: the prebuilt kernels of `host_pb` cannot be used, or its build failed (above)\n  help: fix what the error above names; `cargo ptx package -p host_pb` rewrites a stale or damaged set"),
+        "{log}"
+    );
+
+    // A Builder with static libraries always builds from source: there is nothing to check. A
+    // package of its own: a build.rs edited in place would outlive this test in the shared
+    // target dir (cargo records build.rs relative to the package).
+    let p = build_script::cuda_host("host_pb_static", &[("cuda/scale.cu", kernel)], "");
+    let host = p.path().join("host");
+    build_script::write(
+        host.join("build.rs"),
+        "fn main() -> Result<(), ptx_build::Error> {\n    ptx_build::Builder::new().cuda_static_lib(\"pbs\", \"cuda/*.cu\").arch(\"sm_80\").build()?;\n    Ok(())\n}\n",
+    );
+    let mut cmd = common::cargo_ptx();
+    cmd.args(["package", "--check"]).current_dir(&host).env("CARGO_TARGET_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("host-target"));
+    without_tools(&mut cmd, &empty_home);
+    let out = cmd.output().unwrap();
+    let log = text(&out);
+    assert!(!out.status.success(), "{log}");
+    assert!(
+        log.contains("`cargo ptx package --check`: this Builder has static libraries (`.cuda_static_lib(..)`), so it always builds from source and uses no set"),
+        "{log}"
+    );
+    assert!(log.contains("help: leave this package out of `cargo ptx package --check`"), "{log}");
+}
+
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::tests![
-        package_refuses_a_package_without_a_builder_and_an_unknown_name;
+        package_refuses_a_package_without_a_builder_and_an_unknown_name,
+        a_packaged_set_in_a_checkout_is_watched_and_a_set_passed_over_is_named_with_the_fix;
         slow: a_dependent_builds_from_the_packaged_crate_without_tools_with_the_same_bytes
     ]
 }

@@ -24,7 +24,7 @@ use crate::diag::Level;
 use crate::embed::{self, CrateModules};
 use crate::engine::{BuildOptions, BuildOutput};
 use crate::error::{Error, Result};
-use crate::options::{self, Options, Source};
+use crate::options::{self, Options, Prebuilt, Source};
 use crate::prebuilt;
 use crate::project::{glob_files, CudaFiles, StaticLibSpec};
 use crate::report::{Event, Reporter};
@@ -222,27 +222,82 @@ impl Builder {
             cuda_files: &cuda_list,
             options: &front,
         };
-        // `cargo ptx package` builds this package from source and writes its set.
-        let writing = std::env::var(prebuilt::WRITE_VAR).is_ok_and(|v| v.split(':').next() == Some(package.as_str()));
+        // `cargo ptx package` builds this package from source and writes its set, or checks it.
+        let mode = std::env::var(prebuilt::WRITE_VAR).ok().and_then(|v| prebuilt::write_request(&v, &package));
+        let writing = match mode {
+            Some(prebuilt::Mode::Write(announce)) => Some(announce),
+            _ => None,
+        };
         // A set holds PTX and cubins only: a Builder with static libraries builds from source.
-        if !writing && self.static_libs.is_empty() && (!self.kernel_crates.is_empty() || !cuda_list.is_empty()) {
-            if let Some((output, watch)) = prebuilt::load(&request, policy, reporter)? {
-                let module = self.embed(&output, &out_dir, reporter)?;
-                for p in watch {
-                    reporter.directive(format!("cargo:rerun-if-changed={}", p.display()));
+        let can_use_set = self.static_libs.is_empty() && (!self.kernel_crates.is_empty() || !cuda_list.is_empty());
+        let policy = match mode {
+            Some(prebuilt::Mode::Check) if !self.static_libs.is_empty() => {
+                return Err(Error::Prebuilt {
+                    package,
+                    set: prebuilt::set_dir(&manifest_dir, self.out_file_name()).join(prebuilt::MANIFEST),
+                    message: "`cargo ptx package --check`: this Builder has static libraries (`.cuda_static_lib(..)`), so it always builds from source and uses no set".into(),
+                    help: "leave this package out of `cargo ptx package --check`".into(),
+                });
+            }
+            // A set that cannot be used fails the check, whatever the tools here.
+            Some(prebuilt::Mode::Check) => Prebuilt::Always,
+            _ => policy,
+        };
+        let mut passed_over = None;
+        if writing.is_none() && can_use_set {
+            match prebuilt::load(&request, policy, reporter)? {
+                prebuilt::Use::Set(output, watch) => {
+                    let module = self.embed(&output, &out_dir, reporter)?;
+                    for p in watch {
+                        reporter.directive(format!("cargo:rerun-if-changed={}", p.display()));
+                    }
+                    return Ok(Generated { module, output });
                 }
-                return Ok(Generated { module, output });
+                prebuilt::Use::Source(passed) => passed_over = passed,
             }
         }
+        let built = self.build_from_source(options, &manifest_dir, &out_dir, &source, cuda_files, reporter).and_then(|(module, output)| {
+            if let Some(announce) = writing {
+                let set = prebuilt::write(&request, &output, Some(&out_dir))?;
+                if announce == prebuilt::Announce::Warning {
+                    reporter.warning(format!("ptx-build: wrote the prebuilt kernels of `{package}` to {}", set.display()));
+                }
+            }
+            Ok(Generated { module, output })
+        });
+        match passed_over {
+            Some(passed) => match built {
+                Ok(generated) => {
+                    for p in &passed.watch {
+                        reporter.directive(format!("cargo:rerun-if-changed={}", p.display()));
+                    }
+                    Ok(generated)
+                }
+                Err(e) => Err(passed.explain(e)),
+            },
+            None => built,
+        }
+    }
+
+    /// The build from source and its embed stage: the generated module and the build.
+    fn build_from_source(
+        &self,
+        options: Options,
+        manifest_dir: &Path,
+        out_dir: &Path,
+        source: &Source,
+        cuda_files: Option<CudaFiles>,
+        reporter: &BuildScript,
+    ) -> Result<(PathBuf, BuildOutput)> {
         let mut opts = BuildOptions {
             paths: self.kernel_crates.iter().map(|p| manifest_dir.join(p)).collect(),
-            options: options.resolve_paths(&manifest_dir, &source)?,
+            options: options.resolve_paths(manifest_dir, source)?,
             source: source.clone(),
             cuda_files: cuda_files.into_iter().collect(),
             ..BuildOptions::default()
         };
         for (name, globs) in &self.static_libs {
-            let files = host_files(&manifest_dir, globs, &format!("cuda_static_lib(\"{name}\", "), &source, reporter)?;
+            let files = host_files(manifest_dir, globs, &format!("cuda_static_lib(\"{name}\", "), source, reporter)?;
             if files.is_empty() {
                 return Err(source.method_error(
                     "cuda_static_lib",
@@ -255,10 +310,10 @@ impl Builder {
             }
             opts.cuda_files.push(CudaFiles {
                 name: name.clone(),
-                dir: manifest_dir.clone(),
+                dir: manifest_dir.to_path_buf(),
                 files,
                 target_dir: Some(out_dir.join("ptx-target").join(format!("lib{name}"))),
-                static_lib: Some(StaticLibSpec { name: name.clone(), dir: out_dir.clone() }),
+                static_lib: Some(StaticLibSpec { name: name.clone(), dir: out_dir.to_path_buf() }),
                 siblings: Vec::new(),
             });
         }
@@ -285,22 +340,17 @@ impl Builder {
             .collect();
         let output = opts.run(reporter)?;
 
-        if writing {
-            let set = prebuilt::write(&request, &output, Some(&out_dir))?;
-            reporter.warning(format!("ptx-build: wrote the prebuilt kernels of `{package}` to {}", set.display()));
-        }
-
         let rerun: BTreeSet<PathBuf> = output.crates.iter().flat_map(|c| c.sources.iter().cloned()).collect();
         for lib in output.crates.iter().filter_map(|c| c.static_lib.as_ref()) {
             for d in lib.cargo_directives() {
                 reporter.directive(d);
             }
         }
-        let module = self.embed(&output, &out_dir, reporter)?;
+        let module = self.embed(&output, out_dir, reporter)?;
         for p in rerun.iter().filter(|p| !p.ends_with("Cargo.lock") || locks_before.contains(*p)) {
             reporter.directive(format!("cargo:rerun-if-changed={}", p.display()));
         }
-        Ok(Generated { module, output })
+        Ok((module, output))
     }
 }
 

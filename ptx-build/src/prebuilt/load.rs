@@ -16,13 +16,43 @@ use crate::tools::{Cuda, Rust};
 /// Why a set cannot be used.
 struct Problem {
     message: String,
+    /// For whoever builds with it: the author's fix, or a build from source here.
     help: String,
+    /// For the package's author: what writes a set that can be used.
+    fix: String,
 }
 
-/// The set for `req` when `policy` and the set allow it: `Ok(None)` means "build from source"
-/// (no set under `auto`, `never`, or a set that cannot be used while the tools are here, said
-/// in one warning line); a set that cannot be used otherwise is an error naming the fix.
-pub(crate) fn load(req: &Request<'_>, policy: Prebuilt, reporter: &dyn Reporter) -> Result<Option<(BuildOutput, Vec<PathBuf>)>> {
+/// What a Builder does about its package's prebuilt set.
+pub(crate) enum Use {
+    /// Embed the set: the build it stands for, and the files to watch (the set's and sources).
+    Set(BuildOutput, Vec<PathBuf>),
+    /// Build from source; with the set it passed over, if there is one.
+    Source(Option<PassedOver>),
+}
+
+/// A set not used (`auto`, with the tools here). A failing build from source names it: the
+/// error is about the tools, while the usual fix is a set that can be used.
+pub(crate) struct PassedOver {
+    package: String,
+    set: PathBuf,
+    reason: String,
+    fix: String,
+    /// The set's files that exist (a missing one would rerun the build script every time):
+    /// repackaging or repairing the set reruns the build script.
+    pub watch: Vec<PathBuf>,
+}
+
+impl PassedOver {
+    /// `error`, of the build from source, with a note on the set and the author's fix.
+    pub(crate) fn explain(self, error: Error) -> Error {
+        Error::PrebuiltPassedOver { error: Box::new(error), package: self.package, set: self.set, reason: self.reason, fix: self.fix }
+    }
+}
+
+/// The set for `req` when `policy` and the set allow it, else a build from source (no set under
+/// `auto`, `never`, or a set that cannot be used while the tools are here, said in one warning
+/// line); a set that cannot be used otherwise is an error naming the fix.
+pub(crate) fn load(req: &Request<'_>, policy: Prebuilt, reporter: &dyn Reporter) -> Result<Use> {
     load_with(req, policy, reporter, &tools_for_source_build)
 }
 
@@ -32,9 +62,9 @@ pub(crate) fn load_with(
     policy: Prebuilt,
     reporter: &dyn Reporter,
     tools: &dyn Fn(&Request<'_>, &Path) -> std::result::Result<(), String>,
-) -> Result<Option<(BuildOutput, Vec<PathBuf>)>> {
+) -> Result<Use> {
     if policy == Prebuilt::Never {
-        return Ok(None);
+        return Ok(Use::Source(None));
     }
     let dir = set_dir(req.manifest_dir, req.out_file);
     let manifest_path = dir.join(MANIFEST);
@@ -43,27 +73,52 @@ pub(crate) fn load_with(
         return match policy {
             Prebuilt::Always => Err(fail(Problem {
                 message: "there is none (`prebuilt = \"always\"`)".into(),
-                help: format!("run `cargo ptx package` in {} to build and write it", req.manifest_dir.display()),
+                help: format!("run `cargo ptx package -p {}` in {} to build and write it", req.package, req.manifest_dir.display()),
+                fix: String::new(),
             })),
-            _ => Ok(None),
+            _ => Ok(Use::Source(None)),
         };
     }
     match check(req, &dir, &manifest_path, reporter) {
-        Ok(found) => Ok(Some(found)),
+        Ok((output, watch)) => Ok(Use::Set(output, watch)),
         Err(problem) if policy == Prebuilt::Auto => match tools(req, &manifest_path) {
             Ok(()) => {
                 reporter.report(Event::Diagnostic(&Diagnostic::warning(format!(
-                    "ptx-build: the prebuilt kernels of `{}` are not used ({}): building them from source",
-                    req.package, problem.message
+                    "ptx-build: the prebuilt kernels of `{}` are not used ({}): building them from source; {} to update the set",
+                    req.package, problem.message, problem.fix
                 ))));
-                Ok(None)
+                let watch = std::iter::once(manifest_path.clone()).chain(set_files(&dir, &manifest_path)).filter(|p| p.is_file()).collect();
+                Ok(Use::Source(Some(PassedOver {
+                    package: req.package.clone(),
+                    set: manifest_path.clone(),
+                    reason: problem.message,
+                    fix: problem.fix,
+                    watch,
+                })))
             }
-            Err(missing) => {
-                Err(fail(Problem { message: format!("{}; building from source needs {missing}", problem.message), help: problem.help }))
-            }
+            Err(missing) => Err(fail(Problem {
+                message: format!("{}; building from source needs {missing}", problem.message),
+                help: problem.help,
+                fix: problem.fix,
+            })),
         },
         Err(problem) => Err(fail(problem)),
     }
+}
+
+/// The PTX and cubins a readable manifest lists.
+fn set_files(dir: &Path, manifest_path: &Path) -> Vec<PathBuf> {
+    let m: Option<Manifest> = std::fs::read_to_string(manifest_path).ok().and_then(|t| serde_json::from_str(&t).ok());
+    m.iter().flat_map(|m| &m.crates).flat_map(|c| &c.artifacts).map(|a| under(dir, &a.file)).collect()
+}
+
+/// Whether release `a` (`0.9.0`) is newer than `b`; `false` when either is not `X.Y.Z`.
+fn newer_release(a: &str, b: &str) -> bool {
+    let parse = |v: &str| -> Option<Vec<u64>> {
+        let core = v.split(['-', '+']).next()?;
+        core.split('.').map(|n| n.parse().ok()).collect::<Option<Vec<u64>>>().filter(|v| v.len() == 3)
+    };
+    matches!((parse(a), parse(b)), (Some(a), Some(b)) if a > b)
 }
 
 /// Reads and checks the set: its format, its files' hashes, the sources' hashes, the key, the
@@ -74,8 +129,13 @@ fn check(
     manifest_path: &Path,
     reporter: &dyn Reporter,
 ) -> std::result::Result<(BuildOutput, Vec<PathBuf>), Problem> {
-    let rebuild = "rerun `cargo ptx package` where the package is made, or build from source: `cargo ptx setup` once, then `CARGO_PTX_PREBUILT=never cargo build`";
-    let damaged = |what: String| Problem { message: format!("the set is damaged: {what}"), help: rebuild.into() };
+    let fix = format!("rerun `cargo ptx package -p {}`", req.package);
+    let rebuild = format!(
+        "{fix} where `{}` is made, or build from source here: `cargo ptx setup` once, then `CARGO_PTX_PREBUILT=never cargo build`",
+        req.package
+    );
+    let problem = |message: String| Problem { message, help: rebuild.clone(), fix: fix.clone() };
+    let damaged = |what: String| problem(format!("the set is damaged: {what}"));
     let text = std::fs::read_to_string(manifest_path).map_err(|e| damaged(format!("{MANIFEST} cannot be read: {e}")))?;
     #[derive(serde::Deserialize)]
     struct Probe {
@@ -85,23 +145,28 @@ fn check(
     }
     let probe: Probe = serde_json::from_str(&text).map_err(|e| damaged(format!("{MANIFEST} is not a prebuilt manifest: {e}")))?;
     if probe.format > FORMAT {
+        let mine = env!("CARGO_PKG_VERSION");
+        let writer = if probe.ptx_build.is_empty() { String::new() } else { format!(" (written by ptx-build {})", probe.ptx_build) };
+        // Equal or older releases say nothing about which release reads the format.
+        let to = if newer_release(&probe.ptx_build, mine) {
+            format!("to {} or later", probe.ptx_build)
+        } else {
+            format!("to a release that reads format {}", probe.format)
+        };
         return Err(Problem {
-            message: format!(
-                "it was written by ptx-build {} in format {}, newer than this ptx-build {} reads (format {FORMAT})",
-                probe.ptx_build,
-                probe.format,
-                env!("CARGO_PKG_VERSION")
-            ),
-            help: format!("update ptx-build in the build-dependencies (`cargo update -p ptx-build`, to {} or later)", probe.ptx_build),
+            message: format!("it is in manifest format {}{writer}, and this ptx-build ({mine}) reads format {FORMAT}", probe.format),
+            help: format!("update ptx-build in the build-dependencies {to} (`cargo update -p ptx-build`)"),
+            fix,
         });
     }
     let m: Manifest = serde_json::from_str(&text).map_err(|e| damaged(format!("{MANIFEST} is not a prebuilt manifest: {e}")))?;
     let mut watch = vec![manifest_path.to_path_buf()];
 
+    // Every file of the set is watched: a later edit or removal is found by the next build.
     for a in m.crates.iter().flat_map(|c| &c.artifacts) {
         let file = under(dir, &a.file);
         match cache::file_hash(&file) {
-            Some(h) if h == a.hash => {}
+            Some(h) if h == a.hash => watch.push(file),
             Some(_) => return Err(damaged(format!("{} does not match the hash {MANIFEST} records", a.file))),
             None => return Err(damaged(format!("{} is missing", a.file))),
         }
@@ -122,13 +187,10 @@ fn check(
     }
     if !changed.is_empty() {
         let more = if changed.len() > 3 { format!(" and {} more", changed.len() - 3) } else { String::new() };
-        return Err(Problem {
-            message: format!(
-                "the sources changed after packaging: {}{more}",
-                changed.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
-            ),
-            help: rebuild.into(),
-        });
+        return Err(problem(format!(
+            "the sources changed after packaging: {}{more}",
+            changed.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+        )));
     }
     let options = req.keyed_options();
     if key(&m.sources, &options) != m.key {
@@ -142,15 +204,15 @@ fn check(
             }
         }
         let what = if diff.is_empty() { "its key does not match its sources and options".to_string() } else { diff.join(", ") };
-        return Err(Problem { message: format!("built with other options: {what}"), help: rebuild.into() });
+        return Err(problem(format!("built with other options: {what}")));
     }
-    serve_archs(req.options, &m, reporter)?;
+    serve_archs(req.options, &m, &fix, reporter)?;
     Ok((build_output(req, dir, &m), watch))
 }
 
 /// Each arch asked for is shipped, or a newer GPU that runs a shipped PTX (the driver compiles
 /// it at load time, as it does for a build without that arch).
-fn serve_archs(options: &Options, m: &Manifest, reporter: &dyn Reporter) -> std::result::Result<(), Problem> {
+fn serve_archs(options: &Options, m: &Manifest, fix: &str, reporter: &dyn Reporter) -> std::result::Result<(), Problem> {
     let shipped: Vec<Arch> = m.archs.iter().filter_map(|a| a.parse().ok()).collect();
     for req in options.archs.iter().flatten() {
         let ArchRequest::Arch(want) = req else { continue };
@@ -173,6 +235,7 @@ fn serve_archs(options: &Options, m: &Manifest, reporter: &dyn Reporter) -> std:
                     help: format!(
                         "build from source for {want}: `cargo ptx setup` once, then `CARGO_PTX_PREBUILT=never cargo build`, or ask for a shipped arch"
                     ),
+                    fix: format!("add {want} to the archs of `{}` and {fix}", m.package),
                 })
             }
         }
@@ -254,8 +317,8 @@ fn tools_for_source_build(req: &Request<'_>, manifest_path: &Path) -> std::resul
     let rust = !req.kernel_crates.is_empty();
     if rust {
         let toolchain = req.options.clone().resolve().toolchain;
-        let found = Rust::find(&toolchain).map_err(|e| format!("the `{toolchain}` toolchain ({})", first_line(&e.to_string())))?;
-        found.require().map_err(|e| format!("the `{toolchain}` toolchain's LLVM tools ({})", first_line(&e.to_string())))?;
+        let found = Rust::find(&toolchain).map_err(|e| missing_tool(&e))?;
+        found.require().map_err(|e| missing_tool(&e))?;
     }
     if cuda && Cuda::find().nvcc.is_none() {
         return Err("nvcc, which was not found".into());
@@ -263,8 +326,16 @@ fn tools_for_source_build(req: &Request<'_>, manifest_path: &Path) -> std::resul
     Ok(())
 }
 
-fn first_line(s: &str) -> &str {
-    s.lines().next().unwrap_or_default()
+/// A tool error as the end of "building from source needs ...": what is missing, and why it is
+/// needed, without the error's own help (the set's error has its own).
+pub(super) fn missing_tool(e: &Error) -> String {
+    match e {
+        Error::ToolMissing { what, detail, .. } => {
+            let were = if what.contains(" components ") { "were" } else { "was" };
+            format!("{what}, which {were} not found{detail}")
+        }
+        other => other.to_string().lines().next().unwrap_or_default().to_string(),
+    }
 }
 
 /// The `prebuilt` policy of the host crate's own `[package.metadata.ptx]`: read from its

@@ -34,16 +34,67 @@ use crate::options::Options;
 
 #[cfg(test)]
 use load::load_with;
-pub(crate) use load::{host_policy, load};
+pub(crate) use load::{host_policy, load, Use};
 pub(crate) use write::write;
 
 /// The manifest format this ptx-build writes and reads; a newer one is refused by name.
 pub const FORMAT: u32 = 1;
 
-/// Set by `cargo ptx package` for the build it runs: `<package>:<nonce>`. The Builder of that
-/// package writes its prebuilt set after building from source (the nonce reruns the build
-/// script every time).
+/// Set by `cargo ptx package` for the build it runs: `<package>:<nonce>:<mode>` (see
+/// [`write_value`], [`check_value`]). The Builder of that package writes its prebuilt set after
+/// building from source, or checks it (the nonce reruns the build script every time).
 pub const WRITE_VAR: &str = "CARGO_PTX_PREBUILT_WRITE";
+
+/// The `<mode>` of [`WRITE_VAR`] by which `cargo ptx package` says that it reports the set
+/// itself: the build script then writes it without a warning (cargo shows a build script's
+/// message only as a warning). Set by hand without it, the warning is the only word of the set.
+const REPORTED_BY_CARGO_PTX: &str = "cargo-ptx-package";
+
+/// The `<mode>` of `cargo ptx package --check`: the set is read as a dependent reads it, under
+/// `always`, and not written.
+const CHECK: &str = "check";
+
+/// [`WRITE_VAR`]'s value from `cargo ptx package`, which reports the set itself.
+pub fn write_value(package: &str, nonce: u128) -> String {
+    format!("{package}:{nonce}:{REPORTED_BY_CARGO_PTX}")
+}
+
+/// [`WRITE_VAR`]'s value from `cargo ptx package --check`.
+pub fn check_value(package: &str, nonce: u128) -> String {
+    format!("{package}:{nonce}:{CHECK}")
+}
+
+/// What [`WRITE_VAR`]'s `value` asks of `package`'s build script: `None` when it names
+/// another package.
+pub(crate) fn write_request(value: &str, package: &str) -> Option<Mode> {
+    let mut fields = value.split(':');
+    if fields.next() != Some(package) {
+        return None;
+    }
+    Some(match fields.nth(1) {
+        Some(REPORTED_BY_CARGO_PTX) => Mode::Write(Announce::No),
+        Some(CHECK) => Mode::Check,
+        _ => Mode::Write(Announce::Warning),
+    })
+}
+
+/// What `cargo ptx package` asks of the package's Builder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Build from source and write the set.
+    Write(Announce),
+    /// Use the set, or fail saying why it cannot be used: no tool, nothing written.
+    Check,
+}
+
+/// Whether the build script announces a set it wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Announce {
+    /// `cargo ptx package` reports it.
+    No,
+    /// A cargo warning: the only message a build script's success can carry.
+    Warning,
+}
 
 /// The manifest's file name in a set's folder.
 pub const MANIFEST: &str = "manifest.json";

@@ -14,7 +14,17 @@ use crate::options::Prebuilt;
 use crate::report::{Artifact, ArtifactKind, Event, KernelInfo, Reporter};
 
 /// What `load` returned, and the warnings it reported.
-type Loaded = (crate::Result<Option<(BuildOutput, Vec<PathBuf>)>>, Vec<String>);
+type Loaded = (crate::Result<Use>, Vec<String>);
+
+impl Use {
+    /// The set's build and watched files, when it is used.
+    fn set(self) -> Option<(BuildOutput, Vec<PathBuf>)> {
+        match self {
+            Use::Set(output, watch) => Some((output, watch)),
+            Use::Source(_) => None,
+        }
+    }
+}
 
 #[derive(Default)]
 struct Warnings(Mutex<Vec<String>>);
@@ -143,7 +153,7 @@ impl Fixture {
     fn error(&self, options: &Options, policy: Prebuilt) -> String {
         match self.load(options, policy, false).0 {
             Err(e) => e.to_string(),
-            Ok(o) => panic!("expected an error, got {:?}", o.map(|o| o.1)),
+            Ok(o) => panic!("expected an error, got {:?}", o.set().map(|o| o.1)),
         }
     }
 }
@@ -163,9 +173,13 @@ fn a_set_round_trips_to_the_same_build_without_a_tool() {
     }
 
     let (r, warnings) = f.load(&Options::default(), Prebuilt::Auto, false);
-    let (output, watch) = r.unwrap().expect("the set is used");
+    let (output, watch) = r.unwrap().set().expect("the set is used");
     assert!(warnings.is_empty(), "{warnings:?}");
     assert!(watch.contains(&set.join(MANIFEST)) && watch.contains(&f.pkg.join("cuda/blur.cu")), "{watch:?}");
+    // Every file of the set too: a cubin deleted or a PTX edited later reruns the build script.
+    for a in &output.crates[0].artifacts {
+        assert!(watch.contains(&a.path), "{} is not watched: {watch:?}", a.path.display());
+    }
     let (built, loaded) = (&f.output.crates[0], &output.crates[0]);
     assert_eq!(loaded.signatures, built.signatures, "signatures come back with their files under the package");
     assert_eq!(loaded.archs, built.archs);
@@ -177,7 +191,7 @@ fn a_set_round_trips_to_the_same_build_without_a_tool() {
     }
     // A packaged copy has no kernels/ (cargo leaves the nested package out): still usable.
     std::fs::remove_dir_all(f.pkg.join("kernels")).unwrap();
-    assert!(f.load(&Options::default(), Prebuilt::Always, false).0.unwrap().is_some());
+    assert!(f.load(&Options::default(), Prebuilt::Always, false).0.unwrap().set().is_some());
 }
 
 #[test]
@@ -190,9 +204,19 @@ fn a_file_that_does_not_match_the_manifest_is_damage_named_with_the_fix() {
     assert!(e.starts_with("prebuilt kernels of `fastblur` ("), "{e}");
     assert!(e.contains("the set is damaged: fastblur_kernels/blur/sm_80.cubin does not match the hash manifest.json records"), "{e}");
     assert!(e.contains("building from source needs the `nightly` toolchain"), "{e}");
-    assert!(e.contains("help: rerun `cargo ptx package`"), "{e}");
+    assert!(e.contains("help: rerun `cargo ptx package -p fastblur` where `fastblur` is made, or build from source here"), "{e}");
     std::fs::remove_file(&cubin).unwrap();
     assert!(f.error(&Options::default(), Prebuilt::Always).contains("fastblur_kernels/blur/sm_80.cubin is missing"));
+    // Passed over where the tools are: the set's remaining files are watched, the missing one
+    // not (cargo would rerun the build script on every build).
+    let (r, warnings) = f.load(&Options::default(), Prebuilt::Auto, true);
+    let Ok(Use::Source(Some(passed))) = r else { panic!("expected a build from source") };
+    assert!(passed.watch.contains(&set_dir(&f.pkg, "kernels.rs").join(MANIFEST)) && !passed.watch.contains(&cubin), "{:?}", passed.watch);
+    assert_eq!(passed.watch.len(), 8, "the manifest and 7 of the 8 files: {:?}", passed.watch);
+    assert_eq!(
+        warnings,
+        ["ptx-build: the prebuilt kernels of `fastblur` are not used (the set is damaged: fastblur_kernels/blur/sm_80.cubin is missing): building them from source; rerun `cargo ptx package -p fastblur` to update the set"]
+    );
     std::fs::write(set_dir(&f.pkg, "kernels.rs").join(MANIFEST), "{\"format\": 1, \"key\": ").unwrap();
     assert!(f.error(&Options::default(), Prebuilt::Always).contains("manifest.json is not a prebuilt manifest"));
 }
@@ -206,14 +230,14 @@ fn sources_changed_after_packaging_are_named_and_rebuilt_where_the_tools_are() {
     assert!(e.contains("the sources changed after packaging: cuda/common.cuh"), "{e}");
     // With the tools: one warning line, and a build from source.
     let (r, warnings) = f.load(&Options::default(), Prebuilt::Auto, true);
-    assert!(r.unwrap().is_none());
+    assert!(r.unwrap().set().is_none());
     assert_eq!(warnings.len(), 1);
     assert_eq!(
         warnings[0],
-        "ptx-build: the prebuilt kernels of `fastblur` are not used (the sources changed after packaging: cuda/common.cuh): building them from source"
+        "ptx-build: the prebuilt kernels of `fastblur` are not used (the sources changed after packaging: cuda/common.cuh): building them from source; rerun `cargo ptx package -p fastblur` to update the set"
     );
     // `always` never builds.
-    assert!(f.load(&Options::default(), Prebuilt::Always, true).0.unwrap_err().to_string().contains("cuda/common.cuh"));
+    assert!(f.load(&Options::default(), Prebuilt::Always, true).0.err().expect("an error").to_string().contains("cuda/common.cuh"));
     // A packaged source gone from the package is damage.
     std::fs::remove_file(f.pkg.join("cuda/common.cuh")).unwrap();
     assert!(f.error(&Options::default(), Prebuilt::Always).contains("its source cuda/common.cuh is missing from the package"));
@@ -228,19 +252,109 @@ fn other_options_are_a_stale_key_naming_them() {
     assert!(e.contains("built with other options: `ftz` true (packaged: unset), `profile` Debug (packaged: unset)"), "{e}");
     // The cache, the launcher and the policy build nothing different.
     let same = Options { launcher: Some("sccache".into()), prebuilt: Some(Prebuilt::Always), ..Options::default() };
-    assert!(f.load(&same, Prebuilt::Always, false).0.unwrap().is_some());
+    assert!(f.load(&same, Prebuilt::Always, false).0.unwrap().set().is_some());
 }
 
 #[test]
-fn a_newer_format_names_the_ptx_build_to_update_to() {
+fn a_newer_format_names_the_formats_and_a_newer_writer_its_release() {
     let f = fixture();
     let mut m = f.package();
-    m.format = FORMAT + 1;
-    m.ptx_build = "0.9.0".into();
+    let mine = env!("CARGO_PKG_VERSION");
+    let newer = FORMAT + 1;
+    m.format = newer;
+    m.ptx_build = "999.0.0".into();
     std::fs::write(set_dir(&f.pkg, "kernels.rs").join(MANIFEST), serde_json::to_string(&m).unwrap()).unwrap();
     let e = f.error(&Options::default(), Prebuilt::Always);
-    assert!(e.contains(&format!("written by ptx-build 0.9.0 in format {}, newer than this ptx-build", FORMAT + 1)), "{e}");
-    assert!(e.contains("help: update ptx-build in the build-dependencies (`cargo update -p ptx-build`, to 0.9.0 or later)"), "{e}");
+    assert!(
+        e.contains(&format!(
+            "it is in manifest format {newer} (written by ptx-build 999.0.0), and this ptx-build ({mine}) reads format {FORMAT}\n"
+        )),
+        "{e}"
+    );
+    assert!(e.contains("help: update ptx-build in the build-dependencies to 999.0.0 or later (`cargo update -p ptx-build`)"), "{e}");
+    // Written by this very release (a development build): the formats alone, no release to name.
+    m.ptx_build = mine.into();
+    std::fs::write(set_dir(&f.pkg, "kernels.rs").join(MANIFEST), serde_json::to_string(&m).unwrap()).unwrap();
+    let e = f.error(&Options::default(), Prebuilt::Always);
+    assert!(e.contains(&format!("(written by ptx-build {mine}), and this ptx-build ({mine}) reads format {FORMAT}")), "{e}");
+    assert!(
+        e.contains(&format!(
+            "help: update ptx-build in the build-dependencies to a release that reads format {newer} (`cargo update -p ptx-build`)"
+        )),
+        "{e}"
+    );
+    assert!(!e.contains("or later") && !e.contains("newer than"), "{e}");
+}
+
+#[test]
+fn a_failed_build_from_source_after_a_set_was_passed_over_names_the_set_and_the_fix() {
+    let f = fixture();
+    f.package();
+    write(&f.pkg.join("kernels/src/lib.rs"), "#[kernel]\npub unsafe fn scale(x: *mut f32) { x.exp() }\n");
+    let (r, _) = f.load(&Options::default(), Prebuilt::Auto, true);
+    let Ok(Use::Source(Some(passed))) = r else { panic!("expected a build from source") };
+    let source_error = crate::Error::NoLibdevice { package: "fastblur-kernels".into(), functions: "`__nv_expf`".into() };
+    let e = passed.explain(source_error).to_string();
+    let set = set_dir(&f.pkg, "kernels.rs").join(MANIFEST);
+    assert!(e.starts_with("kernel crate `fastblur-kernels` calls `__nv_expf` from NVIDIA's libdevice, and no libdevice was found\n  help: run `cargo ptx setup`"), "{e}");
+    assert!(
+        e.ends_with(&format!(
+            "\n  note: built from source because the prebuilt kernels of `fastblur` ({}) are not used (the sources changed after packaging: kernels/src/lib.rs); the fix where `fastblur` is made: rerun `cargo ptx package -p fastblur`",
+            set.display()
+        )),
+        "{e}"
+    );
+    // An arch the set does not ship: the fix is to ship it.
+    f.package();
+    let sm75 = Options { archs: Some(crate::arch::parse_list("sm_75").unwrap()), ..Options::default() };
+    let Ok(Use::Source(Some(passed))) = f.load(&sm75, Prebuilt::Auto, true).0 else { panic!("expected a build from source") };
+    let e = passed.explain(crate::Error::NoArch { package: "p".into(), why: "w".into(), help: "h".into() }).to_string();
+    assert!(e.contains("are not used (sm_75 was asked for, and the set ships sm_80, sm_90 only); the fix where `fastblur` is made: add sm_75 to the archs of `fastblur` and rerun `cargo ptx package -p fastblur`"), "{e}");
+}
+
+#[test]
+fn a_missing_tool_is_named_once_in_plain_words() {
+    let rustup = crate::Error::ToolMissing {
+        what: "rustup".into(),
+        detail: " (kernels are built with a rustup nightly)".into(),
+        help: "install rustup".into(),
+    };
+    assert_eq!(load::missing_tool(&rustup), "rustup, which was not found (kernels are built with a rustup nightly)");
+    let parts = crate::Error::ToolMissing {
+        what: "the rust-src and llvm-tools components of the `nightly` toolchain".into(),
+        detail: " (rust-src builds `core` for nvptx64)".into(),
+        help: "run `cargo ptx setup`".into(),
+    };
+    assert_eq!(
+        load::missing_tool(&parts),
+        "the rust-src and llvm-tools components of the `nightly` toolchain, which were not found (rust-src builds `core` for nvptx64)"
+    );
+    // In the set's error: one level of parentheses, the help of the set's error alone.
+    let f = fixture();
+    f.package();
+    write(&f.pkg.join("cuda/blur.cu"), "// changed\n");
+    let w = Warnings::default();
+    let missing = load::missing_tool(&rustup);
+    let r = load_with(&f.request(&Options::default()), Prebuilt::Auto, &w, &|_: &Request<'_>, _: &Path| Err(missing.clone()));
+    let e = match r {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("expected an error"),
+    };
+    assert!(e.contains("the sources changed after packaging: cuda/blur.cu; building from source needs rustup, which was not found (kernels are built with a rustup nightly)\n  help: rerun `cargo ptx package -p fastblur`"), "{e}");
+    assert!(!e.contains("))") && !e.contains("install rustup"), "{e}");
+}
+
+#[test]
+fn only_cargo_ptx_package_writes_silently_and_its_check_writes_nothing() {
+    let value = write_value("fastblur", 42);
+    assert_eq!(write_request(&value, "fastblur"), Some(Mode::Write(Announce::No)));
+    assert_eq!(write_request(&value, "blur-app"), None, "another package's build script does not write");
+    assert_eq!(write_request(&check_value("fastblur", 42), "fastblur"), Some(Mode::Check));
+    assert_eq!(write_request(&check_value("fastblur", 42), "blur-app"), None);
+    // Set by hand (or by an older cargo-ptx): the set is written and announced.
+    assert_eq!(write_request("fastblur:1", "fastblur"), Some(Mode::Write(Announce::Warning)));
+    assert_eq!(write_request("fastblur", "fastblur"), Some(Mode::Write(Announce::Warning)));
+    assert_eq!(write_request("fastblur:1:someone-else", "fastblur"), Some(Mode::Write(Announce::Warning)));
 }
 
 #[test]
@@ -249,9 +363,9 @@ fn archs_are_served_by_the_set_or_named_with_the_source_build() {
     f.package();
     let arch = |s: &str| Options { archs: Some(crate::arch::parse_list(s).unwrap()), ..Options::default() };
     // Shipped: used silently. A newer GPU: the shipped PTX, said once.
-    assert!(f.load(&arch("sm_90"), Prebuilt::Always, false).0.unwrap().is_some());
+    assert!(f.load(&arch("sm_90"), Prebuilt::Always, false).0.unwrap().set().is_some());
     let (r, w) = f.load(&arch("sm_120"), Prebuilt::Always, false);
-    assert!(r.unwrap().is_some());
+    assert!(r.unwrap().set().is_some());
     assert_eq!(w, ["ptx-build: `fastblur` ships no sm_120 kernels: the driver compiles its sm_90 PTX at load time"]);
     // Older than anything shipped, or arch-specific: not served.
     let e = f.error(&arch("sm_75"), Prebuilt::Always);
@@ -264,12 +378,12 @@ fn archs_are_served_by_the_set_or_named_with_the_source_build() {
 #[test]
 fn no_set_builds_from_source_unless_always_and_never_does_not_look() {
     let f = fixture();
-    assert!(f.load(&Options::default(), Prebuilt::Auto, false).0.unwrap().is_none());
+    assert!(f.load(&Options::default(), Prebuilt::Auto, false).0.unwrap().set().is_none());
     let e = f.error(&Options::default(), Prebuilt::Always);
-    assert!(e.contains("there is none (`prebuilt = \"always\"`)") && e.contains("run `cargo ptx package` in"), "{e}");
+    assert!(e.contains("there is none (`prebuilt = \"always\"`)") && e.contains("run `cargo ptx package -p fastblur` in"), "{e}");
     f.package();
     std::fs::write(set_dir(&f.pkg, "kernels.rs").join(MANIFEST), "damaged").unwrap();
-    assert!(f.load(&Options::default(), Prebuilt::Never, false).0.unwrap().is_none());
+    assert!(f.load(&Options::default(), Prebuilt::Never, false).0.unwrap().set().is_none());
 }
 
 #[test]
