@@ -136,14 +136,7 @@ pub fn render(out: &BuildOutput, opts: &InspectOptions) -> Result<String> {
 /// Each call's place (the `.file` path and line of the `.loc` before it) and the panic's kind,
 /// following calls into the module's other functions; each place once.
 fn panic_sites(ptx: &str, name: &str) -> Vec<(String, u32, &'static str)> {
-    let files: HashMap<u32, String> = ptx
-        .lines()
-        .filter_map(|l| {
-            let rest = l.trim().strip_prefix(".file")?.trim_start();
-            let (n, path) = rest.split_once(char::is_whitespace)?;
-            Some((n.parse().ok()?, unescape(path.trim().strip_prefix('"')?.rsplit_once('"')?.0)))
-        })
-        .collect();
+    let files = file_table(ptx);
     // Each function's calls: (callee, the `.file` path and line of the `.loc` before the call).
     type Call<'a> = (&'a str, Option<(&'a str, u32)>);
     let mut calls: HashMap<&str, Vec<Call>> = HashMap::new();
@@ -409,17 +402,21 @@ fn display_path(path: &str) -> String {
     path.to_string()
 }
 
-/// The `.entry name` function of `ptx`, its `.loc` lines replaced by the source lines they name.
-fn ptx_listing(ptx: &str, name: &str, sources: &mut Sources) -> Option<String> {
-    let files: HashMap<u32, String> = ptx
-        .lines()
+/// The PTX's `.file` table: number -> path as written.
+fn file_table(ptx: &str) -> HashMap<u32, String> {
+    ptx.lines()
         .filter_map(|l| {
             let rest = l.trim().strip_prefix(".file")?.trim_start();
             let (n, path) = rest.split_once(char::is_whitespace)?;
             let path = path.trim().strip_prefix('"')?.rsplit_once('"')?.0;
             Some((n.parse().ok()?, unescape(path)))
         })
-        .collect();
+        .collect()
+}
+
+/// The `.entry name` function of `ptx`, its `.loc` lines replaced by the source lines they name.
+fn ptx_listing(ptx: &str, name: &str, sources: &mut Sources) -> Option<String> {
+    let files = file_table(ptx);
     let lines: Vec<&str> = ptx.lines().collect();
     let start = lines.iter().position(|l| entry_name(l) == Some(name))?;
     let mut out = String::new();
