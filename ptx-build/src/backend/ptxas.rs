@@ -188,13 +188,16 @@ pub fn diagnostics(stderr: &str, ptx_text: &str, ptx_path: &Path, source_root: &
             Some(a) => Diagnostic::new(level, a.message.clone()),
             None => Diagnostic::new(level, format!("ptxas: {message}")),
         };
-        // A syntax error is reported at the token after the mistake (often the next line's
-        // `.loc` or label): the line before it is the one to show and map.
+        // A syntax error is reported at the token after the mistake: where that token starts
+        // its line (the next line's `.loc` or label after a missing `;`), the line before it is
+        // the one to show and map; inside a line (`mov.u32 %r1 %r2;`) the line is right.
         let syntax = message.starts_with("Parsing error");
+        let near = message.split('\'').nth(1).filter(|t| !t.is_empty());
+        let starts_line = near.is_some_and(|t| ptx_lines.get(n.wrapping_sub(1)).is_some_and(|l| l.trim_start().starts_with(t)));
         let code_line = |i: &usize| {
             ptx_lines.get(i - 1).map(|t| t.trim()).is_some_and(|t| !(t.is_empty() || t.starts_with("//") || t.starts_with(".loc")))
         };
-        let n = if syntax { (1..n).rev().find(code_line).unwrap_or(n) } else { n };
+        let n = if syntax && starts_line { (1..n).rev().find(code_line).unwrap_or(n) } else { n };
         let instruction = ptx_lines.get(n.wrapping_sub(1)).map(|s| s.trim()).unwrap_or_default();
         match module.source_of(n) {
             Some((pos, inlined)) => {
@@ -232,6 +235,9 @@ pub fn diagnostics(stderr: &str, ptx_text: &str, ptx_path: &Path, source_root: &
         if !instruction.is_empty() {
             d = d.note(format!("PTX line {n}: {instruction}"));
         }
+        if let Some(fix) = fatal_help(message, ptxas) {
+            d = d.note(fix); // `Unsupported .version`, which ptxas reports at line 1
+        }
         if syntax {
             d = d.note("help: ptxas reports a syntax error at the token after it; in an `asm!` string, each instruction ends in `;` and operands are `{0}` or `{name}` (not CUDA's `%0`)");
         }
@@ -246,6 +252,8 @@ pub fn diagnostics(stderr: &str, ptx_text: &str, ptx_path: &Path, source_root: &
             Some(i) if out[i].level == level => {
                 let first = &mut out[i];
                 let other = if names_the_unknown(&d.message) && !names_the_unknown(&first.message) {
+                    // The caret follows the message: under the token it names.
+                    first.column = d.column;
                     std::mem::replace(&mut first.message, d.message.clone())
                 } else {
                     d.message.clone()
@@ -385,6 +393,10 @@ mod tests {
         let tool = Tool { path: "ptxas".into(), version: "13.0.88".into(), source: "PATH".into() };
         let d = diagnostics("ptxas /t/k.ptx, line 6; error   : Unknown symbol '%landid'\n", ptx, Path::new("/t/k.ptx"), dir.path(), &tool);
         assert_eq!(d[0].location().unwrap(), "src/lib.rs:2:36", "{d:?}");
+        // Merged with an earlier complaint at the line, the caret still goes under the token.
+        let stderr = "ptxas /t/k.ptx, line 6; error   : Arguments mismatch for instruction 'mov'\nptxas /t/k.ptx, line 6; error   : Unknown symbol '%landid'\n";
+        let d = diagnostics(stderr, ptx, Path::new("/t/k.ptx"), dir.path(), &tool);
+        assert_eq!((d.len(), d[0].location().unwrap()), (1, "src/lib.rs:2:36".to_string()), "{d:?}");
         // An instruction's name alone is on many lines: the statement's column stays.
         let d = diagnostics(
             "ptxas /t/k.ptx, line 6; error   : Arguments mismatch for instruction 'mov'\n",
@@ -410,7 +422,31 @@ mod tests {
         );
         assert!(d[0].notes.iter().any(|n| n == "PTX line 7: mov.u32 %r1, %laneid"), "{:?}", d[0].notes);
         assert!(!d[0].notes.iter().any(|n| n.contains("$L__tmp17:")), "the label after it is not the mistake: {:?}", d[0].notes);
+        // A token inside the line ptxas names (a missing comma): that line is the mistake's.
+        let ptx = ".version 7.0\n.target sm_80\n.visible .entry k()\n{\n.loc 1 10 5\nadd.u32 %r2, %r2, 1;\n.loc 1 11 5\nmov.u32 %r1 %r2;\n}\n.file 1 \"/k/src/lib.rs\"\n";
+        let d = diagnostics(
+            "ptxas /t/k.ptx, line 8; fatal   : Parsing error near '%r2': syntax error\n",
+            ptx,
+            Path::new("/t/k.ptx"),
+            Path::new("/k"),
+            &tool,
+        );
+        assert_eq!(d[0].location().unwrap(), "src/lib.rs:11:5", "{d:?}");
+        assert!(d[0].notes.iter().any(|n| n == "PTX line 8: mov.u32 %r1 %r2;"), "{:?}", d[0].notes);
         assert!(d[0].notes.iter().any(|n| n.contains("each instruction ends in `;`")), "{:?}", d[0].notes);
+    }
+
+    #[test]
+    fn an_unsupported_version_at_its_line_gets_the_isa_help() {
+        let tool = Tool { path: "ptxas".into(), version: "13.0.88".into(), source: "PATH".into() };
+        let d = diagnostics(
+            "ptxas v.ptx, line 1; fatal   : Unsupported .version 9.9; current version is '9.0'\n",
+            ".version 9.9\n",
+            Path::new("/t/v.ptx"),
+            Path::new("/k"),
+            &tool,
+        );
+        assert!(d[0].notes.iter().any(|n| n.starts_with("this PTX is newer than ptxas 13.0.88 accepts")), "{d:?}");
     }
 
     #[test]

@@ -86,7 +86,10 @@ fn scan_c(src: &str) -> Vec<CAsm> {
                 if matches!(t.text, "asm" | "__asm__" | "__asm") {
                     if let Some(mut a) = asm_statement(&toks, &mut i, t.line, t.col) {
                         a.inlinable = enclosing_inlinable(&blocks);
-                        out.push(a);
+                        // Host code's asm (`rdtsc`, `pause`) is x86's, not PTX.
+                        if !in_host_function(&blocks) {
+                            out.push(a);
+                        }
                         continue;
                     }
                 }
@@ -97,6 +100,20 @@ fn scan_c(src: &str) -> Vec<CAsm> {
         }
     }
     out
+}
+
+/// Whether the innermost enclosing function is host code: a header with neither `__device__`
+/// nor `__global__` (`__host__ __device__` is device code too). An asm outside any function (a
+/// macro's body) is read as PTX.
+fn in_host_function(blocks: &[String]) -> bool {
+    let header = blocks.iter().rev().map(|b| b.trim()).find(|h| {
+        let first = h.split(|c: char| !c.is_ascii_alphanumeric() && c != '_').find(|w| !w.is_empty()).unwrap_or_default();
+        h.contains('(') && !matches!(first, "if" | "else" | "for" | "while" | "do" | "switch" | "try" | "catch")
+    });
+    header.is_some_and(|h| {
+        let words: Vec<&str> = h.split(|c: char| !c.is_ascii_alphanumeric() && c != '_').collect();
+        !words.contains(&"__device__") && !words.contains(&"__global__")
+    })
 }
 
 /// The name of the enclosing function when it is one that can be inlined at several call sites.
@@ -475,10 +492,25 @@ __global__ void k(short *h, long long *l, float *f, double *d) {
     }
 
     #[test]
+    fn host_functions_asm_is_not_ptx() {
+        // x86 in a .cu file's host code: no PTX rule applies (its "=a" is no PTX constraint).
+        let src = "static inline unsigned long long ticks() {\n  unsigned lo, hi;\n  asm volatile(\"rdtsc\" : \"=a\"(lo), \"=d\"(hi));\n  return lo;\n}\nvoid spin() { asm volatile(\"pause\"); }\n";
+        assert!(cu(src).is_empty(), "{:?}", cu(src));
+        // `__host__ __device__` is device code as well, and so is a kernel's body.
+        let both = "__host__ __device__ void f() { asm volatile(\"membar.gl\"); }\n";
+        assert_eq!(cu(both).len(), 1, "{:?}", cu(both));
+    }
+
+    #[test]
     fn an_instruction_without_its_semicolon() {
         let d =
             cu("__global__ void k(unsigned *o) {\n  unsigned x;\n  asm volatile(\"mov.u32 %0, %%laneid\" : \"=r\"(x));\n  *o = x;\n}\n");
         assert_eq!(one(&d, "a PTX instruction in this asm does not end in `;`"), "k.cu:3:36");
+        // Any UTF-8 in the template is read, not sliced through.
+        assert!(cu(
+            "__global__ void k(float *o) {\n  asm(\"mul.f32 %0, %1, %2; /* a·b */\" : \"=f\"(o[0]) : \"f\"(o[1]), \"f\"(o[2]));\n}\n"
+        )
+        .is_empty());
     }
 
     #[test]

@@ -156,7 +156,8 @@ fn check_rust_asm(file: &Path, m: &syn::Macro, inlinable: Option<&str>, out: &mu
     // CUDA's operand syntax carried over (`asm("mov.u32 %0, %%laneid;" : "=r"(x))`): PTX has no
     // register named `%0`, and rustc only says an operand is never used.
     let bytes = template.as_bytes();
-    if let Some(off) = (0..bytes.len()).find(|&o| bytes[o] == b'%' && bytes.get(o + 1).is_some_and(u8::is_ascii_digit)) {
+    let in_comment = |o: usize| template[..o].rsplit('\n').next().is_some_and(|line| line.contains("//"));
+    if let Some(off) = (0..bytes.len()).find(|&o| bytes[o] == b'%' && bytes.get(o + 1).is_some_and(u8::is_ascii_digit) && !in_comment(o)) {
         let n: String = template[off + 1..].chars().take_while(char::is_ascii_digit).collect();
         out.push(at(
             Diagnostic::warning(format!("`%{n}` is CUDA's operand syntax: Rust's asm! writes `{{{n}}}` or `{{name}}`"))
@@ -332,6 +333,7 @@ mod tests {
         let d = rs("fn lane() -> u32 { let r; unsafe { asm!(\"mov.u32 %0, %%laneid;\", out(reg32) r); } r }");
         one(&d, "`%0` is CUDA's operand syntax: Rust's asm! writes `{0}` or `{name}`");
         assert!(rs("fn lane() -> u32 { let r; unsafe { asm!(\"mov.u32 {0}, %laneid;\", out(reg32) r); } r }").is_empty());
+        assert!(rs("fn lane() -> u32 { let r; unsafe { asm!(\"mov.u32 {0}, %laneid; // was %0\", out(reg32) r); } r }").is_empty());
     }
 
     #[test]
@@ -343,11 +345,14 @@ mod tests {
         let two = "fn f(x: u32) -> u32 { let y; unsafe { asm!(\"add.u32 {y}, {x}, 1\", \"add.u32 {y}, {y}, 1;\", x = in(reg32) x, y = out(reg32) y); } y }";
         one(&rs(two), "does not end in `;`");
         one(&rs("fn f() { unsafe { asm!(\"{{ .reg .u32 t; mov.u32 t, 1 }}\"); } }"), "does not end in `;`");
+        // Any UTF-8 in the template: `ü` ends the instruction that lacks its `;`.
+        one(&rs("fn f() { unsafe { asm!(\"mov.u32 %r1, 1; /* ü */ add.u32 %r1, %r1, 1 // ü\"); } }"), "does not end in `;`");
         // Operands that go on over lines, vectors in braces, labels and a last `}` are fine.
         for ok in [
             "fn f(p: u64) { unsafe { asm!(\"st.global.v2.u32 [{p}],\\n {{1, 2}};\", p = in(reg64) p); } }",
             "fn f() { unsafe { asm!(\"{{ .reg .pred p;\", \"L1: setp.eq.u32 p, 1, 1;\", \"@p bra L1;\", \"}}\"); } }",
             "fn f() { unsafe { asm!(\"bar.sync 0; // wait\"); } }",
+            "fn f() { unsafe { asm!(\"bar.sync 0; /* a·b ü */\"); } }",
         ] {
             assert!(rs(ok).is_empty(), "{ok}: {:?}", rs(ok));
         }

@@ -130,7 +130,10 @@ pub(super) fn statements(template: &str) -> (Vec<Statement<'_>>, Vec<(usize, usi
 /// token with "Parsing error ... syntax error", a line later than the mistake. A brace inside an
 /// instruction is a vector operand (`mov.b32 {lo, hi}, %1;`), not a scope.
 pub(super) fn unterminated(ptx: &str) -> Vec<usize> {
+    // Bytes throughout: a template may hold any UTF-8 (a `/* a·b */` comment), and every byte
+    // the scan stops at is ASCII.
     let b = ptx.as_bytes();
+    let find = |from: usize, what: u8| b[from..].iter().position(|&c| c == what).map(|n| from + n);
     let mut out = Vec::new();
     // The current instruction's end so far, and whether it is one: text that starts with an
     // operand (`"%0"` with a `"C"` constraint, a whole instruction given by the caller) is not.
@@ -138,15 +141,19 @@ pub(super) fn unterminated(ptx: &str) -> Vec<usize> {
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
-        if ptx[i..].starts_with("//") {
-            i = ptx[i..].find('\n').map_or(b.len(), |n| i + n);
+        if b[i..].starts_with(b"//") {
+            i = find(i, b'\n').unwrap_or(b.len());
+            continue;
+        }
+        if b[i..].starts_with(b"/*") {
+            i = b[i + 2..].windows(2).position(|w| w == b"*/").map_or(b.len(), |n| i + 2 + n + 2);
             continue;
         }
         match c {
             b';' => current = None,
             b'{' if current.is_some() => {
                 // A vector operand: to its closing brace, as part of the instruction.
-                let close = ptx[i..].find('}').map_or(b.len(), |n| i + n + 1);
+                let close = find(i, b'}').map_or(b.len(), |n| n + 1);
                 current = current.map(|(_, real)| (close, real));
                 i = close;
                 continue;
@@ -161,9 +168,10 @@ pub(super) fn unterminated(ptx: &str) -> Vec<usize> {
                 // Two instructions on two lines with no `;` between them; a line that goes on
                 // (after a comma or an open bracket) is one instruction.
                 if let Some((end, real)) = current {
-                    let goes_on = ptx[..end].trim_end().ends_with([',', '[', '(', '|', '+', '-']);
-                    let next = ptx[i + 1..].trim_start();
-                    let starts = next.starts_with(|c: char| c.is_ascii_alphabetic() || c == '@' || c == '.');
+                    let last = b[..end].iter().rev().find(|c| !c.is_ascii_whitespace());
+                    let goes_on = last.is_some_and(|c| b",[(|+-".contains(c));
+                    let next = b[i + 1..].iter().find(|c| !c.is_ascii_whitespace());
+                    let starts = next.is_some_and(|c| c.is_ascii_alphabetic() || *c == b'@' || *c == b'.');
                     if !goes_on && starts {
                         if real {
                             out.push(end);
@@ -175,14 +183,18 @@ pub(super) fn unterminated(ptx: &str) -> Vec<usize> {
             c if c.is_ascii_whitespace() => {}
             _ => {
                 // A label (`L1:`) ends where its colon is: it needs no `;`.
-                let word = ptx[i..].bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'$').count();
-                let rest = &ptx[i + word..];
-                if current.is_none() && word > 0 && rest.starts_with(':') && !rest.starts_with("::") {
+                let word = b[i..].iter().take_while(|b| b.is_ascii_alphanumeric() || **b == b'_' || **b == b'$').count();
+                let rest = &b[i + word..];
+                if current.is_none() && word > 0 && rest.starts_with(b":") && !rest.starts_with(b"::") {
                     i += word + 1;
                     continue;
                 }
                 let real = current.map_or(c.is_ascii_alphabetic() || c == b'.' || c == b'@', |(_, r)| r);
-                current = Some((i + 1, real));
+                // The end of the character this byte starts (a multi-byte one counts whole).
+                let len = ptx[i..].chars().next().map_or(1, char::len_utf8);
+                current = Some((i + len, real));
+                i += len;
+                continue;
             }
         }
         i += 1;
