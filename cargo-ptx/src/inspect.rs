@@ -88,7 +88,10 @@ pub fn render(out: &BuildOutput, opts: &InspectOptions) -> Result<String> {
         let ptx_of =
             with_kernel.iter().find(|c| c.kind == ArtifactKind::Ptx && c.arch.capability == a.arch.capability && c.module == a.module);
         if let Some(ptx) = ptx_of.and_then(|p| std::fs::read_to_string(&p.path).ok()) {
-            let sites = panic_sites(&ptx, name);
+            // The kernel crate's own files: the package folder of the module's source.
+            let package = a.source.as_deref().and_then(|s| s.ancestors().find(|d| d.join("Cargo.toml").is_file()));
+            let is_user = |path: &str| sources.resolve(path).zip(package).is_some_and(|(p, dir)| p.starts_with(dir));
+            let sites = panic_sites(&ptx, name, &is_user);
             if !sites.is_empty() {
                 let _ = writeln!(
                     text,
@@ -96,8 +99,12 @@ pub fn render(out: &BuildOutput, opts: &InspectOptions) -> Result<String> {
                     sites.len(),
                     if sites.len() == 1 { "" } else { "s" }
                 );
-                for (path, line, kind) in &sites {
-                    let _ = writeln!(text, "//   {kind}: {}", sources.annotation(path, *line).trim_start_matches("// "));
+                for (place, kind) in &sites {
+                    let at = match place {
+                        Some((path, line)) => sources.annotation(path, *line).trim_start_matches("// ").to_string(),
+                        None => "a place the compiler merged from several (no source line)".into(),
+                    };
+                    let _ = writeln!(text, "//   {kind}: {at}");
                 }
                 let _ = writeln!(
                     text,
@@ -131,49 +138,57 @@ pub fn render(out: &BuildOutput, opts: &InspectOptions) -> Result<String> {
     Ok(text)
 }
 
+/// A source place: the `.file` path as written and a line; `None` where the compiler gave the
+/// code no line (`.loc N 0`: blocks merged from several places).
+type Place = Option<(String, u32)>;
+
 /// Where kernel `name` of `ptx` can panic: Rust's bounds checks, `unwrap`s, overflow checks and
 /// `panic!`s are calls into core's panic functions, which ptx-device's handler ends in `trap`.
-/// Each call's place (the `.file` path and line of the `.loc` before it) and the panic's kind,
-/// following calls into the module's other functions; each place once.
-fn panic_sites(ptx: &str, name: &str) -> Vec<(String, u32, &'static str)> {
+/// Each call's place and the panic's kind, following calls into the module's own functions
+/// (not into core's); each place and kind once. A place is the innermost frame of the `.loc`'s
+/// inline chain in a file `is_user` accepts (the kernel crate's): an `unwrap` inlined from core
+/// into a generic kernel inlined into ptx-device's `#[kernel]` wrapper is named at the kernel's
+/// line.
+fn panic_sites(ptx: &str, name: &str, is_user: &dyn Fn(&str) -> bool) -> Vec<(Place, &'static str)> {
     let files = file_table(ptx);
-    // Each function's calls: (callee, the `.file` path and line of the `.loc` before the call).
-    type Call<'a> = (&'a str, Option<(&'a str, u32)>);
-    let mut calls: HashMap<&str, Vec<Call>> = HashMap::new();
-    let mut current: Option<&str> = None;
+    let locs: Vec<(u32, u32)> = ptx.lines().filter_map(|l| loc_numbers(l.trim_start().strip_prefix(".loc")?)).collect();
+    // Each function's calls: (callee, the place of the `.loc` before the call).
+    let mut calls: HashMap<String, Vec<(String, Place)>> = HashMap::new();
+    let mut current: Option<String> = None;
     let mut depth = 0i32;
-    let mut loc = None;
+    let mut place: Place = None;
     for l in ptx.lines() {
         let code = l.split("//").next().unwrap_or_default().trim();
-        if depth == 0 {
-            if let Some(f) = function_name(code) {
+        if depth == 0 && !code.starts_with(".extern") && !code.ends_with(';') {
+            if let Some(f) = crate::sanitize::sources::function_name(code) {
                 current = Some(f);
-                loc = None;
+                place = None;
             }
         }
         if let Some(rest) = code.strip_prefix(".loc") {
-            let mut it = rest.split_whitespace().map(|v| v.parse::<u32>().ok());
-            if let (Some(Some(f)), Some(Some(line))) = (it.next(), it.next()) {
-                let inner = files.get(&f).map(String::as_str).filter(|_| line != 0).map(|p| (p, line));
-                loc = inlined_at(l, &files).or(inner);
-            }
-        } else if let (Some(f), Some(callee)) = (current, callee(code)) {
-            calls.entry(f).or_default().push((callee, loc));
+            place = loc_numbers(rest).and_then(|own| {
+                let chain = inline_chain(own, l, &files, &locs);
+                chain.iter().find(|(p, _)| is_user(p)).or(chain.last()).cloned()
+            });
+        } else if let (Some(f), Some(callee)) = (&current, callee(code)) {
+            calls.entry(f.clone()).or_default().push((callee.to_string(), place.clone()));
         }
         depth += code.matches('{').count() as i32 - code.matches('}').count() as i32;
     }
-    let mut sites: Vec<(String, u32, &'static str)> = Vec::new();
-    let mut seen = vec![name];
-    let mut stack = vec![name];
+    let mut sites: Vec<(Place, &'static str)> = Vec::new();
+    let mut seen = vec![name.to_string()];
+    let mut stack = vec![name.to_string()];
     while let Some(f) = stack.pop() {
-        for (callee, at) in calls.get(f).into_iter().flatten() {
-            if let Some(kind) = panic_kind(callee) {
-                if let Some((path, line)) = at.filter(|(p, l)| !sites.iter().any(|s| s.0 == *p && s.1 == *l)) {
-                    sites.push((path.to_string(), line, kind));
+        for (callee, at) in calls.get(&f).into_iter().flatten() {
+            match panic_kind(callee) {
+                Some(kind) if !sites.iter().any(|s| s.0 == *at && s.1 == kind) => sites.push((at.clone(), kind)),
+                Some(_) => {}
+                // The module's own functions; core's and alloc's are not the user's code.
+                None if calls.contains_key(callee) && !seen.contains(callee) && !is_library(callee) => {
+                    seen.push(callee.clone());
+                    stack.push(callee.clone());
                 }
-            } else if calls.contains_key(callee) && !seen.contains(callee) {
-                seen.push(callee);
-                stack.push(callee);
+                None => {}
             }
         }
     }
@@ -182,37 +197,52 @@ fn panic_sites(ptx: &str, name: &str) -> Vec<(String, u32, &'static str)> {
     sites
 }
 
-/// The outermost place of a `.loc` inside inlined code, from LLVM's comment on it
-/// (`// src/option.rs:1013:21 @[ src/lib.rs:92:41 ]`): the kernel's own line where an `unwrap`
-/// or ptx-device's code was inlined into it. The comment names files without their folder; a
-/// name that is one `.file`'s path, or the end of exactly one, is that file.
-fn inlined_at<'a>(line: &str, files: &'a HashMap<u32, String>) -> Option<(&'a str, u32)> {
-    let comment = line.split_once("//")?.1;
-    let outer = comment.rsplit("@[").next().filter(|_| comment.contains("@["))?.split_whitespace().next()?;
-    let mut parts = outer.rsplitn(3, ':');
-    let (_column, line, name) = (parts.next()?, parts.next()?.parse::<u32>().ok()?, parts.next()?);
-    let exact = files.values().find(|p| *p == name);
-    let ends: Vec<&String> = files.values().filter(|p| p.ends_with(&format!("/{name}"))).collect();
-    let path = exact.or(match ends.as_slice() {
-        [one] => Some(*one),
-        _ => None,
-    })?;
-    (line != 0).then_some((path.as_str(), line))
+/// The file number and line of a `.loc` (after the directive's name).
+fn loc_numbers(rest: &str) -> Option<(u32, u32)> {
+    let mut it = rest.split(',').next()?.split_whitespace().map(|v| v.parse::<u32>().ok());
+    Some((it.next()??, it.next()??))
 }
 
-/// The function a PTX line starts: `.visible .entry saxpy(`, `.func (.param .b32 r) helper(`;
-/// declarations (`.extern .func f(..);`) start none.
-fn function_name(code: &str) -> Option<&str> {
-    let at = code.find(".entry").map(|i| i + ".entry".len()).or_else(|| code.find(".func").map(|i| i + ".func".len()))?;
-    if code.starts_with(".extern") || code.ends_with(';') {
-        return None;
+/// A `.loc`'s places from the innermost out: its own, then each frame of LLVM's inline chain
+/// (`// src/option.rs:1013:21 @[ src/lib.rs:92:41 @[ src/lib.rs:126:48 ] ]`). The comment
+/// names files without their folder, so `src/lib.rs` may be the kernel crate's or ptx-device's:
+/// a frame is the `.file` whose number has a `.loc` at that line, else the file of exactly that
+/// path, else the one file of that name.
+fn inline_chain(own: (u32, u32), raw: &str, files: &HashMap<u32, String>, locs: &[(u32, u32)]) -> Vec<(String, u32)> {
+    let mut chain: Vec<(String, u32)> = Vec::new();
+    if let (Some(path), true) = (files.get(&own.0), own.1 != 0) {
+        chain.push((path.clone(), own.1));
     }
-    let mut rest = code[at..].trim_start();
-    if rest.starts_with('(') {
-        rest = rest[rest.find(')')? + 1..].trim_start();
+    let Some((_, comment)) = raw.split_once("//") else { return chain };
+    for frame in comment.split("@[").skip(1) {
+        let Some(pos) = frame.split_whitespace().next() else { continue };
+        let mut parts = pos.rsplitn(3, ':');
+        let (Some(_column), Some(Ok(line)), Some(name)) = (parts.next(), parts.next().map(str::parse::<u32>), parts.next()) else {
+            continue;
+        };
+        let named: Vec<(&u32, &String)> = files.iter().filter(|(_, p)| *p == name || p.ends_with(&format!("/{name}"))).collect();
+        let at_line = named.iter().find(|(n, _)| locs.contains(&(**n, line)));
+        // Else the file named exactly so (the kernel crate's own paths are written from its
+        // workspace, a dependency's with the folders before it), else the one of that name.
+        let exact = named.iter().find(|(_, p)| *p == name);
+        let file = match (at_line.or(exact), named.as_slice()) {
+            (Some((_, p)), _) => Some(*p),
+            (None, [(_, p)]) => Some(*p),
+            _ => None,
+        };
+        if let (Some(path), true) = (file, line != 0) {
+            chain.push((path.clone(), line));
+        }
     }
-    let name = rest.split(|c: char| c == '(' || c.is_whitespace()).next()?;
-    (!name.is_empty()).then_some(name)
+    chain
+}
+
+/// A symbol of Rust's own libraries (`core::`, `alloc::`, `std::`).
+fn is_library(symbol: &str) -> bool {
+    rustc_demangle::try_demangle(symbol).is_ok_and(|d| {
+        let path = format!("{d:#}");
+        ["core::", "alloc::", "std::"].iter().any(|l| path.starts_with(l))
+    })
 }
 
 /// The callee of a `call` instruction: `call.uni f, (..);`, `call.uni (retval0), f, (..);`.
@@ -239,6 +269,8 @@ fn panic_kind(symbol: &str) -> Option<&'static str> {
         l if l.ends_with("_overflow") => "arithmetic overflow",
         l if l.starts_with("slice_") && l.ends_with("_fail") => "slice range out of bounds",
         _ if path.starts_with("core::panicking::") => "a panic",
+        // `len_mismatch_fail`, `panic_already_borrowed`, ...: core's other ways to panic.
+        l if l.contains("panic") || l.ends_with("_fail") || l.ends_with("_failed") => "a panic",
         _ => return None,
     })
 }
@@ -343,17 +375,20 @@ struct Sources {
 }
 
 impl Sources {
+    /// A `.file` path as a file here: relative ones from the roots (`../../ptx-device/src/lib.rs`,
+    /// a path dependency outside the workspace, without the `..`).
+    fn resolve(&self, path: &str) -> Option<PathBuf> {
+        if Path::new(path).is_relative() {
+            self.roots.iter().map(|r| lexical(&r.join(path))).find(|p| p.is_file())
+        } else {
+            Some(PathBuf::from(path)).filter(|p| p.is_file())
+        }
+    }
+
     /// `// src/lib.rs:16  let i = ...` for a line the listing came from (the text when the file
     /// is readable here).
     fn annotation(&mut self, path: &str, line: u32) -> String {
-        let resolved = if Path::new(path).is_relative() {
-            // `../../ptx-device/src/lib.rs` (a path dependency outside the workspace) is shown
-            // as the real file, without the `..`.
-            let found = self.roots.iter().map(|r| lexical(&r.join(path))).find(|p| p.is_file());
-            found.map(|p| p.to_string_lossy().into_owned())
-        } else {
-            None
-        };
+        let resolved = self.resolve(path).filter(|_| Path::new(path).is_relative()).map(|p| p.to_string_lossy().into_owned());
         let path = resolved.as_deref().unwrap_or(path);
         let shown = display_path(path);
         let lines = self
@@ -402,16 +437,9 @@ fn display_path(path: &str) -> String {
     path.to_string()
 }
 
-/// The PTX's `.file` table: number -> path as written.
+/// The PTX's `.file` table: number -> path as written (sanitize reads the same directives).
 fn file_table(ptx: &str) -> HashMap<u32, String> {
-    ptx.lines()
-        .filter_map(|l| {
-            let rest = l.trim().strip_prefix(".file")?.trim_start();
-            let (n, path) = rest.split_once(char::is_whitespace)?;
-            let path = path.trim().strip_prefix('"')?.rsplit_once('"')?.0;
-            Some((n.parse().ok()?, unescape(path)))
-        })
-        .collect()
+    ptx.lines().filter_map(|l| crate::sanitize::sources::file_directive(l.trim_start().strip_prefix(".file")?)).collect()
 }
 
 /// The `.entry name` function of `ptx`, its `.loc` lines replaced by the source lines they name.
@@ -635,24 +663,37 @@ mod tests {
 
     #[test]
     fn panic_sites_are_the_kernels_own_lines_with_their_kind() {
-        let sites = panic_sites(PANICS, "unw");
-        let sites: Vec<(&str, u32, &str)> = sites.iter().map(|(p, l, k)| (p.as_str(), *l, *k)).collect();
+        let user = |p: &str| p == "src/lib.rs";
+        let at = |path: &str, line: u32| Some((path.to_string(), line));
         assert_eq!(
-            sites,
+            panic_sites(PANICS, "unw", &user),
             [
+                // A `.loc N 0`: counted, with no line.
+                (None, "index out of bounds"),
                 // Inside a helper the kernel calls, at the helper's line, once for two calls.
-                ("src/lib.rs", 80, "division by zero"),
+                (at("src/lib.rs", 80), "division by zero"),
                 // The unwrap inlined from core (through ptx-device): the kernel's line.
-                ("src/lib.rs", 92, "`unwrap()` on `None` or `Err`"),
-                // A line 0 is no place; a place is listed once.
-                ("src/lib.rs", 93, "index out of bounds"),
+                (at("src/lib.rs", 92), "`unwrap()` on `None` or `Err`"),
+                // A place and kind is listed once.
+                (at("src/lib.rs", 93), "index out of bounds"),
             ]
         );
-        assert!(panic_sites(PANICS, "clean").is_empty());
-        assert!(panic_sites(PANICS, "missing").is_empty());
+        assert!(panic_sites(PANICS, "clean", &user).is_empty());
+        assert!(panic_sites(PANICS, "missing", &user).is_empty());
         assert_eq!(panic_kind("_RNvNtCs7vYgPcSQIf6_4core9panicking9panic_fmt"), Some("a panic"));
         assert_eq!(panic_kind("_RNvNtNtCs7vYgPcSQIf6_4core9panicking11panic_const24panic_const_add_overflow"), Some("arithmetic overflow"));
         assert_eq!(panic_kind("_RNvCs1d9bxl4us7O_13saxpy_kernels6helper"), None);
+    }
+
+    #[test]
+    fn a_generic_kernels_panics_are_at_its_body_not_the_kernel_wrapper() {
+        // `#[kernel(instances(..))]`: the exported kernel is ptx-device's `__kernel!` wrapper
+        // (its lib.rs:126), which inlines the generic body (the user's lib.rs:44). Both files
+        // are `src/lib.rs` to LLVM's comment; the `.loc`s say which is which.
+        let ptx = ".visible .entry add_f32(\n)\n{\n\t.loc\t2 126 0\n\t.loc\t4 44 8 // src/lib.rs:44:8 @[ src/lib.rs:126:48 ]\n\tcall.uni _RNvNtCs7vYgPcSQIf6_4core9panicking18panic_bounds_check, ();\n\t.loc\t10 1013 21 // src/option.rs:1013:21 @[ src/lib.rs:45:3 @[ src/lib.rs:126:48 ] ]\n\tcall.uni _RNvNtCs7vYgPcSQIf6_4core6option13unwrap_failed, ();\n}\n\t.file\t2 \"../../ptx-device/src/lib.rs\"\n\t.file\t4 \"src/lib.rs\"\n\t.file\t10 \"/rust-sysroot/lib/rustlib/src/rust/library/core/src/option.rs\"\n";
+        let sites = panic_sites(ptx, "add_f32", &|p: &str| p == "src/lib.rs");
+        let lines: Vec<(Option<u32>, &str)> = sites.iter().map(|(p, k)| (p.as_ref().map(|p| p.1), *k)).collect();
+        assert_eq!(lines, [(Some(44), "index out of bounds"), (Some(45), "`unwrap()` on `None` or `Err`")]);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::tools::CudaTool;
 
-mod sources;
+pub(crate) mod sources;
 pub use sources::{resolve_paths, LineTables};
 
 /// compute-sanitizer's tools.

@@ -95,7 +95,7 @@ fn trim_start(b: &[u8]) -> &[u8] {
 }
 
 /// `\t1 "/abs/path"` (or `1 "dir" "name"`, the two-part form) after `.file`.
-fn file_directive(rest: &str) -> Option<(u32, String)> {
+pub(crate) fn file_directive(rest: &str) -> Option<(u32, String)> {
     let rest = rest.strip_prefix(['\t', ' '])?.trim_start();
     let (n, quoted) = rest.split_once(char::is_whitespace)?;
     let n = n.parse().ok()?;
@@ -111,7 +111,7 @@ fn file_directive(rest: &str) -> Option<(u32, String)> {
 
 /// The name a `.entry` or `.func` line declares: `.visible .entry saxpy(`,
 /// `.func  (.param .b64 func_retval0) name(`.
-fn function_name(line: &str) -> Option<String> {
+pub(crate) fn function_name(line: &str) -> Option<String> {
     let at = line.find(".entry").map(|i| i + 6).or_else(|| line.find(".func").map(|i| i + 5))?;
     let mut rest = line[at..].trim_start();
     if rest.starts_with('(') {
