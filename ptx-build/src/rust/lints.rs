@@ -64,7 +64,7 @@ impl CrateLints {
                     "`{name}` reads the thread's position like a kernel but has no `#[kernel]`: it is not in the PTX, so the host has no launch method for it"
                 ))
                 .at(file, Some(*line), Some(*column))
-                .note("add `#[kernel]` above it (`use ptx_device::prelude::*;` brings the attribute in); a helper that kernels call is left alone once one of them calls it"),
+                .note("add `#[kernel]` above it (`use ptx_device::prelude::*;` brings the attribute in); a helper that kernels call is left alone once one of them calls it, and `#[allow(dead_code)]` keeps one meant for other crates quiet"),
             );
         }
         out.extend(self.static_arrays.into_iter().filter(|(_, _, _, name, _)| self.used_beside_barriers.contains(name)).map(
@@ -131,7 +131,11 @@ impl<'ast> Visit<'ast> for Visitor<'_> {
     }
 
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
-        let kernel = f.attrs.iter().any(|a| a.path().segments.last().is_some_and(|s| s.ident == "kernel"))
+        // `#[kernel]`, `#[ptx_device::kernel]`, or under a `cfg_attr` (`#[cfg_attr(target_arch =
+        // "nvptx64", kernel)]`).
+        let cfg_attr_kernel =
+            |a: &syn::Attribute| a.path().is_ident("cfg_attr") && a.to_token_stream().into_iter().any(|t| mentions_kernel(&t));
+        let kernel = f.attrs.iter().any(|a| a.path().segments.last().is_some_and(|s| s.ident == "kernel") || cfg_attr_kernel(a))
             || f.sig.abi.as_ref().and_then(|a| a.name.as_ref()).is_some_and(|n| super::modules::is_kernel_abi(&n.value()));
         if kernel && self.cfg_modules == 0 && !f.attrs.iter().any(|a| a.path().is_ident("cfg")) {
             let start = f.sig.ident.span().start();
@@ -142,7 +146,9 @@ impl<'ast> Visit<'ast> for Visitor<'_> {
         let Some((names, barrier)) = std::mem::replace(&mut self.function, outer) else { return };
         let positioned = names.iter().any(|n| POSITION.contains(&n.as_str()));
         let cfg = self.cfg_modules > 0 || f.attrs.iter().any(|a| a.path().is_ident("cfg"));
-        if !kernel && !cfg && positioned && !f.sig.inputs.is_empty() && matches!(f.sig.output, syn::ReturnType::Default) {
+        // `#[allow(dead_code)]`: a device function kept for other crates, on purpose.
+        let allowed = f.attrs.iter().any(|a| a.path().is_ident("allow") && a.to_token_stream().to_string().contains("dead_code"));
+        if !kernel && !cfg && !allowed && positioned && !f.sig.inputs.is_empty() && matches!(f.sig.output, syn::ReturnType::Default) {
             let start = f.sig.ident.span().start();
             self.lints.kernel_like.push((f.sig.ident.to_string(), self.file.to_path_buf(), start.line as u32, start.column as u32 + 1));
         }
@@ -191,6 +197,15 @@ impl<'ast> Visit<'ast> for Visitor<'_> {
             names.push(name);
         }
         syn::visit::visit_expr_path(self, p);
+    }
+}
+
+/// Whether a token tree names `kernel` anywhere (inside a `cfg_attr`'s parentheses).
+fn mentions_kernel(t: &proc_macro2::TokenTree) -> bool {
+    match t {
+        proc_macro2::TokenTree::Ident(i) => i == "kernel",
+        proc_macro2::TokenTree::Group(g) => g.stream().into_iter().any(|t| mentions_kernel(&t)),
+        _ => false,
     }
 }
 
@@ -268,6 +283,10 @@ mod tests {
         assert!(lint("pub fn tid(stride: usize) -> usize { global_index() * stride }\n").is_empty());
         assert!(lint("pub fn mark() { let _ = thread_idx(); }\n").is_empty());
         assert!(lint("#[cfg(feature = \"x\")]\npub unsafe fn k(y: *mut f32) { *y.add(global_index()) = 0.0; }\n").is_empty());
+        // A kernel under a `cfg_attr`, and a device function kept for other crates on purpose.
+        assert!(lint("#[cfg_attr(target_arch = \"nvptx64\", kernel)]\npub unsafe fn k(y: *mut f32) { *y.add(global_index()) = 0.0; }\n")
+            .is_empty());
+        assert!(lint("#[allow(dead_code)]\npub unsafe fn write_lane(y: *mut u32) { *y = thread_idx().x; }\n").is_empty());
         // A function that never reads the position is not taken for a kernel.
         assert!(lint("pub unsafe fn fill(y: *mut f32) { *y = 0.0; }\n").is_empty());
     }
