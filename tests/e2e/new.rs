@@ -108,9 +108,9 @@ fn scaffold_build_and_test(kernels: &str, expect_files: &[&str], tests: &[&str])
         let lib = dir.join("kernels/src/lib.rs");
         let rust = "\n/// `y[i] *= a`.\n///\n/// # Safety\n/// `y` points to `n` floats.\n#[kernel]\npub unsafe fn scale(n: u32, a: f32, y: *mut f32) {\n    let i = global_index();\n    if i < n as usize {\n        *y.add(i) *= a;\n    }\n}\n";
         std::fs::write(&lib, std::fs::read_to_string(&lib).unwrap() + rust).unwrap();
-        let cu = dir.join("cuda/sigmoid.cu");
-        let relu = "\nextern \"C\" __global__ void relu(unsigned n, float *y) {\n  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = fmaxf(y[i], 0.0f);\n}\n";
-        std::fs::write(&cu, std::fs::read_to_string(&cu).unwrap() + relu).unwrap();
+        // A new .cu file is a new module of the generated `kernels`.
+        let relu = "extern \"C\" __global__ void relu(unsigned n, float *y) {\n  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = fmaxf(y[i], 0.0f);\n}\n";
+        std::fs::write(dir.join("cuda/relu.cu"), relu).unwrap();
         let t = cargo(&dir, &["test", "--test", "embedded"]);
         assert!(t.status.success(), "the tests of a project with a kernel added:\n{}", text(&t));
         let generated = std::fs::read_to_string(generated_kernels_rs(&name)).unwrap();

@@ -6,14 +6,7 @@ use {{crate}}::kernels;
 
 /// Every image of every PTX module of the generated `kernels`.
 fn images() -> Vec<&'static Image> {
-    let mut all = Vec::new();
-{{#rust}}
-    all.extend(kernels::{{kernels_crate}}::IMAGES);
-{{/rust}}
-{{#cuda}}
-    all.extend(kernels::sigmoid::IMAGES);
-{{/cuda}}
-    all
+    kernels::MODULES.iter().flat_map(|m| m.images).collect()
 }
 
 #[test]

@@ -176,6 +176,9 @@ pub fn generate(units: &[Unit]) -> Result<String> {
         /// Every kernel of this module, by name.
         pub const KERNEL_NAMES: &[&str] = &[#(#all_names),*];
 
+        /// Every embedded PTX module (a Rust kernel crate's, one per .cu file), with its images.
+        pub static MODULES: &[::ptx_runtime::EmbeddedModule] = &[#(#unit_modules),*];
+
         #(#unit_mods)*
 
         #(#size_checks)*
@@ -207,7 +210,7 @@ pub fn generate(units: &[Unit]) -> Result<String> {
             }
 
             pub fn load_with(ctx: &Arc<CudaContext>, policy: Policy) -> Result<Self, LoadError> {
-                let _set = KernelSet::load(ctx, &[#(#unit_modules),*], policy)?;
+                let _set = KernelSet::load(ctx, MODULES, policy)?;
                 Ok(Kernels { _set })
             }
 
