@@ -24,7 +24,12 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         // The function stays, as a plain `unsafe fn`: dropped, its imports would be "unused"
         // and its callers "not found", errors about nothing the user did. A receiver cannot
         // stay on a free function.
-        if !f.sig.inputs.iter().any(|a| matches!(a, syn::FnArg::Receiver(_))) {
+        // Nor can a `_` type: rustc would add its own error about it.
+        let kept = f.sig.inputs.iter().all(|a| match a {
+            syn::FnArg::Receiver(_) => false,
+            syn::FnArg::Typed(t) => !matches!(*t.ty, syn::Type::Infer(_)),
+        });
+        if kept {
             let mut plain = f;
             plain.sig.unsafety = Some(Default::default());
             plain.sig.abi = None;
@@ -535,6 +540,7 @@ mod tests {
         assert!(out.contains("# [allow (dead_code , unused_unsafe)] unsafe fn scale (x : & f32) -> f32 { helper (* x) }"), "{out}");
         // A receiver cannot stay on a free function: only the error.
         assert!(!expand("pub unsafe fn f(&self) {}").contains("fn f"), "{}", expand("pub unsafe fn f(&self) {}"));
+        assert!(!expand("pub unsafe fn f(x: _) {}").contains("fn f"), "{}", expand("pub unsafe fn f(x: _) {}"));
     }
 
     #[test]

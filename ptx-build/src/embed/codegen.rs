@@ -492,30 +492,40 @@ fn method(index: usize, k: &KernelSig, out: &mut String) {
         ),
         None => format!(" Launches `{}` ({}:{}).", k.name, crate::diag::from_package(&k.file).display(), k.line),
     };
-    // The kernel's own doc comment first, then where it is defined, then one `# Safety`
-    // section: the kernel's own where it has one (ours goes at its end, after the launch
-    // notes), else ours.
+    // The kernel's own doc comment first (its summary stays the method's), then where it is
+    // defined and how `grid` is read, then one `# Safety` section: the kernel's own where it has
+    // one, with the launch's caveat at its end (before any section after it), else ours.
     let own: Vec<&str> = k.doc.iter().flat_map(|d| d.split('\n')).collect();
-    let own_safety = own.iter().any(|l| l.trim() == "# Safety");
-    let ours = [doc.as_str(), "", " `grid`: a `LaunchConfig`, or a `ptx_runtime::Grid` (`Grid::elements(n)`, `Grid::resident()`)"];
-    let mut docs: Vec<&str> = Vec::new();
-    if own_safety {
-        docs.extend(ours);
-        docs.extend([" that this kernel's occupancy-derived plan fills in.", ""]);
-        docs.extend(own);
+    let safety_at = own.iter().position(|l| l.trim() == "# Safety").unwrap_or(own.len());
+    let safety_end =
+        own[safety_at..].iter().skip(1).position(|l| l.trim_start().starts_with("# ")).map_or(own.len(), |n| safety_at + 1 + n);
+    let (before, safety, after) = (&own[..safety_at], &own[safety_at..safety_end], &own[safety_end..]);
+    let mut docs: Vec<&str> = without_trailing_blanks(before);
+    if !docs.is_empty() {
         docs.push("");
+    }
+    docs.extend([doc.as_str(), "", " `grid`: a `LaunchConfig`, or a `ptx_runtime::Grid` (`Grid::elements(n)`, `Grid::resident()`)"]);
+    docs.extend([" that this kernel's occupancy-derived plan fills in.", ""]);
+    if safety.is_empty() {
+        docs.push(" # Safety");
     } else {
-        docs.extend(own.iter().copied());
-        if !own.is_empty() {
-            docs.push("");
-        }
-        docs.extend(ours);
-        docs.extend([" that this kernel's occupancy-derived plan fills in.", "", " # Safety"]);
+        docs.extend(without_trailing_blanks(safety));
+        docs.push("");
     }
     docs.push(" Nothing checks the kernel's memory accesses: the launch configuration and the");
     docs.push(" buffers must match what the kernel reads and writes.");
+    if !after.is_empty() {
+        docs.push("");
+        docs.extend(without_trailing_blanks(after));
+    }
     let m = Method { docs, head: format!("pub unsafe fn {f}"), params, ret: "Result<(), ::ptx_runtime::LaunchError>", body };
     m.write(out, &generics, where_clause.as_deref());
+}
+
+/// `lines` without the blank lines at its end.
+fn without_trailing_blanks<'a>(lines: &[&'a str]) -> Vec<&'a str> {
+    let end = lines.iter().rposition(|l| !l.trim().is_empty()).map_or(0, |i| i + 1);
+    lines[..end].to_vec()
 }
 
 /// One method of `impl Kernels`, as text; `head` is `pub fn name`.
@@ -664,15 +674,17 @@ mod tests {
     #[test]
     fn a_kernels_own_safety_section_is_the_methods_only_one() {
         let mut units = sample();
-        units[0].kernels[0].doc = vec![" Scales.".into(), "".into(), " # Safety".into(), " `x` and `y` hold `n` floats.".into()];
+        let doc = [" Scales.", "", " # Safety", " `x` and `y` hold `n` floats.", "", " # Examples", " See the tests."];
+        units[0].kernels[0].doc = doc.iter().map(|l| l.to_string()).collect();
         let code = generate(&units).unwrap();
         let method = code.split("pub unsafe fn saxpy(").next().unwrap();
-        let method = &method[method.rfind("    /// Launches `saxpy`").expect("the launch line comes first")..];
+        let method = &method[method.rfind("    /// Scales.").expect("the kernel's summary comes first")..];
         assert_eq!(method.matches("# Safety").count(), 1, "{method}");
-        // The kernel's section, then the launch's own caveat at its end.
-        let (safety, caveat) =
-            (method.find("`x` and `y` hold `n` floats.").unwrap(), method.find("Nothing checks the kernel's memory accesses").unwrap());
-        assert!(safety < caveat && method.find("`grid`:").unwrap() < method.find("# Safety").unwrap(), "{method}");
+        // Summary, launch notes, the kernel's Safety with the launch's caveat, then its Examples.
+        let at = |needle: &str| method.find(needle).unwrap_or_else(|| panic!("{needle}: {method}"));
+        let order =
+            ["Scales.", "Launches `saxpy`", "`grid`:", "# Safety", "hold `n` floats.", "Nothing checks", "# Examples", "See the tests."];
+        assert!(order.windows(2).all(|w| at(w[0]) < at(w[1])), "{method}");
     }
 
     /// The whole generated module against its golden file

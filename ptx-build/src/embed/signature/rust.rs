@@ -342,7 +342,11 @@ fn param_type(ty: &syn::Type) -> std::result::Result<ParamType, String> {
             }
             // A fat pointer: 16 bytes of address and length (or vtable) that no typed launch passes.
             let text = type_text(ty).replacen("const[", "const [", 1).replacen("mut[", "mut [", 1);
-            match &*p.elem {
+            let mut pointee = &*p.elem;
+            while let syn::Type::Paren(syn::TypeParen { elem, .. }) | syn::Type::Group(syn::TypeGroup { elem, .. }) = pointee {
+                pointee = elem; // `*const (dyn Tr)`
+            }
+            match pointee {
                 syn::Type::Slice(_) => {
                     return Err(format!("`{text}`: a pointer to a slice is a fat pointer (address and length); take a `*const T` and the length as a parameter (`n: usize`)"));
                 }
@@ -412,6 +416,7 @@ mod tests {
             ("*const [f32]", "a pointer to a slice is a fat pointer (address and length); take a `*const T`"),
             ("*mut str", "a pointer to a `str` is a fat pointer"),
             ("*const dyn Copy", "a pointer to a trait object carries a host vtable"),
+            ("*const (dyn Copy)", "a pointer to a trait object carries a host vtable"),
         ] {
             let src = format!("#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn k(n: u32, xs: {ty}) {{}}\n");
             let e = rust_kernels_in_text(Path::new("lib.rs"), &src).unwrap_err().to_string();
