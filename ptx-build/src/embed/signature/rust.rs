@@ -341,7 +341,7 @@ fn param_type(ty: &syn::Type) -> std::result::Result<ParamType, String> {
                 ));
             }
             // A fat pointer: 16 bytes of address and length (or vtable) that no typed launch passes.
-            let text = type_text(ty).replacen("const[", "const [", 1).replacen("mut[", "mut [", 1);
+            let text = type_text(ty).replacen("const[", "const [", 1).replacen("mut[", "mut [", 1).replacen("const(", "const (", 1);
             let mut pointee = &*p.elem;
             while let syn::Type::Paren(syn::TypeParen { elem, .. }) | syn::Type::Group(syn::TypeGroup { elem, .. }) = pointee {
                 pointee = elem; // `*const (dyn Tr)`
