@@ -31,6 +31,31 @@ pub struct PackageRequest {
     pub check: bool,
 }
 
+/// The set manifests package `name`'s build script watched, from the `build-script-executed`
+/// lines of cargo's JSON: the script's output beside its `out_dir` holds its
+/// `rerun-if-changed` lines.
+fn sets_read(json: &str, name: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for line in json.lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+        let ours = v["package_id"].as_str().is_some_and(|id| {
+            id.contains(&format!("#{name}@")) || id.contains(&format!("/{name}#")) || id.starts_with(&format!("{name} "))
+        });
+        let Some(out_dir) = v["out_dir"].as_str().filter(|_| v["reason"] == "build-script-executed" && ours) else { continue };
+        let Ok(text) = std::fs::read_to_string(Path::new(out_dir).with_file_name("output")) else { continue };
+        for l in text.lines() {
+            let watched = l.strip_prefix("cargo:rerun-if-changed=").or_else(|| l.strip_prefix("cargo::rerun-if-changed="));
+            out.extend(watched.filter(|p| p.ends_with(MANIFEST)).map(PathBuf::from));
+        }
+    }
+    out
+}
+
+/// Whether two paths name one file (the script's may be spelt another way).
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+}
+
 /// One set written.
 #[derive(Clone, Debug)]
 pub struct SetSummary {
@@ -60,10 +85,20 @@ pub fn package(req: &PackageRequest) -> Result<Vec<SetSummary>> {
         // Tells the build script that this command reports the set (see `write_value`).
         build.env(WRITE_VAR, write_value(&name, nonce)).env("CARGO_PTX_PREBUILT", "never");
     }
-    let status = build.status().map_err(|e| Error::Package {
+    let could_not_run = |e: std::io::Error| Error::Package {
         message: format!("could not run cargo: {e}"),
         help: "run `cargo ptx package` from a cargo subcommand, or put cargo on PATH".into(),
-    })?;
+    };
+    // A check names the sets the Builder read: those its build script watches (cargo's JSON
+    // says where that script's output is; its diagnostics still go to the terminal).
+    let (status, read) = if req.check {
+        build.arg("--message-format=json-render-diagnostics").stdout(std::process::Stdio::piped());
+        let child = build.spawn().map_err(could_not_run)?;
+        let out = child.wait_with_output().map_err(could_not_run)?;
+        (out.status, Some(sets_read(&String::from_utf8_lossy(&out.stdout), &name)))
+    } else {
+        (build.status().map_err(could_not_run)?, None)
+    };
     if !status.success() && req.check {
         return Err(Error::PackageCheck {
             message: format!("the prebuilt kernels of `{name}` cannot be used, or its build failed (above)"),
@@ -81,8 +116,11 @@ pub fn package(req: &PackageRequest) -> Result<Vec<SetSummary>> {
     for entry in std::fs::read_dir(dir.join("prebuilt")).into_iter().flatten().flatten() {
         let set = entry.path();
         let path = set.join(MANIFEST);
-        // A check writes nothing: every set there is the package's.
-        let fresh = req.check || std::fs::metadata(&path).and_then(|m| m.modified()).is_ok_and(|t| t >= started);
+        // A check writes nothing: the sets it reports are those the build read.
+        let fresh = match &read {
+            Some(read) => read.iter().any(|r| same_file(r, &path)),
+            None => std::fs::metadata(&path).and_then(|m| m.modified()).is_ok_and(|t| t >= started),
+        };
         if !fresh {
             continue;
         }

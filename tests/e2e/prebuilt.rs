@@ -267,6 +267,8 @@ fn a_packaged_set_in_a_checkout_is_watched_and_a_set_passed_over_is_named_with_t
         cmd.output().unwrap()
     };
     let written = std::fs::metadata(host.join("prebuilt/kernels/manifest.json")).unwrap().modified().unwrap();
+    // A set no Builder reads (an old module's, left behind) is not reported as checked.
+    crate::common::copy_dir(&host.join("prebuilt/kernels"), &host.join("prebuilt/old_module"));
     let out = check();
     let log = text(&out);
     assert!(out.status.success(), "{log}");
@@ -274,6 +276,8 @@ fn a_packaged_set_in_a_checkout_is_watched_and_a_set_passed_over_is_named_with_t
         log.contains("Checked `host_pb`: 1 kernels for sm_80 ") && log.contains("prebuilt/kernels matches the sources and options"),
         "{log}"
     );
+    assert!(!log.contains("old_module"), "{log}");
+    std::fs::remove_dir_all(host.join("prebuilt/old_module")).unwrap();
     assert_eq!(std::fs::metadata(host.join("prebuilt/kernels/manifest.json")).unwrap().modified().unwrap(), written);
 
     let set = host.join("prebuilt/kernels");
