@@ -204,7 +204,17 @@ fn a_static_library_whose_globs_match_nothing_or_a_bad_name_is_an_error_naming_i
     assert!(!ok, "{log}");
     assert!(log.contains("`libnone.a` has no .cu file: its globs (kernels/*.cu) match nothing under"), "{log}");
     assert!(log.contains("invalid `.cuda_static_lib(..)` in the Builder in"), "{log}");
-    assert!(log.contains("`.cuda_static_lib(\"none\", \"kernels/*.cu\")` matches no file"), "the glob's own warning:\n{log}");
+    assert!(!log.contains("matches no file"), "said once, by the error, not also by a warning:\n{log}");
+    // A folder of a near name: named.
+    let near = build_rs.replace("\"kernels/*.cu\"", "\"cudaa/*.cu\"");
+    write_at(p.path().join("host/build.rs"), &near, std::time::SystemTime::now() + soon / 2);
+    let (ok, _, log) = cargo(p.path(), "build");
+    assert!(!ok && log.contains("match nothing under") && log.contains("(did you mean `cuda/*.cu`?)"), "{log}");
+    // The archive's file name for the library's.
+    write_at(p.path().join("host/build.rs"), &build_rs.replace("\"none\"", "\"libmoe.a\""), std::time::SystemTime::now() + soon * 3 / 2);
+    let (ok, _, log) = cargo(p.path(), "build");
+    assert!(!ok && log.contains("invalid `.cuda_static_lib(..)` in the Builder in"), "{log}");
+    assert!(log.contains("`libmoe.a` names the archive: the library's name is `moe` (the file is `libmoe.a`)"), "{log}");
 
     write_at(p.path().join("host/build.rs"), &build_rs.replace("\"none\"", "\"lib moe\""), std::time::SystemTime::now() + later);
     let (ok, _, log) = cargo(p.path(), "build");
@@ -220,6 +230,45 @@ fn a_static_library_whose_globs_match_nothing_or_a_bad_name_is_an_error_naming_i
     assert!(log.contains("invalid `.cuda(..)` in the Builder in"), "{log}");
     assert!(log.contains("its globs (kernels/*.cuh) match no file under"), "{log}");
     assert!(log.contains("the Builder has no kernel to build"), "{log}");
+}
+
+/// A glob of a folder that does not exist beside one that matches: a warning naming a near
+/// folder, and no watch on the missing path (cargo would rerun the build script every time).
+fn a_glob_of_a_missing_folder_is_named_and_does_not_rerun_every_build() {
+    common::nvcc();
+    let build_rs = r#"fn main() -> Result<(), ptx_build::Error> {
+    ptx_build::Builder::new()
+        .cuda_static_lib("moe", "cuda/moe/*.cu")
+        .cuda_static_lib("moe", "cuda/mmvq.cu")
+        .cuda_static_lib("moe", "cuda/extra/*.cu")
+        .cuda_static_lib("moe", "cuda/mo/*.cu")
+        .arch("sm_80")
+        .build()?;
+    Ok(())
+}
+"#;
+    let p = host("host_static_missing", build_rs);
+    // The build script of an earlier run of this test (same package and target dir) is not
+    // rebuilt for a build.rs written in a new folder: start without it.
+    for e in std::fs::read_dir(target().join("debug/build")).into_iter().flatten().flatten() {
+        if e.file_name().to_string_lossy().starts_with("host_static_missing-") {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+    let (ok, _, log) = cargo(p.path(), "build");
+    assert!(ok, "{log}");
+    assert!(log.contains("`.cuda_static_lib(\"moe\", \"cuda/extra/*.cu\")` matches no file under"), "{log}");
+    assert!(
+        log.contains("`.cuda_static_lib(\"moe\", \"cuda/mo/*.cu\")` matches no file under")
+            && log.contains("(did you mean `cuda/moe/*.cu`?)"),
+        "{log}"
+    );
+    let (ok, _, log) = cargo(p.path(), "build");
+    assert!(ok && !build_script_ran(&log), "a no-op build reruns nothing:\n{log}");
+    // Creating the folder is seen.
+    write(p.path().join("host/cuda/extra/more.cu"), "extern \"C\" int more_answer() { return 42; }\n");
+    let (ok, _, log) = cargo(p.path(), "build");
+    assert!(ok && build_script_ran(&log), "{log}");
 }
 
 /// Relocatable device code: a kernel in one file calls a device function of another; without
@@ -349,6 +398,7 @@ pub fn tests() -> Vec<crate::harness::Test> {
         an_nvcc_error_in_a_static_library_file_names_the_file_line_and_archs_once,
         relocatable_device_code_gets_a_device_link_step_and_the_binary_links,
         a_static_library_whose_globs_match_nothing_or_a_bad_name_is_an_error_naming_it,
+        a_glob_of_a_missing_folder_is_named_and_does_not_rerun_every_build,
         a_second_checkout_fetches_every_object_from_the_shared_cache,
         cuda_file_archs_build_a_file_for_its_own_archs_and_warn_about_a_glob_that_matches_nothing,
     ]

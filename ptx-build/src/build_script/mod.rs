@@ -89,7 +89,8 @@ macro_rules! builder_setter {
             let value: std::result::Result<_, String> = $value;
             match value {
                 Ok(v) => builder_setter!(@$how self.options.$field, v),
-                Err(m) => self.invalid.push((stringify!($field), m)),
+                // Named as the user wrote it: the method, not the metadata key.
+                Err(m) => self.invalid.push((stringify!($setter), m)),
             }
             self
         }
@@ -129,6 +130,16 @@ impl Builder {
     /// (`archs`, `cuda-include`, `cuda-defines`, `nvcc-flags`, `cuda-file-archs`, ...).
     pub fn cuda_static_lib(mut self, name: impl Into<String>, glob: impl Into<String>) -> Self {
         let name = name.into();
+        // `libops.a` names the file: the library is `ops` (`lib` and `.a` are added). A name
+        // that merely starts with `lib` (`library`) is a name.
+        if let Some(file) = name.strip_suffix(".a") {
+            let bare = file.strip_prefix("lib").filter(|b| !b.is_empty()).unwrap_or(file);
+            self.invalid.push((
+                "cuda_static_lib",
+                format!("`{name}` names the archive: the library's name is `{bare}` (the file is `lib{bare}.a`)"),
+            ));
+            return self;
+        }
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
             self.invalid.push(("cuda_static_lib", format!("`{name}` is not a library name: use letters, digits, `_` and `-` (`moe`)")));
             return self;
@@ -163,7 +174,7 @@ impl Builder {
         if let Some((key, message)) = self.invalid.first() {
             let script =
                 std::env::var_os("CARGO_MANIFEST_DIR").map(|d| PathBuf::from(d).join("build.rs")).unwrap_or_else(|| "build.rs".into());
-            return Err(Source::Builder(script).error(key, message.clone()));
+            return Err(Source::Builder(script).method_error(key, message.clone()));
         }
         Ok(self.options.clone())
     }
@@ -200,9 +211,10 @@ impl Builder {
         // Nothing else to build: say so here, not as a missing launch method in the crate.
         if cuda_files.as_ref().is_some_and(|c| c.files.is_empty()) && self.kernel_crates.is_empty() && self.static_libs.is_empty() {
             let message = format!(
-                "its globs ({}) match no file under {}: the Builder has no kernel to build",
+                "its globs ({}) match no file under {}{}: the Builder has no kernel to build",
                 self.cuda.join(", "),
-                manifest_dir.display()
+                manifest_dir.display(),
+                did_you_mean(&manifest_dir, &self.cuda)
             );
             return Err(source.method_error("cuda", message));
         }
@@ -297,14 +309,15 @@ impl Builder {
             ..BuildOptions::default()
         };
         for (name, globs) in &self.static_libs {
-            let files = host_files(manifest_dir, globs, &format!("cuda_static_lib(\"{name}\", "), source, reporter)?;
+            let files = host_files(manifest_dir, globs, &format!("cuda_static_lib(\"{name}\", "), true, source, reporter)?;
             if files.is_empty() {
                 return Err(source.method_error(
                     "cuda_static_lib",
                     format!(
-                        "`lib{name}.a` has no .cu file: its globs ({}) match nothing under {}",
+                        "`lib{name}.a` has no .cu file: its globs ({}) match nothing under {}{}",
                         globs.join(", "),
-                        manifest_dir.display()
+                        manifest_dir.display(),
+                        did_you_mean(manifest_dir, globs)
                     ),
                 ));
             }
@@ -386,7 +399,9 @@ impl Builder {
         }
         // Its `[package.metadata.ptx]` applies to these files (archs, includes, defines): `run`
         // watches the manifest for every build.
-        let files = host_files(manifest_dir, &self.cuda, "cuda(", source, reporter)?;
+        // Alone, nothing matching is the caller's error.
+        let alone = self.kernel_crates.is_empty() && self.static_libs.is_empty();
+        let files = host_files(manifest_dir, &self.cuda, "cuda(", alone, source, reporter)?;
         Ok(Some(CudaFiles {
             name: std::env::var("CARGO_PKG_NAME").unwrap_or_else(|_| "host".into()),
             dir: manifest_dir.to_path_buf(),
@@ -401,24 +416,80 @@ impl Builder {
 }
 
 /// The files of the host crate's `globs` (for the Builder call that starts `call`: `cuda(`,
-/// `cuda_static_lib("moe", `), sorted; a glob that matches nothing is a warning, and each glob's
-/// folder is watched for new files.
-fn host_files(manifest_dir: &Path, globs: &[String], call: &str, source: &Source, reporter: &BuildScript) -> Result<Vec<PathBuf>> {
+/// `cuda_static_lib("moe", `), sorted. A glob that matches nothing is a warning, with a folder
+/// of a near name where its own is missing (`csrc/kernel` -> `csrc/kernels`), unless nothing
+/// matched and `alone` (the caller then stops with an error that says it). Each glob's folder is
+/// watched for new files: where it does not exist, the nearest one above it that does (a watch
+/// on a missing path would rerun the build script on every build).
+fn host_files(
+    manifest_dir: &Path,
+    globs: &[String],
+    call: &str,
+    alone: bool,
+    source: &Source,
+    reporter: &BuildScript,
+) -> Result<Vec<PathBuf>> {
     let method = call.split('(').next().unwrap_or(call);
     let mut files = Vec::new();
+    let mut empty = Vec::new();
     for g in globs {
         let matched = glob_files(manifest_dir, g).map_err(|message| source.method_error(method, message))?;
+        let fixed = glob_folder(g);
+        let folder = manifest_dir.join(&fixed);
+        let watched = folder.ancestors().find(|d| d.exists()).unwrap_or(manifest_dir);
+        reporter.directive(format!("cargo:rerun-if-changed={}", watched.display()));
         if matched.is_empty() {
-            reporter.warning(format!("ptx-build: `.{call}\"{g}\")` matches no file under {}", manifest_dir.display()));
+            empty.push(g);
         }
-        // A new file matching the glob changes the build: watch the glob's folder.
-        let fixed: PathBuf = Path::new(g).components().take_while(|c| !c.as_os_str().to_string_lossy().contains(['*', '?', '['])).collect();
-        reporter.directive(format!("cargo:rerun-if-changed={}", manifest_dir.join(fixed).display()));
         files.extend(matched);
+    }
+    if !(alone && files.is_empty()) {
+        for g in empty {
+            let meant = did_you_mean(manifest_dir, std::slice::from_ref(g));
+            reporter.warning(format!("ptx-build: `.{call}\"{g}\")` matches no file under {}{meant}", manifest_dir.display()));
+        }
     }
     files.sort();
     files.dedup();
     Ok(files)
+}
+
+/// ` (did you mean `csrc/kernels/*.cu`?)` for the first of `globs` whose folder is missing and
+/// has a near name; else nothing.
+fn did_you_mean(dir: &Path, globs: &[String]) -> String {
+    globs
+        .iter()
+        .find_map(|g| Some(g.replacen(&*glob_folder(g).to_string_lossy(), &near_folder(dir, &glob_folder(g))?, 1)))
+        .map(|m| format!(" (did you mean `{m}`?)"))
+        .unwrap_or_default()
+}
+
+/// The part of a glob before its first wildcard: the folder it searches.
+fn glob_folder(glob: &str) -> PathBuf {
+    Path::new(glob).components().take_while(|c| !c.as_os_str().to_string_lossy().contains(['*', '?', '['])).collect()
+}
+
+/// Where `dir.join(fixed)` does not exist: the same relative folder with its first missing part
+/// replaced by a folder beside it whose name differs by one letter or in case (`csrc/kernel` ->
+/// `csrc/kernels`).
+fn near_folder(dir: &Path, fixed: &Path) -> Option<String> {
+    let folder = dir.join(fixed);
+    let missing = folder.ancestors().take_while(|d| !d.exists()).last()?;
+    let (parent, name) = (missing.parent()?, missing.file_name()?.to_str()?);
+    // One letter changed, added or removed, ignoring case (`kernel`, `Kernels`, `kernals`).
+    let close = |other: &str| {
+        let (a, b) = (name.to_ascii_lowercase(), other.to_ascii_lowercase());
+        let (short, long) = if a.len() <= b.len() { (a.as_bytes(), b.as_bytes()) } else { (b.as_bytes(), a.as_bytes()) };
+        match long.len() - short.len() {
+            0 => short.iter().zip(long).filter(|(x, y)| x != y).count() <= 1,
+            1 => (0..long.len()).any(|i| long[..i] == short[..i] && long[i + 1..] == short[i..]),
+            _ => false,
+        }
+    };
+    let entries = std::fs::read_dir(parent).ok()?.flatten().filter(|e| e.path().is_dir());
+    let found = entries.filter_map(|e| e.file_name().into_string().ok()).find(|n| close(n))?;
+    let near = parent.join(found).join(folder.strip_prefix(missing).ok()?);
+    Some(near.strip_prefix(dir).ok()?.to_string_lossy().into_owned())
 }
 
 fn env_path(var: &'static str) -> Result<PathBuf> {

@@ -279,8 +279,16 @@ impl Define {
         let valid =
             name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !valid {
+            // `-DNAME=3` or `NAME=3` given as the name: say which part is which.
+            let bare = name.strip_prefix("-D").unwrap_or(name);
+            let (bare_name, bare_value) = bare.split_once('=').map_or((bare, None), |(n, v)| (n, Some(v)));
+            let apart = match bare_value {
+                Some(v) if bare_name != name => format!(" (the name alone is `{bare_name}`, and `{v}` its value)"),
+                None if bare_name != name => format!(" (the name alone is `{bare_name}`)"),
+                _ => String::new(),
+            };
             return Err(format!(
-                "`{name}` is not a valid macro name: a C identifier starts with a letter or `_` and holds only letters, digits and `_`"
+                "`{name}` is not a valid macro name: a C identifier starts with a letter or `_` and holds only letters, digits and `_`{apart}"
             ));
         }
         Ok(Define { name: name.to_string(), value })

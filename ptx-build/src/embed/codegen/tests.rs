@@ -1,0 +1,217 @@
+//! The generated module's tests: its pieces, and the whole against a golden file.
+
+use super::*;
+use crate::embed::signature::{Generic, Instance, Param, Scalar};
+
+pub(crate) fn sample() -> Vec<Unit> {
+    let sig = |name: &str, params: Vec<(&str, ParamType)>| KernelSig {
+        name: name.into(),
+        params: params.into_iter().map(|(n, ty)| Param { name: n.into(), ty }).collect(),
+        file: "src/lib.rs".into(),
+        line: 7,
+        mangled: false,
+        untyped: None,
+        doc: vec![" `y = a * x + y` for `i < n`.".into()],
+        generic: None,
+        ptx_name: None,
+    };
+    vec![Unit {
+        name: "saxpy_kernels".into(),
+        kernels: vec![
+            sig(
+                "saxpy",
+                vec![
+                    ("n", ParamType::Scalar(Scalar::U32)),
+                    ("a", ParamType::Scalar(Scalar::F32)),
+                    ("x", ParamType::Pointer { mutable: false, elem: "f32".into() }),
+                    ("y", ParamType::Pointer { mutable: true, elem: "f32".into() }),
+                ],
+            ),
+            sig("type", vec![("p", ParamType::ByValue { ty: "Pair".into() })]),
+            KernelSig {
+                generic: Some(Generic {
+                    type_params: vec!["T".into()],
+                    instances: vec![
+                        Instance { args: vec!["f32".into()], ptx_name: "_Z3addIfEvPT_PKS0_i".into() },
+                        Instance { args: vec!["::ptx_runtime::half::f16".into()], ptx_name: "_Z3addI6__halfEvPT_PKS1_i".into() },
+                    ],
+                }),
+                ..sig(
+                    "add",
+                    vec![
+                        ("y", ParamType::Pointer { mutable: true, elem: "T".into() }),
+                        ("x", ParamType::Pointer { mutable: false, elem: "T".into() }),
+                        ("n", ParamType::Scalar(Scalar::I32)),
+                    ],
+                )
+            },
+            KernelSig {
+                generic: Some(Generic {
+                    type_params: vec!["T".into(), "U".into()],
+                    instances: vec![Instance { args: vec!["f32".into(), "u32".into()], ptx_name: "cast_f32_u32".into() }],
+                }),
+                ..sig(
+                    "cast",
+                    vec![
+                        ("x", ParamType::Pointer { mutable: false, elem: "T".into() }),
+                        ("y", ParamType::Pointer { mutable: true, elem: "U".into() }),
+                        ("fill", ParamType::ByValue { ty: "U".into() }),
+                    ],
+                )
+            },
+        ],
+        images: vec![
+            EmbeddedImage {
+                arch: Arch::sm(80),
+                kind: ArtifactKind::Ptx,
+                file: "ptx-build/k/sm_80.ptx".into(),
+                ptx_isa: Some("7.0".into()),
+            },
+            EmbeddedImage { arch: Arch::sm(80), kind: ArtifactKind::Cubin, file: "ptx-build/k/sm_80.cubin".into(), ptx_isa: None },
+        ],
+        struct_layouts: vec![StructLayout { kernel: "type".into(), param: 0, size: 8, align: 4 }],
+        untyped: vec!["_Z6gatherPPKfPf".into()],
+        // `saxpy` with `launch_bounds(256)`, and one instance of a generic kernel with one.
+        launch_bounds: vec![("saxpy".into(), 256), ("_Z3addI6__halfEvPT_PKS1_i".into(), 128)],
+    }]
+}
+
+#[test]
+fn a_kernels_own_safety_section_is_the_methods_only_one() {
+    let mut units = sample();
+    let doc = [" Scales.", "", " # Safety", " `x` and `y` hold `n` floats.", "", " # Examples", " See the tests."];
+    units[0].kernels[0].doc = doc.iter().map(|l| l.to_string()).collect();
+    let code = generate(&units).unwrap();
+    let method = code.split("pub unsafe fn saxpy(").next().unwrap();
+    let method = &method[method.rfind("    /// Scales.").expect("the kernel's summary comes first")..];
+    assert_eq!(method.matches("# Safety").count(), 1, "{method}");
+    // Summary, launch notes, the kernel's Safety with the launch's caveat, then its Examples.
+    let at = |needle: &str| method.find(needle).unwrap_or_else(|| panic!("{needle}: {method}"));
+    let order =
+        ["Scales.", "Launches `saxpy`", "`grid`:", "# Safety", "hold `n` floats.", "Nothing checks", "# Examples", "See the tests."];
+    assert!(order.windows(2).all(|w| at(w[0]) < at(w[1])), "{method}");
+}
+
+/// The whole generated module against its golden file
+/// (`src/embed/codegen/snapshots/ptx_build__embed__codegen__tests__saxpy_module.snap`). After an intended change,
+/// regenerate it with `INSTA_UPDATE=always cargo test -p ptx-build codegen` (or
+/// `cargo insta review`) and read the diff.
+#[test]
+fn generated_module_matches_the_golden_file() {
+    insta::assert_snapshot!("saxpy_module", generate(&sample()).unwrap());
+}
+
+#[test]
+fn void_pointers_take_any_device_buffer() {
+    let mut units = sample();
+    let mut q = units[0].kernels[0].clone();
+    q.name = "dequantize".into();
+    q.params = vec![
+        Param { name: "vx".into(), ty: ParamType::AnyPointer { mutable: false } },
+        Param { name: "vy".into(), ty: ParamType::AnyPointer { mutable: true } },
+    ];
+    units[0].kernels.push(q);
+    let code = generate(&units).unwrap().replace(char::is_whitespace, "");
+    assert!(code.contains("vx:&impl::ptx_runtime::DeviceAnyIn,vy:&mutimpl::ptx_runtime::DeviceAnyInOut"), "{code}");
+    assert!(
+        code.contains("::ptx_runtime::DeviceAnyIn::push_arg(vx,&mutargs);::ptx_runtime::DeviceAnyInOut::push_arg(vy,&mutargs);"),
+        "{code}"
+    );
+}
+
+#[test]
+fn struct_checks_name_the_kernel_and_parameter() {
+    let code = generate(&sample()).unwrap();
+    assert!(
+        code.contains("parameter `p` of kernel `type`) has another size or alignment on the host than in the PTX (8 bytes, aligned to 4)"),
+        "{code}"
+    );
+}
+
+#[test]
+fn a_struct_passed_to_several_kernels_is_asserted_once() {
+    let mut units = sample();
+    let mut twin = units[0].kernels[1].clone();
+    twin.name = "type_again".into();
+    units[0].kernels.push(twin);
+    let mut layout = units[0].struct_layouts[0].clone();
+    layout.kernel = "type_again".into();
+    units[0].struct_layouts.push(layout);
+    let code = generate(&units).unwrap();
+    assert_eq!(code.matches("::core::mem::size_of:: < Pair > ()").count(), 1, "{code}");
+}
+
+#[test]
+fn a_name_defined_twice_names_both_places() {
+    let mut units = sample();
+    let mut other = units[0].clone();
+    other.name = "other".into();
+    other.kernels[0].file = "cuda/saxpy.cu".into();
+    other.kernels[0].line = 3;
+    units.push(other);
+    let e = generate(&units).unwrap_err().to_string();
+    assert!(e.contains("kernel `saxpy` is defined twice: in src/lib.rs:7 and in cuda/saxpy.cu:3"), "{e}");
+}
+
+#[test]
+fn a_kernel_of_a_shared_header_gets_one_method_per_module() {
+    // dfdx's `fill_with_f32`: one `extern "C"` definition in a header two .cu files include.
+    let mut units = sample();
+    units[0].kernels[0].file = "cuda/utils.cuh".into();
+    let mut other = units[0].clone();
+    other.name = "other".into();
+    units.push(other);
+    prefix_shared_names(&mut units);
+    assert_eq!((units[0].kernels[0].name.as_str(), units[1].kernels[0].name.as_str()), ("saxpy_kernels_saxpy", "other_saxpy"));
+    let code = generate(&units).unwrap();
+    assert!(code.contains("pub unsafe fn other_saxpy(") && code.contains("this is the one of `other`"), "{code}");
+    // Each module loads the entry by its PTX name.
+    assert_eq!(units[1].kernels[0].ptx_names(), ["saxpy"]);
+    assert!(!code.contains("\"other_saxpy\"") && code.matches("\"saxpy\",").count() >= 2, "{code}");
+    // Defined at two places, it stays as written and is the error below.
+    units[1].kernels[0].name = "saxpy".into();
+    units[1].kernels[0].line = 9;
+    let mut clash = units.clone();
+    clash[0].kernels[0].name = "saxpy".into();
+    (clash[0].kernels[0].ptx_name, clash[1].kernels[0].ptx_name) = (None, None);
+    prefix_shared_names(&mut clash);
+    assert_eq!(clash[1].kernels[0].name, "saxpy");
+}
+
+#[test]
+fn one_method_per_kernel_whatever_the_names() {
+    // No helper method beside a kernel's: `saxpy` and `saxpy_config` are two kernels.
+    let mut units = sample();
+    let mut other = units[0].kernels[0].clone();
+    other.name = "saxpy_config".into();
+    units[0].kernels.push(other);
+    let code = generate(&units).unwrap();
+    assert!(code.contains("pub unsafe fn saxpy(") && code.contains("pub unsafe fn saxpy_config("), "{code}");
+    assert!(!code.contains("_plan(") && !code.contains("fn saxpy_config(&self, n"), "{code}");
+}
+
+#[test]
+fn kernel_parameters_named_like_the_methods_own_are_renamed() {
+    let mut units = sample();
+    for (p, name) in units[0].kernels[0].params.iter_mut().zip(["stream", "args", "grid", "instance"]) {
+        p.name = name.into();
+    }
+    let code = generate(&units).unwrap();
+    let saxpy = &code[code.find("pub unsafe fn saxpy(").unwrap()..];
+    let saxpy = &saxpy[..saxpy.find("\n    }\n").unwrap()];
+    for name in ["stream_: u32", "args_: f32", "grid_: &impl DeviceIn<f32>", "instance_: &mut impl DeviceInOut<f32>"] {
+        assert!(saxpy.contains(name), "{name}: {saxpy}");
+    }
+    assert!(saxpy.contains("args.arg(&stream_);") && saxpy.contains("grid_.push_arg(&mut args);"), "{saxpy}");
+}
+
+#[test]
+fn a_kernel_named_like_a_method_of_kernels_is_refused_at_its_line() {
+    for name in ["function", "launch_builder", "load", "plan_of", "config_of"] {
+        let mut units = sample();
+        units[0].kernels[0].name = name.into();
+        let e = generate(&units).unwrap_err().to_string();
+        assert!(e.contains(&format!("src/lib.rs:7: kernel `{name}`")) && e.contains("is a method of the generated `Kernels`"), "{e}");
+        assert!(e.contains("rename the kernel"), "{e}");
+    }
+}
