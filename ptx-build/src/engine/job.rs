@@ -288,8 +288,14 @@ impl<'a> CrateJob<'a> {
             }
             d
         });
-        for d in crate::diag::group_repeats(diagnostics.collect()) {
-            reporter.report(Event::Diagnostic(&d));
+        let shown = crate::diag::group_repeats(diagnostics.collect());
+        for d in &shown {
+            reporter.report(Event::Diagnostic(d));
+        }
+        // "(N errors above)" counts what is above: repeats shown as one count once.
+        let errors = shown.iter().filter(|d| d.level == crate::diag::Level::Error).count();
+        if let Some(Error::Nvcc { count, .. } | Error::Ptxas { count, .. }) = &mut first_error {
+            *count = errors.max(1);
         }
         match first_error {
             Some(e) => Err(e),
