@@ -92,6 +92,10 @@ fn reference_error_examples_fail_at_their_line() {
         !out.status.success() && text.contains("2 inline-PTX errors in `ref_errors`") && !text.contains("runs the checker alone"),
         "{text}"
     );
+    // A folder of .cu files with no package in it (a Builder host's `csrc/`): its files.
+    let out = crate::common::cargo_ptx().arg("check").arg(k.dir.join("cuda")).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && text.contains("two constraint letters (\"rf\")") && !text.contains("no kernel crate found"), "{text}");
     let at = |needle: &str| {
         let d = run
             .errors()

@@ -87,7 +87,7 @@ impl Source {
             let names = builders.iter().map(|b| format!("`{b}`")).collect::<Vec<_>>().join(", ");
             let one = if builders.len() == 1 { "builds its" } else { "build their" };
             return format!(
-                "{names} {one} kernels in build.rs (ptx-build's Builder): `cargo build -p {first}` builds them, with nvcc's errors; `cargo ptx build path/to/file.cu --arch sm_80` compiles one .cu file alone; a Rust kernel crate is a package of its own with `[package.metadata.ptx]`"
+                "{names} {one} kernels in build.rs (ptx-build's Builder): `cargo build -p {first}` builds them, with nvcc's errors; `cargo ptx build path/to/file.cu --arch sm_80` compiles one .cu file alone, and `cargo ptx check path/to/cu-folder` checks a folder of them; a Rust kernel crate is a package of its own with `[package.metadata.ptx]`"
             );
         }
         let table = "add `[package.metadata.ptx]` to the kernel package's Cargo.toml";

@@ -105,7 +105,17 @@ pub fn find_kernel_crates(
             }
         }
     }
-    let (cu_files, paths): (Vec<&PathBuf>, Vec<&PathBuf>) = paths.iter().partition(|p| p.extension().is_some_and(|e| e == "cu"));
+    // A folder of .cu files with no package in it (a Builder host's `csrc/kernels/`): its .cu
+    // files, each as a lone file.
+    let mut expanded: Vec<PathBuf> = Vec::new();
+    for p in paths {
+        let loose = p.is_dir() && glob_files(p, "**/Cargo.toml").unwrap_or_default().is_empty();
+        match glob_files(p, "**/*.cu").ok().filter(|cu| loose && !cu.is_empty()) {
+            Some(cu) => expanded.extend(cu),
+            None => expanded.push(p.clone()),
+        }
+    }
+    let (cu_files, paths): (Vec<&PathBuf>, Vec<&PathBuf>) = expanded.iter().partition(|p| p.extension().is_some_and(|e| e == "cu"));
     for f in cu_files {
         let k = CudaFiles::lone(f)?.into_crate(front, source)?;
         push_new(&mut found, k);
