@@ -288,7 +288,9 @@ fn edg_block<'a>(lines: &[&'a str]) -> EdgBlock<'a> {
 fn context_note(what: &str) -> String {
     let place = what.rsplit_once(" at line ").and_then(|(head, tail)| {
         let (n, path) = tail.split_once(" of ")?;
-        n.parse::<u32>().ok().map(|n| format!("{head} at {}:{n}", path.trim_matches('"')))
+        // nvcc runs on `./dir/file.cu` (so a file named `-o.cu` is no option): the `./` goes.
+        let path = path.trim_matches('"');
+        n.parse::<u32>().ok().map(|n| format!("{head} at {}:{n}", path.strip_prefix("./").unwrap_or(path)))
     });
     format!("{CONTEXT} {}", place.as_deref().unwrap_or(what))
 }
