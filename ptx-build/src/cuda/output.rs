@@ -586,4 +586,12 @@ cuda/ops.cu(6): error: identifier \"undefined_thing\" is undefined
         let caret = shown.find(long).unwrap();
         assert_eq!(edg_column(&shown, caret, Some(&format!("__device__ float {long}(float x);"))), (Some(18), None));
     }
+
+    #[test]
+    fn an_instantiation_place_is_named_without_nvccs_dot_slash() {
+        assert_eq!(
+            context_note("instantiation of \"void f<T>(T *) [with T=float]\" at line 5 of ./csrc/kernels/typo.cu"),
+            "detected during instantiation of \"void f<T>(T *) [with T=float]\" at csrc/kernels/typo.cu:5"
+        );
+    }
 }
