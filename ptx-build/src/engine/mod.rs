@@ -220,9 +220,24 @@ impl BuildOptions {
         // With no PATH or package named, the .cu files that host crates build in build.rs are
         // the project's too (a `cargo ptx new --kernels cuda` project has nothing else).
         let builders = self.paths.is_empty() && self.cuda_files.is_empty() && self.packages.is_empty();
-        let (mut crates, none_found) = match self.crates() {
-            Err(e @ Error::NoKernelCrate { .. }) if builders => (Vec::new(), Some(e)),
-            found => (found?, None),
+        // A folder of .cu files with no package in it (a Builder host's `csrc/`): its files.
+        let mut loose: Vec<(String, Vec<PathBuf>)> = Vec::new();
+        let mut others = self.clone();
+        others.paths.retain(|p| match project::loose_cuda_files(p) {
+            Some(files) => {
+                loose.push((p.display().to_string(), files));
+                false
+            }
+            None => true,
+        });
+        let only_loose = !loose.is_empty() && others.paths.is_empty() && others.cuda_files.is_empty();
+        let (mut crates, none_found) = if only_loose {
+            (Vec::new(), None)
+        } else {
+            match others.crates() {
+                Err(e @ Error::NoKernelCrate { .. }) if builders => (Vec::new(), Some(e)),
+                found => (found?, None),
+            }
         };
         if builders {
             let front = self.options.clone().or(Options::from_env()?);
@@ -238,6 +253,12 @@ impl BuildOptions {
         }
         let mut out = CheckOutput::default();
         let mut diags = Vec::new();
+        for (_, files) in &loose {
+            for f in files {
+                diags.extend(inline_ptx::check_cuda_file(f, f)?);
+                out.files += 1;
+            }
+        }
         for k in &crates {
             for w in &k.warnings {
                 reporter.report(Event::Diagnostic(w));
@@ -251,7 +272,7 @@ impl BuildOptions {
         }
         out.errors = diags.iter().filter(|d| d.level == Level::Error).count();
         out.warnings = diags.len() - out.errors;
-        let names: Vec<&str> = crates.iter().map(|k| k.name.as_str()).collect();
+        let names: Vec<&str> = crates.iter().map(|k| k.name.as_str()).chain(loose.iter().map(|(name, _)| name.as_str())).collect();
         if out.errors > 0 {
             return Err(Error::InlinePtx { package: names.join("`, `"), in_build: false, count: out.errors, diagnostics: diags });
         }

@@ -105,17 +105,7 @@ pub fn find_kernel_crates(
             }
         }
     }
-    // A folder of .cu files with no package in it (a Builder host's `csrc/kernels/`): its .cu
-    // files, each as a lone file.
-    let mut expanded: Vec<PathBuf> = Vec::new();
-    for p in paths {
-        let loose = p.is_dir() && glob_files(p, "**/Cargo.toml").unwrap_or_default().is_empty();
-        match glob_files(p, "**/*.cu").ok().filter(|cu| loose && !cu.is_empty()) {
-            Some(cu) => expanded.extend(cu),
-            None => expanded.push(p.clone()),
-        }
-    }
-    let (cu_files, paths): (Vec<&PathBuf>, Vec<&PathBuf>) = expanded.iter().partition(|p| p.extension().is_some_and(|e| e == "cu"));
+    let (cu_files, paths): (Vec<&PathBuf>, Vec<&PathBuf>) = paths.iter().partition(|p| p.extension().is_some_and(|e| e == "cu"));
     for f in cu_files {
         let k = CudaFiles::lone(f)?.into_crate(front, source)?;
         push_new(&mut found, k);
@@ -212,6 +202,39 @@ fn same_file(a: &Path, b: &Path) -> bool {
 /// confirms), `depth` folders deep. Target dirs (`target/`, the workspace's own, any folder
 /// cargo marked with CACHEDIR.TAG), hidden folders and links are not entered: they hold
 /// copies and registries, not the user's crates, and a link may loop.
+/// The .cu files of a folder with no package in it (a Builder host's `csrc/kernels/`), for
+/// `cargo ptx check`; `None` where the folder or one below it has a Cargo.toml (a package is
+/// given by its folder) or holds no .cu file. Hidden folders, `target` and cargo's cache
+/// folders are not walked.
+pub fn loose_cuda_files(dir: &Path) -> Option<Vec<PathBuf>> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> bool {
+        if dir.join("Cargo.toml").is_file() {
+            return false;
+        }
+        if dir.join("CACHEDIR.TAG").is_file() {
+            return true;
+        }
+        let Ok(entries) = std::fs::read_dir(dir) else { return true };
+        let mut entries: Vec<std::fs::DirEntry> = entries.flatten().collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let (path, name) = (e.path(), e.file_name().to_string_lossy().into_owned());
+            match e.file_type() {
+                Ok(t) if t.is_dir() && !name.starts_with('.') && name != "target" => {
+                    if !walk(&path, out) {
+                        return false;
+                    }
+                }
+                Ok(t) if t.is_file() && path.extension().is_some_and(|x| x == "cu") => out.push(path),
+                _ => {}
+            }
+        }
+        true
+    }
+    let mut out = Vec::new();
+    (dir.is_dir() && walk(dir, &mut out) && !out.is_empty()).then_some(out)
+}
+
 fn manifests_below(dir: &Path, target_dirs: &[PathBuf], depth: usize, out: &mut Vec<PathBuf>) {
     let manifest = dir.join("Cargo.toml");
     if let Ok(text) = std::fs::read_to_string(&manifest) {
@@ -684,6 +707,24 @@ impl KernelCrate {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_folder_of_cu_files_is_loose_unless_a_package_is_in_it() {
+        let d = tempfile::tempdir().unwrap();
+        for f in ["csrc/kernels/a.cu", "csrc/kernels/sub/b.cu", "csrc/kernels/target/c.cu", "csrc/kernels/.git/d.cu", "csrc/kernels/x.cuh"]
+        {
+            std::fs::create_dir_all(d.path().join(f).parent().unwrap()).unwrap();
+            std::fs::write(d.path().join(f), "").unwrap();
+        }
+        let files = loose_cuda_files(&d.path().join("csrc/kernels")).unwrap();
+        let names: Vec<String> = files.iter().map(|f| f.strip_prefix(d.path()).unwrap().display().to_string()).collect();
+        assert_eq!(names, ["csrc/kernels/a.cu", "csrc/kernels/sub/b.cu"], "target and hidden folders are not walked");
+        // A package below: given by its folder, not as loose files; nor a folder without .cu files.
+        std::fs::write(d.path().join("csrc/kernels/sub/Cargo.toml"), "").unwrap();
+        assert_eq!(loose_cuda_files(&d.path().join("csrc/kernels")), None);
+        assert_eq!(loose_cuda_files(&d.path().join("csrc/kernels/target")).map(|f| f.len()), Some(1));
+        assert_eq!(loose_cuda_files(&d.path().join("nowhere")), None);
+    }
 
     fn modules(files: &[&str], lib_name: &str) -> Result<Vec<String>> {
         let dir = Path::new("/pkg");
