@@ -220,11 +220,7 @@ pub fn loose_cuda_files(dir: &Path) -> Option<Vec<PathBuf>> {
         for e in entries {
             let (path, name) = (e.path(), e.file_name().to_string_lossy().into_owned());
             match e.file_type() {
-                Ok(t) if t.is_dir() && !name.starts_with('.') && name != "target" => {
-                    if !walk(&path, out) {
-                        return false;
-                    }
-                }
+                Ok(t) if t.is_dir() && !name.starts_with('.') && name != "target" && !walk(&path, out) => return false,
                 Ok(t) if t.is_file() && path.extension().is_some_and(|x| x == "cu") => out.push(path),
                 _ => {}
             }
