@@ -242,6 +242,7 @@ fn a_glob_of_a_missing_folder_is_named_and_does_not_rerun_every_build() {
         .cuda_static_lib("moe", "cuda/mmvq.cu")
         .cuda_static_lib("moe", "cuda/extra/*.cu")
         .cuda_static_lib("moe", "cuda/mo/*.cu")
+        .cuda_static_lib("moe", "csrc/*.cu")
         .arch("sm_80")
         .build()?;
     Ok(())
@@ -261,6 +262,12 @@ fn a_glob_of_a_missing_folder_is_named_and_does_not_rerun_every_build() {
     assert!(
         log.contains("`.cuda_static_lib(\"moe\", \"cuda/mo/*.cu\")` matches no file under")
             && log.contains("(did you mean `cuda/moe/*.cu`?)"),
+        "{log}"
+    );
+    // A missing folder at the package root: no watch (the root holds target/), and the fix.
+    assert!(
+        log.contains("`.cuda_static_lib(\"moe\", \"csrc/*.cu\")` matches no file under")
+            && log.contains("once it does, touch build.rs to rebuild"),
         "{log}"
     );
     let (ok, _, log) = cargo(p.path(), "build");

@@ -419,8 +419,9 @@ impl Builder {
 /// `cuda_static_lib("moe", `), sorted. A glob that matches nothing is a warning, with a folder
 /// of a near name where its own is missing (`csrc/kernel` -> `csrc/kernels`), unless nothing
 /// matched and `alone` (the caller then stops with an error that says it). Each glob's folder is
-/// watched for new files: where it does not exist, the nearest one above it that does (a watch
-/// on a missing path would rerun the build script on every build).
+/// watched for new files: where it does not exist, the nearest one above it below the package
+/// root (a watch on a missing path, or on the root with its `target/`, would rerun the build
+/// script on every build).
 fn host_files(
     manifest_dir: &Path,
     globs: &[String],
@@ -432,12 +433,29 @@ fn host_files(
     let method = call.split('(').next().unwrap_or(call);
     let mut files = Vec::new();
     let mut empty = Vec::new();
+    let mut unwatched: Vec<&String> = Vec::new();
     for g in globs {
         let matched = glob_files(manifest_dir, g).map_err(|message| source.method_error(method, message))?;
-        let fixed = glob_folder(g);
-        let folder = manifest_dir.join(&fixed);
-        let watched = folder.ancestors().find(|d| d.exists()).unwrap_or(manifest_dir);
-        reporter.directive(format!("cargo:rerun-if-changed={}", watched.display()));
+        // cargo scans a watched folder whole: the package root (or above) would hold `target/`
+        // and rerun this script on every build. A glob of a folder that does not exist below
+        // the root is then not watched; its warning says to touch build.rs once it does.
+        let folder = manifest_dir.join(glob_folder(g));
+        let watched =
+            folder.ancestors().find(|d| d.exists()).filter(|d| folder.exists() || (d.starts_with(manifest_dir) && *d != manifest_dir));
+        match watched {
+            // `*.cu` at the package root: each of its entries but `target/` and hidden ones.
+            Some(w) if w == manifest_dir => {
+                for e in std::fs::read_dir(w).into_iter().flatten().flatten() {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    if !name.starts_with('.') && name != "target" {
+                        reporter.directive(format!("cargo:rerun-if-changed={}", e.path().display()));
+                    }
+                }
+            }
+            Some(w) => reporter.directive(format!("cargo:rerun-if-changed={}", w.display())),
+            None if !folder.exists() => unwatched.push(g),
+            None => {}
+        }
         if matched.is_empty() {
             empty.push(g);
         }
@@ -446,7 +464,8 @@ fn host_files(
     if !(alone && files.is_empty()) {
         for g in empty {
             let meant = did_you_mean(manifest_dir, std::slice::from_ref(g));
-            reporter.warning(format!("ptx-build: `.{call}\"{g}\")` matches no file under {}{meant}", manifest_dir.display()));
+            let touch = if unwatched.contains(&g) { "; its folder does not exist: once it does, touch build.rs to rebuild" } else { "" };
+            reporter.warning(format!("ptx-build: `.{call}\"{g}\")` matches no file under {}{meant}{touch}", manifest_dir.display()));
         }
     }
     files.sort();
@@ -457,9 +476,11 @@ fn host_files(
 /// ` (did you mean `csrc/kernels/*.cu`?)` for the first of `globs` whose folder is missing and
 /// has a near name; else nothing.
 fn did_you_mean(dir: &Path, globs: &[String]) -> String {
+    // Only a glob that would match something is worth offering.
     globs
         .iter()
         .find_map(|g| Some(g.replacen(&*glob_folder(g).to_string_lossy(), &near_folder(dir, &glob_folder(g))?, 1)))
+        .filter(|m| glob_files(dir, m).is_ok_and(|f| !f.is_empty()))
         .map(|m| format!(" (did you mean `{m}`?)"))
         .unwrap_or_default()
 }
