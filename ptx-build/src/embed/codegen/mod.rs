@@ -497,8 +497,13 @@ fn method(index: usize, k: &KernelSig, out: &mut String) {
     // one, with the launch's caveat at its end (before any section after it), else ours.
     let own: Vec<&str> = k.doc.iter().flat_map(|d| d.split('\n')).collect();
     let safety_at = own.iter().position(|l| l.trim() == "# Safety").unwrap_or(own.len());
-    let safety_end =
-        own[safety_at..].iter().skip(1).position(|l| l.trim_start().starts_with("# ")).map_or(own.len(), |n| safety_at + 1 + n);
+    // The next heading: a `# ` line outside code fences (a doctest's hidden `# let n = 4;` is code).
+    let mut fenced = false;
+    let next_heading = own[safety_at..].iter().skip(1).position(|l| {
+        fenced ^= l.trim_start().starts_with("```");
+        !fenced && l.trim_start().starts_with("# ")
+    });
+    let safety_end = next_heading.map_or(own.len(), |n| safety_at + 1 + n);
     let (before, safety, after) = (&own[..safety_at], &own[safety_at..safety_end], &own[safety_end..]);
     let mut docs: Vec<&str> = without_trailing_blanks(before);
     if !docs.is_empty() {

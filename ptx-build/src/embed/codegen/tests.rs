@@ -90,6 +90,13 @@ fn a_kernels_own_safety_section_is_the_methods_only_one() {
     let order =
         ["Scales.", "Launches `saxpy`", "`grid`:", "# Safety", "hold `n` floats.", "Nothing checks", "# Examples", "See the tests."];
     assert!(order.windows(2).all(|w| at(w[0]) < at(w[1])), "{method}");
+    // A doctest's hidden line in the Safety section is code, not the next heading.
+    let doc = [" Scales.", "", " # Safety", " ```", " # let n = 4;", " ```", " `n` floats.", "", " # Examples", " See."];
+    units[0].kernels[0].doc = doc.iter().map(|l| l.to_string()).collect();
+    let code = generate(&units).unwrap();
+    let method = code.split("pub unsafe fn saxpy(").next().unwrap();
+    let (fence_end, caveat) = (method.rfind("/// ```").unwrap(), method.find("Nothing checks").unwrap());
+    assert!(fence_end < caveat && caveat < method.find("# Examples").unwrap(), "{method}");
 }
 
 /// The whole generated module against its golden file
