@@ -167,7 +167,7 @@ fn panic_sites(ptx: &str, name: &str, is_user: &dyn Fn(&str) -> bool) -> Vec<(Pl
         }
         if let Some(rest) = code.strip_prefix(".loc") {
             place = loc_numbers(rest).and_then(|own| {
-                let chain = inline_chain(own, l, &files, &locs);
+                let chain = inline_chain(own, l, &files, &locs, is_user);
                 chain.iter().find(|(p, _)| is_user(p)).or(chain.last()).cloned()
             });
         } else if let (Some(f), Some(callee)) = (&current, callee(code)) {
@@ -208,7 +208,13 @@ fn loc_numbers(rest: &str) -> Option<(u32, u32)> {
 /// names files without their folder, so `src/lib.rs` may be the kernel crate's or ptx-device's:
 /// a frame is the `.file` whose number has a `.loc` at that line, else the file of exactly that
 /// path, else the one file of that name.
-fn inline_chain(own: (u32, u32), raw: &str, files: &HashMap<u32, String>, locs: &[(u32, u32)]) -> Vec<(String, u32)> {
+fn inline_chain(
+    own: (u32, u32),
+    raw: &str,
+    files: &HashMap<u32, String>,
+    locs: &[(u32, u32)],
+    is_user: &dyn Fn(&str) -> bool,
+) -> Vec<(String, u32)> {
     let mut chain: Vec<(String, u32)> = Vec::new();
     if let (Some(path), true) = (files.get(&own.0), own.1 != 0) {
         chain.push((path.clone(), own.1));
@@ -220,8 +226,12 @@ fn inline_chain(own: (u32, u32), raw: &str, files: &HashMap<u32, String>, locs: 
         let (Some(_column), Some(Ok(line)), Some(name)) = (parts.next(), parts.next().map(str::parse::<u32>), parts.next()) else {
             continue;
         };
-        let named: Vec<(&u32, &String)> = files.iter().filter(|(_, p)| *p == name || p.ends_with(&format!("/{name}"))).collect();
-        let at_line = named.iter().find(|(n, _)| locs.contains(&(**n, line)));
+        // In file-number order, so the same PTX names the same place every time.
+        let mut named: Vec<(&u32, &String)> = files.iter().filter(|(_, p)| *p == name || p.ends_with(&format!("/{name}"))).collect();
+        named.sort();
+        // Both `src/lib.rs` may have a `.loc` at that line: the kernel crate's first.
+        let at_line: Vec<&(&u32, &String)> = named.iter().filter(|(n, _)| locs.contains(&(**n, line))).collect();
+        let at_line = at_line.iter().find(|(_, p)| is_user(p)).or(at_line.first()).copied();
         // Else the file named exactly so (the kernel crate's own paths are written from its
         // workspace, a dependency's with the folders before it), else the one of that name.
         let exact = named.iter().find(|(_, p)| *p == name);
@@ -237,11 +247,13 @@ fn inline_chain(own: (u32, u32), raw: &str, files: &HashMap<u32, String>, locs: 
     chain
 }
 
-/// A symbol of Rust's own libraries (`core::`, `alloc::`, `std::`).
+/// A symbol of Rust's own libraries (`core::`, `alloc::`, `std::`) that holds none of the
+/// user's code: a generic one (`drop_in_place::<UserType>`, an iterator adapter's closure) may
+/// hold the kernel's own panics, and is followed.
 fn is_library(symbol: &str) -> bool {
     rustc_demangle::try_demangle(symbol).is_ok_and(|d| {
         let path = format!("{d:#}");
-        ["core::", "alloc::", "std::"].iter().any(|l| path.starts_with(l))
+        ["core::", "alloc::", "std::"].iter().any(|l| path.starts_with(l)) && !path.contains('<') && !path.contains("{closure")
     })
 }
 
@@ -694,6 +706,10 @@ mod tests {
         let sites = panic_sites(ptx, "add_f32", &|p: &str| p == "src/lib.rs");
         let lines: Vec<(Option<u32>, &str)> = sites.iter().map(|(p, k)| (p.as_ref().map(|p| p.1), *k)).collect();
         assert_eq!(lines, [(Some(44), "index out of bounds"), (Some(45), "`unwrap()` on `None` or `Err`")]);
+        // Where both `src/lib.rs` have a `.loc` at the frame's line, the kernel crate's is named.
+        let both = ptx.replacen("\t.loc\t2 126 0\n", "\t.loc\t2 126 0\n\t.loc\t2 45 1\n\t.loc\t4 45 3\n", 1);
+        let sites = panic_sites(&both, "add_f32", &|p: &str| p == "src/lib.rs");
+        assert_eq!(sites[1].0, Some(("src/lib.rs".to_string(), 45)), "{sites:?}");
     }
 
     #[test]
