@@ -133,9 +133,9 @@ fn a_bad_value_reads_the_same_from_every_front_end() {
         assert!(meta.contains("in [package.metadata.ptx] of /k/Cargo.toml"), "{meta}");
         assert!(built.contains("in the Builder in "), "{built}");
     }
-    // A Builder's bad value is named by its method; a define given whole says which part is which.
+    // A define given whole says which part is which.
     let e = Builder::new().cuda_define("-DSCALE=3", None).kernel_options().unwrap_err().to_string();
-    assert!(e.starts_with("invalid `.cuda_define(..)` in the Builder in "), "{e}");
+    assert!(e.starts_with("invalid `cuda-defines` in the Builder in "), "{e}");
     assert!(e.contains("`-DSCALE=3` is not a valid macro name") && e.contains("(the name alone is `SCALE`, and `3` its value)"), "{e}");
     let e = Builder::new().cuda_define("-DFAST", None).kernel_options().unwrap_err().to_string();
     assert!(e.contains("(the name alone is `FAST`)"), "{e}");

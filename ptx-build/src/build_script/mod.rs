@@ -89,8 +89,8 @@ macro_rules! builder_setter {
             let value: std::result::Result<_, String> = $value;
             match value {
                 Ok(v) => builder_setter!(@$how self.options.$field, v),
-                // Named as the user wrote it: the method, not the metadata key.
-                Err(m) => self.invalid.push((stringify!($setter), m)),
+                // Named by the option, as every front end names it (README, "Options").
+                Err(m) => self.invalid.push((stringify!($field), m)),
             }
             self
         }
@@ -174,7 +174,12 @@ impl Builder {
         if let Some((key, message)) = self.invalid.first() {
             let script =
                 std::env::var_os("CARGO_MANIFEST_DIR").map(|d| PathBuf::from(d).join("build.rs")).unwrap_or_else(|| "build.rs".into());
-            return Err(Source::Builder(script).method_error(key, message.clone()));
+            // `cuda_static_lib` is a Builder call, not an option: named as written.
+            let source = Source::Builder(script);
+            return Err(match *key {
+                "cuda_static_lib" => source.method_error(key, message.clone()),
+                option => source.error(option, message.clone()),
+            });
         }
         Ok(self.options.clone())
     }
