@@ -239,6 +239,9 @@ impl<'a> CrateJob<'a> {
         // The other files that failed: each counted once, whatever its archs.
         let mut other_failures: BTreeSet<PathBuf> = BTreeSet::new();
         let mut diagnostics: Vec<(Diagnostic, Vec<String>)> = Vec::new();
+        // The errors that came from nvcc (the rest from ptxas): "(N errors above)" counts those
+        // of the failure it ends.
+        let mut from_nvcc: Vec<Diagnostic> = Vec::new();
         // Results come file by file, arch by arch: a header's diagnostic recurs across files.
         let mut add = |d: Diagnostic, arch: String| match diagnostics.iter_mut().find(|(seen, _)| *seen == d) {
             Some((_, archs)) if !archs.contains(&arch) => archs.push(arch),
@@ -262,6 +265,9 @@ impl<'a> CrateJob<'a> {
                 for d in ds {
                     add(d.clone(), arch.clone());
                 }
+            }
+            if let Error::Nvcc { diagnostics: ds, .. } = &e {
+                from_nvcc.extend(ds.iter().cloned());
             }
             // The same file failing for several archs: one error naming them all; other files
             // are counted in it.
@@ -292,8 +298,12 @@ impl<'a> CrateJob<'a> {
         for d in &shown {
             reporter.report(Event::Diagnostic(d));
         }
-        // "(N errors above)" counts what is above: repeats shown as one count once.
-        let errors = shown.iter().filter(|d| d.level == crate::diag::Level::Error).count();
+        // "(N errors above)" counts what is above, of its own kind: repeats shown as one count
+        // once (a grouped diagnostic is nvcc's where its first place was).
+        let nvcc_first = matches!(first_error, Some(Error::Nvcc { .. }));
+        let same_kind =
+            |d: &Diagnostic| from_nvcc.iter().any(|n| n.message == d.message && n.file == d.file && n.line == d.line) == nvcc_first;
+        let errors = shown.iter().filter(|d| d.level == crate::diag::Level::Error && same_kind(d)).count();
         if let Some(Error::Nvcc { count, .. } | Error::Ptxas { count, .. }) = &mut first_error {
             *count = errors.max(1);
         }
