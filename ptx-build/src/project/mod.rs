@@ -198,52 +198,16 @@ fn same_file(a: &Path, b: &Path) -> bool {
     a == b || matches!((std::fs::canonicalize(a), std::fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
 }
 
-/// The Cargo.toml files at or below `dir` that may declare `[package.metadata.ptx]` (cargo
-/// confirms), `depth` folders deep. Target dirs (`target/`, the workspace's own, any folder
-/// cargo marked with CACHEDIR.TAG), hidden folders and links are not entered: they hold
-/// copies and registries, not the user's crates, and a link may loop.
-/// The .cu files of a folder with no package in it (a Builder host's `csrc/kernels/`), for
-/// `cargo ptx check`; `None` where the folder or one below it has a Cargo.toml (a package is
-/// given by its folder) or holds no .cu file. Hidden folders, `target` and cargo's cache
-/// folders are not walked.
-pub fn loose_cuda_files(dir: &Path) -> Option<Vec<PathBuf>> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> bool {
-        if dir.join("Cargo.toml").is_file() {
-            return false;
-        }
-        if dir.join("CACHEDIR.TAG").is_file() {
-            return true;
-        }
-        let Ok(entries) = std::fs::read_dir(dir) else { return true };
-        let mut entries: Vec<std::fs::DirEntry> = entries.flatten().collect();
-        entries.sort_by_key(|e| e.file_name());
-        for e in entries {
-            let (path, name) = (e.path(), e.file_name().to_string_lossy().into_owned());
-            match e.file_type() {
-                Ok(t) if t.is_dir() && !name.starts_with('.') && name != "target" && !walk(&path, out) => return false,
-                Ok(t) if t.is_file() && path.extension().is_some_and(|x| x == "cu") => out.push(path),
-                _ => {}
-            }
-        }
-        true
+/// The folders below `dir` that a search of the user's sources enters, sorted: not hidden ones,
+/// not `target/`, nothing below a folder cargo marked as its own (CACHEDIR.TAG: a target dir of
+/// another name), and no links (a link may loop). They hold copies and registries, not the
+/// user's crates.
+fn source_subdirs(dir: &Path) -> Vec<PathBuf> {
+    if dir.join("CACHEDIR.TAG").is_file() {
+        return Vec::new();
     }
-    let mut out = Vec::new();
-    (dir.is_dir() && walk(dir, &mut out) && !out.is_empty()).then_some(out)
-}
-
-fn manifests_below(dir: &Path, target_dirs: &[PathBuf], depth: usize, out: &mut Vec<PathBuf>) {
-    let manifest = dir.join("Cargo.toml");
-    if let Ok(text) = std::fs::read_to_string(&manifest) {
-        if text.contains("metadata.ptx") || (text.contains("[package.metadata]") && text.contains("ptx")) {
-            out.push(manifest);
-        }
-    }
-    if depth == 0 || dir.join("CACHEDIR.TAG").is_file() {
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let entries = std::fs::read_dir(dir).into_iter().flatten().flatten();
     let mut dirs: Vec<PathBuf> = entries
-        .flatten()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .filter(|e| {
             let name = e.file_name();
@@ -251,10 +215,43 @@ fn manifests_below(dir: &Path, target_dirs: &[PathBuf], depth: usize, out: &mut 
             !name.starts_with('.') && name != "target"
         })
         .map(|e| e.path())
-        .filter(|p| !target_dirs.iter().any(|t| same_file(t, p)))
         .collect();
     dirs.sort();
-    for d in dirs {
+    dirs
+}
+
+/// The .cu files of a folder with no package in it (a Builder host's `csrc/kernels/`), for
+/// `cargo ptx check`; `None` where the folder or one below it has a Cargo.toml (a package is
+/// given by its folder) or holds no .cu file.
+pub fn loose_cuda_files(dir: &Path) -> Option<Vec<PathBuf>> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> bool {
+        if dir.join("Cargo.toml").is_file() {
+            return false;
+        }
+        let entries = std::fs::read_dir(dir).into_iter().flatten().flatten().map(|e| e.path());
+        let mut cu: Vec<PathBuf> = entries.filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "cu")).collect();
+        cu.sort();
+        out.extend(cu);
+        source_subdirs(dir).iter().all(|d| walk(d, out))
+    }
+    let mut out = Vec::new();
+    (dir.is_dir() && walk(dir, &mut out) && !out.is_empty()).then_some(out)
+}
+
+/// The Cargo.toml files at or below `dir` that may declare `[package.metadata.ptx]` (cargo
+/// confirms), `depth` folders deep, in the folders [`source_subdirs`] enters and not in the
+/// workspace's own target dirs.
+fn manifests_below(dir: &Path, target_dirs: &[PathBuf], depth: usize, out: &mut Vec<PathBuf>) {
+    let manifest = dir.join("Cargo.toml");
+    if let Ok(text) = std::fs::read_to_string(&manifest) {
+        if text.contains("metadata.ptx") || (text.contains("[package.metadata]") && text.contains("ptx")) {
+            out.push(manifest);
+        }
+    }
+    if depth == 0 {
+        return;
+    }
+    for d in source_subdirs(dir).into_iter().filter(|p| !target_dirs.iter().any(|t| same_file(t, p))) {
         manifests_below(&d, target_dirs, depth - 1, out);
     }
 }
