@@ -30,6 +30,9 @@ use crate::project::{glob_files, CudaFiles, StaticLibSpec};
 use crate::report::{Event, Reporter};
 use crate::tools;
 
+/// [`Source::error`] for an option, [`Source::method_error`] for a Builder call of its own.
+type InvalidAs = fn(&Source, &str, String) -> Error;
+
 /// Builds kernels from a build script and generates the module that embeds them.
 ///
 /// Its kernel options are [`Options`]: each method below sets one, under the same name as
@@ -45,8 +48,9 @@ pub struct Builder {
     static_libs: Vec<(String, Vec<String>)>,
     out_file: Option<String>,
     options: Options,
-    /// Bad values given to setters, reported by [`Builder::build`] (setters cannot fail).
-    invalid: Vec<(&'static str, String)>,
+    /// Bad values given to setters, reported by [`Builder::build`] (setters cannot fail): how
+    /// the error names what was set (an option by its key, `.cuda_static_lib(..)` as a call).
+    invalid: Vec<(InvalidAs, &'static str, String)>,
 }
 
 /// What [`Builder::build`] wrote.
@@ -90,7 +94,7 @@ macro_rules! builder_setter {
             match value {
                 Ok(v) => builder_setter!(@$how self.options.$field, v),
                 // Named by the option, as every front end names it (README, "Options").
-                Err(m) => self.invalid.push((stringify!($field), m)),
+                Err(m) => self.invalid.push((Source::error, stringify!($field), m)),
             }
             self
         }
@@ -135,13 +139,18 @@ impl Builder {
         if let Some(file) = name.strip_suffix(".a") {
             let bare = file.strip_prefix("lib").filter(|b| !b.is_empty()).unwrap_or(file);
             self.invalid.push((
+                Source::method_error,
                 "cuda_static_lib",
                 format!("`{name}` names the archive: the library's name is `{bare}` (the file is `lib{bare}.a`)"),
             ));
             return self;
         }
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
-            self.invalid.push(("cuda_static_lib", format!("`{name}` is not a library name: use letters, digits, `_` and `-` (`moe`)")));
+            self.invalid.push((
+                Source::method_error,
+                "cuda_static_lib",
+                format!("`{name}` is not a library name: use letters, digits, `_` and `-` (`moe`)"),
+            ));
             return self;
         }
         match self.static_libs.iter_mut().find(|(n, _)| *n == name) {
@@ -171,15 +180,10 @@ impl Builder {
     /// The kernel options set so far (paths as given, relative to the host crate); a value a
     /// setter could not parse is its error, as [`Builder::build`] would report it.
     pub fn kernel_options(&self) -> Result<Options> {
-        if let Some((key, message)) = self.invalid.first() {
+        if let Some((invalid_as, key, message)) = self.invalid.first() {
             let script =
                 std::env::var_os("CARGO_MANIFEST_DIR").map(|d| PathBuf::from(d).join("build.rs")).unwrap_or_else(|| "build.rs".into());
-            // `cuda_static_lib` is a Builder call, not an option: named as written.
-            let source = Source::Builder(script);
-            return Err(match *key {
-                "cuda_static_lib" => source.method_error(key, message.clone()),
-                option => source.error(option, message.clone()),
-            });
+            return Err(invalid_as(&Source::Builder(script), key, message.clone()));
         }
         Ok(self.options.clone())
     }
@@ -484,7 +488,10 @@ fn did_you_mean(dir: &Path, globs: &[String]) -> String {
     // Only a glob that would match something is worth offering.
     globs
         .iter()
-        .find_map(|g| Some(g.replacen(&*glob_folder(g).to_string_lossy(), &near_folder(dir, &glob_folder(g))?, 1)))
+        .find_map(|g| {
+            let folder = glob_folder(g);
+            Some(g.replacen(&*folder.to_string_lossy(), &near_folder(dir, &folder)?, 1))
+        })
         .filter(|m| glob_files(dir, m).is_ok_and(|f| !f.is_empty()))
         .map(|m| format!(" (did you mean `{m}`?)"))
         .unwrap_or_default()
