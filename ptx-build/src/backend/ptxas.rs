@@ -125,12 +125,11 @@ fn number_before(line: &str, what: &str) -> u32 {
 pub fn diagnostics(stderr: &str, ptx_text: &str, ptx_path: &Path, source_root: &Path, ptxas: &Tool) -> Vec<Diagnostic> {
     let module = ptx::Module::parse(ptx_text);
     let ptx_lines: Vec<&str> = ptx_text.lines().collect();
-    let mut out = Vec::new();
+    // Each diagnostic with the PTX line it is merged by (none for those not merged by line).
+    let mut out: Vec<(Option<usize>, Diagnostic)> = Vec::new();
     // An instruction the arch lacks: one error per function and instruction, said plainly, and
     // not the "requires PTX ISA" lines that echo it.
     let mut explained: Vec<(String, String)> = Vec::new();
-    // The PTX line of each diagnostic of `out` (0 for those not merged by line).
-    let mut same_line: Vec<usize> = Vec::new();
     let mut arch_lines: Vec<usize> = Vec::new();
     for l in stderr.lines() {
         if let Some((n, m)) = l
@@ -155,8 +154,7 @@ pub fn diagnostics(stderr: &str, ptx_text: &str, ptx_path: &Path, source_root: &
             if let Some(fix) = fatal_help(message, ptxas) {
                 d = d.note(fix);
             }
-            same_line.push(0);
-            out.push(d);
+            out.push((None, d));
             continue;
         }
         let Some(rest) = l.strip_prefix("ptxas ") else {
@@ -192,7 +190,7 @@ pub fn diagnostics(stderr: &str, ptx_text: &str, ptx_path: &Path, source_root: &
         // its line (the next line's `.loc` or label after a missing `;`), the line before it is
         // the one to show and map; inside a line (`mov.u32 %r1 %r2;`) the line is right.
         let syntax = message.starts_with("Parsing error");
-        let near = message.split('\'').nth(1).filter(|t| !t.is_empty());
+        let near = quoted(message);
         let starts_line = near.is_some_and(|t| ptx_lines.get(n.wrapping_sub(1)).is_some_and(|l| l.trim_start().starts_with(t)));
         let code_line = |i: &usize| {
             ptx_lines.get(i - 1).map(|t| t.trim()).is_some_and(|t| !(t.is_empty() || t.starts_with("//") || t.starts_with(".loc")))
@@ -248,9 +246,8 @@ pub fn diagnostics(stderr: &str, ptx_text: &str, ptx_path: &Path, source_root: &
         // One mistake, two complaints at one PTX line (`mov.u23`: "Unknown modifier '.u23'" and
         // "Unexpected instruction types specified for 'mov'"): one diagnostic, the one naming
         // the unknown thing first, the other a note.
-        match same_line.iter().position(|l| *l == n).filter(|_| !by_arch) {
-            Some(i) if out[i].level == level => {
-                let first = &mut out[i];
+        match out.iter_mut().find(|(line, first)| *line == Some(n) && first.level == level).filter(|_| !by_arch) {
+            Some((_, first)) => {
                 let other = if names_the_unknown(&d.message) && !names_the_unknown(&first.message) {
                     // The caret follows the message: under the token it names.
                     first.column = d.column;
@@ -260,24 +257,25 @@ pub fn diagnostics(stderr: &str, ptx_text: &str, ptx_path: &Path, source_root: &
                 };
                 first.notes.push(format!("ptxas also says: {}", other.trim_start_matches("ptxas: ")));
             }
-            _ => {
-                same_line.push(if by_arch { 0 } else { n });
-                out.push(d);
-            }
+            None => out.push(((!by_arch).then_some(n), d)),
         }
     }
     if out.is_empty() {
-        out.push(Diagnostic::error(format!("ptxas failed: {}", stderr.trim())).at(ptx_path, None, None));
+        return vec![Diagnostic::error(format!("ptxas failed: {}", stderr.trim())).at(ptx_path, None, None)];
     }
-    out
+    out.into_iter().map(|(_, d)| d).collect()
 }
 
 /// The token a ptxas message quotes (`Unknown symbol '%landid'` -> `%landid`), when it is one
 /// a source line could spell (not an instruction's name alone: `'mov'` is on many lines).
 fn quoted_token(message: &str) -> Option<&str> {
+    quoted(message).filter(|t| t.len() > 1 && (t.starts_with('%') || t.starts_with('.')))
+}
+
+/// What a ptxas message quotes first (`near '$L__tmp17'` -> `$L__tmp17`).
+fn quoted(message: &str) -> Option<&str> {
     let (_, rest) = message.split_once('\'')?;
-    let (token, _) = rest.split_once('\'')?;
-    (token.len() > 1 && (token.starts_with('%') || token.starts_with('.'))).then_some(token)
+    rest.split_once('\'').map(|(token, _)| token).filter(|t| !t.is_empty())
 }
 
 /// A ptxas message that says what it did not know (`Unknown symbol '%landid'`), the one a
@@ -323,6 +321,11 @@ impl From<&Resources> for KernelInfo {
 mod tests {
     use super::*;
 
+    /// The ptxas whose output these tests hold.
+    fn ptxas_13() -> Tool {
+        Tool { path: "ptxas".into(), version: "13.0.88".into(), source: "PATH".into() }
+    }
+
     #[test]
     fn reads_resource_usage() {
         let text = "ptxas info    : 0 bytes gmem\nptxas info    : Compiling entry function 'a' for 'sm_80'\nptxas info    : Function properties for a\n    8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads\nptxas info    : Used 13 registers, used 1 barriers, 1024 bytes smem, 376 bytes cmem[0]\nptxas info    : Compiling entry function 'b' for 'sm_80'\nptxas info    : Function properties for b\n    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\nptxas info    : Used 14 registers, used 0 barriers, 376 bytes cmem[0]\n";
@@ -337,7 +340,7 @@ mod tests {
     #[test]
     fn an_instruction_the_arch_lacks_is_one_error_naming_kernel_instruction_and_arch() {
         let ptx = ".version 7.0\n.target sm_80\n.visible .entry k()\n{\n.loc 1 5 9\nwgmma.fence.sync.aligned;\nwgmma.commit_group.sync.aligned;\n}\n.file 1 \"/k/src/lib.rs\"\n";
-        let tool = Tool { path: "ptxas".into(), version: "13.0.88".into(), source: "PATH".into() };
+        let tool = ptxas_13();
         let stderr = "ptxas /t/k.ptx, line 6; error   : Feature 'WGMMA' requires PTX ISA .version 8.0 or later\nptxas /t/k.ptx, line 6; error   : Instruction 'wgmma.fence' not supported on .target 'sm_80'\nptxas /t/k.ptx, line 7; error   : Feature 'WGMMA' requires PTX ISA .version 8.0 or later\nptxas /t/k.ptx, line 7; error   : Instruction 'wgmma.commit_group' not supported on .target 'sm_80'\nptxas fatal   : Ptx assembly aborted due to errors\n";
         let d = diagnostics(stderr, ptx, Path::new("/t/k.ptx"), Path::new("/k"), &tool);
         assert_eq!(d.len(), 1, "{d:#?}");
@@ -354,7 +357,7 @@ mod tests {
         std::fs::create_dir_all(dir.path().join("ptx-device/src")).unwrap();
         std::fs::write(dir.path().join("ptx-device/src/lib.rs"), "//\n    let x = add(a, b);\n").unwrap();
         let ptx = ".version 7.0\n.target sm_80\n.visible .entry k()\n{\n.loc 1 2 5\nadd.f64 %fd1, %r1, %r2;\n}\n.file 1 \"../../ptx-device/src/lib.rs\"\n";
-        let tool = Tool { path: "ptxas".into(), version: "13.0.88".into(), source: "PATH".into() };
+        let tool = ptxas_13();
         let d = diagnostics(
             "ptxas /t/k.ptx, line 6; error   : Arguments mismatch for instruction 'add'\n",
             ptx,
@@ -371,7 +374,7 @@ mod tests {
     #[test]
     fn two_complaints_about_one_line_are_one_diagnostic_naming_the_unknown_first() {
         let ptx = ".version 7.0\n.target sm_80\n.visible .entry k()\n{\n.loc 1 5 9 // src/lib.rs:5:9\nmov.u32 %r1, %landid;\nadd.u32 %r2, %r1, 1;\n}\n.file 1 \"/k/src/lib.rs\"\n";
-        let tool = Tool { path: "ptxas".into(), version: "13.0.88".into(), source: "PATH".into() };
+        let tool = ptxas_13();
         let stderr = "ptxas /t/k.ptx, line 6; error   : Arguments mismatch for instruction 'mov'\nptxas /t/k.ptx, line 6; error   : Unknown symbol '%landid'\nptxas /t/k.ptx, line 7; error   : Arguments mismatch for instruction 'add'\nptxas fatal   : Ptx assembly aborted due to errors\n";
         let d = diagnostics(stderr, ptx, Path::new("/t/k.ptx"), Path::new("/k"), &tool);
         assert_eq!(d.len(), 2, "{d:?}");
@@ -390,7 +393,7 @@ mod tests {
         )
         .unwrap();
         let ptx = ".version 7.0\n.target sm_80\n.visible .entry k()\n{\n.loc 1 2 5\nmov.u32 %r1, %landid;\n}\n.file 1 \"src/lib.rs\"\n";
-        let tool = Tool { path: "ptxas".into(), version: "13.0.88".into(), source: "PATH".into() };
+        let tool = ptxas_13();
         let d = diagnostics("ptxas /t/k.ptx, line 6; error   : Unknown symbol '%landid'\n", ptx, Path::new("/t/k.ptx"), dir.path(), &tool);
         assert_eq!(d[0].location().unwrap(), "src/lib.rs:2:36", "{d:?}");
         // Merged with an earlier complaint at the line, the caret still goes under the token.
@@ -412,7 +415,7 @@ mod tests {
     fn a_syntax_error_is_at_the_asm_line_with_the_line_before() {
         // `asm!("mov.u32 {r}, %laneid")` without its `;`: ptxas stops at the next label.
         let ptx = ".version 7.0\n.target sm_80\n.visible .entry k()\n{\n.loc 1 10 5 // src/lib.rs:10:5\n// begin inline asm\nmov.u32 %r1, %laneid\n// end inline asm\n$L__tmp17:\n}\n.file 1 \"/k/src/lib.rs\"\n";
-        let tool = Tool { path: "ptxas".into(), version: "13.0.88".into(), source: "PATH".into() };
+        let tool = ptxas_13();
         let stderr = "ptxas /t/.tmp-1-k.in.ptx, line 9; fatal   : Parsing error near '$L__tmp17': syntax error\nptxas fatal   : Ptx assembly aborted due to errors\n";
         let d = diagnostics(stderr, ptx, Path::new("/t/k.ptx"), Path::new("/k"), &tool);
         assert_eq!(d.len(), 1, "{d:?}");
@@ -438,7 +441,7 @@ mod tests {
 
     #[test]
     fn an_unsupported_version_at_its_line_gets_the_isa_help() {
-        let tool = Tool { path: "ptxas".into(), version: "13.0.88".into(), source: "PATH".into() };
+        let tool = ptxas_13();
         let d = diagnostics(
             "ptxas v.ptx, line 1; fatal   : Unsupported .version 9.9; current version is '9.0'\n",
             ".version 9.9\n",
@@ -452,7 +455,7 @@ mod tests {
     #[test]
     fn maps_errors_to_the_users_line() {
         let ptx = ".version 7.0\n.target sm_80\n.visible .entry k()\n{\n.loc 1 5 9 // src/lib.rs:5:9\n.loc 2 85 5 // core/mod.rs:85:5 @[ /k/src/lib.rs:7:3 ]\nadd.f64 %fd1, %r1, %r2;\n}\n.file 1 \"/k/src/lib.rs\"\n.file 2 \"/rust/core/mod.rs\"\n";
-        let tool = Tool { path: "ptxas".into(), version: "13.0.88".into(), source: "PATH".into() };
+        let tool = ptxas_13();
         let d = diagnostics("ptxas /t/k.ptx, line 7; error   : Arguments mismatch for instruction 'add'\nptxas fatal   : Ptx assembly aborted due to errors\n", ptx, Path::new("/t/k.ptx"), Path::new("/k"), &tool);
         assert_eq!(d.len(), 1, "the closing `aborted` line adds nothing: {d:?}");
         assert_eq!(d[0].message, "ptxas: Arguments mismatch for instruction 'add'");
