@@ -31,18 +31,17 @@ pub struct PackageRequest {
     pub check: bool,
 }
 
-/// The set manifests package `name`'s build script watched, from the `build-script-executed`
-/// lines of cargo's JSON: the script's output beside its `out_dir` holds its
+/// The set manifests the build script of package `id` watched, from cargo's
+/// `build-script-executed` message: the script's output beside its `out_dir` holds its
 /// `rerun-if-changed` lines.
-fn sets_read(json: &str, name: &str) -> Vec<PathBuf> {
+fn sets_read(json: &str, id: &cargo_metadata::PackageId) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for line in json.lines() {
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else { continue };
-        let ours = v["package_id"].as_str().is_some_and(|id| {
-            id.contains(&format!("#{name}@")) || id.contains(&format!("/{name}#")) || id.starts_with(&format!("{name} "))
-        });
-        let Some(out_dir) = v["out_dir"].as_str().filter(|_| v["reason"] == "build-script-executed" && ours) else { continue };
-        let Ok(text) = std::fs::read_to_string(Path::new(out_dir).with_file_name("output")) else { continue };
+    for message in cargo_metadata::Message::parse_stream(json.as_bytes()).flatten() {
+        let cargo_metadata::Message::BuildScriptExecuted(script) = message else { continue };
+        if script.package_id != *id {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(script.out_dir.with_file_name("output")) else { continue };
         for l in text.lines() {
             let watched = l.strip_prefix("cargo:rerun-if-changed=").or_else(|| l.strip_prefix("cargo::rerun-if-changed="));
             out.extend(watched.filter(|p| p.ends_with(MANIFEST)).map(PathBuf::from));
@@ -72,7 +71,7 @@ pub struct SetSummary {
 /// Builds the package's kernels from source and writes its prebuilt sets; with `check`, checks
 /// the sets there are instead.
 pub fn package(req: &PackageRequest) -> Result<Vec<SetSummary>> {
-    let (name, manifest) = find_package(req)?;
+    let (name, manifest, id) = find_package(req)?;
     let dir = manifest.parent().unwrap_or(Path::new(".")).to_path_buf();
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let nonce = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or_default();
@@ -95,7 +94,7 @@ pub fn package(req: &PackageRequest) -> Result<Vec<SetSummary>> {
         build.arg("--message-format=json-render-diagnostics").stdout(std::process::Stdio::piped());
         let child = build.spawn().map_err(could_not_run)?;
         let out = child.wait_with_output().map_err(could_not_run)?;
-        (out.status, Some(sets_read(&String::from_utf8_lossy(&out.stdout), &name)))
+        (out.status, Some(sets_read(&String::from_utf8_lossy(&out.stdout), &id)))
     } else {
         (build.status().map_err(could_not_run)?, None)
     };
@@ -199,7 +198,7 @@ fn packageable(p: &cargo_metadata::Package) -> Result<()> {
 }
 
 /// The package's name and manifest: `-p`, else the manifest's own package.
-fn find_package(req: &PackageRequest) -> Result<(String, PathBuf)> {
+fn find_package(req: &PackageRequest) -> Result<(String, PathBuf, cargo_metadata::PackageId)> {
     let mut cmd = cargo_metadata::MetadataCommand::new();
     cmd.no_deps();
     if let Some(m) = &req.manifest_path {
@@ -220,7 +219,7 @@ fn find_package(req: &PackageRequest) -> Result<(String, PathBuf)> {
     match found {
         Some(p) => {
             packageable(p)?;
-            Ok((p.name.to_string(), p.manifest_path.clone().into_std_path_buf()))
+            Ok((p.name.to_string(), p.manifest_path.clone().into_std_path_buf(), p.id.clone()))
         }
         None => Err(Error::Package {
             message: match &req.package {
