@@ -145,33 +145,31 @@ type Place = Option<(String, u32)>;
 /// Where kernel `name` of `ptx` can panic: Rust's bounds checks, `unwrap`s, overflow checks and
 /// `panic!`s are calls into core's panic functions, which ptx-device's handler ends in `trap`.
 /// Each call's place and the panic's kind, following calls into the module's own functions
-/// (not into core's); each place and kind once. A place is the innermost frame of the `.loc`'s
-/// inline chain in a file `is_user` accepts (the kernel crate's): an `unwrap` inlined from core
-/// into a generic kernel inlined into ptx-device's `#[kernel]` wrapper is named at the kernel's
-/// line.
+/// (not into core's); each place and kind once. A place is the innermost frame of the call's
+/// inline chain (ptx-build's line table) in a file `is_user` accepts (the kernel crate's): an
+/// `unwrap` inlined from core into a generic kernel inlined into ptx-device's `#[kernel]`
+/// wrapper is named at the kernel's line.
 fn panic_sites(ptx: &str, name: &str, is_user: &dyn Fn(&str) -> bool) -> Vec<(Place, &'static str)> {
-    let files = file_table(ptx);
-    let locs: Vec<(u32, u32)> = ptx.lines().filter_map(|l| loc_numbers(l.trim_start().strip_prefix(".loc")?)).collect();
-    // Each function's calls: (callee, the place of the `.loc` before the call).
+    let module = ptx_build::internals::ptx::Module::parse(ptx);
+    let place_of = |line: usize| -> Place {
+        let (own, inlined) = module.source_of(line)?;
+        let chain: Vec<(String, u32)> =
+            std::iter::once(own).chain(inlined).filter(|p| p.line != 0).map(|p| (p.file.to_string_lossy().into_owned(), p.line)).collect();
+        chain.iter().find(|(p, _)| is_user(p)).or(chain.last()).cloned()
+    };
+    // Each function's calls: (callee, the place of the call).
     let mut calls: HashMap<String, Vec<(String, Place)>> = HashMap::new();
     let mut current: Option<String> = None;
     let mut depth = 0i32;
-    let mut place: Place = None;
-    for l in ptx.lines() {
+    for (i, l) in ptx.lines().enumerate() {
         let code = l.split("//").next().unwrap_or_default().trim();
         if depth == 0 && !code.starts_with(".extern") && !code.ends_with(';') {
             if let Some(f) = crate::sanitize::sources::function_name(code) {
                 current = Some(f);
-                place = None;
             }
         }
-        if let Some(rest) = code.strip_prefix(".loc") {
-            place = loc_numbers(rest).and_then(|own| {
-                let chain = inline_chain(own, l, &files, &locs, is_user);
-                chain.iter().find(|(p, _)| is_user(p)).or(chain.last()).cloned()
-            });
-        } else if let (Some(f), Some(callee)) = (&current, callee(code)) {
-            calls.entry(f.clone()).or_default().push((callee.to_string(), place.clone()));
+        if let (Some(f), Some(callee)) = (&current, callee(code)) {
+            calls.entry(f.clone()).or_default().push((callee.to_string(), place_of(i + 1)));
         }
         depth += code.matches('{').count() as i32 - code.matches('}').count() as i32;
     }
@@ -195,56 +193,6 @@ fn panic_sites(ptx: &str, name: &str, is_user: &dyn Fn(&str) -> bool) -> Vec<(Pl
     // In the order of the source, as a reader goes through it.
     sites.sort();
     sites
-}
-
-/// The file number and line of a `.loc` (after the directive's name).
-fn loc_numbers(rest: &str) -> Option<(u32, u32)> {
-    let mut it = rest.split(',').next()?.split_whitespace().map(|v| v.parse::<u32>().ok());
-    Some((it.next()??, it.next()??))
-}
-
-/// A `.loc`'s places from the innermost out: its own, then each frame of LLVM's inline chain
-/// (`// src/option.rs:1013:21 @[ src/lib.rs:92:41 @[ src/lib.rs:126:48 ] ]`). The comment
-/// names files without their folder, so `src/lib.rs` may be the kernel crate's or ptx-device's:
-/// a frame is the `.file` whose number has a `.loc` at that line, else the file of exactly that
-/// path, else the one file of that name.
-fn inline_chain(
-    own: (u32, u32),
-    raw: &str,
-    files: &HashMap<u32, String>,
-    locs: &[(u32, u32)],
-    is_user: &dyn Fn(&str) -> bool,
-) -> Vec<(String, u32)> {
-    let mut chain: Vec<(String, u32)> = Vec::new();
-    if let (Some(path), true) = (files.get(&own.0), own.1 != 0) {
-        chain.push((path.clone(), own.1));
-    }
-    let Some((_, comment)) = raw.split_once("//") else { return chain };
-    for frame in comment.split("@[").skip(1) {
-        let Some(pos) = frame.split_whitespace().next() else { continue };
-        let mut parts = pos.rsplitn(3, ':');
-        let (Some(_column), Some(Ok(line)), Some(name)) = (parts.next(), parts.next().map(str::parse::<u32>), parts.next()) else {
-            continue;
-        };
-        // In file-number order, so the same PTX names the same place every time.
-        let mut named: Vec<(&u32, &String)> = files.iter().filter(|(_, p)| *p == name || p.ends_with(&format!("/{name}"))).collect();
-        named.sort();
-        // Both `src/lib.rs` may have a `.loc` at that line: the kernel crate's first.
-        let at_line: Vec<&(&u32, &String)> = named.iter().filter(|(n, _)| locs.contains(&(**n, line))).collect();
-        let at_line = at_line.iter().find(|(_, p)| is_user(p)).or(at_line.first()).copied();
-        // Else the file named exactly so (the kernel crate's own paths are written from its
-        // workspace, a dependency's with the folders before it), else the one of that name.
-        let exact = named.iter().find(|(_, p)| *p == name);
-        let file = match (at_line.or(exact), named.as_slice()) {
-            (Some((_, p)), _) => Some(*p),
-            (None, [(_, p)]) => Some(*p),
-            _ => None,
-        };
-        if let (Some(path), true) = (file, line != 0) {
-            chain.push((path.clone(), line));
-        }
-    }
-    chain
 }
 
 /// A symbol of Rust's own libraries (`core::`, `alloc::`, `std::`) that holds none of the

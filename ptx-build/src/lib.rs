@@ -96,6 +96,10 @@ pub mod internals {
     pub mod inline_ptx {
         pub use crate::inline_ptx::*;
     }
+    /// Reading PTX: entries and the `.file`/`.loc` line table with its inline chains.
+    pub mod ptx {
+        pub use crate::backend::ptx::{Module, SourcePos};
+    }
     /// Kernel crates and their resolved options.
     pub mod prebuilt {
         pub use crate::prebuilt::{

@@ -5,7 +5,7 @@
 //! only these directives.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A parsed PTX module.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -14,6 +14,7 @@ pub struct Module {
     pub version: Option<String>,
     /// `.target` names, e.g. `["sm_80"]`.
     pub target: Vec<String>,
+    /// The kernels, in the file's order.
     pub entries: Vec<Entry>,
     files: HashMap<u32, PathBuf>,
     /// (PTX line, 1-based) -> location, in line order.
@@ -68,12 +69,16 @@ enum FileRef {
 /// A resolved source position.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SourcePos {
+    /// As the `.file` table spells it (relative to the workspace for a Rust crate's own files).
     pub file: PathBuf,
+    /// 1-based; 0 where the compiler gave the code no line.
     pub line: u32,
+    /// 1-based; 0 where unknown.
     pub column: u32,
 }
 
 impl Module {
+    /// Every directive this module reads, line by line.
     pub fn parse(text: &str) -> Module {
         let mut m = Module::default();
         let lines: Vec<&str> = text.lines().collect();
@@ -151,6 +156,7 @@ impl Module {
         m
     }
 
+    /// The kernel of that name.
     pub fn entry(&self, name: &str) -> Option<&Entry> {
         self.entries.iter().find(|e| e.name == name)
     }
@@ -171,12 +177,34 @@ impl Module {
             .filter_map(|(f, line, column)| {
                 let file = match f {
                     FileRef::Index(n) => self.files.get(n)?.clone(),
-                    FileRef::Path(p) => p.clone(),
+                    FileRef::Path(p) => self.comment_file(p, *line),
                 };
                 Some(SourcePos { file, line: *line, column: *column })
             })
             .collect();
         Some((SourcePos { file, line: loc.line, column: loc.column }, inlined_at))
+    }
+
+    /// The `.file` of a path LLVM's comment spells without its folder: `src/lib.rs` may be the
+    /// kernel crate's (`.file 4 "src/lib.rs"`) or a dependency's (`.file 1
+    /// "../../ptx-device/src/lib.rs"`). The one with a `.loc` at that line (the one spelt
+    /// exactly so where two have), else the one spelt exactly so, else the only one of that
+    /// name; else the path as written.
+    fn comment_file(&self, name: &Path, line: u32) -> PathBuf {
+        let mut named: Vec<(u32, &PathBuf)> = self.files.iter().filter(|(_, p)| p.ends_with(name)).map(|(n, p)| (*n, p)).collect();
+        named.sort();
+        let has_line = |n: u32| self.locs.iter().any(|(_, l)| l.file == n && l.line == line);
+        fn exact<'a>(ps: &[&'a PathBuf], name: &Path) -> Option<&'a PathBuf> {
+            ps.iter().find(|p| p.as_path() == name).copied()
+        }
+        let at_line: Vec<&PathBuf> = named.iter().filter(|(n, _)| has_line(*n)).map(|(_, p)| *p).collect();
+        let all: Vec<&PathBuf> = named.iter().map(|(_, p)| *p).collect();
+        let pick = match (at_line.as_slice(), all.as_slice()) {
+            ([one], _) | ([], [one]) => Some(*one),
+            ([], many) => exact(many, name),
+            (several, _) => exact(several, name).or(several.first().copied()),
+        };
+        pick.cloned().unwrap_or_else(|| name.to_path_buf())
     }
 }
 
@@ -528,9 +556,16 @@ $L__func_begin0:
         let (pos, inl2) = m.source_of(19).unwrap();
         assert_eq!(pos.file, PathBuf::from("/rust/core/nvptx/mod.rs"));
         assert!(inl.is_empty());
-        assert_eq!(inl2, vec![SourcePos { file: "src/lib.rs".into(), line: 13, column: 14 }]);
+        // The comment's `src/lib.rs` is the one `.file` of that name.
+        assert_eq!(inl2, vec![SourcePos { file: "/home/u/k/src/lib.rs".into(), line: 13, column: 14 }]);
         // A line in the next function, before any .loc of its own, maps to nothing.
         assert_eq!(m.source_of(24), None);
+        // Two files of one name: the one with a `.loc` at the frame's line, else the one spelt
+        // exactly so (the kernel crate's), not a dependency's of the same name.
+        let two = ".visible .entry k()\n{\n.loc 2 126 0\n.loc 1 44 8 // src/lib.rs:44:8 @[ src/lib.rs:126:48 ]\nadd.u32 %r1, %r1, 1;\n.loc 3 9 1 // src/option.rs:9:1 @[ src/lib.rs:45:3 ]\nadd.u32 %r1, %r1, 1;\n}\n.file 1 \"src/lib.rs\"\n.file 2 \"../../ptx-device/src/lib.rs\"\n.file 3 \"/core/src/option.rs\"\n";
+        let m = Module::parse(two);
+        assert_eq!(m.source_of(5).unwrap().1[0].file, PathBuf::from("../../ptx-device/src/lib.rs"));
+        assert_eq!(m.source_of(7).unwrap().1[0].file, PathBuf::from("src/lib.rs"));
     }
 
     #[test]
