@@ -133,8 +133,7 @@ impl<'ast> Visit<'ast> for Visitor<'_> {
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
         // `#[kernel]`, `#[ptx_device::kernel]`, or under a `cfg_attr` (`#[cfg_attr(target_arch =
         // "nvptx64", kernel)]`).
-        let cfg_attr_kernel =
-            |a: &syn::Attribute| a.path().is_ident("cfg_attr") && a.to_token_stream().into_iter().any(|t| mentions_kernel(&t));
+        let cfg_attr_kernel = |a: &syn::Attribute| a.path().is_ident("cfg_attr") && idents(a.to_token_stream()).contains("kernel");
         let kernel = f.attrs.iter().any(|a| a.path().segments.last().is_some_and(|s| s.ident == "kernel") || cfg_attr_kernel(a))
             || f.sig.abi.as_ref().and_then(|a| a.name.as_ref()).is_some_and(|n| super::modules::is_kernel_abi(&n.value()));
         if kernel && self.cfg_modules == 0 && !f.attrs.iter().any(|a| a.path().is_ident("cfg")) {
@@ -158,25 +157,13 @@ impl<'ast> Visit<'ast> for Visitor<'_> {
     }
 
     fn visit_macro(&mut self, m: &'ast syn::Macro) {
-        // A macro's arguments are tokens to syn: a helper called inside `unroll!{..}` is called.
-        fn idents(tokens: proc_macro2::TokenStream, out: &mut std::collections::BTreeSet<String>) {
-            for t in tokens {
-                match t {
-                    proc_macro2::TokenTree::Ident(i) => {
-                        out.insert(i.to_string());
-                    }
-                    proc_macro2::TokenTree::Group(g) => idents(g.stream(), out),
-                    _ => {}
-                }
-            }
+        // A macro's arguments are tokens to syn: a helper called inside `unroll!{..}` is called,
+        // and `global_index()` inside `if_let!{..}` is the function's.
+        let names = idents(m.tokens.clone());
+        if let Some((function, _)) = &mut self.function {
+            function.extend(names.iter().cloned());
         }
-        idents(m.tokens.clone(), &mut self.lints.used);
-        if let Some((names, _)) = &mut self.function {
-            // Read as the function's names too: `global_index()` inside `if_let!{..}` places it.
-            let mut inner = std::collections::BTreeSet::new();
-            idents(m.tokens.clone(), &mut inner);
-            names.extend(inner);
-        }
+        self.lints.used.extend(names);
         syn::visit::visit_macro(self, m);
     }
 
@@ -200,13 +187,19 @@ impl<'ast> Visit<'ast> for Visitor<'_> {
     }
 }
 
-/// Whether a token tree names `kernel` anywhere (inside a `cfg_attr`'s parentheses).
-fn mentions_kernel(t: &proc_macro2::TokenTree) -> bool {
-    match t {
-        proc_macro2::TokenTree::Ident(i) => i == "kernel",
-        proc_macro2::TokenTree::Group(g) => g.stream().into_iter().any(|t| mentions_kernel(&t)),
-        _ => false,
+/// Every identifier of `tokens`, inside groups too.
+fn idents(tokens: proc_macro2::TokenStream) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    for t in tokens {
+        match t {
+            proc_macro2::TokenTree::Ident(i) => {
+                out.insert(i.to_string());
+            }
+            proc_macro2::TokenTree::Group(g) => out.extend(idents(g.stream())),
+            _ => {}
+        }
     }
+    out
 }
 
 /// A type or expression as written, spaced as a reader writes it (`f32`, `256`, `TILE * 2`).
