@@ -102,41 +102,31 @@ fn scan_c(src: &str) -> Vec<CAsm> {
     out
 }
 
+/// The innermost enclosing function's header (`__device__ int cube (int x)`) and its words,
+/// past the blocks of `if`, `for`, ... and those without a parameter list (`namespace x`).
+fn enclosing_function(blocks: &[String]) -> Option<(&str, Vec<&str>)> {
+    blocks.iter().rev().map(|b| b.trim()).find_map(|h| {
+        let words: Vec<&str> = h.split(|c: char| !c.is_ascii_alphanumeric() && c != '_').filter(|w| !w.is_empty()).collect();
+        let control = matches!(words.first().copied(), Some("if" | "else" | "for" | "while" | "do" | "switch" | "try" | "catch"));
+        (h.contains('(') && !control).then_some((h, words))
+    })
+}
+
 /// Whether the innermost enclosing function is host code: a header with neither `__device__`
 /// nor `__global__` (`__host__ __device__` is device code too). An asm outside any function (a
 /// macro's body) is read as PTX.
 fn in_host_function(blocks: &[String]) -> bool {
-    let header = blocks.iter().rev().map(|b| b.trim()).find(|h| {
-        let first = h.split(|c: char| !c.is_ascii_alphanumeric() && c != '_').find(|w| !w.is_empty()).unwrap_or_default();
-        h.contains('(') && !matches!(first, "if" | "else" | "for" | "while" | "do" | "switch" | "try" | "catch")
-    });
-    header.is_some_and(|h| {
-        let words: Vec<&str> = h.split(|c: char| !c.is_ascii_alphanumeric() && c != '_').collect();
-        !words.contains(&"__device__") && !words.contains(&"__global__")
-    })
+    enclosing_function(blocks).is_some_and(|(_, words)| !words.contains(&"__device__") && !words.contains(&"__global__"))
 }
 
 /// The name of the enclosing function when it is one that can be inlined at several call sites.
 fn enclosing_inlinable(blocks: &[String]) -> Option<String> {
-    for b in blocks.iter().rev() {
-        let h = b.trim();
-        let first = h.split(|c: char| !c.is_ascii_alphanumeric() && c != '_').find(|w| !w.is_empty()).unwrap_or_default();
-        if matches!(first, "if" | "else" | "for" | "while" | "do" | "switch" | "try" | "catch") || !h.contains('(') {
-            continue;
-        }
-        // The function header: `__device__ int cube (int x)`.
-        let words: Vec<&str> = h.split(|c: char| !c.is_ascii_alphanumeric() && c != '_').filter(|w| !w.is_empty()).collect();
-        if words.contains(&"__global__") || words.contains(&"__noinline__") {
-            return None;
-        }
-        let name = h[..h.find('(').unwrap_or(h.len())]
-            .rsplit(|c: char| !c.is_ascii_alphanumeric() && c != '_')
-            .find(|w| !w.is_empty())
-            .unwrap_or("the function")
-            .to_string();
-        return words.contains(&"__device__").then_some(name);
+    let (h, words) = enclosing_function(blocks)?;
+    if words.contains(&"__global__") || words.contains(&"__noinline__") || !words.contains(&"__device__") {
+        return None;
     }
-    None
+    let name = h[..h.find('(').unwrap_or(h.len())].rsplit(|c: char| !c.is_ascii_alphanumeric() && c != '_').find(|w| !w.is_empty());
+    Some(name.unwrap_or("the function").to_string())
 }
 
 /// Parses `[volatile] ( template : outputs : inputs : clobbers )` after the `asm` keyword;
