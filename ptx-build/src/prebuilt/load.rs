@@ -113,6 +113,8 @@ fn set_files(dir: &Path, manifest_path: &Path) -> Vec<PathBuf> {
 }
 
 /// Whether release `a` (`0.9.0`) is newer than `b`; `false` when either is not `X.Y.Z`.
+// By hand, not with `semver`: every build script links ptx-build, and its link time is part of
+// a cold build (BENCHMARKS.md, issue 25); the three numbers are all this message needs.
 fn newer_release(a: &str, b: &str) -> bool {
     let parse = |v: &str| -> Option<Vec<u64>> {
         let core = v.split(['-', '+']).next()?;
