@@ -197,7 +197,7 @@ pub enum Error {
     },
 
     /// A `shared_array!` larger than the static shared memory a block may declare.
-    #[error("{location}: this `shared_array!` of kernel crate `{package}` takes {bytes} bytes of shared memory, more than the {limit} bytes of static shared memory a block may declare ({arch})\n  help: shrink the array, or take the buffer from `ptx_device::shared::dynamic_shared()` and launch with `shared_mem_bytes` set (above 48 KiB the host must also raise the kernel's limit once: `kernels.function(\"NAME\").unwrap().set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes)`, cudarc's `CudaFunction::set_attribute`)")]
+    #[error("{location}: this `shared_array!` of kernel crate `{package}` takes {bytes} bytes of shared memory, more than the {limit} bytes of static shared memory a block may declare ({arch})\n  help: shrink the array, or take the buffer from `ptx_device::shared::dynamic_shared()` and launch with `shared_mem_bytes` set (a typed launch raises the kernel's limit above 48 KiB itself; before a `launch_builder` launch, call `kernels.allow_dynamic_shared_memory(\"NAME\", bytes)`)")]
     SharedTooLarge {
         /// The kernel crate.
         package: String,

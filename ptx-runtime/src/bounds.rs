@@ -24,6 +24,19 @@ pub enum LaunchError {
         /// The bound: `.maxntid` of the kernel's PTX entry (x * y * z).
         max_threads: u32,
     },
+    /// The block's shared memory, static and dynamic, is more than the device allows a block
+    /// even after the kernel's limit is raised (a typed launch raises it itself).
+    TooMuchSharedMemory {
+        /// The kernel's PTX name.
+        kernel: &'static str,
+        /// The launch's dynamic shared memory, in bytes.
+        dynamic: u32,
+        /// The kernel's static shared memory (`.shared` arrays in its PTX), in bytes.
+        static_bytes: u32,
+        /// The most shared memory a block of this device may have
+        /// (`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`).
+        device_limit: u32,
+    },
     /// No loaded kernel has this PTX name (`Kernels::plan_of`, `Kernels::config_of`).
     UnknownKernel {
         /// The name asked for.
@@ -40,6 +53,11 @@ impl fmt::Display for LaunchError {
                 "kernel `{kernel}` launched with {} threads a block ({x} x {y} x {z}), more than its launch bound of {max_threads} (`.maxntid {max_threads}`, from `#[kernel(launch_bounds({max_threads}, ..))]` or `__launch_bounds__({max_threads}, ..)`)\n  help: launch at most {max_threads} threads a block; `Grid::elements(n)` and `Grid::resident()` stay within the bound",
                 u128::from(*x) * u128::from(*y) * u128::from(*z)
             ),
+            LaunchError::TooMuchSharedMemory { kernel, dynamic, static_bytes, device_limit } => write!(
+                f,
+                "kernel `{kernel}` launched with {dynamic} bytes of dynamic shared memory a block; with its {static_bytes} bytes of static shared memory that is more than the {device_limit} bytes a block of this device may have\n  help: launch with at most {} bytes of dynamic shared memory (`shared_mem_bytes`, `Grid::shared`), or use smaller tiles",
+                device_limit.saturating_sub(*static_bytes)
+            ),
             LaunchError::UnknownKernel { name } => {
                 write!(f, "no loaded kernel is named `{name}`\n  help: `KERNEL_NAMES` of the generated module lists every kernel by its PTX name")
             }
@@ -51,7 +69,7 @@ impl std::error::Error for LaunchError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             LaunchError::Driver(e) => Some(e),
-            LaunchError::TooManyThreads { .. } | LaunchError::UnknownKernel { .. } => None,
+            LaunchError::TooManyThreads { .. } | LaunchError::TooMuchSharedMemory { .. } | LaunchError::UnknownKernel { .. } => None,
         }
     }
 }
@@ -66,7 +84,9 @@ impl From<LaunchError> for DriverError {
     fn from(e: LaunchError) -> Self {
         match e {
             LaunchError::Driver(e) => e,
-            LaunchError::TooManyThreads { .. } => DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE),
+            LaunchError::TooManyThreads { .. } | LaunchError::TooMuchSharedMemory { .. } => {
+                DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE)
+            }
             LaunchError::UnknownKernel { .. } => DriverError(sys::CUresult::CUDA_ERROR_NOT_FOUND),
         }
     }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchArgs, LaunchConfig};
 
+use crate::shared_memory::SharedLimits;
 use crate::{check_launch_bounds, launched, load, Image, LaunchError, LaunchPlan, LoadError, Loaded, PlanCache, Policy};
 
 /// How a typed launch is laid out: a configuration as given, or a grid that the launched
@@ -87,6 +88,8 @@ pub struct KernelSet {
     bounds: Vec<u32>,
     functions: Vec<CudaFunction>,
     plans: PlanCache,
+    shared: SharedLimits,
+    ctx: Arc<CudaContext>,
 }
 
 impl KernelSet {
@@ -100,6 +103,8 @@ impl KernelSet {
             bounds: Vec::with_capacity(count),
             functions: Vec::with_capacity(count),
             plans: PlanCache::new(ctx),
+            shared: SharedLimits::new(count),
+            ctx: ctx.clone(),
         };
         for m in modules {
             let module = load(ctx, m.images, policy)?;
@@ -143,7 +148,18 @@ impl KernelSet {
         self.config_at(self.index(name)?, grid.into())
     }
 
+    /// Lets kernel `name` (its PTX name) launch with `bytes` of dynamic shared memory a block:
+    /// over 48 KiB the kernel's limit must be raised first. Typed launches (and plans) do this
+    /// themselves; this is for launches through cudarc's builder ([`Self::launch_builder`]).
+    /// Fails, with the numbers, where the device has less shared memory than that.
+    pub fn allow_dynamic_shared_memory(&self, name: &str, bytes: u32) -> Result<(), LaunchError> {
+        let index = self.index(name)?;
+        self.shared.ensure(&self.ctx, index, self.names[index], &self.functions[index], bytes)
+    }
+
     fn plan_at(&self, index: usize, dynamic_shared_bytes: u32) -> Result<LaunchPlan, LaunchError> {
+        // The occupancy queries count no block that needs more than the kernel's limit.
+        self.shared.ensure(&self.ctx, index, self.names[index], &self.functions[index], dynamic_shared_bytes)?;
         let bound = match self.bounds[index] {
             0 => u32::MAX,
             b => b,
@@ -181,6 +197,7 @@ impl KernelSet {
     #[doc(hidden)]
     pub unsafe fn launch(&self, index: usize, mut args: LaunchArgs<'_>, grid: Grid) -> Result<(), LaunchError> {
         let cfg = self.config_at(index, grid)?;
+        self.shared.ensure(&self.ctx, index, self.names[index], &self.functions[index], cfg.shared_mem_bytes)?;
         // SAFETY: the caller's promise.
         launched(unsafe { args.launch(cfg) })
     }

@@ -12,6 +12,7 @@
 
 mod bounds;
 mod kernel_set;
+mod shared_memory;
 
 use std::collections::HashMap;
 use std::fmt;

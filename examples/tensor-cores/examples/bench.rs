@@ -28,7 +28,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ctx = ptx_runtime::context(0)?;
     let s = ctx.default_stream();
     let k = &Kernels::load(&ctx)?;
-    tensor_cores::allow_shared_memory(k)?;
     let blas = &cublas::blas(&s)?;
     let s = &s;
     let (major, minor) = ctx.compute_capability()?;

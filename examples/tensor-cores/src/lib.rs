@@ -11,7 +11,7 @@ pub mod kernels {
 
 use std::sync::Arc;
 
-use ptx_runtime::cudarc::driver::{sys, CudaSlice, CudaStream, DevicePtr, DriverError, LaunchConfig};
+use ptx_runtime::cudarc::driver::{CudaSlice, CudaStream, DevicePtr, LaunchConfig};
 use ptx_runtime::half::f16;
 use ptx_runtime::{Swizzle, TensorMap, TensorMapError, TmaType};
 
@@ -84,23 +84,6 @@ impl Shape {
             shared_mem_bytes: wgmma_tile::SMEM_BYTES,
         })
     }
-}
-
-/// Lets every GEMM kernel use the dynamic shared memory it needs (over the 48 KiB that needs no
-/// opt-in); the wgmma kernels only where their sm_90a image was loaded (elsewhere they trap, and
-/// their 193 KiB is more than an sm_80 SM has).
-pub fn allow_shared_memory(k: &kernels::Kernels) -> Result<(), DriverError> {
-    let hopper = k.images().iter().all(|i| i.arch == "sm_90a");
-    let mut list = vec![("rs_mma_hgemm", mma_tile::SMEM_BYTES), ("cu_mma_hgemm", mma_tile::SMEM_BYTES)];
-    if hopper {
-        list.extend([("rs_wgmma_hgemm", wgmma_tile::SMEM_BYTES), ("cu_wgmma_hgemm", wgmma_tile::SMEM_BYTES)]);
-    }
-    for (name, bytes) in list {
-        if let Some(f) = k.function(name) {
-            f.set_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes as i32)?;
-        }
-    }
-    Ok(())
 }
 
 /// The TMA maps of `a` (`M x K`, boxes of 64 x 128) and `b` (`N x K`, boxes of 64 x 256), with

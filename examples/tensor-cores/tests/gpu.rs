@@ -30,6 +30,7 @@ fn main() {
         gpu("cp_async_of_every_width_lands", 80, cp_async_of_every_width_lands),
         gpu("half_arithmetic_matches_the_half_crate", 80, half_arithmetic_matches_the_half_crate),
         gpu("mma_hgemm_twins_match_the_cpu_cublas_and_each_other", 80, mma_hgemm_twins_match_the_cpu_cublas_and_each_other),
+        gpu("dynamic_shared_memory_over_48_kib_needs_no_setup", 80, dynamic_shared_memory_over_48_kib_needs_no_setup),
         gpu("tma_copies_boxes_and_completes_the_barrier", 90, tma_copies_boxes_and_completes_the_barrier),
         gpu("clusters_exchange_through_distributed_shared_memory", 90, clusters_exchange_through_distributed_shared_memory),
         gpu("wgmma_hgemm_twins_match_the_cpu_cublas_and_each_other", 900, wgmma_hgemm_twins_match_the_cpu_cublas_and_each_other),
@@ -47,7 +48,6 @@ fn gpu(name: &'static str, min: u32, test: fn(&Ctx, &Kernels)) -> harness::Trial
     };
     harness::gpu_where(name, lacks, move |ctx: &Context| {
         let k = Kernels::load(ctx).unwrap();
-        tensor_cores::allow_shared_memory(&k).unwrap();
         test(ctx, &k);
     })
 }
@@ -330,6 +330,48 @@ fn mma_hgemm_twins_match_the_cpu_cublas_and_each_other(ctx: &Ctx, k: &Kernels) {
         let cuda = run_gemm(&s, m * n, |c| unsafe { k.cu_mma_hgemm(&s, cfg, m as i32, n as i32, kk as i32, &da, &db, c) }.unwrap());
         check_twins(&s, shape, (&a, &b), (&rust, &cuda), "mma.sync", seed);
     }
+}
+
+/// The GEMMs' 120 KiB of dynamic shared memory is over the 48 KiB a kernel gets without asking:
+/// a typed launch raises the limit itself (the tests above launch with nothing else done), a
+/// `launch_builder` launch after `allow_dynamic_shared_memory`, and more than the device has is
+/// refused with the numbers.
+fn dynamic_shared_memory_over_48_kib_needs_no_setup(ctx: &Ctx, k: &Kernels) {
+    use ptx_runtime::cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
+    use ptx_runtime::LaunchError;
+    let limit = |name: &str| {
+        k.function(name).unwrap().get_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).unwrap()
+    };
+    let s = ctx.default_stream();
+    let shape = Shape { m: 128, n: 256, k: 64 };
+    let (a, b) = (random_f16(shape.m * shape.k, 11), random_f16(shape.n * shape.k, 12));
+    let (da, db) = (s.clone_htod(&a).unwrap(), s.clone_htod(&b).unwrap());
+    let cfg = shape.mma_config().unwrap();
+    assert!(cfg.shared_mem_bytes > 48 * 1024);
+    let (m, n, kk) = (shape.m as i32, shape.n as i32, shape.k as i32);
+    // Without the raise the driver refuses the launch: what a cudarc user meets.
+    assert!(limit("cu_mma_hgemm") <= 48 * 1024, "a freshly loaded kernel has the default limit");
+    let mut c = s.alloc_zeros::<f16>(shape.m * shape.n).unwrap();
+    let bare = unsafe { k.launch_builder(&s, "cu_mma_hgemm").unwrap().arg(&m).arg(&n).arg(&kk).arg(&da).arg(&db).arg(&mut c).launch(cfg) };
+    assert!(bare.is_err(), "120 KiB launched without raising the limit");
+    k.allow_dynamic_shared_memory("cu_mma_hgemm", cfg.shared_mem_bytes).unwrap();
+    assert_eq!(limit("cu_mma_hgemm"), cfg.shared_mem_bytes as i32);
+    unsafe { k.launch_builder(&s, "cu_mma_hgemm").unwrap().arg(&m).arg(&n).arg(&kk).arg(&da).arg(&db).arg(&mut c).launch(cfg) }.unwrap();
+    let by_builder = s.clone_dtoh(&c).unwrap();
+    // The typed launch of the Rust twin: nothing asked before it.
+    assert!(limit("rs_mma_hgemm") <= 48 * 1024);
+    let rust = run_gemm(&s, shape.m * shape.n, |c| unsafe { k.rs_mma_hgemm(&s, cfg, m as u32, n as u32, kk as u32, &da, &db, c) }.unwrap());
+    assert_eq!(limit("rs_mma_hgemm"), cfg.shared_mem_bytes as i32);
+    assert_eq!(compare(&rust, &by_builder).1, 0, "the twins agree");
+    // Past the device: refused before the driver, with the numbers.
+    let optin = ctx.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN).unwrap() as u32;
+    let over = LaunchConfig { shared_mem_bytes: optin + 1, ..cfg };
+    let e = unsafe { k.rs_mma_hgemm(&s, over, m as u32, n as u32, kk as u32, &da, &db, &mut c) }.unwrap_err();
+    assert!(matches!(e, LaunchError::TooMuchSharedMemory { kernel: "rs_mma_hgemm", device_limit, .. } if device_limit == optin), "{e:?}");
+    assert!(e.to_string().contains(&format!("more than the {optin} bytes a block of this device may have")), "{e}");
+    assert!(k.allow_dynamic_shared_memory("cu_mma_hgemm", optin + 1).is_err());
+    assert_eq!(limit("rs_mma_hgemm"), cfg.shared_mem_bytes as i32, "a refused request leaves the limit as it was");
+    s.synchronize().unwrap();
 }
 
 fn wgmma_hgemm_twins_match_the_cpu_cublas_and_each_other(ctx: &Ctx, k: &Kernels) {

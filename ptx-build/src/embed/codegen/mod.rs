@@ -226,6 +226,14 @@ pub fn generate(units: &[Unit]) -> Result<String> {
                 self._set.launch_builder(stream, name)
             }
 
+            /// Lets kernel `name` (its PTX name) launch with `bytes` of dynamic shared memory a
+            /// block, raising its limit where that is over 48 KiB: for [`Self::launch_builder`]
+            /// launches (typed launches do it themselves). Fails, with the numbers, where the
+            /// device has less.
+            pub fn allow_dynamic_shared_memory(&self, name: &str, bytes: u32) -> Result<(), ::ptx_runtime::LaunchError> {
+                self._set.allow_dynamic_shared_memory(name, bytes)
+            }
+
             /// The image each PTX module was loaded from (`sm_90 cubin`, `sm_80 PTX`).
             pub fn images(&self) -> Vec<&'static Image> {
                 self._set.images()
@@ -271,7 +279,8 @@ fn pretty(tokens: TokenStream) -> Result<String> {
 }
 
 /// Methods of `Kernels` itself: a typed kernel of one of these names would collide with it.
-const RESERVED_METHODS: &[&str] = &["load", "load_ptx_only", "load_with", "images", "function", "launch_builder", "plan_of", "config_of"];
+const RESERVED_METHODS: &[&str] =
+    &["load", "load_ptx_only", "load_with", "images", "function", "launch_builder", "allow_dynamic_shared_memory", "plan_of", "config_of"];
 
 fn check_unique(units: &[Unit]) -> Result<()> {
     let all: Vec<&KernelSig> = units.iter().flat_map(|u| u.kernels.iter()).collect();

@@ -214,7 +214,7 @@ fn kernel_parameters_named_like_the_methods_own_are_renamed() {
 
 #[test]
 fn a_kernel_named_like_a_method_of_kernels_is_refused_at_its_line() {
-    for name in ["function", "launch_builder", "load", "plan_of", "config_of"] {
+    for name in ["function", "launch_builder", "load", "plan_of", "config_of", "allow_dynamic_shared_memory"] {
         let mut units = sample();
         units[0].kernels[0].name = name.into();
         let e = generate(&units).unwrap_err().to_string();
