@@ -159,11 +159,17 @@ fn a_launch_the_driver_refuses_is_a_driver_error(ctx: &Ctx) {
     let stream = ctx.default_stream();
     let dx = stream.clone_htod(&[1.0f32; 256]).unwrap();
     let mut dy = stream.clone_htod(&[2.0f32; 256]).unwrap();
-    // 16 MiB of dynamic shared memory a block: more than any GPU has.
+    // A grid 65,536 blocks high: more than any GPU takes (65,535), which only the driver checks.
+    let too_high =
+        ptx_runtime::cudarc::driver::LaunchConfig { grid_dim: (1, 65_536, 1), ..k.config_of("saxpy", Grid::elements(256)).unwrap() };
+    let e = unsafe { k.saxpy(&stream, too_high, 256, 1.5, &dx, &mut dy) }.unwrap_err();
+    assert!(matches!(e, ptx_runtime::LaunchError::Driver(DriverError(CUresult::CUDA_ERROR_INVALID_VALUE))), "{e:?}");
+    // 16 MiB of dynamic shared memory a block, more than any GPU has, is refused before the
+    // driver, with the numbers.
     let too_much =
         ptx_runtime::cudarc::driver::LaunchConfig { shared_mem_bytes: 16 << 20, ..k.config_of("saxpy", Grid::elements(256)).unwrap() };
     let e = unsafe { k.saxpy(&stream, too_much, 256, 1.5, &dx, &mut dy) }.unwrap_err();
-    assert!(matches!(e, ptx_runtime::LaunchError::Driver(DriverError(CUresult::CUDA_ERROR_INVALID_VALUE))), "{e:?}");
+    assert!(matches!(e, ptx_runtime::LaunchError::TooMuchSharedMemory { kernel: "saxpy", .. }), "{e:?}");
     unsafe { k.saxpy(&stream, Grid::elements(256), 256, 1.5, &dx, &mut dy) }.unwrap();
     assert_eq!(stream.clone_dtoh(&dy).unwrap(), vec![3.5f32; 256]);
 }
