@@ -197,7 +197,9 @@ impl KernelSet {
     #[doc(hidden)]
     pub unsafe fn launch(&self, index: usize, mut args: LaunchArgs<'_>, grid: Grid) -> Result<(), LaunchError> {
         let cfg = self.config_at(index, grid)?;
-        self.shared.ensure(&self.ctx, index, self.names[index], &self.functions[index], cfg.shared_mem_bytes)?;
+        if cfg.shared_mem_bytes > 0 {
+            self.shared.ensure(&self.ctx, index, self.names[index], &self.functions[index], cfg.shared_mem_bytes)?;
+        }
         // SAFETY: the caller's promise.
         launched(unsafe { args.launch(cfg) })
     }
