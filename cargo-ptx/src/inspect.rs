@@ -83,15 +83,14 @@ pub fn render(out: &BuildOutput, opts: &InspectOptions) -> Result<String> {
         let _ = writeln!(text, "// resources: {}", describe_resources(info));
         sources.roots =
             a.source.as_deref().and_then(Path::parent).map(|d| d.ancestors().map(Path::to_path_buf).collect()).unwrap_or_default();
+        // The kernel crate's own files: the package folder of the module's source.
+        sources.package = a.source.as_deref().and_then(|s| s.ancestors().find(|d| d.join("Cargo.toml").is_file())).map(Path::to_path_buf);
         // Where it can panic, from the PTX of the same module (a cubin's SASS has the calls too,
         // but the PTX names them and their lines without a tool).
         let ptx_of =
             with_kernel.iter().find(|c| c.kind == ArtifactKind::Ptx && c.arch.capability == a.arch.capability && c.module == a.module);
         if let Some(ptx) = ptx_of.and_then(|p| std::fs::read_to_string(&p.path).ok()) {
-            // The kernel crate's own files: the package folder of the module's source.
-            let package = a.source.as_deref().and_then(|s| s.ancestors().find(|d| d.join("Cargo.toml").is_file()));
-            let is_user = |path: &str| sources.resolve(path).zip(package).is_some_and(|(p, dir)| p.starts_with(dir));
-            let sites = panic_sites(&ptx, name, &is_user);
+            let sites = panic_sites(&ptx, name, &|path: &str| sources.is_user(path));
             if !sites.is_empty() {
                 let _ = writeln!(
                     text,
@@ -332,6 +331,9 @@ struct Sources {
     /// its parents (the build names Rust sources relative to the workspace and .cu files
     /// relative to the package, for reproducible artifacts).
     roots: Vec<PathBuf>,
+    /// The kernel crate's folder: files below it are the user's own, the lines a listing and
+    /// the panic places name where code was inlined into them from a library.
+    package: Option<PathBuf>,
 }
 
 impl Sources {
@@ -345,16 +347,27 @@ impl Sources {
         }
     }
 
+    /// Whether `path` (as a `.file` spells it) is a file of the kernel crate.
+    fn is_user(&self, path: &str) -> bool {
+        self.resolve(path).zip(self.package.as_deref()).is_some_and(|(p, dir)| p.starts_with(dir))
+    }
+
+    /// `path` as read here (a relative `.file` resolved from the roots), and as shown.
+    fn located(&self, path: &str) -> (String, String) {
+        let resolved = self.resolve(path).filter(|_| Path::new(path).is_relative()).map(|p| p.to_string_lossy().into_owned());
+        let path = resolved.unwrap_or_else(|| path.to_string());
+        let shown = display_path(&path);
+        (path, shown)
+    }
+
     /// `// src/lib.rs:16  let i = ...` for a line the listing came from (the text when the file
     /// is readable here).
     fn annotation(&mut self, path: &str, line: u32) -> String {
-        let resolved = self.resolve(path).filter(|_| Path::new(path).is_relative()).map(|p| p.to_string_lossy().into_owned());
-        let path = resolved.as_deref().unwrap_or(path);
-        let shown = display_path(path);
+        let (path, shown) = self.located(path);
         let lines = self
             .files
-            .entry(PathBuf::from(path))
-            .or_insert_with(|| std::fs::read_to_string(path).ok().map(|t| t.lines().map(|l| l.trim().to_string()).collect()));
+            .entry(PathBuf::from(&path))
+            .or_insert_with(|| std::fs::read_to_string(&path).ok().map(|t| t.lines().map(|l| l.trim().to_string()).collect()));
         match lines.as_ref().and_then(|l| l.get(line.checked_sub(1)? as usize)) {
             Some(text) if !text.is_empty() => format!("// {shown}:{line}  {text}"),
             _ => format!("// {shown}:{line}"),
@@ -397,35 +410,45 @@ fn display_path(path: &str) -> String {
     path.to_string()
 }
 
-/// The PTX's `.file` table: number -> path as written (sanitize reads the same directives).
-fn file_table(ptx: &str) -> HashMap<u32, String> {
-    ptx.lines().filter_map(|l| crate::sanitize::sources::file_directive(l.trim_start().strip_prefix(".file")?)).collect()
-}
-
 /// The `.entry name` function of `ptx`, its `.loc` lines replaced by the source lines they name.
+/// Code inlined from a library into the kernel crate (ptx-device's `thread::index_1d`, core's
+/// `add`) is shown at the kernel crate's line it was inlined into, the library's line after it:
+/// the user's own line is what they can change.
 fn ptx_listing(ptx: &str, name: &str, sources: &mut Sources) -> Option<String> {
-    let files = file_table(ptx);
+    let module = ptx_build::internals::ptx::Module::parse(ptx);
     let lines: Vec<&str> = ptx.lines().collect();
     let start = lines.iter().position(|l| entry_name(l) == Some(name))?;
     let mut out = String::new();
     let mut depth = 0i32;
     let mut opened = false;
     let mut last = None;
-    for l in &lines[start..] {
+    for (i, l) in lines.iter().enumerate().skip(start) {
         let code = l.split("//").next().unwrap_or_default();
         let trimmed = l.trim_start();
-        if let Some(loc) = trimmed.strip_prefix(".loc") {
-            let mut it = loc.split_whitespace();
-            let (f, line) = (it.next().and_then(|v| v.parse::<u32>().ok()), it.next().and_then(|v| v.parse::<u32>().ok()));
-            if let (Some(f), Some(line)) = (f, line) {
-                // Line 0 is the compiler's "no line"; repeats of the last line add nothing.
-                if line != 0 && last != Some((f, line)) {
-                    if let Some(path) = files.get(&f) {
-                        let _ = writeln!(out, "\t{}", sources.annotation(path, line));
-                    }
-                    last = Some((f, line));
-                }
+        if trimmed.starts_with(".loc") {
+            let Some((own, inlined)) = module.source_of(i + 1) else { continue };
+            let path = |p: &ptx_build::internals::ptx::SourcePos| p.file.to_string_lossy().into_owned();
+            let (own_path, own_line) = (path(&own), own.line);
+            // Line 0 is the compiler's "no line".
+            if own_line == 0 {
+                continue;
             }
+            let user = if sources.is_user(&own_path) {
+                None
+            } else {
+                inlined.iter().find(|p| p.line != 0 && sources.is_user(&path(p))).map(|p| (path(p), p.line))
+            };
+            let (shown_path, shown_line) = user.clone().unwrap_or_else(|| (own_path.clone(), own_line));
+            // Repeats of the last line shown add nothing.
+            if last.as_ref() == Some(&(shown_path.clone(), shown_line)) {
+                continue;
+            }
+            let mut note = sources.annotation(&shown_path, shown_line);
+            if user.is_some() {
+                let _ = write!(note, "   [inlined: {}:{own_line}]", sources.located(&own_path).1);
+            }
+            let _ = writeln!(out, "\t{note}");
+            last = Some((shown_path, shown_line));
             continue;
         }
         out.push_str(l);
@@ -680,6 +703,31 @@ mod tests {
         let ptx = format!(".visible .entry k()\n{{\n\t.loc 1 2 3\n\tret;\n}}\n\t.file 1 \"{}\"\n", file.display());
         let text = ptx_listing(&ptx, "k", &mut Sources::default()).unwrap();
         assert!(text.contains("k.cu:2  y[i] = a * x[i];"), "{text}");
+    }
+
+    #[test]
+    fn code_inlined_from_a_library_is_shown_at_the_kernels_own_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let pkg = dir.path().join("kernels");
+        std::fs::create_dir_all(pkg.join("src")).unwrap();
+        std::fs::write(pkg.join("Cargo.toml"), "[package]\n").unwrap();
+        std::fs::write(pkg.join("src/lib.rs"), "\n\nlet i = global_index();\nif i < n {\n").unwrap();
+        let dep = dir.path().join("ptx-device/src/index.rs");
+        std::fs::create_dir_all(dep.parent().unwrap()).unwrap();
+        std::fs::write(&dep, "pub fn global_index() -> usize {\n  ctaid() * ntid() + tid()\n}\n").unwrap();
+        // Two instructions of the library's line 2 inlined into the kernel's line 3, then the
+        // kernel's line 4 itself.
+        let ptx = ".visible .entry k()\n{\n\t.loc 2 2 5 // src/index.rs:2:5 @[ src/lib.rs:3:9 ]\n\tmov.u32 %r1, %ctaid.x;\n\t.loc 2 2 12 // src/index.rs:2:12 @[ src/lib.rs:3:9 ]\n\tmov.u32 %r2, %ntid.x;\n\t.loc 1 4 1\n\tsetp.ge.u32 %p1, %r1, %r2;\n}\n\t.file 1 \"src/lib.rs\"\n\t.file 2 \"../ptx-device/src/index.rs\"\n";
+        let mut sources = Sources { roots: vec![pkg.clone()], package: Some(pkg.clone()), ..Sources::default() };
+        let text = ptx_listing(ptx, "k", &mut sources).unwrap();
+        let notes: Vec<&str> = text.lines().filter(|l| l.trim_start().starts_with("//")).map(|l| l.trim()).collect();
+        assert_eq!(notes.len(), 2, "one note for the inlined line, however many instructions: {text}");
+        assert!(notes[0].contains("src/lib.rs:3  let i = global_index();") && notes[0].ends_with("index.rs:2]"), "{text}");
+        assert!(notes[0].contains("[inlined: "), "{text}");
+        assert!(notes[1].contains("src/lib.rs:4  if i < n {") && !notes[1].contains("inlined"), "{text}");
+        // Without the kernel crate's folder known, each line is the innermost frame's, as before.
+        let plain = ptx_listing(ptx, "k", &mut Sources { roots: vec![pkg.clone()], ..Sources::default() }).unwrap();
+        assert!(plain.contains("index.rs:2  ctaid() * ntid() + tid()") && !plain.contains("inlined"), "{plain}");
     }
 
     #[test]
