@@ -12,6 +12,8 @@ use ptx_build::internals::tools::{self, Cuda, Rust};
 
 use crate::tools::CudaTool;
 
+mod static_lib;
+
 /// How one component stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -42,8 +44,17 @@ pub struct Report {
     pub checks: Vec<Check>,
     /// A Rust kernel build can run (PTX at least), and the project's .cu files can be built.
     pub ready: bool,
-    /// A CUDA C++ build can run: nvcc was found.
+    /// A CUDA C++ build can run: nvcc was found, and it accepts the host C++ compiler.
     pub cuda_ready: bool,
+    /// Why `cuda_ready` is false, one line a piece.
+    pub cuda_missing: Vec<String>,
+    /// A static library of CUDA C++ (`Builder::cuda_static_lib`) can be built and linked: a CUDA
+    /// C++ build can run, and the CUDA runtime (`libcudart_static.a`) and `ar` were found.
+    pub static_lib_ready: bool,
+    /// Why `static_lib_ready` is false, one line a piece.
+    pub static_lib_missing: Vec<String>,
+    /// The workspace members here whose build script builds a static library.
+    pub static_lib_users: Vec<String>,
     /// Archs LLVM and ptxas can both build for.
     pub archs: Option<String>,
     /// The kernel crates of the project in the current folder that the checks answered for.
@@ -199,6 +210,11 @@ pub fn report(toolchain: Option<&str>) -> Report {
     }
 
     let cuda = Cuda::find();
+    // Whose build fails without nvcc and a host compiler it accepts: the kernel crates with .cu
+    // files, and the members whose build script builds a static library of them.
+    let static_users = static_lib::users();
+    let mut cuda_users: Vec<String> = crates.iter().filter(|k| !k.cuda_sources.is_empty()).map(|k| k.name.clone()).collect();
+    cuda_users.extend(static_users.iter().map(|u| u.name.clone()).filter(|n| !cuda_users.contains(n)).collect::<Vec<_>>());
     let cuda_fix = Some("cargo ptx setup   (or set CUDA_PATH to a CUDA toolkit)".to_string());
     match &cuda.ptxas {
         Some(t) => checks.push(check(
@@ -224,7 +240,7 @@ pub fn report(toolchain: Option<&str>) -> Report {
         )),
         None => {
             // The project's own .cu files cannot be built without it.
-            let users: Vec<&str> = crates.iter().filter(|k| !k.cuda_sources.is_empty()).map(|k| k.name.as_str()).collect();
+            let users: Vec<&str> = cuda_users.iter().map(String::as_str).collect();
             ready &= users.is_empty();
             let (status, detail) = match users.is_empty() {
                 true => (Status::Warning, "not found: needed only for CUDA C++ (.cu) kernels".to_string()),
@@ -236,6 +252,9 @@ pub fn report(toolchain: Option<&str>) -> Report {
             checks.push(check("nvcc", status, None, None, detail, cuda_fix.clone()))
         }
     }
+    let cuda_found = static_lib::checks(cuda.nvcc.as_ref(), &cuda_users, &static_users);
+    ready &= !cuda_found.blocks_project;
+    checks.extend(cuda_found.checks);
     // A Rust kernel that calls libdevice does not link without it: missing, not a warning.
     let caller = crates.iter().filter(|k| has_rust_kernels(k)).find_map(|k| libdevice_call(k).map(|at| (k.name.clone(), at)));
     let calls = caller.as_ref().map(|(name, at)| format!("; `{name}` calls it ({at})")).unwrap_or_default();
@@ -400,7 +419,17 @@ pub fn report(toolchain: Option<&str>) -> Report {
         let v: Vec<String> = l.all().into_iter().filter(|a| sup.as_ref().is_none_or(|s| s.contains(a))).map(|a| a.to_string()).collect();
         v.join(", ")
     });
-    Report { checks, ready, cuda_ready: cuda.nvcc.is_some(), archs, project: crates.iter().map(|k| k.name.clone()).collect() }
+    Report {
+        checks,
+        ready,
+        cuda_ready: cuda_found.cuda_missing.is_empty(),
+        cuda_missing: cuda_found.cuda_missing,
+        static_lib_ready: cuda_found.static_lib_missing.is_empty(),
+        static_lib_missing: cuda_found.static_lib_missing,
+        static_lib_users: static_users.into_iter().map(|u| u.name).collect(),
+        archs,
+        project: crates.iter().map(|k| k.name.clone()).collect(),
+    }
 }
 
 /// The first place a Rust kernel crate's own sources call libdevice: a `__nv_*` function, or

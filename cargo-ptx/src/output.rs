@@ -475,16 +475,33 @@ pub fn print_doctor(report: &Report, format: Format) {
     if !report.project.is_empty() {
         println!("\nchecked for the kernel crates here: {}", report.project.join(", "));
     }
+    if !report.static_lib_users.is_empty() {
+        println!("\nchecked for the static libraries built here by: {}", report.static_lib_users.join(", "));
+    }
     if report.ready {
-        println!("\n{} a Rust kernel build can run", style("ready:").green().bold());
+        let (ready, note) = (style("ready:").green().bold(), style("note:").yellow().bold());
+        println!("\n{ready} a Rust kernel build can run");
+        // What is missing, by component: its line above has the fix.
+        let pieces =
+            |missing: &[String]| missing.iter().map(|m| m.split(':').next().unwrap_or(m).to_string()).collect::<Vec<_>>().join(", ");
         if report.cuda_ready {
-            println!("{} a CUDA C++ (.cu) build can run", style("ready:").green().bold());
+            println!("{ready} a CUDA C++ (.cu) build can run");
+        } else if report.cuda_missing.iter().all(|m| m.starts_with("nvcc:")) {
+            println!("{note} CUDA C++ (.cu) builds need nvcc (`cargo ptx setup` installs it)");
         } else {
-            println!("{} CUDA C++ (.cu) builds need nvcc (`cargo ptx setup` installs it)", style("note:").yellow().bold());
+            println!("{note} CUDA C++ (.cu) builds need: {} (see the fix above)", pieces(&report.cuda_missing));
+        }
+        if report.static_lib_ready {
+            println!("{ready} a static library of CUDA C++ (`.cuda_static_lib`) can be built and linked");
+        } else if report.cuda_ready {
+            println!(
+                "{note} static libraries of CUDA C++ (`.cuda_static_lib`) need: {} (see the fixes above)",
+                pieces(&report.static_lib_missing)
+            );
         }
     } else {
         println!(
-            "\n{} kernels cannot be built until the missing pieces above are installed (`cargo ptx setup`)",
+            "\n{} kernels cannot be built until the missing pieces above are installed (each `fix:` line says how)",
             style("not ready:").red().bold()
         );
     }

@@ -442,9 +442,11 @@ fn cuda_root(install: &Path) -> Option<PathBuf> {
 }
 
 /// Whether an install has everything this version of setup installs; an older install without
-/// nvdisasm is installed again (pip's cache makes that quick).
+/// nvdisasm, or one that lost the static CUDA runtime (what `.cuda_static_lib` links), is
+/// installed again (pip's cache makes that quick).
 fn works(root: &Path) -> bool {
     root.join("bin").join("nvdisasm").is_file()
+        && root.join("lib").join("libcudart_static.a").is_file()
         && Command::new(root.join("bin").join("ptxas")).arg("--version").output().is_ok_and(|o| o.status.success())
         && root.join("nvvm/libdevice/libdevice.10.bc").is_file()
         && root.join("include/nv/target").is_file()

@@ -124,6 +124,19 @@ pub enum Error {
         help: String,
     },
 
+    /// nvcc refused the host C++ compiler it runs (`-ccbin`): a version it does not support.
+    #[error("nvcc {nvcc} does not accept the host C++ compiler {compiler}: {reason}\n  help: {help}")]
+    HostCompiler {
+        /// nvcc's version.
+        nvcc: String,
+        /// The compiler: its path, version and where it came from.
+        compiler: String,
+        /// nvcc's reason.
+        reason: String,
+        /// How to fix it.
+        help: String,
+    },
+
     /// A tool could not be started at all; `command` is its command line, quoted for display.
     #[error("could not run {tool} ({path}): {source}\n  command: {command}\n  help: {help}")]
     Spawn {

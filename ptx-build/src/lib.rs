@@ -88,6 +88,13 @@ pub mod internals {
     pub mod cache {
         pub use crate::cache::*;
     }
+    /// nvcc, and what it needs beside itself: the host C++ compiler it accepts, and for a static
+    /// library the archiver and the CUDA runtime.
+    pub mod cuda {
+        pub use crate::cuda::host_compiler::{host_compiler, HostCompiler};
+        pub use crate::cuda::static_lib::{archiver, runtime_dir};
+        pub use crate::cuda::Nvcc;
+    }
     /// Text entry points of every parser that reads outside input, for the fuzz targets.
     pub mod fuzzing {
         pub use crate::fuzzing::*;

@@ -14,8 +14,10 @@ fn doctor_reports_every_component_and_is_ready_after_setup() {
     let out = cargo_ptx().arg("doctor").output().unwrap();
     let t = text(&out);
     assert!(out.status.success(), "{t}");
-    for component in ["toolchain `nightly`", "rust-src", "llvm-tools", "ptxas", "nvcc", "libdevice", "nvdisasm", "compute-sanitizer", "GPU"]
-    {
+    // Here, in this workspace, examples/cuda-static-lib builds a static library: the CUDA runtime
+    // and `ar` get a line each.
+    let components = ["toolchain `nightly`", "rust-src", "llvm-tools", "ptxas", "nvcc", "host C++ compiler", "CUDA runtime", "ar"];
+    for component in components.into_iter().chain(["libdevice", "nvdisasm", "compute-sanitizer", "GPU"]) {
         assert!(t.contains(component), "doctor lists {component}:\n{t}");
     }
     assert!(t.contains("13.0.88"), "versions are read from the tools:\n{t}");
@@ -24,7 +26,8 @@ fn doctor_reports_every_component_and_is_ready_after_setup() {
 
     let json = cargo_ptx().args(["doctor", "--message-format", "json"]).output().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("one JSON object");
-    assert_eq!((&v["ready"], &v["cuda_ready"]), (&serde_json::json!(true), &serde_json::json!(true)));
+    assert_eq!((&v["ready"], &v["cuda_ready"], &v["static_lib_ready"]), (&true.into(), &true.into(), &true.into()));
+    assert_eq!(v["static_lib_users"], serde_json::json!(["cuda-static-lib"]));
     assert!(v["checks"].as_array().unwrap().iter().any(|c| c["component"] == "ptxas" && c["status"] == "ok"));
 }
 

@@ -21,6 +21,7 @@ mod conventions;
 mod cuda;
 mod device;
 mod discovery;
+mod doctor;
 mod gpu_tests;
 mod hardening;
 mod hardening2;
@@ -45,6 +46,7 @@ fn main() {
         hardening::tests,
         hardening2::tests,
         cli::tests,
+        doctor::tests,
         cuda::tests,
         conventions::tests,
         shared_cache::tests,

@@ -24,6 +24,7 @@ use crate::tools::Tool;
 use output::INCLUDE_HELP;
 pub use output::{diagnostics, warnings};
 
+pub(crate) mod host_compiler;
 pub(crate) mod static_lib;
 
 /// Variables that change what nvcc does (besides those of tool discovery).
@@ -32,6 +33,7 @@ pub const ENV_VARS: &[&str] = &["CXX", "NVCC_CCBIN", "NVCC_PREPEND_FLAGS", "NVCC
 /// nvcc and the host-compiler arguments `cc` chooses for it.
 #[derive(Debug)]
 pub struct Nvcc {
+    /// nvcc itself.
     pub tool: Tool,
     /// Asked of `cc` only when nvcc runs: `cc` may start compilers to detect their family.
     host_args: OnceLock<Vec<String>>,
@@ -50,6 +52,7 @@ fn cc_build(target: Option<&str>) -> cc::Build {
 }
 
 impl Nvcc {
+    /// nvcc at `tool`; the host compiler and the archs are asked when first needed.
     pub fn new(tool: Tool) -> Nvcc {
         Nvcc { tool, host_args: OnceLock::new(), archs: OnceLock::new() }
     }

@@ -146,20 +146,40 @@ pub fn device_link(nvcc: &Nvcc, archs: &[Arch], objects: &[PathBuf], out: &Path)
 pub fn archive(objects: &[PathBuf], out: &Path) -> Result<()> {
     let scratch = cache::scratch_path(out);
     let _ = std::fs::remove_file(&scratch);
+    let mut cmd = archiver(&format!(" (to archive {})", out.display()))?;
+    cmd.arg("crsD").arg(&scratch).args(objects);
+    process::checked("ar", || format!(" (archiving {})", out.display()), &mut cmd)?;
+    cache::rename_into_place(&scratch, out)
+}
+
+/// The archiver `cc` picks (`AR`, else `ar` for this target) as a command with the arguments
+/// `AR` gives, once its program is found; else an error that names it (`detail`: what needed it).
+pub fn archiver(detail: &str) -> Result<std::process::Command> {
     let mut build = cc::Build::new();
     build.cargo_metadata(false).cargo_warnings(false);
     if std::env::var_os("TARGET").is_none() {
         let host = crate::tools::host_triple();
         build.target(&host).host(&host);
     }
-    let mut cmd = build.try_get_archiver().map_err(|e| Error::ToolMissing {
-        what: "ar".into(),
-        detail: format!(" (to archive {}): {e}", out.display()),
-        help: "install binutils, or set AR to an archiver".into(),
-    })?;
-    cmd.arg("crsD").arg(&scratch).args(objects);
-    process::checked("ar", || format!(" (archiving {})", out.display()), &mut cmd)?;
-    cache::rename_into_place(&scratch, out)
+    let missing = |what: String, e: String| {
+        let named = std::env::var_os("AR").is_some_and(|v| !v.is_empty());
+        let help = match named {
+            true => "set AR to an installed archiver, or unset it".to_string(),
+            false => "install binutils (`apt-get install binutils`), or set AR to an archiver".to_string(),
+        };
+        Error::ToolMissing { what, detail: format!("{detail}{e}"), help }
+    };
+    let cmd = build.try_get_archiver().map_err(|e| missing("ar".into(), format!(": {e}")))?;
+    let program = cmd.get_program().to_string_lossy().into_owned();
+    // Named here, not by a failed start: `cc` names `ar` without looking for it.
+    match crate::tools::find_program(&program) {
+        Some(path) => {
+            let mut found = process::command(path);
+            found.args(cmd.get_args());
+            Ok(found)
+        }
+        None => Err(missing(format!("the archiver `{program}`"), String::new())),
+    }
 }
 
 /// The folder of `libcudart_static.a` (and `libcudadevrt.a`): the install nvcc belongs to first
@@ -170,19 +190,34 @@ pub fn runtime_dir(nvcc: &Nvcc) -> Result<PathBuf> {
     let mut roots: Vec<PathBuf> = own.parent().and_then(Path::parent).map(Path::to_path_buf).into_iter().collect();
     roots.extend(crate::tools::install_roots());
     let arch = std::env::consts::ARCH;
-    let candidates: Vec<PathBuf> =
-        roots.iter().flat_map(|r| [r.join("lib"), r.join("lib64"), r.join("targets").join(format!("{arch}-linux")).join("lib")]).collect();
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    for dir in roots.iter().flat_map(|r| [r.join("lib"), r.join("lib64"), r.join("targets").join(format!("{arch}-linux")).join("lib")]) {
+        if !candidates.contains(&dir) {
+            candidates.push(dir);
+        }
+    }
     candidates.iter().find(|d| d.join("libcudart_static.a").is_file()).cloned().ok_or_else(|| Error::ToolMissing {
         what: "the CUDA runtime (libcudart_static.a)".into(),
         detail: format!(
             " (a static library of CUDA C++ links it; looked in {})",
             candidates.iter().map(|c| c.display().to_string()).collect::<Vec<_>>().join(", ")
         ),
-        help: format!(
-            "run `cargo ptx setup` (installs nvidia-cuda-runtime beside nvcc {}), or set CUDA_PATH to a toolkit that has it",
-            nvcc.tool.version
-        ),
+        help: runtime_help(nvcc),
     })
+}
+
+/// The fix for a missing `libcudart_static.a`: setup's install gets it again; a toolkit's is a
+/// package of its own (`cuda-cudart-dev-13-0`), and setup's wheel is found beside it too.
+fn runtime_help(nvcc: &Nvcc) -> String {
+    let v = &nvcc.tool.version;
+    if nvcc.tool.source == "cargo ptx setup" {
+        return format!("run `cargo ptx setup` (it installs nvidia-cuda-runtime {v} again beside nvcc)");
+    }
+    let package = match nvcc.tool.release() {
+        Some((major, minor)) => format!("the `cuda-cudart-dev-{major}-{minor}` package"),
+        None => "its cudart package".into(),
+    };
+    format!("install the CUDA runtime of the toolkit nvcc {v} belongs to ({package}), set CUDA_PATH to a toolkit that has it, or run `cargo ptx setup` (its nvidia-cuda-runtime wheel is found too)")
 }
 
 #[cfg(test)]
