@@ -399,6 +399,79 @@ fn cuda_file_archs_build_a_file_for_its_own_archs_and_warn_about_a_glob_that_mat
     );
 }
 
+/// With `CARGO_PTX_VERBOSE=1`, the build script shows each step, each tool's command line (`cd`
+/// into the folder it runs in, as `cargo ptx build -vv` shows the PTX path's) and the link into
+/// the crate on stderr, which `cargo build -vv` prints; without it, none of them.
+fn verbose_shows_each_nvcc_and_ar_command_and_the_link_of_a_static_library() {
+    let nvcc = common::nvcc();
+    let build_rs = r#"fn main() -> Result<(), ptx_build::Error> {
+    ptx_build::Builder::new().cuda_static_lib("launch", "cuda/launch.cu").arch("sm_80").build()?;
+    Ok(())
+}
+"#;
+    let p = host("host_static_verbose", build_rs);
+    let launch = "#include <cuda_runtime.h>\n__global__ void k(float *x) { x[0] = 1.0f; }\nextern \"C\" int launch(float *x, cudaStream_t s) {\n  k<<<1, 1, 0, s>>>(x);\n  return (int)cudaGetLastError();\n}\n";
+    write(p.path().join("host/cuda/launch.cu"), launch);
+    // `--lib`: the example's binary calls launchers this library does not have. No step cache:
+    // each run compiles (a cached object runs no nvcc).
+    let build = |verbose: bool| {
+        let mut cmd = Command::new(env!("CARGO"));
+        cmd.args(["build", "--lib", "-vv"])
+            .current_dir(p.path().join("host"))
+            .env("CARGO_TARGET_DIR", target())
+            .env("CARGO_PTX_CACHE_DIR", "off")
+            .env_remove("CARGO_PTX_ARCH")
+            .env_remove("CARGO_PTX_CUDA_FILE_ARCHS")
+            .env_remove("CARGO_PTX_VERBOSE");
+        if verbose {
+            cmd.env("CARGO_PTX_VERBOSE", "1");
+        }
+        let out = cmd.output().unwrap();
+        let log = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{log}");
+        log
+    };
+    let ours = |log: &str| -> Vec<String> {
+        log.lines()
+            .filter_map(|l| l.strip_prefix("[host_static_verbose 0.1.0] "))
+            .filter(|l| !l.starts_with("cargo:"))
+            .map(String::from)
+            .collect()
+    };
+    let quiet = build(false);
+    assert!(ours(&quiet).is_empty(), "nothing without CARGO_PTX_VERBOSE:\n{quiet}");
+
+    // An edit, so that nvcc and ar run again.
+    write_at(
+        p.path().join("host/cuda/launch.cu"),
+        &format!("{launch}extern \"C\" int verbose_probe(void) {{ return 7; }}\n"),
+        std::time::SystemTime::now(),
+    );
+    let log = build(true);
+    let lines = ours(&log);
+    let out = out_dir("host_static_verbose", "launch");
+    let host = p.path().join("host");
+    let nvcc_line = format!(
+        "     Running `cd '{}' && {} -c -Xcompiler -fPIC -O3 -gencode arch=compute_80,code=sm_80 -gencode arch=compute_80,code=compute_80 -lineinfo -std=c++17 -ccbin=",
+        host.display(),
+        nvcc.display()
+    );
+    let i = lines.iter().position(|l| l.starts_with(&nvcc_line)).unwrap_or_else(|| panic!("no `{nvcc_line}...` in:\n{log}"));
+    assert!(lines[i].contains(" -MMD -MF ") && lines[i].contains(" -o ") && lines[i].ends_with(" ./cuda/launch.cu`"), "{}", lines[i]);
+    assert_eq!(lines[i - 1], "   Compiling launch (CUDA, cuda/launch.cu) for sm_80", "{log}");
+    let ar = lines.iter().find(|l| l.contains(" crsD ")).unwrap_or_else(|| panic!("no ar line in:\n{log}"));
+    assert!(ar.starts_with("     Running `/") && ar.contains(&format!(" {}/.tmp-", out.display())), "{ar}");
+    assert!(ar.ends_with("/obj/launch.o`"), "{ar}");
+    let cuda = ptx_build::internals::tools::Cuda::find();
+    let runtime = ptx_build::internals::cuda::runtime_dir(&ptx_build::internals::cuda::Nvcc::new(cuda.nvcc.unwrap())).unwrap();
+    let link = format!(
+        "     Linking liblaunch.a into `host_static_verbose` (`rustc -L native={} -l static=launch -L native={} -l static=cudart_static -l dylib=stdc++ -l dylib=dl -l dylib=rt -l dylib=pthread`)",
+        out.display(),
+        runtime.display()
+    );
+    assert!(lines.contains(&link), "no `{link}` in:\n{log}");
+}
+
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::tests![
         a_static_library_of_host_launchers_links_runs_and_rebuilds_on_a_header_edit,
@@ -408,5 +481,6 @@ pub fn tests() -> Vec<crate::harness::Test> {
         a_glob_of_a_missing_folder_is_named_and_does_not_rerun_every_build,
         a_second_checkout_fetches_every_object_from_the_shared_cache,
         cuda_file_archs_build_a_file_for_its_own_archs_and_warn_about_a_glob_that_matches_nothing,
+        verbose_shows_each_nvcc_and_ar_command_and_the_link_of_a_static_library,
     ]
 }

@@ -30,6 +30,8 @@ use crate::project::{glob_files, CudaFiles, StaticLibSpec};
 use crate::report::{Event, Reporter};
 use crate::tools;
 
+mod verbose;
+
 /// [`Source::error`] for an option, [`Source::method_error`] for a Builder call of its own.
 type InvalidAs = fn(&Source, &str, String) -> Error;
 
@@ -195,7 +197,10 @@ impl Builder {
     /// printed once the build succeeded; on failure the warnings and errors go to stderr
     /// alone, as cargo shows a failed build script's output, with no directive between them.
     pub fn build(self) -> Result<Generated> {
-        let reporter = BuildScript::default();
+        let reporter = BuildScript { verbose: embed::unit::verbose(), ..BuildScript::default() };
+        if reporter.verbose {
+            verbose::echo_commands();
+        }
         let result = self.build_reporting(&reporter);
         reporter.finish(result.is_ok());
         result
@@ -364,6 +369,9 @@ impl Builder {
 
         let rerun: BTreeSet<PathBuf> = output.crates.iter().flat_map(|c| c.sources.iter().cloned()).collect();
         for lib in output.crates.iter().filter_map(|c| c.static_lib.as_ref()) {
+            if reporter.verbose {
+                eprintln!("{}", verbose::link_line(lib, &std::env::var("CARGO_PKG_NAME").unwrap_or_default()));
+            }
             for d in lib.cargo_directives() {
                 reporter.directive(d);
             }
@@ -543,6 +551,8 @@ fn env_path(var: &'static str) -> Result<PathBuf> {
 /// each in full.
 #[derive(Default)]
 struct BuildScript {
+    /// `CARGO_PTX_VERBOSE`: also each step and tool command line on stderr, as they happen.
+    verbose: bool,
     directives: std::sync::Mutex<Vec<String>>,
     diagnostics: std::sync::Mutex<Vec<Held>>,
 }
@@ -631,6 +641,9 @@ fn output(diagnostics: &[Held], ok: bool, verbose: bool) -> (Vec<String>, Vec<St
 
 impl Reporter for BuildScript {
     fn report(&self, event: Event<'_>) {
+        if let (true, Event::Status { verb, message }) = (self.verbose, &event) {
+            eprintln!("{}", verbose::status(verb, message));
+        }
         if let Event::Diagnostic(d) = event {
             // rustc's `failure-note`s ("For more information about this error, try ...") come
             // as warnings; the rendering shows what they are.

@@ -84,12 +84,17 @@ pub fn unit(name: &str, sigs: Vec<KernelSig>, artifacts: &[&Artifact], out_dir: 
     Ok((Unit { name: name.to_string(), kernels: sigs, images, struct_layouts, untyped, launch_bounds }, lines))
 }
 
-/// The variable that asks a build script for every list its warnings only count.
+/// The variable that asks a build script for every list its warnings only count, and for each
+/// step and tool command line (see `build_script::verbose`).
 pub const VERBOSE_VAR: &str = "CARGO_PTX_VERBOSE";
 
-/// Whether [`VERBOSE_VAR`] asks for every list in full (`1`, `true`, `yes`).
+/// Whether [`VERBOSE_VAR`] asks for every list in full, and each step and tool command line
+/// (`1`, `2` or any other count above 0, as `-vv` is one; `true`, `yes`).
 pub fn verbose() -> bool {
-    std::env::var(VERBOSE_VAR).is_ok_and(|v| matches!(v.trim(), "1" | "true" | "yes"))
+    std::env::var(VERBOSE_VAR).is_ok_and(|v| {
+        let v = v.trim();
+        v.parse::<u32>().is_ok_and(|n| n > 0) || matches!(v, "true" | "yes")
+    })
 }
 
 /// The file name of a module's list of untyped kernels, beside its images.

@@ -112,7 +112,10 @@ impl CrateJob<'_> {
         let done = step.run(
             |_: &()| true,
             || {
-                reporter.report(Event::Status { verb: "Archiving", message: format!("lib{}.a ({} objects)", spec.name, objects.len()) });
+                reporter.report(Event::Status {
+                    verb: "Archiving",
+                    message: format!("lib{}.a ({} object{})", spec.name, objects.len(), if objects.len() == 1 { "" } else { "s" }),
+                });
                 crate::cache::create_dir_all(&spec.dir)?;
                 static_lib::archive(&objects, &lib)
             },

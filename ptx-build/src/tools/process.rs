@@ -125,16 +125,25 @@ static ECHO: std::sync::OnceLock<Box<Echo>> = std::sync::OnceLock::new();
 
 type Echo = dyn Fn(&str) + Send + Sync;
 
-/// Shows every tool's command line (quoted for a shell) to `show` before it starts, for the
-/// rest of the process: a process-wide setting, as `-vv` is for the whole command. Version
-/// probes are not shown. A second call is ignored.
+/// Shows every tool's command line (quoted for a shell, after `cd DIR && ` where the tool runs
+/// in a folder of its own, so that the line reruns the step as pasted) to `show` before it
+/// starts, for the rest of the process: a process-wide setting, as `-vv` is for the whole
+/// command. Version probes are not shown. A second call is ignored.
 pub fn echo_commands(show: impl Fn(&str) + Send + Sync + 'static) {
     let _ = ECHO.set(Box::new(show));
 }
 
 fn echo(cmd: &Command) {
     if let Some(show) = ECHO.get() {
-        show(&command_line(cmd));
+        show(&echoed(cmd));
+    }
+}
+
+/// [`command_line`], after `cd DIR && ` where `cmd` runs in a folder of its own.
+fn echoed(cmd: &Command) -> String {
+    match cmd.get_current_dir() {
+        Some(dir) => format!("cd {} && {}", shell_quote(&dir.to_string_lossy()), command_line(cmd)),
+        None => command_line(cmd),
     }
 }
 
@@ -249,6 +258,15 @@ mod tests {
         let mut cmd = command("/opt/llvm/bin/opt");
         cmd.args(["-passes=internalize,default<O3>", "my file.bc", "", "it's", "-o", "/t/out.bc"]);
         assert_eq!(command_line(&cmd), r"/opt/llvm/bin/opt '-passes=internalize,default<O3>' 'my file.bc' '' 'it'\''s' -o /t/out.bc");
+    }
+
+    #[test]
+    fn an_echoed_line_reruns_the_tool_in_its_folder() {
+        let mut cmd = command("/cuda/bin/nvcc");
+        cmd.args(["-c", "cuda/moe.cu"]);
+        assert_eq!(echoed(&cmd), "/cuda/bin/nvcc -c cuda/moe.cu");
+        cmd.current_dir("/home/me/my crate");
+        assert_eq!(echoed(&cmd), "cd '/home/me/my crate' && /cuda/bin/nvcc -c cuda/moe.cu");
     }
 
     #[cfg(unix)]
