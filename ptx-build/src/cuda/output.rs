@@ -110,6 +110,14 @@ fn parse(text: &str, root: &Path, arch: Arch, nvcc: &Tool, flag_help: Option<&dy
                     arch.compute_name()
                 ));
             }
+            if msg.contains("host compiler") {
+                // What the compiler's start said (`/no/such/g++: No such file or directory`).
+                let said = i.checked_sub(2).map(|p| lines[p].trim()).filter(|l| !l.is_empty() && !l.starts_with("nvcc"));
+                if let Some(said) = said {
+                    d.message = format!("nvcc: {} ({said})", msg.trim_end_matches('.'));
+                }
+                d = d.note(HOST_COMPILER_HELP.to_string());
+            }
             out.push(d);
             continue;
         }
@@ -162,6 +170,10 @@ fn parse(text: &str, root: &Path, arch: Arch, nvcc: &Tool, flag_help: Option<&dy
         if let Some((file, line_no, col, rest)) = gcc_location(line) {
             let Some((level, message)) = level_and_message(rest) else { continue };
             let mut d = Diagnostic::new(level, message.clone()).at(relative(&root.join(file), root), Some(line_no), Some(col)).rooted(root);
+            // crt/host_config.h's version check of the host compiler.
+            if message.contains("-allow-unsupported-compiler") {
+                d = d.note(format!("{HOST_COMPILER_HELP}; or pass nvcc `-allow-unsupported-compiler` (`nvcc-flags`), at your own risk"));
+            }
             if message.contains("No such file or directory") {
                 d = d.note(match message.split(':').next().map(str::trim) {
                     // cuBLAS's headers are not part of the CUDA compiler wheels.
@@ -177,6 +189,9 @@ fn parse(text: &str, root: &Path, arch: Arch, nvcc: &Tool, flag_help: Option<&dy
     }
     out
 }
+
+/// The note on nvcc's failures with the host C++ compiler (one it refuses, one it cannot run).
+const HOST_COMPILER_HELP: &str = "nvcc runs the host C++ compiler that the `cc` crate picks (CXX, else c++): `cargo ptx doctor` says which it is, why nvcc fails with it, and names one on PATH that nvcc accepts; set CXX to that one";
 
 fn level_and_message(rest: &str) -> Option<(Level, String)> {
     let rest = rest.trim_start();
@@ -412,6 +427,19 @@ kernels/common.cuh:3:9: warning: \"GGML_MAX_DIMS\" redefined\n";
         // Output without a warning is not kept; output with one is.
         assert_eq!(Compiled::kept_output("ptxas info: 0 bytes\n".into()), "");
         assert_eq!(Compiled::kept_output(text.into()), text);
+    }
+
+    #[test]
+    fn a_host_compiler_nvcc_refuses_or_cannot_run_says_how_to_choose_another() {
+        let refused = "In file included from /cuda/include/cuda_runtime.h:82,\n                 from <command-line>:\n/cuda/include/crt/host_config.h:137:2: error: #error -- unsupported GNU version! gcc versions later than 15 are not supported! The nvcc flag '-allow-unsupported-compiler' can be used to override this version check; however, using an unsupported host compiler may cause compilation failure or incorrect run time execution. Use at your own risk.\n";
+        let d = diagnostics(refused, Path::new("/p"), Arch::sm(80), &tool());
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].notes[0].starts_with("nvcc runs the host C++ compiler that the `cc` crate picks (CXX, else c++): `cargo ptx doctor`"));
+        assert!(d[0].notes[0].ends_with("set CXX to that one; or pass nvcc `-allow-unsupported-compiler` (`nvcc-flags`), at your own risk"));
+        let missing = "/no/such/g++: No such file or directory\nnvcc fatal   : Failed to preprocess host compiler properties.\n";
+        let d = diagnostics(missing, Path::new("/p"), Arch::sm(80), &tool());
+        assert_eq!(d[0].message, "nvcc: Failed to preprocess host compiler properties (/no/such/g++: No such file or directory)");
+        assert_eq!(d[0].notes, [HOST_COMPILER_HELP]);
     }
 
     #[test]
