@@ -2,7 +2,9 @@
 //!
 //! In a project it answers for that project's kernel crates (found as `cargo ptx build` finds
 //! them): the toolchain they pin, libdevice when their Rust kernels call it, and ptxas beside
-//! nvcc when their .cu files are built for archs where nvcc runs ptxas itself.
+//! nvcc when their .cu files are built for archs where nvcc runs ptxas itself. What CUDA C++
+//! needs beside nvcc (the host C++ compiler it accepts; a static library's CUDA runtime and
+//! `ar`) is `static_lib`'s.
 
 use std::path::{Path, PathBuf};
 
