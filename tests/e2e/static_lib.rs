@@ -188,6 +188,30 @@ fn an_nvcc_error_in_a_static_library_file_names_the_file_line_and_archs_once() {
     assert!(!log.contains("panicked"), "{log}");
 }
 
+/// ptxas runs inside `nvcc -c` on a PTX file nvcc deletes: its error about an inline `asm` is
+/// shown at the `.cu` line of the instruction, as the PTX path shows it, not at nvcc's temp file.
+fn a_ptxas_error_inside_a_static_library_file_is_shown_at_its_source_line() {
+    common::nvcc();
+    let build_rs = r#"fn main() -> Result<(), ptx_build::Error> {
+    ptx_build::Builder::new().cuda_static_lib("lanes", "cuda/*.cu").arch("sm_80").build()?;
+    Ok(())
+}
+"#;
+    let p = host("host_static_ptxas", build_rs);
+    write(
+        p.path().join("host/cuda/lanes.cu"),
+        "#include <cuda_runtime.h>\n__device__ __forceinline__ unsigned lane() {\n  unsigned id;\n  asm volatile(\"mov.u23 %0, %%laneid;\" : \"=r\"(id));\n  return id;\n}\n__global__ void lanes(unsigned *out) { out[threadIdx.x] = lane(); }\nextern \"C\" int launch_lanes(unsigned *out, cudaStream_t s) {\n  lanes<<<1, 32, 0, s>>>(out);\n  return (int)cudaGetLastError();\n}\n",
+    );
+    let (ok, _, log) = cargo(p.path(), "build");
+    assert!(!ok, "{log}");
+    assert!(log.contains("error: ptxas: Unknown modifier '.u23'"), "{log}");
+    assert!(log.contains("cuda/lanes.cu:4:"), "at the asm's line:\n{log}");
+    assert!(log.contains("asm volatile(\"mov.u23 %0, %%laneid;\""), "the line is shown:\n{log}");
+    assert!(log.contains("inlined at cuda/lanes.cu:7"), "and where it was inlined into the kernel:\n{log}");
+    assert!(!log.contains("tmpxft"), "nvcc's deleted temp file is not named:\n{log}");
+    assert!(log.contains("nvcc could not compile cuda/lanes.cu for sm_80"), "{log}");
+}
+
 fn a_static_library_whose_globs_match_nothing_or_a_bad_name_is_an_error_naming_it() {
     common::nvcc();
     let build_rs = r#"fn main() -> Result<(), ptx_build::Error> {
@@ -476,6 +500,7 @@ pub fn tests() -> Vec<crate::harness::Test> {
     crate::tests![
         a_static_library_of_host_launchers_links_runs_and_rebuilds_on_a_header_edit,
         an_nvcc_error_in_a_static_library_file_names_the_file_line_and_archs_once,
+        a_ptxas_error_inside_a_static_library_file_is_shown_at_its_source_line,
         relocatable_device_code_gets_a_device_link_step_and_the_binary_links,
         a_static_library_whose_globs_match_nothing_or_a_bad_name_is_an_error_naming_it,
         a_glob_of_a_missing_folder_is_named_and_does_not_rerun_every_build,

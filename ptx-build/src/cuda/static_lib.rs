@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use super::{diagnostics, files_read, in_package, nvcc_failed, option_flags, Compiled, Nvcc};
 use crate::arch::{Arch, Variant};
 use crate::cache;
+use crate::diag::Diagnostic;
 use crate::error::{Error, Result};
 use crate::options::Config;
 use crate::project::CudaSource;
@@ -115,7 +116,10 @@ impl ObjectCompile<'_> {
         let text = format!("{}{}", String::from_utf8_lossy(&out.stderr), String::from_utf8_lossy(&out.stdout));
         if !out.status.success() {
             let _ = std::fs::remove_file(&scratch);
-            let diagnostics = diagnostics(&text, self.package_dir, self.archs[0], &self.nvcc.tool);
+            let diagnostics = match self.ptxas_at_source(&text, &mut cmd, &scratch_dir) {
+                Some(d) => d,
+                None => diagnostics(&text, self.package_dir, self.archs[0], &self.nvcc.tool),
+            };
             let archs: Vec<String> = self.archs.iter().map(Arch::to_string).collect();
             return Err(nvcc_failed(diagnostics, &self.include_help, &self.source.path, self.package_dir, archs.join(", ")));
         }
@@ -130,6 +134,41 @@ impl ObjectCompile<'_> {
         }
         Ok(Compiled { read: files, output: Compiled::kept_output(text) })
     }
+}
+
+impl ObjectCompile<'_> {
+    /// ptxas's errors of a failed `nvcc -c` at the source lines: ptxas names the PTX nvcc wrote
+    /// to a temp file and deleted (`ptxas /tmp/tmpxft_..._lanes.compute_80.ptx, line 34`, an
+    /// inline `asm` the PTX path would have shown at its `.cu` line). The failed command runs
+    /// again keeping its intermediate files (`-keep`, only after a failure: it writes every
+    /// stage's output), and the errors are read through the kept PTX's line table as the PTX
+    /// path's ptxas step reads them. None where ptxas named no line, or the second run did not
+    /// keep the file it names.
+    fn ptxas_at_source(&self, text: &str, cmd: &mut std::process::Command, scratch_dir: &cache::ScratchDir) -> Option<Vec<Diagnostic>> {
+        let names_ptx_line = |t: &str| t.lines().any(|l| l.starts_with("ptxas ") && l.contains(", line "));
+        if !names_ptx_line(text) {
+            return None;
+        }
+        let keep = scratch_dir.path().join("keep");
+        cache::create_dir_all(&keep).ok()?;
+        // cicc's and ptxas's temp files go with the scratch folder too.
+        cmd.arg("-keep").arg("-keep-dir").arg(&keep).env("TMPDIR", &keep);
+        let again = process::output("nvcc", cmd).ok()?;
+        let text = format!("{}{}", String::from_utf8_lossy(&again.stderr), String::from_utf8_lossy(&again.stdout));
+        let ptx_path = text.lines().find_map(|l| l.strip_prefix("ptxas ")?.split_once(", line ").map(|(p, _)| PathBuf::from(p)))?;
+        let ptx_path = if ptx_path.is_relative() { self.package_dir.join(ptx_path) } else { ptx_path };
+        let ptx = std::fs::read_to_string(&ptx_path).ok()?;
+        // Named as the PTX of this source for its arch: the kept file goes with the scratch folder.
+        let shown = self.package_dir.join(format!("{}.{}.ptx", self.source.path.display(), ptx_arch(&ptx_path)));
+        let d = crate::backend::ptxas::diagnostics(&text, &ptx, &shown, self.package_dir, &self.nvcc.tool);
+        (!d.is_empty()).then_some(d)
+    }
+}
+
+/// The `compute_80` of nvcc's kept `lanes.compute_80.ptx`, else `ptx`.
+fn ptx_arch(kept: &Path) -> String {
+    let name = kept.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    name.rsplit('.').next().filter(|a| a.starts_with("compute_") || a.starts_with("sm_")).unwrap_or("ptx").to_string()
 }
 
 /// `nvcc -dlink` of relocatable objects into the one object that resolves their device calls.
