@@ -197,6 +197,96 @@ fn candle_style_void_pointer_kernels_are_typed_and_a_no_op_build_says_one_line()
     assert!(ok && warning_lines(&noop, "host_quantized").is_empty(), "{noop}");
 }
 
+/// C++ the way DeepSpeed and llama.cpp write it: templates over `bool`, enum and `size_t`
+/// values, a plain kernel and a template of one name, two templates of one name, template
+/// parameters in snake case, all in a host whose module is included by a binary. It builds with
+/// no warning from the generated module; the value templates are launched by name, each listed
+/// with its own argument.
+fn cxx_value_templates_and_template_overloads_build_quietly() {
+    common::nvcc();
+    const GELU: &str = r#"#include <cuda_fp16.h>
+__global__ void fused_bias_residual(float* r, const float* x, int n) { int i = threadIdx.x; if (i < n) r[i] += x[i]; }
+template <typename T>
+__global__ void fused_bias_residual(T* r, const T* x, int n) { int i = threadIdx.x; if (i < n) r[i] = __hadd(r[i], x[i]); }
+template __global__ void fused_bias_residual<__half>(__half*, const __half*, int);
+
+template <bool has_bias>
+__global__ void add_bias(float* y, const float* b, int n) { int i = threadIdx.x; if (i < n) y[i] += has_bias ? b[i] : 0.f; }
+template __global__ void add_bias<true>(float*, const float*, int);
+template __global__ void add_bias<false>(float*, const float*, int);
+
+template <typename src_t, typename dst_t>
+__global__ void convert(const src_t* x, dst_t* y, int n) { int i = threadIdx.x; if (i < n) y[i] = (dst_t)x[i]; }
+template __global__ void convert<float, __half>(const float*, __half*, int);
+"#;
+    const ARGSORT: &str = r#"#include <stddef.h>
+enum sort_order { SORT_ASC, SORT_DESC };
+template <sort_order order>
+__global__ void k_argsort(const float* x, int* dst, int n) { int i = threadIdx.x; if (i < n) dst[i] = order == SORT_ASC ? i : n - 1 - i; }
+template __global__ void k_argsort<SORT_ASC>(const float*, int*, int);
+template __global__ void k_argsort<SORT_DESC>(const float*, int*, int);
+
+template <size_t splitD, size_t N>
+__global__ void ssm_scan(const float* x, float* y, int n) { int i = threadIdx.x; if (i < n) y[i] = x[i] * splitD + N; }
+template __global__ void ssm_scan<128, 16>(const float*, float*, int);
+template __global__ void ssm_scan<128, 256>(const float*, float*, int);
+
+template <typename T>
+__global__ void dequantize(T* out, const signed char* in, const float* scale, int n, int groups) { int i = threadIdx.x; if (i < n) out[i] = T(in[i] * scale[i / groups]); }
+template <typename T>
+__global__ void dequantize(T* out, const signed char* in, const float* scale, unsigned n) { unsigned i = threadIdx.x; if (i < n) out[i] = T(in[i] * scale[0]); }
+template __global__ void dequantize<float>(float*, const signed char*, const float*, int, int);
+template __global__ void dequantize<float>(float*, const signed char*, const float*, unsigned);
+"#;
+    let p = cuda_host("host_cxx_values", &[("cuda/gelu.cu", GELU), ("cuda/argsort.cu", ARGSORT)], "");
+    let host = p.path().join("host");
+    // The README's form in a binary: `mod kernels { include_kernels!(); }` in main.rs, one typed
+    // method of each overload used, the rest of the module not.
+    std::fs::write(host.join("src/lib.rs"), "").unwrap();
+    std::fs::write(
+        host.join("src/main.rs"),
+        r#"mod kernels { ptx_runtime::include_kernels!(); }
+use ptx_runtime::cudarc::driver::{CudaSlice, CudaStream, LaunchConfig};
+use ptx_runtime::half::f16;
+#[allow(clippy::too_many_arguments)]
+unsafe fn launch(k: &kernels::Kernels, s: &CudaStream, cfg: LaunchConfig, r: &mut CudaSlice<f32>, x: &CudaSlice<f32>, h: &mut CudaSlice<f16>, h2: &CudaSlice<f16>, q: &CudaSlice<i8>) {
+    unsafe {
+        k.fused_bias_residual_f32_f32_i32(s, cfg, r, x, 4).unwrap();
+        k.fused_bias_residual::<f16>(s, cfg, h, h2, 4).unwrap();
+        k.convert::<f32, f16>(s, cfg, x, h, 4).unwrap();
+        k.dequantize_t_i8_f32_i32_i32::<f32>(s, cfg, r, q, x, 4, 2).unwrap();
+        k.dequantize_t_i8_f32_u32::<f32>(s, cfg, r, q, x, 4).unwrap();
+    }
+}
+fn main() {
+    let _ = launch;
+    println!("{}", kernels::KERNEL_NAMES.len());
+}
+"#,
+    )
+    .unwrap();
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok, "every method compiles against cudarc buffers:\n{log}");
+    assert!(!log.contains("warning: `host_cxx_values` (bin"), "no warning from the generated module:\n{log}");
+    assert!(!log.contains("never used") && !log.contains("camel case"), "{log}");
+    let lines = warning_lines(&log, "host_cxx_values");
+    assert_eq!(lines.len(), 1, "one line for the crate:\n{log}");
+    assert!(lines[0].contains("6 of 11 kernels in 2 modules (`argsort`, `gelu`)"), "{log}");
+    let (ok, log) = cargo_build_with(p.path(), &[("CARGO_PTX_VERBOSE", "1")]);
+    assert!(ok, "{log}");
+    for expected in [
+        "template parameter `bool has_bias` is a value, not a type",
+        "template parameter `sort_order order` is a value, not a type",
+        "template parameters `size_t splitD`, `size_t N` are values, not types",
+        "(here `(sort_order)0`)",
+        "(here `(sort_order)1`)",
+        "(here `true`)",
+        "(here `false`)",
+    ] {
+        assert!(log.contains(expected), "`{expected}` in:\n{log}");
+    }
+}
+
 fn a_value_that_is_not_device_memory_for_void_pointer_says_what_to_pass() {
     common::nvcc();
     let p = quantized_host("host_quantized_wrong");
@@ -297,6 +387,7 @@ fn a_second_checkout_reads_macro_stamped_signatures_from_the_shared_cache() {
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::tests![
         candle_style_void_pointer_kernels_are_typed_and_a_no_op_build_says_one_line,
+        cxx_value_templates_and_template_overloads_build_quietly,
         a_value_that_is_not_device_memory_for_void_pointer_says_what_to_pass,
         a_cuda_struct_without_a_host_twin_is_launched_by_name_until_the_host_defines_it,
         a_warning_repeated_at_many_places_is_one_warning_and_one_line_naming_the_rest,

@@ -94,13 +94,31 @@ fn launch_type(cxx: &str) -> Option<ParamType> {
     c_type(cxx).ok()
 }
 
-/// A template argument as a host type (`float` -> `f32`, `__half` -> `half::f16`).
+/// A template argument as a host type (`float` -> `f32`, `__half` -> `half::f16`); none for a
+/// value (`true`, `128ul`, `(sort_order)0`) or a type with no Rust equivalent.
 fn host_type(cxx: &str) -> Option<String> {
+    if is_value(cxx) {
+        return None;
+    }
     match launch_type(cxx)? {
         ParamType::Scalar(s) => Some(s.rust_name().to_string()),
         ParamType::ByValue { ty } => Some(ty),
         ParamType::Pointer { .. } | ParamType::AnyPointer { .. } => None,
     }
+}
+
+/// Whether a demangled template argument is a value, as the demangler spells them: a number
+/// (`4`, `128ul`, `-1`), `true`/`false`, an enumerator or cast (`(sort_order)0`), an address
+/// (`&table`), `nullptr`.
+fn is_value(arg: &str) -> bool {
+    let arg = arg.trim();
+    arg.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '-' | '(' | '&')) || matches!(arg, "true" | "false" | "nullptr")
+}
+
+/// The first template argument of C++ kernel `entry` (a mangled PTX name) that has no host type,
+/// as C++ spells it: what keeps that instance from a typed method.
+pub fn unbound_argument(entry: &str) -> Option<String> {
+    demangle(entry)?.template_args.into_iter().find(|a| host_type(a).is_none())
 }
 
 /// Binds the C++ (mangled) kernels read from a .cu file to its PTX entries:
@@ -133,11 +151,13 @@ pub fn bind(sigs: Vec<KernelSig>, entries: &[&str]) -> Vec<KernelSig> {
                     }
                     match d.template_args.iter().map(|a| host_type(a).ok_or(a)).collect::<Result<Vec<_>, _>>() {
                         Ok(args) => instances.push(Instance { args, ptx_name: entry.to_string() }),
+                        // Said of the template: the list names each instance's argument.
                         Err(arg) => {
-                            problem = Some(format!(
-                                "its instance `{}` has template argument `{arg}`, which is not a type with a Rust equivalent (non-type template parameters have no typed launch)",
-                                d.text
-                            ))
+                            problem = Some(if is_value(arg) {
+                                "an instance has a value as a template argument: a kernel templated over values has no typed launch method (each instance is launched by its PTX name)".to_string()
+                            } else {
+                                "an instance has a template argument with no Rust type (a class or struct template the host cannot name): each instance is launched by its PTX name".to_string()
+                            })
                         }
                     }
                 }
@@ -175,13 +195,26 @@ pub fn bind(sigs: Vec<KernelSig>, entries: &[&str]) -> Vec<KernelSig> {
             }
         }
     }
-    // Overloads: the C++ name is shared, the method names must not be.
-    let mut count: BTreeMap<String, usize> = BTreeMap::new();
+    // Overloads: the C++ name is shared, the method names must not be. A template keeps the
+    // name where it is the only one of its name (its instances are one generic method), plain
+    // kernels get their parameter types in theirs (`residual_f32_f32_i32`); two templates of
+    // one name both get theirs (`dequantize_t_i8_f32_i32`).
+    let typed_template = |s: &KernelSig| s.generic.is_some() && s.untyped.is_none() && !s.mangled;
+    let (mut plain_count, mut template_count): (BTreeMap<String, usize>, BTreeMap<String, usize>) = Default::default();
     for (sig, _) in &plain {
-        *count.entry(sig.name.clone()).or_default() += 1;
+        *plain_count.entry(sig.name.clone()).or_default() += 1;
+    }
+    for sig in out.iter().filter(|s| typed_template(s)) {
+        *template_count.entry(sig.name.clone()).or_default() += 1;
+    }
+    let count = |map: &BTreeMap<String, usize>, name: &str| map.get(name).copied().unwrap_or(0);
+    for sig in out.iter_mut().filter(|s| typed_template(s)) {
+        if count(&template_count, &sig.name) > 1 {
+            sig.name = overload_name(sig);
+        }
     }
     for (mut sig, d) in plain {
-        if count[&sig.name] > 1 {
+        if count(&plain_count, &sig.name) + count(&template_count, &sig.name) > 1 {
             sig.name = overload_name(&sig);
         }
         sig.doc.push(format!(" C++ `{}`.", d.text));
@@ -262,7 +295,82 @@ mod tests {
         let sigs = read("template <int BLOCK>\n__global__ void reduce(const float *x, float *out, int n) {}\n");
         let bound = bind(sigs, &["_Z6reduceILi256EEvPKfPfi"]);
         let why = bound[0].untyped.as_deref().unwrap();
-        assert!(why.contains("`reduce<256>(float const*, float*, int)`") && why.contains("`256`"), "{why}");
+        assert_eq!(
+            why,
+            "template parameter `int BLOCK` is a value, not a type: a kernel templated over values has no typed launch method (each instance is launched by its PTX name)"
+        );
+        assert_eq!(unbound_argument("_Z6reduceILi256EEvPKfPfi").as_deref(), Some("256"));
+    }
+
+    /// Templates over values of every kind the demangler spells (llama.cpp's `sort_order`,
+    /// DeepSpeed's `bool has_bias`, `size_t` tile sizes): untyped, never a generic method whose
+    /// impls would be `()` or `(u64, u64)` twice.
+    #[test]
+    fn templates_over_bools_enums_and_sizes_are_untyped() {
+        let cases: &[(&str, &[&str], &str)] = &[
+            (
+                "template <bool has_bias>\n__global__ void add_bias(float* y, const float* b, int n) {}\n",
+                &["_Z8add_biasILb1EEvPfPKfi", "_Z8add_biasILb0EEvPfPKfi"],
+                "template parameter `bool has_bias` is a value",
+            ),
+            (
+                "enum sort_order { ASC, DESC };\ntemplate <sort_order order>\n__global__ void k_sort(const float* x, int* dst, int n) {}\n",
+                &["_Z6k_sortIL10sort_order0EEvPKfPii", "_Z6k_sortIL10sort_order1EEvPKfPii"],
+                "template parameter `sort_order order` is a value",
+            ),
+            (
+                "template <size_t splitD, size_t N>\n__global__ void ssm_scan(const float* x, float* y, int n) {}\n",
+                &["_Z8ssm_scanILm128ELm16EEvPKfPfi", "_Z8ssm_scanILm128ELm256EEvPKfPfi"],
+                "template parameters `size_t splitD`, `size_t N` are values",
+            ),
+            (
+                "template <typename T, bool has_bias>\n__global__ void add_bias2(T* y, const T* b, int n) {}\n",
+                &["_Z9add_bias2IfLb1EEvPT_PKS0_i"],
+                "template parameter `bool has_bias` is a value",
+            ),
+        ];
+        for (src, entries, why) in cases {
+            let bound = bind(read(src), entries);
+            assert_eq!(bound.len(), 1, "{bound:#?}");
+            assert!(bound[0].generic.is_none() && bound[0].mangled, "{bound:#?}");
+            assert!(bound[0].untyped.as_deref().is_some_and(|u| u.starts_with(why)), "{:?}", bound[0].untyped);
+        }
+        assert_eq!(unbound_argument("_Z8add_biasILb1EEvPfPKfi").as_deref(), Some("true"));
+        assert_eq!(unbound_argument("_Z8ssm_scanILm128ELm16EEvPKfPfi").as_deref(), Some("(unsigned long)128"));
+        assert_eq!(unbound_argument("_Z6k_sortIL10sort_order1EEvPKfPii").as_deref(), Some("(sort_order)1"));
+        assert_eq!(unbound_argument("_Z3addIfEvPT_PKS0_i"), None);
+    }
+
+    /// A template over a traits type the host cannot name (causal-conv1d's
+    /// `Kernel_traits<128, 4, float>`): untyped, and each instance's list line names its own
+    /// argument, not the last instance's.
+    #[test]
+    fn a_template_over_a_class_template_is_untyped_and_each_instance_names_its_argument() {
+        let src = "template <int N, int W, typename T> struct Kernel_traits {};\nstruct Params { int n; };\ntemplate <typename Ktraits>\n__global__ void conv(Params p) {}\n";
+        let entries = ["_Z4convI13Kernel_traitsILi128ELi2EfEEv6Params", "_Z4convI13Kernel_traitsILi128ELi4EfEEv6Params"];
+        let bound = bind(read(src), &entries);
+        let why = bound[0].untyped.as_deref().unwrap();
+        assert!(why.starts_with("an instance has a template argument with no Rust type"), "{why}");
+        assert!(!why.contains("non-type"), "{why}");
+        assert_eq!(unbound_argument(entries[0]).as_deref(), Some("Kernel_traits<128, 2, float>"));
+        assert_eq!(unbound_argument(entries[1]).as_deref(), Some("Kernel_traits<128, 4, float>"));
+    }
+
+    /// DeepSpeed's gelu.cu: a plain kernel for float and a template of the same name for the
+    /// other types; its dequantize.cu: two templates of one name with other parameters.
+    #[test]
+    fn overloads_with_templates_get_names_of_their_own() {
+        let src = "__global__ void residual(float* r, const float* x, int n) {}\ntemplate <typename T>\n__global__ void residual(T* r, const T* x, int n) {}\n";
+        let bound = bind(read(src), &["_Z8residualPfPKfi", "_Z8residualI6__halfEvPT_PKS1_i"]);
+        let mut names: Vec<&str> = bound.iter().map(|s| s.name.as_str()).collect();
+        names.sort();
+        assert_eq!(names, ["residual", "residual_f32_f32_i32"], "{bound:#?}");
+        assert!(bound.iter().find(|s| s.name == "residual").unwrap().generic.is_some());
+        let src = "template <typename T>\n__global__ void dequantize(T* out, const signed char* in, const float* scale, int n, int groups) {}\ntemplate <typename T>\n__global__ void dequantize(T* out, const signed char* in, const float* scale, unsigned n) {}\n";
+        let bound = bind(read(src), &["_Z10dequantizeIfEvPT_PKaPKfii", "_Z10dequantizeIfEvPT_PKaPKfj"]);
+        let names: Vec<&str> = bound.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["dequantize_t_i8_f32_i32_i32", "dequantize_t_i8_f32_u32"], "{bound:#?}");
+        assert!(bound.iter().all(|s| s.generic.as_ref().is_some_and(|g| g.instances.len() == 1)), "{bound:#?}");
     }
 
     #[test]

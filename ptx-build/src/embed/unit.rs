@@ -179,7 +179,9 @@ fn untyped_line(entry: &str, untypeable: &[KernelSig]) -> String {
                     "no mangled PTX name matches this C++ declaration's parameters; declare it `extern \"C\"` for a typed method".into()
                 }
             };
-            format!("`{entry}` ({}:{}): {why}", s.file.display(), s.line)
+            // The argument that keeps this instance of a template untyped (each entry its own).
+            let here = demangle::unbound_argument(entry).map(|a| format!(" (here `{a}`)")).unwrap_or_default();
+            format!("`{entry}` ({}:{}): {why}{here}", s.file.display(), s.line)
         }
         None => format!(
             "`{entry}`: not declared in a form the signature reader follows (a kernel stamped out by a macro whose expansion could not be read)"
@@ -225,7 +227,7 @@ mod tests {
         let lines: Vec<&str> = list.lines().collect();
         assert_eq!(lines.len(), 3, "{list}");
         assert!(lines[0].starts_with("`gather` (/pkg/cuda/q.cu:2): parameter `const float * * rows`: pointers to pointers"), "{list}");
-        assert!(lines[1].starts_with("`_Z4tileILi4EEvPf` (/pkg/cuda/q.cu:3): its instance `tile<4>(float*)`"), "{list}");
+        assert_eq!(lines[1], "`_Z4tileILi4EEvPf` (/pkg/cuda/q.cu:3): template parameter `int N` is a value, not a type: a kernel templated over values has no typed launch method (each instance is launched by its PTX name) (here `4`)");
         assert!(lines[2].starts_with("`stamped_f32`: not declared in a form the signature reader follows (a kernel stamped out"), "{list}");
     }
 

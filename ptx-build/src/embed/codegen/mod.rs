@@ -69,20 +69,22 @@ pub fn prefix_shared_names(units: &mut [Unit]) {
     let is_cxx = |k: &KernelSig| {
         k.ptx_name.is_some() || k.generic.as_ref().is_some_and(|g| g.instances.iter().all(|i| i.ptx_name.starts_with("_Z")))
     };
-    // Per name: how many units have it, and whether all of them at one `file:line`.
-    let mut seen: std::collections::BTreeMap<String, (usize, Option<(std::path::PathBuf, u32)>)> = Default::default();
-    for k in units.iter().flat_map(|u| &u.kernels) {
+    // Per name: the units that have it (a name twice in one unit is not shared between
+    // modules: that is the error `generate` reports), and whether all of them at one `file:line`.
+    type Seen = (std::collections::BTreeSet<usize>, Option<(std::path::PathBuf, u32)>);
+    let mut seen: std::collections::BTreeMap<String, Seen> = Default::default();
+    for (i, k) in units.iter().enumerate().flat_map(|(i, u)| u.kernels.iter().map(move |k| (i, k))) {
         let at = (k.file.clone(), k.line);
         seen.entry(k.name.clone())
-            .and_modify(|(n, place)| {
-                *n += 1;
+            .and_modify(|(units, place)| {
+                units.insert(i);
                 if place.as_ref() != Some(&at) {
                     *place = None;
                 }
             })
-            .or_insert((1, Some(at)));
+            .or_insert(([i].into(), Some(at)));
     }
-    let shared = |k: &KernelSig| matches!(&seen[&k.name], (n, place) if *n > 1 && (place.is_some() || is_cxx(k)));
+    let shared = |k: &KernelSig| matches!(&seen[&k.name], (units, place) if units.len() > 1 && (place.is_some() || is_cxx(k)));
     for u in units.iter_mut() {
         let unit = u.name.clone();
         for k in u.kernels.iter_mut().filter(|k| shared(k)) {
@@ -157,6 +159,7 @@ pub fn generate(units: &[Unit]) -> Result<String> {
         quote! {
             /// Seals the instance traits: only the generated impls exist, so a launch can only
             /// pick a function the PTX has.
+            #[allow(dead_code)]
             mod sealed {
                 #[derive(Debug)]
                 pub struct Token;
@@ -174,9 +177,11 @@ pub fn generate(units: &[Unit]) -> Result<String> {
         use ::std::sync::Arc;
 
         /// Every kernel of this module, by name.
+        #[allow(dead_code)]
         pub const KERNEL_NAMES: &[&str] = &[#(#all_names),*];
 
         /// Every embedded PTX module (a Rust kernel crate's, one per .cu file), with its images.
+        #[allow(dead_code)]
         pub static MODULES: &[::ptx_runtime::EmbeddedModule] = &[#(#unit_modules),*];
 
         #(#unit_mods)*
@@ -189,13 +194,15 @@ pub fn generate(units: &[Unit]) -> Result<String> {
 
         /// The embedded kernels, loaded on one device, with one launch method each.
         #[derive(Debug, Clone)]
+        #[allow(dead_code)]
         pub struct Kernels {
             /// Every module and kernel function (in [`KERNEL_NAMES`]'s order), with launch plans.
             _set: KernelSet,
         }
 
-        // Methods carry the kernels' own names (`mul_mat_q4_K`).
-        #[allow(clippy::too_many_arguments, non_snake_case)]
+        // A binary that includes the module (`mod kernels { include_kernels!(); }` in main.rs)
+        // uses some of it: the rest is not the user's dead code.
+        #[allow(dead_code)]
         impl Kernels {
             /// Loads the embedded cubin that runs on the context's device (its exact arch first,
             /// then the same major at a lower minor), else JIT-compiles the best PTX. Every kernel
@@ -259,7 +266,8 @@ pub fn generate(units: &[Unit]) -> Result<String> {
     // without optimisation) syn's parse and prettyplease's print of 361 kernels' methods took
     // 0.5 s after the last nvcc run; the text takes 60 ms (BENCHMARKS.md, issue 25).
     text.push_str("\n// Methods carry the kernels' own names (`mul_mat_q4_K`).\n");
-    text.push_str("#[allow(clippy::too_many_arguments, non_snake_case)]\nimpl Kernels {\n");
+    // Type parameters carry the C++ template's names (`src_t`).
+    text.push_str("#[allow(clippy::too_many_arguments, non_snake_case, non_camel_case_types, dead_code)]\nimpl Kernels {\n");
     for (index, k) in &typed {
         method(*index, k, &mut text);
     }
@@ -356,7 +364,7 @@ fn unit_module(u: &Unit) -> TokenStream {
     let doc = format!(" PTX and cubins of `{}`, for users who load or launch by hand.", u.name);
     quote! {
         #[doc = #doc]
-        #[allow(non_snake_case)]
+        #[allow(non_snake_case, dead_code)]
         pub mod #m {
             #(#consts)*
             /// Every embedded image, for [`ptx_runtime::load`].
@@ -408,6 +416,7 @@ fn instance_trait(k: &KernelSig) -> Option<TokenStream> {
     });
     Some(quote! {
         #[doc = #doc]
+        #[allow(dead_code)]
         pub trait #name {
             #[doc(hidden)]
             fn __instance(_: sealed::Token) -> usize;

@@ -76,35 +76,69 @@ pub(crate) fn c_type(text: &str) -> std::result::Result<ParamType, String> {
     c_param(&toks, 0, &Aliases::new()).map(|(_, ty)| ty)
 }
 
-/// The parameter names of the `template <...>` whose `<` is at `open`: `typename T`, `class U`
-/// and non-type parameters (`int N`) alike, in order.
-fn template_params(toks: &[(CTok<'_>, u32)], open: usize) -> Vec<String> {
-    let mut names = Vec::new();
-    // `in_default`: after `=` (`typename T = float`), where identifiers are not names.
-    let (mut depth, mut last_ident, mut in_default) = (0i32, None, false);
+/// One parameter of a `template <...>`.
+#[derive(Debug, PartialEq, Eq)]
+struct TemplateParam {
+    /// As the source names it (`T`, `has_bias`).
+    name: String,
+    /// Its declaration's words before any default (`typename T`, `bool has_bias`).
+    decl: String,
+    /// `typename T` or `class T`; not a value (`int N`, `bool b`, `sort_order o`) nor a template
+    /// template parameter.
+    is_type: bool,
+}
+
+/// The parameters of the `template <...>` whose `<` is at `open`, in order.
+fn template_params(toks: &[(CTok<'_>, u32)], open: usize) -> Vec<TemplateParam> {
+    let mut params = Vec::new();
+    // The current parameter's words at the template's own depth; `in_default` after `=`
+    // (`typename T = float`), where words are not the declaration's.
+    let (mut depth, mut words, mut in_default): (i32, Vec<&str>, bool) = (0, Vec::new(), false);
+    let mut finish = |words: &mut Vec<&str>| {
+        if let Some(name) = words.last() {
+            let is_type = matches!(words.first(), Some(&"typename" | &"class")) && !words.contains(&"template");
+            params.push(TemplateParam { name: name.to_string(), decl: words.join(" "), is_type });
+        }
+        words.clear();
+    };
     for (t, _) in &toks[open..] {
         match t {
             CTok::Punct('<') | CTok::Punct('(') => depth += 1,
             CTok::Punct('>') | CTok::Punct(')') => {
                 depth -= 1;
                 if depth == 0 {
-                    names.extend(last_ident.take());
+                    finish(&mut words);
                     break;
                 }
             }
             CTok::Punct(',') if depth == 1 => {
-                names.extend(last_ident.take());
+                finish(&mut words);
                 in_default = false;
             }
-            CTok::Punct('=') if depth == 1 => {
-                names.extend(last_ident.take());
-                in_default = true;
-            }
-            CTok::Ident(w) if depth == 1 && !in_default => last_ident = Some(w.to_string()),
+            CTok::Punct('=') if depth == 1 => in_default = true,
+            CTok::Ident(w) if depth == 1 && !in_default => words.push(w),
+            // `template <template <typename> class C>`: a template template parameter.
+            CTok::Ident(w) if depth == 2 && *w == "template" => words.push(w),
             _ => {}
         }
     }
-    names
+    params
+}
+
+/// Why a template over values gets no typed launch method, or none for a template over types.
+fn value_template_reason(params: &[TemplateParam]) -> Option<String> {
+    let values: Vec<String> = params.iter().filter(|p| !p.is_type).map(|p| format!("`{}`", p.decl)).collect();
+    match values.len() {
+        0 => None,
+        1 => Some(format!(
+            "template parameter {} is a value, not a type: a kernel templated over values has no typed launch method (each instance is launched by its PTX name)",
+            values[0]
+        )),
+        _ => Some(format!(
+            "template parameters {} are values, not types: a kernel templated over values has no typed launch method (each instance is launched by its PTX name)",
+            values.join(", ")
+        )),
+    }
 }
 
 /// Every `__global__` function of a .cu file, in source order (a declaration and its
@@ -227,7 +261,19 @@ pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> 
                 }
                 if templated {
                     let params = last_template.map(|t| template_params(&toks, t + 1)).unwrap_or_default();
-                    sig.generic = Some(Generic { type_params: params, instances: Vec::new() });
+                    match value_template_reason(&params) {
+                        // Its instances' PTX names carry the values (`add_bias<true>`), which
+                        // have no place in a launch method generic over types.
+                        Some(why) if sig.untyped.is_none() => {
+                            sig.params.clear();
+                            sig.untyped = Some(why);
+                        }
+                        Some(_) => {}
+                        None => {
+                            let type_params = params.into_iter().map(|p| p.name).collect();
+                            sig.generic = Some(Generic { type_params, instances: Vec::new() });
+                        }
+                    }
                 }
                 // A declaration and its definition count once; C++ overloads (same name, other
                 // parameters) are kernels of their own.
