@@ -164,6 +164,9 @@ pub fn report_untyped(modules: &[ModuleUntyped], dir: &Path, verbose: bool, repo
     Ok(())
 }
 
+/// Namespaces of the CUDA libraries whose headers define kernels (CCCL's CUB and Thrust).
+const LIBRARY_NAMESPACES: &[&str] = &["cub::", "thrust::", "cuda::"];
+
 /// One line of the list: the PTX entry, where its source declares it, and why it has no typed
 /// method.
 fn untyped_line(entry: &str, untypeable: &[KernelSig]) -> String {
@@ -183,9 +186,14 @@ fn untyped_line(entry: &str, untypeable: &[KernelSig]) -> String {
             let here = demangle::unbound_argument(entry).map(|a| format!(" (here `{a}`)")).unwrap_or_default();
             format!("`{entry}` ({}:{}): {why}{here}", s.file.display(), s.line)
         }
-        None => format!(
-            "`{entry}`: not declared in a form the signature reader follows (a kernel stamped out by a macro whose expansion could not be read)"
-        ),
+        None => match demangled.filter(|d| LIBRARY_NAMESPACES.iter().any(|ns| d.qualified.starts_with(ns))) {
+            // CUB's `EmptyKernel`, a `DeviceScanKernel` that `cub::DeviceScan` instantiates:
+            // declared in the library's headers, launched by its own host code.
+            Some(d) => format!("`{entry}`: `{}`, a kernel of a library's headers, which its own host code launches", d.qualified),
+            None => format!(
+                "`{entry}`: not declared in a form the signature reader follows (a kernel stamped out by a macro whose expansion could not be read)"
+            ),
+        },
     }
 }
 
@@ -229,6 +237,17 @@ mod tests {
         assert!(lines[0].starts_with("`gather` (/pkg/cuda/q.cu:2): parameter `const float * * rows`: pointers to pointers"), "{list}");
         assert_eq!(lines[1], "`_Z4tileILi4EEvPf` (/pkg/cuda/q.cu:3): template parameter `int N` is a value, not a type: a kernel templated over values has no typed launch method (each instance is launched by its PTX name) (here `4`)");
         assert!(lines[2].starts_with("`stamped_f32`: not declared in a form the signature reader follows (a kernel stamped out"), "{list}");
+    }
+
+    #[test]
+    fn a_kernel_of_cubs_headers_is_named_as_the_librarys() {
+        let entry = "_ZN3cub17CUB_300001_SM_8006detail11EmptyKernelIvEEvv";
+        let line = untyped_line(entry, &[]);
+        assert_eq!(
+            line,
+            format!("`{entry}`: `cub::CUB_300001_SM_800::detail::EmptyKernel`, a kernel of a library's headers, which its own host code launches")
+        );
+        assert!(untyped_line("stamped_f32", &[]).contains("a kernel stamped out by a macro"));
     }
 
     #[test]
