@@ -74,6 +74,30 @@ fn build_and_check_at_the_root_of_a_new_project_find_the_excluded_kernels() {
     assert!(stderr.contains(hint), "{stderr}");
 }
 
+/// A host whose build.rs builds `csrc/` (llama.cpp's, DeepSpeed's layout) is checked there,
+/// less what it excludes: the globs are read from its `.cuda(..)`, `.cuda_static_lib(..)` and
+/// `.cuda_exclude(..)` calls.
+fn check_reads_the_globs_a_build_script_gives_its_builder() {
+    let (_tmp, dir) = new_project();
+    std::fs::create_dir_all(dir.join("csrc/kernels")).unwrap();
+    std::fs::rename(dir.join("cuda/sigmoid.cu"), dir.join("csrc/kernels/sigmoid.cu")).unwrap();
+    let bad = "__global__ void k(int *x) { asm(\"mov.u32 %0, %tid.x;\" : \"=r\"(x[0])); }\n";
+    std::fs::write(dir.join("csrc/launch.cu"), bad).unwrap();
+    // Excluded: never checked, however wrong.
+    std::fs::write(dir.join("csrc/kernels/skip_me.cu"), bad).unwrap();
+    let build_rs = std::fs::read_to_string(dir.join("build.rs")).unwrap();
+    let build_rs = build_rs.replace(
+        ".cuda(\"cuda/*.cu\")",
+        ".cuda(\"csrc/kernels/*.cu\")\n        .cuda_exclude(\"skip_*.cu\")\n        .cuda_static_lib(\"launch\", \"csrc/launch.cu\")",
+    );
+    std::fs::write(dir.join("build.rs"), build_rs).unwrap();
+    let out = cargo_ptx().arg("check").current_dir(&dir).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("special register `%tid` should be written `%%tid`") && stderr.contains("csrc/launch.cu:1:"), "{stderr}");
+    assert!(!stderr.contains("skip_me.cu"), "an excluded file is not checked: {stderr}");
+    assert!(stderr.contains("Checked demo-kernels, demo (3 files, 1 warning)"), "{stderr}");
+}
+
 fn a_broken_manifest_below_is_skipped_with_a_warning() {
     let (_tmp, dir) = new_project();
     std::fs::create_dir_all(dir.join("vendor/broken")).unwrap();
@@ -148,6 +172,7 @@ fn a_lone_cu_file_in_a_kernel_crate_takes_its_archs_and_a_bad_value_is_an_error(
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::tests![
         build_and_check_at_the_root_of_a_new_project_find_the_excluded_kernels,
+        check_reads_the_globs_a_build_script_gives_its_builder,
         a_broken_manifest_below_is_skipped_with_a_warning,
         a_lone_cu_file_takes_the_archs_of_the_workspace_around_it,
         a_lone_cu_file_outside_any_package_says_to_pass_an_arch,

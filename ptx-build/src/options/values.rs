@@ -307,7 +307,7 @@ impl FromStr for Define {
 }
 
 /// One `--arch` item (`sm_80`, `all`, `native`), as clap parses it after splitting at commas.
-/// clap's message already says "invalid value 'sm80' for '--arch <ARCH>'": the reason follows
+/// clap's message already says "invalid value 'sm80' for `'--arch <ARCH>'`": the reason follows
 /// without saying it again.
 pub fn parse_arch_request(s: &str) -> std::result::Result<ArchRequest, String> {
     let mut list = arch::parse_list(s).map_err(|e| match e {

@@ -1,6 +1,8 @@
 //! Kernel crates: finding them with `cargo metadata` and resolving their [`Options`] from the
 //! front end's layer over `[package.metadata.ptx]` over `[workspace.metadata.ptx]`.
 
+mod build_rs;
+pub use build_rs::builder_cuda_files;
 pub mod cargo;
 
 use std::path::{Path, PathBuf};
@@ -398,22 +400,6 @@ pub struct CudaFiles {
     /// The files of the Builder's other groups (`.cuda(..)`, each `.cuda_static_lib(..)`): a
     /// `cuda-exclude` glob that leaves out one of theirs is not one that matches nothing.
     pub siblings: Vec<PathBuf>,
-}
-
-/// The .cu files that build scripts of the workspace around `manifest_path` (or the current
-/// folder) give a Builder, found where `cargo ptx new` puts them: `cuda/**/*.cu` of each member
-/// that build-depends on ptx-build, one group a package. What `cargo ptx check` checks beside
-/// the kernel crates: the Builder's own globs are code that only its build can run.
-pub fn builder_cuda_files(manifest_path: Option<&Path>) -> Vec<CudaFiles> {
-    let Ok(meta) = metadata(manifest_path) else { return Vec::new() };
-    let hosts = meta.packages.iter().filter(|p| p.builds_kernels_in_build_rs());
-    hosts
-        .filter_map(|p| {
-            let dir = p.manifest_path.parent()?.to_path_buf();
-            let files = glob_files(&dir, "cuda/**/*.cu").ok().filter(|f| !f.is_empty())?;
-            Some(CudaFiles { name: p.name.clone(), dir, files, target_dir: None, static_lib: None, siblings: Vec::new() })
-        })
-        .collect()
 }
 
 impl CudaFiles {
