@@ -85,31 +85,46 @@ impl HostNames {
     /// crates by their crate (`::shared::Affine`): what is left is a type of the kernel crate
     /// itself, which the generated module can only name if the host has a twin; without one
     /// rustc would stop the host's build in the generated file.
+    /// A template's instances are checked too (they are known once the kernels are bound to the
+    /// PTX's entries): llama.cpp's `conv2d_dw_kernel<whcn_layout>` names a C++ tag type as its
+    /// argument, which the generated impl of the instance trait would name.
     pub fn untype_unknown(&self, sigs: &mut [KernelSig]) {
         for sig in sigs.iter_mut().filter(|s| s.untyped.is_none()) {
             let params = sig.generic.as_ref().map(|g| g.type_params.clone()).unwrap_or_default();
-            let unknown = sig.params.iter().find_map(|p| {
-                let ty = match &p.ty {
-                    ParamType::ByValue { ty } | ParamType::Pointer { elem: ty, .. } => ty,
-                    _ => return None,
-                };
+            let unknown_type = |ty: &String| {
                 // Arrays and tuples behind a Rust pointer are not names to look up.
                 let named = ty.chars().all(|c| c.is_alphanumeric() || c == '_' || c == ':');
                 let standard = ["core::", "std::", "alloc::"].iter().any(|c| ty.starts_with(c));
                 let user = named && !standard && !ty.starts_with("::") && !PRIMITIVES.contains(&ty.as_str()) && !params.contains(ty);
                 let last = ty.rsplit("::").next().unwrap_or(ty);
-                (user && !self.knows(last)).then(|| (p.name.clone(), ty.clone()))
+                user && !self.knows(last)
+            };
+            let in_param = sig.params.iter().find_map(|p| match &p.ty {
+                ParamType::ByValue { ty } | ParamType::Pointer { elem: ty, .. } if unknown_type(ty) => {
+                    Some(format!("parameter `{}`: the host crate has no type `{ty}`", p.name))
+                }
+                _ => None,
             });
-            if let Some((param, ty)) = unknown {
+            let instances = sig.generic.as_ref().map(|g| g.instances.as_slice()).unwrap_or_default();
+            let in_instance = || {
+                instances.iter().find_map(|i| {
+                    let ty = i.args.iter().find(|a| unknown_type(a))?;
+                    Some(format!("template argument `{ty}` of instance `{}`: the host crate has no type `{ty}`", i.ptx_name))
+                })
+            };
+            if let Some(what) = in_param.or_else(in_instance) {
                 if let Ok(mut w) = self.watch.lock() {
                     w.missed = true;
                 }
                 sig.untyped = Some(format!(
-                    "parameter `{param}`: the host crate has no type `{ty}` (nothing in {} names it): define a `#[repr(C)]` twin with cudarc's `DeviceRepr` beside `include_kernels!()`, or `use` it there by name, for a typed method",
+                    "{what} (nothing in {} names it): define a `#[repr(C)]` twin with cudarc's `DeviceRepr` beside `include_kernels!()`, or `use` it there by name, for a typed method",
                     self.src.display()
                 ));
                 sig.params.clear();
-                sig.generic = None;
+                // A bound template's instances are listed by their mangled names again.
+                if sig.generic.take().is_some_and(|g| !g.instances.is_empty()) {
+                    sig.mangled = true;
+                }
             }
         }
     }
@@ -119,6 +134,42 @@ impl HostNames {
 mod tests {
     use super::*;
     use crate::embed::signature::cuda_kernels_in;
+
+    /// llama.cpp's `conv2d_dw_kernel<whcn_layout>`: a template over C++ tag types the host
+    /// does not define is untyped (the generated impl would name the type), listed by its
+    /// mangled names; over types it defines, it stays generic.
+    #[test]
+    fn a_template_instantiated_for_a_type_the_host_lacks_is_untyped() {
+        let host = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(host.path().join("src")).unwrap();
+        std::fs::write(
+            host.path().join("src/lib.rs"),
+            "pub mod kernels { ptx_runtime::include_kernels!(); }
+",
+        )
+        .unwrap();
+        let names = HostNames::read(host.path());
+        let src = "struct whcn_layout {};\ntemplate <typename layout>\n__global__ void dw(float *x) {}\n";
+        let bind = |src: &str| {
+            crate::embed::demangle::bind(cuda_kernels_in(Path::new("/h/cuda/k.cu"), src).unwrap(), &["_Z2dwI11whcn_layoutEvPf"])
+        };
+        let mut sigs = bind(src);
+        assert!(sigs[0].generic.is_some(), "{sigs:#?}");
+        names.untype_unknown(&mut sigs);
+        let why = sigs[0].untyped.as_deref().expect("untyped");
+        assert!(
+            why.starts_with(
+                "template argument `whcn_layout` of instance `_Z2dwI11whcn_layoutEvPf`: the host crate has no type `whcn_layout`"
+            ),
+            "{why}"
+        );
+        assert!(sigs[0].mangled && sigs[0].generic.is_none());
+        std::fs::write(host.path().join("src/lib.rs"), "pub struct whcn_layout;\npub mod kernels { ptx_runtime::include_kernels!(); }\n")
+            .unwrap();
+        let mut sigs = bind(src);
+        HostNames::read(host.path()).untype_unknown(&mut sigs);
+        assert!(sigs[0].untyped.is_none() && sigs[0].generic.is_some(), "{sigs:#?}");
+    }
 
     #[test]
     fn c_struct_types_the_host_never_names_leave_the_kernel_untyped() {

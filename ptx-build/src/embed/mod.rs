@@ -91,15 +91,14 @@ fn units(
         }
         for module in modules {
             let artifacts: Vec<&Artifact> = c.artifacts.iter().filter(|a| a.module == module).collect();
-            let mut sigs = c.signatures.get(module).cloned().unwrap_or_default();
-            host.untype_unknown(&mut sigs);
+            let sigs = c.signatures.get(module).cloned().unwrap_or_default();
             // Unit names are Rust modules of the generated file: unique across crates.
             let name = if units.iter().any(|u| u.0.name == module) { format!("{}_{}", c.lib_name, module) } else { module.to_string() };
             let source = match artifacts.first().and_then(|a| a.source.as_ref()) {
                 Some(s) => s.display().to_string(),
                 None => format!("kernel crate `{}`", c.lib_name),
             };
-            let (u, lines) = unit::unit(&name, sigs, &artifacts, out_dir, images)?;
+            let (u, lines) = unit::unit(&name, sigs, &artifacts, host, out_dir, images)?;
             let total = u.kernels.iter().map(|k| k.ptx_names().len()).sum::<usize>() + u.untyped.len();
             if reported {
                 untyped.push(unit::ModuleUntyped { name: name.clone(), total, lines });

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use super::codegen::{EmbeddedImage, StructLayout, Unit};
 use super::demangle;
+use super::host_scope::HostNames;
 use super::signature::{self, KernelSig, ParamType};
 use crate::backend::ptx;
 use crate::cache;
@@ -21,14 +22,24 @@ use crate::report::{Artifact, ArtifactKind, Event, Reporter};
 /// generated file (see [`report_untyped`]).
 /// `images_dir` is the folder of this generated file's images, relative to `out_dir`
 /// (`ptx-build/<file>`): each module's images go below it.
-pub fn unit(name: &str, sigs: Vec<KernelSig>, artifacts: &[&Artifact], out_dir: &Path, images_dir: &str) -> Result<(Unit, Vec<String>)> {
+pub fn unit(
+    name: &str,
+    sigs: Vec<KernelSig>,
+    artifacts: &[&Artifact],
+    host: &HostNames,
+    out_dir: &Path,
+    images_dir: &str,
+) -> Result<(Unit, Vec<String>)> {
     // C++ kernels are bound to their mangled entries (templates become generic kernels).
     let entries: Vec<&str> = artifacts
         .iter()
         .find(|a| a.kind == ArtifactKind::Ptx)
         .map(|a| a.kernels.iter().map(|k| k.name.as_str()).collect())
         .unwrap_or_default();
-    let sigs = demangle::bind(sigs, &entries);
+    let mut sigs = demangle::bind(sigs, &entries);
+    // Types the generated module would name but the host lacks: by-value parameters, pointees
+    // and a template's arguments (known once bound).
+    host.untype_unknown(&mut sigs);
     let (sigs, untypeable): (Vec<_>, Vec<_>) = sigs.into_iter().partition(|s| s.untyped.is_none() && !s.mangled);
     let mut untyped: Vec<String> = Vec::new();
     let mut images = Vec::new();
