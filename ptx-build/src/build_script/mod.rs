@@ -20,17 +20,18 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::diag::Level;
 use crate::embed::{self, CrateModules};
 use crate::engine::{BuildOptions, BuildOutput};
 use crate::error::{Error, Result};
 use crate::options::{self, Options, Prebuilt, Source};
 use crate::prebuilt;
 use crate::project::{glob_files, CudaFiles, StaticLibSpec};
-use crate::report::{Event, Reporter};
 use crate::tools;
 
+mod reporter;
 mod verbose;
+
+use reporter::BuildScript;
 
 /// [`Source::error`] for an option, [`Source::method_error`] for a Builder call of its own.
 type InvalidAs = fn(&Source, &str, String) -> Error;
@@ -197,7 +198,7 @@ impl Builder {
     /// printed once the build succeeded; on failure the warnings and errors go to stderr
     /// alone, as cargo shows a failed build script's output, with no directive between them.
     pub fn build(self) -> Result<Generated> {
-        let reporter = BuildScript { verbose: embed::unit::verbose(), ..BuildScript::default() };
+        let reporter = BuildScript::new(embed::unit::verbose());
         if reporter.verbose {
             verbose::echo_commands();
         }
@@ -535,187 +536,4 @@ fn near_folder(dir: &Path, fixed: &Path) -> Option<String> {
 
 fn env_path(var: &'static str) -> Result<PathBuf> {
     std::env::var_os(var).map(PathBuf::from).ok_or(Error::NotInBuildScript { what: var })
-}
-
-/// Reports to cargo. Everything is held until the build ends: on success the directives and
-/// each warning line as `cargo:warning=` (cargo adds `warning: pkg@ver: ` itself, so the
-/// diagnostic's own `warning: ` is dropped); on failure the warnings and errors on stderr only,
-/// since cargo prints a failed script's stdout too, and directives there are noise (cargo reruns a
-/// failed build script anyway). Each diagnostic is printed once. `cargo::error=` lines (stable
-/// since cargo 1.84) are not used: a `main` returning `Err` exits with 1, and cargo then prints
-/// them and, in its dump of the script's stdout, prints them again.
-///
-/// Cargo replays a path package's build-script warnings on every build, no-op ones too: a
-/// warning repeated at many places (one inline-PTX pattern in a macro stamped over 40 kernels)
-/// is shown in full once, then one line naming the other places; `CARGO_PTX_VERBOSE=1` shows
-/// each in full.
-#[derive(Default)]
-struct BuildScript {
-    /// `CARGO_PTX_VERBOSE`: also each step and tool command line on stderr, as they happen.
-    verbose: bool,
-    directives: std::sync::Mutex<Vec<String>>,
-    diagnostics: std::sync::Mutex<Vec<Held>>,
-}
-
-/// A diagnostic as printed, with what groups repeats of it: its message and where it points.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Held {
-    level: Level,
-    text: String,
-    message: String,
-    place: Option<String>,
-}
-
-impl BuildScript {
-    fn directive(&self, line: String) {
-        self.directives.lock().unwrap_or_else(|e| e.into_inner()).push(line);
-    }
-
-    fn warning(&self, text: String) {
-        self.push(Held { level: Level::Warning, message: text.clone(), text, place: None });
-    }
-
-    fn push(&self, held: Held) {
-        let mut ds = self.diagnostics.lock().unwrap_or_else(|e| e.into_inner());
-        if !ds.iter().any(|d| d.level == held.level && d.text == held.text) {
-            ds.push(held);
-        }
-    }
-
-    fn finish(&self, ok: bool) {
-        let directives = std::mem::take(&mut *self.directives.lock().unwrap_or_else(|e| e.into_inner()));
-        let diagnostics = std::mem::take(&mut *self.diagnostics.lock().unwrap_or_else(|e| e.into_inner()));
-        let verbose = embed::unit::verbose();
-        let (stdout, stderr) = output(&diagnostics, ok, verbose);
-        for line in stderr {
-            eprintln!("{line}");
-        }
-        for line in stdout {
-            println!("{line}");
-        }
-        if ok {
-            for d in directives {
-                println!("{d}");
-            }
-        }
-    }
-}
-
-/// What a build script prints of its diagnostics: (stdout lines, stderr lines).
-fn output(diagnostics: &[Held], ok: bool, verbose: bool) -> (Vec<String>, Vec<String>) {
-    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
-    let mut shown: Vec<&str> = Vec::new();
-    for (i, d) in diagnostics.iter().enumerate() {
-        match (ok, d.level) {
-            (true, Level::Warning) => {
-                if shown.contains(&d.message.as_str()) {
-                    continue;
-                }
-                let repeats: Vec<&Held> = match (verbose, &d.place) {
-                    (false, Some(_)) => diagnostics[i + 1..].iter().filter(|o| o.level == d.level && o.message == d.message).collect(),
-                    _ => Vec::new(),
-                };
-                stdout.extend(d.text.lines().filter(|l| !l.trim().is_empty()).map(|l| format!("cargo:warning={l}")));
-                if !repeats.is_empty() {
-                    shown.push(&d.message);
-                    const NAMED: usize = 3;
-                    let mut places: Vec<&str> = repeats.iter().take(NAMED).filter_map(|o| o.place.as_deref()).collect();
-                    let more = repeats.len().saturating_sub(NAMED);
-                    let more = if more > 0 { format!(" and {more} more") } else { String::new() };
-                    places.dedup();
-                    stdout.push(format!(
-                        "cargo:warning=the same warning at {} more place{}: {}{more} ({}=1 shows each)",
-                        repeats.len(),
-                        if repeats.len() == 1 { "" } else { "s" },
-                        places.join(", "),
-                        embed::unit::VERBOSE_VAR
-                    ));
-                }
-            }
-            (_, Level::Warning) => stderr.push(format!("warning: {}", d.text)),
-            (_, Level::Error) => stderr.push(d.text.clone()),
-        }
-    }
-    (stdout, stderr)
-}
-
-impl Reporter for BuildScript {
-    fn report(&self, event: Event<'_>) {
-        if let (true, Event::Status { verb, message }) = (self.verbose, &event) {
-            eprintln!("{}", verbose::status(verb, message));
-        }
-        if let Event::Diagnostic(d) = event {
-            // rustc's `failure-note`s ("For more information about this error, try ...") come
-            // as warnings; the rendering shows what they are.
-            if d.rendered.as_deref().is_some_and(|r| !r.starts_with("warning") && !r.starts_with("error")) {
-                return;
-            }
-            let text = match d.level {
-                Level::Warning => d.render_absolute_unprefixed(),
-                Level::Error => d.render_absolute(),
-            };
-            let place = d.file.as_ref().map(|f| {
-                let f = rooted(f, d.root.as_deref());
-                match d.line {
-                    Some(line) => format!("{}:{line}", f.display()),
-                    None => f.display().to_string(),
-                }
-            });
-            self.push(Held { level: d.level, text, message: d.message.clone(), place });
-        }
-    }
-}
-
-/// A diagnostic's file as its rendering names it: joined to its root (a build script cannot
-/// know the folder cargo was started in).
-fn rooted(file: &Path, root: Option<&Path>) -> PathBuf {
-    match root {
-        Some(root) if file.is_relative() => root.join(file),
-        _ => file.to_path_buf(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn held(message: &str, place: Option<&str>) -> Held {
-        let at = place.map(|p| format!("\n --> {p}\n  |\n  = note: a note")).unwrap_or_default();
-        Held { level: Level::Warning, text: format!("{message}{at}"), message: message.into(), place: place.map(String::from) }
-    }
-
-    #[test]
-    fn a_warning_repeated_at_many_places_is_shown_once_then_one_line_for_the_rest() {
-        let clobber = "asm writes memory (`st.global`) without a \"memory\" clobber";
-        let ds: Vec<Held> = (1..=6)
-            .map(|i| held(clobber, Some(&format!("/p/cuda/k.cuh:{}", i * 10))))
-            .chain([held("asm reads `%clock`, which changes while the thread runs, but is not `volatile`", Some("/p/cuda/k.cu:3"))])
-            .chain([held("1 of 2 kernels of `bytes` has no typed launch method", None)])
-            .collect();
-        let (out, err) = output(&ds, true, false);
-        assert!(err.is_empty());
-        assert_eq!(
-            out,
-            [
-                format!("cargo:warning={clobber}"),
-                "cargo:warning= --> /p/cuda/k.cuh:10".into(),
-                "cargo:warning=  |".into(),
-                "cargo:warning=  = note: a note".into(),
-                "cargo:warning=the same warning at 5 more places: /p/cuda/k.cuh:20, /p/cuda/k.cuh:30, /p/cuda/k.cuh:40 and 2 more (CARGO_PTX_VERBOSE=1 shows each)".into(),
-                "cargo:warning=asm reads `%clock`, which changes while the thread runs, but is not `volatile`".into(),
-                "cargo:warning= --> /p/cuda/k.cu:3".into(),
-                "cargo:warning=  |".into(),
-                "cargo:warning=  = note: a note".into(),
-                "cargo:warning=1 of 2 kernels of `bytes` has no typed launch method".into(),
-            ]
-        );
-        // Verbose: every place in full.
-        let (out, _) = output(&ds, true, true);
-        assert_eq!(out.iter().filter(|l| l.contains(" --> ")).count(), 7);
-        assert!(!out.iter().any(|l| l.contains("the same warning")));
-        // A failed build: everything on stderr, in full, as cargo shows a failed script's output.
-        let (out, err) = output(&ds, false, false);
-        assert!(out.is_empty());
-        assert_eq!(err.len(), 8);
-    }
 }
