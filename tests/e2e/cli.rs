@@ -121,7 +121,8 @@ fn setup_refuses_an_unknown_extra_before_installing_anything() {
     let out = cargo_ptx().args(["setup", "--no-rust", "--with", "sccache,cudnnn"]).env("CARGO_PTX_HOME", home.path()).output().unwrap();
     let t = text(&out);
     assert!(!out.status.success());
-    assert!(t.contains("`--with cudnnn`: setup knows no such tool") && t.contains("choose from: sccache, cublas, cudnn"), "{t}");
+    assert!(t.contains("invalid value 'cudnnn' for '--with <TOOL>'") && t.contains("a similar value exists: 'cudnn'"), "{t}");
+    assert!(t.contains("[possible values: sccache, cublas, cudnn, curand,"), "{t}");
     assert_eq!(std::fs::read_dir(home.path()).unwrap().count(), 0, "nothing was installed");
 }
 
@@ -156,6 +157,54 @@ fn a_lone_file_with_cublas_cudnn_and_an_include_folder_builds_after_setup_with_t
     run.assert_error(&["common.h: No such file or directory"]);
     let d = run.errors().into_iter().find(|d| d["message"].as_str().unwrap().contains("common.h")).unwrap().clone();
     assert!(d["notes"][0].as_str().unwrap().contains("`common.h` is in inc/: pass `-I inc` to `cargo ptx build`"), "{d}");
+}
+
+/// DeepSpeed's dropout as a lone .cu file: `curand_kernel.h` (cuRAND's device API, not in the
+/// compiler wheels) builds once `cargo ptx setup --with curand` has put the pinned cuRAND wheel's
+/// headers beside the pinned nvcc's; a header of a library not installed gets the setup command
+/// that installs it, not the include-folder help.
+fn curand_builds_after_setup_with_it_and_a_missing_library_header_names_its_setup_command() {
+    cuda();
+    let root = common::nvcc().parent().unwrap().parent().unwrap().to_path_buf();
+    if !root.join("include/curand_kernel.h").is_file() {
+        crate::harness::missing("cuRAND's headers (`cargo ptx setup --with curand`)");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("dropout.cu"),
+        "#include <curand_kernel.h>\nextern \"C\" __global__ void dropout(float *x, int n, unsigned long long seed) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    curandStatePhilox4_32_10_t st;\n    curand_init(seed, i, 0, &st);\n    if (i < n && curand_uniform(&st) < 0.1f) x[i] = 0.f;\n}\n",
+    )
+    .unwrap();
+    let build = |file: &str| {
+        let out = cargo_ptx()
+            .current_dir(dir.path())
+            .args(["build", file, "--arch", "sm_80", "--target-dir", "target", "--message-format", "json"])
+            .output()
+            .unwrap();
+        common::Run::from(out)
+    };
+    build("dropout.cu").assert_ok();
+    // One the install lacks (CI installs none of these).
+    let Some((header, lib)) = [("cusparse.h", "cusparse"), ("cufft.h", "cufft"), ("cusolverDn.h", "cusolver")]
+        .into_iter()
+        .find(|(h, _)| !root.join("include").join(h).exists())
+    else {
+        return;
+    };
+    std::fs::write(
+        dir.path().join("sparse.cu"),
+        format!("#include <{header}>\nextern \"C\" __global__ void k(float *x) {{ x[0] = 1.f; }}\n"),
+    )
+    .unwrap();
+    let run = build("sparse.cu");
+    run.assert_error(&[&format!("{header}: No such file or directory")]);
+    let d = run.errors().into_iter().find(|d| d["message"].as_str().unwrap().contains(header)).unwrap().clone();
+    let note = d["notes"][0].as_str().unwrap();
+    assert!(
+        note.contains("headers are not part of NVIDIA's CUDA compiler wheels: run `cargo ptx setup --with ")
+            && note.contains(&format!("--with {lib}`")),
+        "{d}"
+    );
 }
 
 fn setup_in_a_project_installs_the_cuda_libraries_its_kernel_crates_list() {
@@ -337,6 +386,7 @@ pub fn tests() -> Vec<crate::harness::Test> {
         setup_refuses_an_unknown_release,
         setup_refuses_an_unknown_extra_before_installing_anything,
         a_lone_file_with_cublas_cudnn_and_an_include_folder_builds_after_setup_with_them,
+        curand_builds_after_setup_with_it_and_a_missing_library_header_names_its_setup_command,
         setup_in_a_project_installs_the_cuda_libraries_its_kernel_crates_list,
         a_failed_setup_leaves_no_half_install,
         doctor_in_a_project_checks_the_toolchain_its_kernels_pin,

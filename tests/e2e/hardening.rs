@@ -391,7 +391,7 @@ fn cuda_libraries_are_checked_before_nvcc_runs() {
     k.write("cuda/k.cu", SAXPY_CU);
     k.build(&[]).assert_error(&[
         "invalid `cuda-libraries` in [package.metadata.ptx] of",
-        "`cublass` is not a CUDA library setup can install (known: cublas, cudnn)",
+        "`cublass` is not a CUDA library setup can install (known: cublas, cudnn, curand, cusparse, cufft, cusolver, nvtx, profiler)",
     ]);
 
     let k = KernelCrate::new("libs2_cuda", "archs = [\"sm_80\"]\nrust = false\ncuda-libraries = [\"cublas\"]", "");

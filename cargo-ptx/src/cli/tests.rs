@@ -178,3 +178,29 @@ fn release_is_the_default_profile_and_the_flag_says_so() {
     assert_eq!(from_toml("").unwrap().resolve().profile, Profile::Release);
     assert!(from_cli(&["--release", "--profile", "debug"]).is_err(), "--release and --profile debug conflict");
 }
+
+/// `setup --with` takes every name of setup's lists, and `--help` names each: no name the
+/// README gives is missing from the help, and a near miss is refused before anything installs.
+#[test]
+fn setup_with_takes_and_lists_every_tool_and_library_setup_knows() {
+    let with = |list: &str| match Cli::try_parse_from(["cargo-ptx", "setup", "--with", list]).map(|c| c.command) {
+        Ok(Command::Setup(a)) => Ok(a.with),
+        Ok(other) => panic!("parsed as {other:?}"),
+        Err(e) => Err(e.to_string()),
+    };
+    assert_eq!(with("curand").unwrap(), ["curand"]);
+    assert_eq!(with("sccache,cublas,cudnn,curand").unwrap(), ["sccache", "cublas", "cudnn", "curand"]);
+    let names: Vec<&str> = setup::with_names().iter().map(|w| w.0).collect();
+    assert_eq!(with(&names.join(",")).unwrap(), names);
+    for name in ["sccache", "cublas", "cudnn", "curand", "cusparse", "cufft", "cusolver", "nvtx", "profiler"] {
+        assert!(names.contains(&name), "{name}");
+    }
+    let e = with("curnad").unwrap_err();
+    assert!(e.contains("invalid value 'curnad' for '--with <TOOL>'") && e.contains("a similar value exists: 'curand'"), "{e}");
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    let help = cmd.find_subcommand_mut("setup").unwrap().render_long_help().to_string();
+    for name in names {
+        assert!(help.contains(&format!("- {name}:")), "{name} in\n{help}");
+    }
+    assert!(help.contains("cuRAND's headers (nvidia-curand)"), "{help}");
+}

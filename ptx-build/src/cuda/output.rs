@@ -175,12 +175,10 @@ fn parse(text: &str, root: &Path, arch: Arch, nvcc: &Tool, flag_help: Option<&dy
                 d = d.note(format!("{HOST_COMPILER_HELP}; or pass nvcc `-allow-unsupported-compiler` (`nvcc-flags`), at your own risk"));
             }
             if message.contains("No such file or directory") {
-                d = d.note(match message.split(':').next().map(str::trim) {
-                    // cuBLAS's headers are not part of the CUDA compiler wheels.
-                    Some(h) if h.starts_with("cublas") => {
-                        "cuBLAS's headers are not installed: run `cargo ptx setup --with cublas` (puts them where every nvcc run finds them)".to_string()
-                    }
-                    _ => format!("{INCLUDE_HELP} `cuda-include` in [package.metadata.ptx] (relative to the package), `-I DIR` on the command line or `.cuda_include(DIR)` in build.rs, or fix the #include path"),
+                let header = message.split(": No such file or directory").next().unwrap_or_default().trim();
+                d = d.note(match crate::tools::cuda_library_of_header(header) {
+                    Some(lib) => library_help(lib, header),
+                    None => format!("{INCLUDE_HELP} `cuda-include` in [package.metadata.ptx] (relative to the package), `-I DIR` on the command line or `.cuda_include(DIR)` in build.rs, or fix the #include path"),
                 });
             }
             out.push(d);
@@ -188,6 +186,20 @@ fn parse(text: &str, root: &Path, arch: Arch, nvcc: &Tool, flag_help: Option<&dy
         }
     }
     out
+}
+
+/// The note on a missing header of a CUDA toolkit library that NVIDIA's compiler wheels leave
+/// out (cuRAND's, cuBLAS's, ...): the setup command that puts them into the CUDA install.
+fn library_help(lib: &crate::tools::CudaLibrary, header: &str) -> String {
+    let name = lib.name;
+    let setup = format!("run `cargo ptx setup --with {name}` (puts them where every nvcc run finds them)");
+    // NVTX 3, the one NVIDIA's wheel has, is `nvtx3/nvToolsExt.h`.
+    match lib.header.split_once('/') {
+        Some((folder, _)) if !header.starts_with(&format!("{folder}/")) => {
+            format!("{} is `<{}>` in NVIDIA's `{name}` wheel: include that, and {setup}", lib.title, lib.header)
+        }
+        _ => format!("{}'s headers are not part of NVIDIA's CUDA compiler wheels: {setup}", lib.title),
+    }
 }
 
 /// The note on nvcc's failures with the host C++ compiler (one it refuses, one it cannot run).
@@ -460,6 +472,57 @@ kernels/common.cuh:3:9: warning: \"GGML_MAX_DIMS\" redefined\n";
         assert_eq!(diags[0].location().unwrap(), "cuda/e.cu:3:37");
         assert!(diags[0].message.starts_with("an asm operand may specify only one constraint letter"));
         std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// nvcc 13.0.88's words (from the wheels, without these libraries' headers) on each header of
+    /// a CUDA toolkit library that the compiler wheels leave out: the note names the setup command.
+    #[test]
+    fn a_missing_header_of_a_toolkit_library_names_the_setup_command_that_installs_it() {
+        let cases = [
+            ("curand_kernel.h", "curand", "cuRAND's headers"),
+            ("curand.h", "curand", "cuRAND's headers"),
+            ("cuda_profiler_api.h", "profiler", "the CUDA profiler API's headers"),
+            ("cudaProfiler.h", "profiler", "the CUDA profiler API's headers"),
+            ("cusparse.h", "cusparse", "cuSPARSE's headers"),
+            ("cufft.h", "cufft", "cuFFT's headers"),
+            ("cufftXt.h", "cufft", "cuFFT's headers"),
+            ("cusolverDn.h", "cusolver", "cuSOLVER's headers"),
+            ("nvtx3/nvToolsExt.h", "nvtx", "NVTX's headers"),
+            ("cublas_v2.h", "cublas", "cuBLAS's headers"),
+            ("cublasLt.h", "cublas", "cuBLAS's headers"),
+            ("cudnn.h", "cudnn", "cuDNN's headers"),
+        ];
+        for (header, lib, says) in cases {
+            let caret = "~".repeat(header.len() + 1);
+            let text = format!(
+                "cuda/k.cu:1:10: fatal error: {header}: No such file or directory\n    1 | #include <{header}>\n      |          ^{caret}\ncompilation terminated.\n"
+            );
+            let d = diagnostics(&text, Path::new("/p"), Arch::sm(80), &tool());
+            assert_eq!(d.len(), 1, "{d:?}");
+            assert_eq!(d[0].location().unwrap(), "cuda/k.cu:1:10");
+            assert_eq!(d[0].message, format!("{header}: No such file or directory"));
+            assert_eq!(
+                d[0].notes,
+                [format!("{says} are not part of NVIDIA's CUDA compiler wheels: run `cargo ptx setup --with {lib}` (puts them where every nvcc run finds them)")],
+                "{header}"
+            );
+        }
+        // NVTX 3 is in a folder of its own: the old name gets the new one.
+        let text = "cuda/k.cu:1:10: fatal error: nvToolsExt.h: No such file or directory\n    1 | #include <nvToolsExt.h>\n      |          ^~~~~~~~~~~~~~\ncompilation terminated.\n";
+        let d = diagnostics(text, Path::new("/p"), Arch::sm(80), &tool());
+        assert!(
+            d[0].notes[0].starts_with(
+                "NVTX is `<nvtx3/nvToolsExt.h>` in NVIDIA's `nvtx` wheel: include that, and run `cargo ptx setup --with nvtx`"
+            ),
+            "{:?}",
+            d[0].notes
+        );
+        // Headers of other libraries with like names are the package's to find.
+        for header in ["cusparseLt.h", "cublasdx.hpp", "curanddx.hpp", "cudnn_frontend.h", "my_curand_helpers.h"] {
+            let text = format!("cuda/k.cu:1:10: fatal error: {header}: No such file or directory\ncompilation terminated.\n");
+            let d = diagnostics(&text, Path::new("/p"), Arch::sm(80), &tool());
+            assert!(d[0].notes[0].starts_with(INCLUDE_HELP), "{header}: {:?}", d[0].notes);
+        }
     }
 
     #[test]

@@ -134,7 +134,7 @@ impl CrateJob<'_> {
             return Ok(());
         }
         for lib in &self.krate.config.cuda_libraries {
-            let header = crate::tools::CUDA_LIBRARIES.iter().find(|(n, _)| n == lib).map(|(_, h)| *h).unwrap_or("");
+            let header = crate::tools::CUDA_LIBRARIES.iter().find(|c| c.name == lib.as_str()).map(|c| c.header).unwrap_or("");
             if !include.join(header).is_file() {
                 return Err(Error::ToolMissing {
                     what: format!("{lib}'s headers ({header} in {})", include.display()),

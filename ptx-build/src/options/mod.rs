@@ -367,8 +367,10 @@ impl Options {
 
     /// Value checks no type can express.
     pub fn check(&self, source: &Source) -> Result<()> {
-        if let Some(unknown) = self.cuda_libraries.iter().flatten().find(|l| !crate::tools::CUDA_LIBRARIES.iter().any(|(n, _)| n == l)) {
-            let known: Vec<&str> = crate::tools::CUDA_LIBRARIES.iter().map(|(n, _)| *n).collect();
+        if let Some(unknown) =
+            self.cuda_libraries.iter().flatten().find(|l| !crate::tools::CUDA_LIBRARIES.iter().any(|c| c.name == l.as_str()))
+        {
+            let known: Vec<&str> = crate::tools::CUDA_LIBRARIES.iter().map(|c| c.name).collect();
             return Err(source
                 .error("cuda-libraries", format!("`{unknown}` is not a CUDA library setup can install (known: {})", known.join(", "))));
         }

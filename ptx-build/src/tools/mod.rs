@@ -83,9 +83,64 @@ pub(crate) fn setup_help(toolchain: &str) -> String {
     format!("run `cargo ptx setup`, or `rustup toolchain install {toolchain} --profile minimal --component rust-src,llvm-tools`")
 }
 
-/// CUDA libraries `cargo ptx setup --with NAME` can put into the CUDA install (name, a header
-/// that shows they are there), and `cuda-libraries` can name.
-pub const CUDA_LIBRARIES: &[(&str, &str)] = &[("cublas", "cublas_v2.h"), ("cudnn", "cudnn.h")];
+/// A CUDA library whose headers a CUDA toolkit has and NVIDIA's compiler wheels (nvcc, crt,
+/// runtime, CCCL) do not: each comes in a wheel of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CudaLibrary {
+    /// As `cargo ptx setup --with` and `cuda-libraries` name it (the `cuda-toolkit` PyPI
+    /// package's extra of the same wheel).
+    pub name: &'static str,
+    /// As NVIDIA writes it, for messages (`cuRAND`).
+    pub title: &'static str,
+    /// A header that shows the library's headers are there.
+    pub header: &'static str,
+    /// How the names of its headers start, as an `#include` writes them (`curand.h`, `curand_`).
+    /// Not the libraries of other wheels or none with a like name: cuSPARSELt's `cusparseLt.h`,
+    /// MathDx's `cublasdx.hpp` and `curanddx.hpp`, cudnn-frontend's `cudnn_frontend.h`.
+    pub prefixes: &'static [&'static str],
+}
+
+/// CUDA libraries `cargo ptx setup --with NAME` can put into the CUDA install, and
+/// `cuda-libraries` can name.
+pub const CUDA_LIBRARIES: &[CudaLibrary] = &[
+    CudaLibrary {
+        name: "cublas",
+        title: "cuBLAS",
+        header: "cublas_v2.h",
+        prefixes: &["cublas.h", "cublas_", "cublasLt", "cublasXt", "nvblas.h"],
+    },
+    CudaLibrary {
+        name: "cudnn",
+        title: "cuDNN",
+        header: "cudnn.h",
+        prefixes: &["cudnn.h", "cudnn_v", "cudnn_adv", "cudnn_backend", "cudnn_cnn", "cudnn_graph", "cudnn_ops"],
+    },
+    CudaLibrary { name: "curand", title: "cuRAND", header: "curand_kernel.h", prefixes: &["curand.h", "curand_"] },
+    CudaLibrary { name: "cusparse", title: "cuSPARSE", header: "cusparse.h", prefixes: &["cusparse.h", "cusparse_v2.h"] },
+    CudaLibrary { name: "cufft", title: "cuFFT", header: "cufft.h", prefixes: &["cufft.h", "cufftXt.h", "cufftw.h", "cudalibxt.h"] },
+    CudaLibrary {
+        name: "cusolver",
+        title: "cuSOLVER",
+        header: "cusolverDn.h",
+        prefixes: &["cusolverDn", "cusolverMg", "cusolverRf", "cusolverSp", "cusolver_common"],
+    },
+    // NVTX 3 is headers only, in a folder of its own (`<nvtx3/nvToolsExt.h>`).
+    CudaLibrary { name: "nvtx", title: "NVTX", header: "nvtx3/nvToolsExt.h", prefixes: &["nvtx3/", "nvToolsExt"] },
+    CudaLibrary {
+        name: "profiler",
+        title: "the CUDA profiler API",
+        header: "cuda_profiler_api.h",
+        prefixes: &["cuda_profiler_api.h", "cudaProfiler.h"],
+    },
+];
+
+/// The library of [`CUDA_LIBRARIES`] a header belongs to, by its name as the `#include` wrote
+/// it (`curand_kernel.h` -> cuRAND).
+pub fn cuda_library_of_header(header: &str) -> Option<&'static CudaLibrary> {
+    let header = header.trim_start_matches("./");
+    CUDA_LIBRARIES.iter().find(|l| l.prefixes.iter().any(|p| header.starts_with(p)))
+}
 
 /// A program named by an option (`launcher`): a path as written, else on PATH, else one
 /// `cargo ptx setup --with NAME` installed.
