@@ -188,6 +188,46 @@ fn an_nvcc_error_in_a_static_library_file_names_the_file_line_and_archs_once() {
     assert!(!log.contains("panicked"), "{log}");
 }
 
+/// One .cu file in both `.cuda(..)` and `.cuda_static_lib(..)` (the README allows it) is
+/// compiled twice, by the PTX path per arch and by `nvcc -c` for both: its warning is shown once,
+/// for both archs, with no line naming "1 more place" that is the same place; on a failed build
+/// too.
+fn a_warning_of_a_file_in_both_the_ptx_and_the_static_library_build_is_shown_once() {
+    common::nvcc();
+    let root = tempfile::Builder::new().prefix("cargo-ptx static ").tempdir().unwrap();
+    let h = root.path().join("host");
+    write(
+        h.join("Cargo.toml"),
+        &format!(
+            "[package]\nname = \"host_static_both\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[build-dependencies]\nptx-build = {{ path = {:?} }}\n[workspace]\n",
+            repo().join("ptx-build")
+        ),
+    );
+    write(h.join("src/lib.rs"), "");
+    write(
+        h.join("build.rs"),
+        "fn main() -> Result<(), ptx_build::Error> {\n    ptx_build::Builder::new().cuda(\"cuda/k.cu\").cuda_static_lib(\"k\", \"cuda/*.cu\").arch(\"sm_75\").arch(\"sm_80\").build()?;\n    Ok(())\n}\n",
+    );
+    write(
+        h.join("cuda/k.cu"),
+        "extern \"C\" __global__ void k(float *y)\n{\n    int unused = 3;\n    y[threadIdx.x] = 1.f;\n}\nextern \"C\" int launch_k(float *y, void *s) { k<<<1, 32, 0, (cudaStream_t)s>>>(y); return (int)cudaGetLastError(); }\n",
+    );
+    let unused = "variable \"unused\" was declared but never referenced";
+    let (ok, _, log) = cargo(root.path(), "build");
+    assert!(ok, "{log}");
+    let warnings: Vec<&str> = log.lines().filter(|l| l.starts_with("warning: host_static_both@")).collect();
+    assert_eq!(warnings.iter().filter(|l| l.ends_with(unused)).count(), 1, "{log}");
+    assert!(warnings.iter().any(|l| l.ends_with("cuda/k.cu:3:9")) && warnings.iter().any(|l| l.ends_with("= for sm_75, sm_80")), "{log}");
+    assert!(!log.contains("the same warning at"), "{log}");
+
+    // Another file of the library fails: the warning is on stderr once, with its archs.
+    write(h.join("cuda/bad.cu"), "extern \"C\" __global__ void bad(float *y) { y[0] = undefined_name; }\n");
+    let (ok, _, log) = cargo(root.path(), "build");
+    assert!(!ok, "{log}");
+    assert_eq!(log.matches(unused).count(), 1, "{log}");
+    assert!(log.contains("  = for sm_75, sm_80\n") && log.contains("cuda/bad.cu:1:"), "{log}");
+}
+
 /// ptxas runs inside `nvcc -c` on a PTX file nvcc deletes: its error about an inline `asm` is
 /// shown at the `.cu` line of the instruction, as the PTX path shows it, not at nvcc's temp file.
 fn a_ptxas_error_inside_a_static_library_file_is_shown_at_its_source_line() {
@@ -500,6 +540,7 @@ pub fn tests() -> Vec<crate::harness::Test> {
     crate::tests![
         a_static_library_of_host_launchers_links_runs_and_rebuilds_on_a_header_edit,
         an_nvcc_error_in_a_static_library_file_names_the_file_line_and_archs_once,
+        a_warning_of_a_file_in_both_the_ptx_and_the_static_library_build_is_shown_once,
         a_ptxas_error_inside_a_static_library_file_is_shown_at_its_source_line,
         relocatable_device_code_gets_a_device_link_step_and_the_binary_links,
         a_static_library_whose_globs_match_nothing_or_a_bad_name_is_an_error_naming_it,
