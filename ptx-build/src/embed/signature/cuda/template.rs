@@ -1,7 +1,7 @@
 //! The parameters of a C++ `template <...>`: which are types (a typed launch method can be
 //! generic over them) and which are values or templates (the kernel stays untyped).
 
-use super::{c_tokens, CTok};
+use super::CTok;
 
 /// One parameter of a `template <...>`.
 #[derive(Debug, PartialEq, Eq)]
@@ -83,6 +83,7 @@ pub(super) fn value_template_reason(params: &[TemplateParam]) -> Option<String> 
 
 #[cfg(test)]
 mod tests {
+    use super::super::c_tokens;
     use super::*;
 
     /// ggml-cuda's forms: values, function pointers (`float (*op)(const float)`), defaults and
