@@ -658,6 +658,35 @@ fn nvcc_warnings_come_once_per_message_and_a_missing_header_once_with_its_folder
     assert!(log.contains("and 1 other file for sm_80 (1 error above)"), "what is above: one error, with its other place:\n{log}");
 }
 
+/// A Builder's .cu files share a header with a store lacking its "memory" clobber (DeepSpeed's
+/// and ggml-cuda's asm lives in headers): `cargo build` warns once, at the header's line with
+/// the line shown; a clean header beside it says nothing.
+fn a_builders_header_asm_is_checked_once_at_its_line() {
+    common::cuda();
+    let asm = |clobber: &str| {
+        format!("__device__ __forceinline__ void st(float *p) {{\n  asm volatile(\"st.global.f32 [%0], 1.0;\" :: \"l\"(p){clobber});\n}}\n")
+    };
+    let p = cuda_host(
+        "host_header_asm",
+        &[
+            ("cuda/include/store.h", &format!("#pragma once\n{}", asm(""))),
+            ("cuda/include/clean.h", &format!("#pragma once\n#define st st_clean\n{}#undef st\n", asm(" : \"memory\""))),
+            (
+                "cuda/a.cu",
+                "#include \"include/clean.h\"\n#include \"include/store.h\"\nextern \"C\" __global__ void a(float *p) { st(p); }\n",
+            ),
+            ("cuda/b.cu", "#include \"include/store.h\"\nextern \"C\" __global__ void b(float *p) { st(p); }\n"),
+        ],
+        "",
+    );
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok, "{log}");
+    assert_eq!(log.matches("without a \"memory\" clobber").count(), 1, "{log}");
+    let at = format!(" --> {}:3:17", p.path().join("host/cuda/include/store.h").display());
+    assert!(log.contains(&at) && log.contains("3 |   asm volatile(\"st.global.f32"), "{log}");
+    assert!(!log.contains("clean.h") && !log.contains("the same warning"), "{log}");
+}
+
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::tests![
         the_build_script_reruns_exactly_when_a_kernel_input_changes,
@@ -679,5 +708,6 @@ pub fn tests() -> Vec<crate::harness::Test> {
         a_header_kernel_in_two_cu_modules_gets_one_method_per_module,
         builder_cuda_files_of_a_workspace_member_take_and_watch_the_workspace_options,
         nvcc_warnings_come_once_per_message_and_a_missing_header_once_with_its_folder,
+        a_builders_header_asm_is_checked_once_at_its_line,
     ]
 }

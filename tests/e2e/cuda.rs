@@ -364,6 +364,58 @@ fn cargo_ptx_check_reports_rules_without_compiling() {
     assert!(err.contains("Checked checked (1 file, 0 warnings)"), "{err}");
 }
 
+/// A store without a "memory" clobber in a header two .cu files include (one through `..`, one
+/// through another header): the build and `cargo ptx check` report it once, at the header's line
+/// (most projects keep their asm in headers: DeepSpeed's `memory_access_utils.h`, ggml-cuda's
+/// `cp-async.cuh`). The CUDA install's headers are not checked; a clean header says nothing.
+fn a_headers_asm_is_checked_once_at_its_line() {
+    nvcc_ready();
+    let store = "#pragma once\n__device__ __forceinline__ void store(float *p, float v) {\n  asm volatile(\"st.global.f32 [%0], %1;\" :: \"l\"(p), \"f\"(v));\n}\n";
+    let k = cuda_crate(
+        "header_asm",
+        "",
+        &[
+            ("cuda/include/store.h", store),
+            ("cuda/include/all.cuh", "#include \"store.h\"\n#include <cuda_fp16.h>\n"),
+            ("cuda/a.cu", "#include \"include/store.h\"\nextern \"C\" __global__ void a(float *p) { store(p, 1.f); }\n"),
+            ("cuda/sub/b.cu", "#include \"../include/all.cuh\"\nextern \"C\" __global__ void b(float *p) { store(p, 2.f); }\n"),
+        ],
+    );
+    let at_header = |diags: Vec<&serde_json::Value>| -> Vec<String> {
+        diags
+            .iter()
+            .map(|d| format!("{} {}:{}:{}", d["message"].as_str().unwrap(), d["file"].as_str().unwrap(), d["line"], d["column"]))
+            .collect()
+    };
+    let want = ["asm writes memory (`st.global.f32`) without a \"memory\" clobber cuda/include/store.h:3:17".to_string()];
+    let run = k.build(&[]);
+    run.assert_ok();
+    assert_eq!(at_header(run.of("ptx-diagnostic")), want, "{}", run.stderr);
+    // A no-op build reads the headers from its steps' records: the same warning.
+    let run = k.build(&[]);
+    assert!(run.of("ptx-artifact").iter().all(|a| a["fresh"] == true));
+    assert_eq!(at_header(run.of("ptx-diagnostic")), want, "{}", run.stderr);
+    // `cargo ptx check` follows the #include lines: the crate, and its folder of .cu files.
+    let out = cargo_ptx().current_dir(&k.dir).args(["check", "."]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(err.matches("without a \"memory\" clobber").count(), 1, "{err}");
+    assert!(err.contains("--> cuda/include/store.h:3:17") && err.contains("3 |   asm volatile(\"st.global.f32"), "{err}");
+    assert!(err.contains("Checked header_asm (4 files, 1 warning)"), "{err}");
+    let out = cargo_ptx().current_dir(&k.dir).args(["check", "cuda"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--> cuda/include/store.h:3:17") && err.contains("Checked cuda (4 files, 1 warning)"), "{err}");
+
+    // With the clobber: nothing from the build or the check.
+    k.write("cuda/include/store.h", &store.replace("\"f\"(v));", "\"f\"(v) : \"memory\");"));
+    let run = k.build(&[]);
+    run.assert_ok();
+    assert!(run.of("ptx-diagnostic").is_empty(), "{:#?}", run.of("ptx-diagnostic"));
+    let out = cargo_ptx().current_dir(&k.dir).args(["check", "."]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && err.contains("Checked header_asm (4 files, 0 warnings)"), "{err}");
+}
+
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::tests![
         the_references_valid_forms_build_for_sm_80_and_sm_90_without_warnings,
@@ -375,5 +427,6 @@ pub fn tests() -> Vec<crate::harness::Test> {
         bad_cuda_input_gets_a_clear_error,
         missing_nvcc_fails_only_the_cu_files,
         cargo_ptx_check_reports_rules_without_compiling,
+        a_headers_asm_is_checked_once_at_its_line,
     ]
 }

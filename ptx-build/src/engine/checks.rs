@@ -11,9 +11,26 @@ use crate::inline_ptx;
 use crate::report::{Artifact, ArtifactKind, Event, Reporter};
 
 impl CrateJob<'_> {
-    /// Runs the inline-PTX checker over the crate's .cu files and Rust sources.
+    /// Runs the inline-PTX checker over the crate's .cu files and Rust sources (their headers
+    /// once nvcc has read them: [`CrateJob::check_header_asm`]).
     pub(super) fn check_inline_ptx(&self, reporter: &dyn Reporter) -> Result<()> {
-        let (_, diags) = inline_ptx::check_crate(self.krate)?;
+        let (_, diags) = inline_ptx::check_crate(self.krate, inline_ptx::Headers::AfterCompile, &mut Default::default())?;
+        self.report_inline_ptx(diags, reporter)
+    }
+
+    /// The inline-PTX checker over the user's headers among the files the crate's nvcc runs
+    /// read (`inputs`: what the steps record for rebuilds, so a fresh build checks them too):
+    /// those below the package or an include folder, not the CUDA install's or the system's,
+    /// each once however many .cu files include it, at its own lines.
+    pub(super) fn check_header_asm(&self, inputs: &std::collections::BTreeSet<std::path::PathBuf>, reporter: &dyn Reporter) -> Result<()> {
+        let Some(nvcc) = self.nvcc else { return Ok(()) };
+        let roots = crate::cuda::install_roots(&nvcc.tool.path);
+        let sources: Vec<std::path::PathBuf> = self.krate.cuda_sources.iter().map(|s| s.path.clone()).collect();
+        let headers = inline_ptx::user_headers(inputs, &self.krate.dir, &inline_ptx::include_dirs(self.krate), &roots, &sources);
+        self.report_inline_ptx(inline_ptx::check_headers(&headers, &self.krate.dir), reporter)
+    }
+
+    fn report_inline_ptx(&self, diags: Vec<Diagnostic>, reporter: &dyn Reporter) -> Result<()> {
         for d in &diags {
             reporter.report(Event::Diagnostic(d));
         }

@@ -150,6 +150,7 @@ impl<'a> CrateJob<'a> {
             Job::Cuda(arch, n) => self.cuda_arch(arch, &self.krate.cuda_sources[n], reporter),
         });
         let (mut artifacts, inputs, cuda_signatures) = self.gather(results, reporter)?;
+        self.check_header_asm(&inputs, reporter)?;
         if !self.krate.cuda_sources.is_empty() && self.nvcc.is_none() {
             // The crate's Rust kernels were built above; its .cu files cannot be.
             return Err(self.nvcc_missing());

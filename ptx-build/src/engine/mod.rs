@@ -16,7 +16,7 @@ mod steps;
 pub use static_lib::StaticLib;
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::arch::Arch;
@@ -253,17 +253,18 @@ impl BuildOptions {
         }
         let mut out = CheckOutput::default();
         let mut diags = Vec::new();
-        for (_, files) in &loose {
-            for f in files {
-                diags.extend(inline_ptx::check_cuda_file(f, f)?);
-                out.files += 1;
-            }
+        // Headers that several crates or folders include are checked once.
+        let mut headers = std::collections::BTreeSet::new();
+        for (dir, files) in &loose {
+            let (n, found) = inline_ptx::check_loose(Path::new(dir), files, &mut headers)?;
+            out.files += n;
+            diags.extend(found);
         }
         for k in &crates {
             for w in &k.warnings {
                 reporter.report(Event::Diagnostic(w));
             }
-            let (files, found) = inline_ptx::check_crate(k)?;
+            let (files, found) = inline_ptx::check_crate(k, inline_ptx::Headers::Included, &mut headers)?;
             out.files += files;
             diags.extend(found);
         }

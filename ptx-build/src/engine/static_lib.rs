@@ -74,6 +74,7 @@ impl CrateJob<'_> {
             Ok(out)
         });
         let (_, inputs, _) = self.gather(results, reporter)?;
+        self.check_header_asm(&inputs, reporter)?;
         let mut objects: Vec<PathBuf> = sources.iter().map(|s| self.object_path(s)).collect();
 
         let relocatable = static_lib::relocatable(&self.krate.config);

@@ -6,7 +6,7 @@ use std::path::Path;
 use super::plural;
 use super::template::{
     changing_register_read, declared_registers, destination, is_special_register, operand_refs, statements, unscoped_definitions,
-    unterminated, writes_memory,
+    unterminated, writes_memory, written_either_way,
 };
 use crate::diag::Diagnostic;
 use crate::error::{Error, Result};
@@ -62,15 +62,22 @@ impl CAsm {
 /// Finds every `asm` statement of a CUDA C++ source.
 fn scan_c(src: &str) -> Vec<CAsm> {
     let toks = c_lex::tokens(src);
+    // AMD's asm under `#if defined(GGML_USE_HIP)`, dead code under `#if 0`: no PTX.
+    let never_taken = super::preproc::never_taken(&toks);
     let mut out = Vec::new();
     // For each open `{`, the text before it: a function header, `if (..)`, `namespace x`, ...
     let mut blocks: Vec<String> = Vec::new();
-    // Tokens since the last `;`, `{` or `}`: the header of the next block. Preprocessor lines
-    // are read like code (an asm in a macro body is checked too), but a `#` that starts a
-    // header is left out of it.
+    // Tokens since the last `;`, `{` or `}`: the header of the next block. A macro's body is
+    // read like code (an asm in it is checked too), but a `#` that starts a header is left out
+    // of it; other preprocessor lines (`#if`, `#include`, ...) are no code: a `#ifdef X` before
+    // an `if (..) {` would make its block read as a function `ifdef X ..`, a host one.
     let mut header = String::new();
     let mut i = 0;
     while let Some(t) = toks.get(i) {
+        if super::preproc::starts_directive(&toks, i) && toks.get(i + 1).is_some_and(|w| w.directive && w.text != "define") {
+            i = super::preproc::directive_end(&toks, i);
+            continue;
+        }
         i += 1;
         match t.kind {
             Kind::Str => header.push_str("\"\""),
@@ -87,7 +94,7 @@ fn scan_c(src: &str) -> Vec<CAsm> {
                     if let Some(mut a) = asm_statement(&toks, &mut i, t.line, t.col) {
                         a.inlinable = enclosing_inlinable(&blocks);
                         // Host code's asm (`rdtsc`, `pause`) is x86's, not PTX.
-                        if !in_host_function(&blocks) {
+                        if !in_host_function(&blocks) && !never_taken.contains(t.line) {
                             out.push(a);
                         }
                         continue;
@@ -394,8 +401,11 @@ fn check_c_asm(file: &Path, a: &CAsm, out: &mut Vec<Diagnostic>) {
     }
 
     // Predicated writes to `=` outputs.
-    for s in stmts.iter().filter(|s| s.predicated && !writes_memory(s.mnemonic)) {
+    for (i, s) in stmts.iter().enumerate().filter(|(_, s)| s.predicated && !writes_memory(s.mnemonic)) {
         for n in operand_refs(destination(s.operands)) {
+            if written_either_way(&stmts, i, n, operand_refs) {
+                continue;
+            }
             if let Some(op) = a.operand(n).filter(|op| op.constraint.starts_with('=')) {
                 out.push(at(
                     Diagnostic::warning(format!(
@@ -489,6 +499,13 @@ __global__ void k(short *h, long long *l, float *f, double *d) {
         // `__host__ __device__` is device code as well, and so is a kernel's body.
         let both = "__host__ __device__ void f() { asm volatile(\"membar.gl\"); }\n";
         assert_eq!(cu(both).len(), 1, "{:?}", cu(both));
+        // Preprocessor lines before a block are no part of its header (ggml's `cp_async_cg_16`:
+        // `#ifdef` and `#if` before `if (..) {` read as a host function `ifdef ..`).
+        let guarded = "__device__ void f(unsigned *p) {\n#ifdef CP_ASYNC\n#if CUDART_VERSION >= 11040\n  if (p) {\n    asm volatile(\"st.global.u32 [%0], 1;\" :: \"l\"(p));\n  }\n#endif\n#endif\n}\n";
+        assert_eq!(one(&cu(guarded), "without a \"memory\" clobber"), "k.cu:5:19");
+        // AMD's asm for a HIP build of the same header is not PTX (ggml's `common.cuh`).
+        let hip = "__device__ void mad(float &acc, int v) {\n#if defined(GGML_USE_HIP)\n  asm volatile(\"v_dot2_f32_f16 %0, %1, %1, %0\" : \"+v\"(acc) : \"v\"(v));\n#else\n  acc += v;\n#endif\n}\n";
+        assert!(cu(hip).is_empty(), "{:?}", cu(hip));
     }
 
     #[test]
@@ -572,5 +589,13 @@ __global__ void k(short *h, long long *l, float *f, double *d) {
         let src = "__device__ __noinline__ int cond(int x) {\n  int y = 0;\n  asm(\"{\\n\\t.reg .pred p;\\n\\tsetp.eq.s32 p, %1, 34;\\n\\t@p mov.s32 %0, 1;\\n\\t}\" : \"=r\"(y) : \"r\"(x));\n  return y;\n}\n";
         one(&cu(src), "output %0 is written only when the predicate holds (`mov.s32`), but is declared \"=r\"");
         assert!(cu(&src.replace("\"=r\"(y)", "\"+r\"(y)")).is_empty());
+        // Written either way: first unpredicated (DeepSpeed's `load_shared`), or under both guards.
+        let set_first = src.replace("\\t@p mov", "\\tmov.s32 %0, 0;\\n\\t@p mov");
+        assert!(cu(&set_first).is_empty(), "{set_first}");
+        let both = src.replace("@p mov.s32 %0, 1;", "@p mov.s32 %0, 1;\\n\\t@!p mov.s32 %0, 2;");
+        assert!(cu(&both).is_empty(), "{both}");
+        // Set after the predicated write: the predicated value is lost, not the old one kept.
+        let set_after = src.replace("@p mov.s32 %0, 1;", "@p mov.s32 %0, 1;\\n\\tadd.s32 %0, %0, 1;");
+        one(&cu(&set_after), "output %0 is written only when the predicate holds");
     }
 }

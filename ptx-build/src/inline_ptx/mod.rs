@@ -21,29 +21,56 @@
 //! languages share (statements, labels, registers, memory writes); `cuda` finds `asm()`
 //! statements in C++ through [`crate::text::c_lex`] (no C++ parser crate handles CUDA's dialect) and
 //! checks their constraints and `%N` references; `rust` reads `asm!` with syn and checks its
-//! `{N}`/`{name}` references and options.
+//! `{N}`/`{name}` references and options; `headers` finds the user's headers that .cu files
+//! include (most projects keep their asm there), from nvcc's list of what it read in a build,
+//! from the `#include` lines for `cargo ptx check`; `preproc` finds the `#if` branches no CUDA
+//! build takes (`#if 0`, HIP's), whose asm is not PTX.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
 use crate::diag::{relative, Diagnostic};
 use crate::error::Result;
 use crate::project::KernelCrate;
 
 mod cuda;
+mod headers;
+mod preproc;
 mod rust;
 mod template;
 
 pub use cuda::{check_cuda, check_cuda_file};
+pub(crate) use headers::user_headers;
 pub use rust::check_rust_file;
 
-/// Checks every asm of a kernel crate: its .cu files, and the `asm!` of its Rust kernels
-/// (following the module tree from the lib's root file), with the Rust kernel lints
-/// ([`crate::rust::lints`]) over the same parsed files. Returns the number of files read and
-/// the diagnostics, paths relative to the package.
-pub fn check_crate(k: &KernelCrate) -> Result<(usize, Vec<Diagnostic>)> {
+/// Which headers a check of a crate's sources reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Headers {
+    /// Those the `#include` lines reach (`cargo ptx check`: no compiler runs).
+    Included,
+    /// None: a build checks those nvcc read, once it has run ([`check_headers`]).
+    AfterCompile,
+}
+
+/// Checks every asm of a kernel crate: its .cu files and, with [`Headers::Included`], the
+/// user's headers they include (each once; those in `seen` already, another crate's, are
+/// left out and the rest added), and the `asm!` of its Rust kernels (following the module tree
+/// from the lib's root file), with the Rust kernel lints ([`crate::rust::lints`]) over the same
+/// parsed files. Returns the number of files read and the diagnostics, paths relative to the
+/// package.
+pub fn check_crate(k: &KernelCrate, headers: Headers, seen: &mut BTreeSet<PathBuf>) -> Result<(usize, Vec<Diagnostic>)> {
     let mut files = 0;
     let mut out = Vec::new();
     for src in &k.cuda_sources {
         out.extend(check_cuda_file(&src.path, &relative(&src.path, &k.dir))?);
         files += 1;
+    }
+    if headers == Headers::Included {
+        let sources: Vec<PathBuf> = k.cuda_sources.iter().map(|s| s.path.clone()).collect();
+        let found = headers::included_headers(&sources, &include_dirs(k), None);
+        let found: Vec<PathBuf> = found.into_iter().filter(|h| seen.insert(h.clone())).collect();
+        files += found.len();
+        out.extend(headers::check_headers(&found, &k.dir));
     }
     if let (true, Some(lib)) = (k.config.rust, &k.lib_src) {
         // The kernel lints read the same parsed files.
@@ -58,6 +85,33 @@ pub fn check_crate(k: &KernelCrate) -> Result<(usize, Vec<Diagnostic>)> {
     }
     let out = out.into_iter().map(|d| d.rooted(&k.dir)).collect();
     Ok((files, out))
+}
+
+/// The crate's include folders (`cuda-include`), absolute.
+pub fn include_dirs(k: &KernelCrate) -> Vec<PathBuf> {
+    k.config.cuda_include.iter().map(|d| crate::diag::joined(&k.dir, d)).collect()
+}
+
+/// Checks `headers` (absolute; see [`user_headers`]) once each, naming them relative to
+/// `root` where they lie below it.
+pub fn check_headers(headers: &[PathBuf], root: &Path) -> Vec<Diagnostic> {
+    headers::check_headers(headers, root).into_iter().map(|d| d.rooted(root)).collect()
+}
+
+/// Checks .cu files that no package holds (a folder given to `cargo ptx check`) and the
+/// headers they include, each once: quoted names from the including file's folder, else the one
+/// header below `dir` (the folder given) with that path, as the build's `-I` would find it.
+/// Returns the number of files read and the diagnostics, named as `dir` is.
+pub fn check_loose(dir: &Path, files: &[PathBuf], seen: &mut BTreeSet<PathBuf>) -> Result<(usize, Vec<Diagnostic>)> {
+    let mut out = Vec::new();
+    for f in files {
+        out.extend(check_cuda_file(f, f)?);
+    }
+    let index = headers::HeaderIndex::of(dir);
+    let found = headers::included_headers(files, &[], Some(&index));
+    let found: Vec<PathBuf> = found.into_iter().filter(|h| seen.insert(h.clone())).collect();
+    out.extend(headers::check_headers(&found, Path::new("")));
+    Ok((files.len() + found.len(), out))
 }
 
 fn plural(n: usize) -> &'static str {
@@ -78,8 +132,6 @@ fn one(d: &[Diagnostic], needle: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
     use super::*;
 
     /// The crate-level entry point reads both languages and names files relative to the package.

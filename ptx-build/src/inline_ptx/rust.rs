@@ -8,7 +8,9 @@ use proc_macro2::{Delimiter, TokenTree};
 use syn::visit::Visit;
 
 use super::plural;
-use super::template::{changing_register_read, destination, operand_refs, statements, unscoped_definitions, unterminated, writes_memory};
+use super::template::{
+    changing_register_read, destination, operand_refs, statements, unscoped_definitions, unterminated, writes_memory, written_either_way,
+};
 use crate::diag::Diagnostic;
 
 /// Checks the `asm!` invocations of one parsed file.
@@ -268,8 +270,11 @@ fn check_rust_asm(file: &Path, m: &syn::Macro, inlinable: Option<&str>, out: &mu
             ));
         }
     }
-    for s in stmts.iter().filter(|s| s.predicated && !writes_memory(s.mnemonic)) {
+    for (i, s) in stmts.iter().enumerate().filter(|(_, s)| s.predicated && !writes_memory(s.mnemonic)) {
         for n in operand_refs(destination(s.operands)) {
+            if written_either_way(&stmts, i, n, operand_refs) {
+                continue;
+            }
             // Positional operands come first, so an index counts them and then the named ones.
             if let Some(op) = operands.get(n).filter(|o| o.kind == "out" || o.kind == "lateout") {
                 let shown = match &op.name {

@@ -57,6 +57,8 @@ pub(super) struct Statement<'a> {
     /// Byte offset in the template.
     pub offset: usize,
     pub predicated: bool,
+    /// The guard without its `@` (`p`, `!p`); empty when unpredicated.
+    pub guard: &'a str,
     pub mnemonic: &'a str,
     pub operands: &'a str,
 }
@@ -110,15 +112,16 @@ pub(super) fn statements(template: &str) -> (Vec<Statement<'_>>, Vec<(usize, usi
         start += text.len() - t.len();
         text = t.trim_end();
         if !text.is_empty() {
-            let (predicated, rest) = match text.strip_prefix('@') {
+            let (guard, rest) = match text.strip_prefix('@') {
                 Some(r) => {
                     let n = r.find(char::is_whitespace).unwrap_or(r.len());
-                    (true, r[n..].trim_start())
+                    (&r[..n], r[n..].trim_start())
                 }
-                None => (false, text),
+                None => ("", text),
             };
             let n = rest.find(char::is_whitespace).unwrap_or(rest.len());
-            out.push(Statement { offset: start, predicated, mnemonic: &rest[..n], operands: rest[n..].trim() });
+            let predicated = text.starts_with('@');
+            out.push(Statement { offset: start, predicated, guard, mnemonic: &rest[..n], operands: rest[n..].trim() });
         }
         i = end;
     }
@@ -264,6 +267,17 @@ pub(super) fn changing_register_read(t: &str) -> Option<(usize, String)> {
         }
     }
     None
+}
+
+/// Whether operand `n`, which `stmts[i]` writes under its predicate, holds a value written by
+/// the template whatever the predicate: an unpredicated statement before it writes `n`
+/// (DeepSpeed's `mov.b32 %0, 0; @p ld.shared.u32 %0, [%1];`), or another statement writes it
+/// under the opposite guard (`@p` and `@!p`). `refs` reads a destination's operand numbers.
+pub(super) fn written_either_way(stmts: &[Statement<'_>], i: usize, n: usize, refs: impl Fn(&str) -> Vec<usize>) -> bool {
+    let writes = |s: &Statement<'_>| !writes_memory(s.mnemonic) && refs(destination(s.operands)).contains(&n);
+    let guard = stmts[i].guard;
+    let opposite = |g: &str| g.strip_prefix('!') == Some(guard) || guard.strip_prefix('!') == Some(g);
+    stmts[..i].iter().any(|s| !s.predicated && writes(s)) || stmts.iter().any(|s| s.predicated && opposite(s.guard) && writes(s))
 }
 
 /// `%N` references in a piece of template.
