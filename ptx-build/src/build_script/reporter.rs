@@ -143,20 +143,23 @@ impl BuildScript {
 /// What a build script prints of its diagnostics: (stdout lines, stderr lines).
 fn output(diagnostics: &[Held], ok: bool, verbose: bool) -> (Vec<String>, Vec<String>) {
     let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
-    let mut shown: Vec<&str> = Vec::new();
+    let mut shown: Vec<String> = Vec::new();
     for (i, d) in diagnostics.iter().enumerate() {
         match (ok, d.level) {
             (true, Level::Warning) => {
-                if shown.contains(&d.message.as_str()) {
+                let kind = kind_of(&d.message);
+                if shown.contains(&kind) {
                     continue;
                 }
                 stdout.extend(d.text.lines().filter(|l| !l.trim().is_empty()).map(|l| format!("cargo:warning={l}")));
                 if verbose || d.place.is_none() {
                     continue;
                 }
-                let repeats = diagnostics[i + 1..].iter().filter(|o| o.level == d.level && o.message == d.message);
+                let repeats =
+                    diagnostics[i + 1..].iter().filter(|o| o.level == d.level && o.place.is_some() && kind_of(&o.message) == kind);
+                let same = repeats.clone().all(|o| o.message == d.message);
                 if repeats.clone().next().is_some() {
-                    shown.push(&d.message);
+                    shown.push(kind.clone());
                 }
                 // Each other place once; one at the place shown (another column of its line) is
                 // no other place.
@@ -173,7 +176,8 @@ fn output(diagnostics: &[Held], ok: bool, verbose: bool) -> (Vec<String>, Vec<St
                 let more = places.len().saturating_sub(NAMED);
                 let more = if more > 0 { format!(" and {more} more") } else { String::new() };
                 stdout.push(format!(
-                    "cargo:warning=the same warning at {} more place{}: {}{more} ({}=1 shows each)",
+                    "cargo:warning=the same {} at {} more place{}: {}{more} ({}=1 shows each)",
+                    if same { "warning" } else { "kind of warning" },
                     places.len(),
                     if places.len() == 1 { "" } else { "s" },
                     places[..places.len().min(NAMED)].join(", "),
@@ -185,6 +189,20 @@ fn output(diagnostics: &[Held], ok: bool, verbose: bool) -> (Vec<String>, Vec<St
         }
     }
     (stdout, stderr)
+}
+
+/// A warning's kind: its message with what it quotes left out (`asm writes memory (`…`)
+/// without a "memory" clobber` for every store instruction). A header of store helpers
+/// (DeepSpeed's `memory_access_utils.h`: 14 instructions) is one warning in full and one line
+/// for the rest, as the same message at many places is: cargo replays a build script's warnings
+/// on every build, and the user's own must stay visible.
+fn kind_of(message: &str) -> String {
+    let mut kind = String::with_capacity(message.len());
+    for (i, part) in message.split('`').enumerate() {
+        // Odd parts are quoted.
+        kind.push_str(if i % 2 == 1 { "`…`" } else { part });
+    }
+    kind
 }
 
 impl Reporter for BuildScript {
@@ -315,6 +333,19 @@ mod tests {
                 "cargo:warning=  = note: a note".into(),
                 "cargo:warning=1 of 2 kernels of `bytes` has no typed launch method".into(),
             ]
+        );
+        // Warnings of one kind with other quoted words (each store instruction of a header of
+        // store helpers): one in full, the others by place.
+        let kinds: Vec<Held> = ["st.global.wb.u32", "st.global.cg.u32", "st.shared.u32"]
+            .iter()
+            .enumerate()
+            .map(|(i, m)| held(&format!("asm writes memory (`{m}`) without a \"memory\" clobber"), Some(&format!("/p/h.h:{}", i + 1))))
+            .collect();
+        let (out, _) = output(&kinds, true, false);
+        assert_eq!(out.iter().filter(|l| l.contains(" --> ")).count(), 1, "{out:?}");
+        assert_eq!(
+            out.last().unwrap(),
+            "cargo:warning=the same kind of warning at 2 more places: /p/h.h:2, /p/h.h:3 (CARGO_PTX_VERBOSE=1 shows each)"
         );
         // Verbose: every place in full.
         let (out, _) = output(&ds, true, true);
