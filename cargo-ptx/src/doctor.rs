@@ -40,6 +40,20 @@ pub struct Check {
     pub fix: Option<String>,
 }
 
+impl Check {
+    /// One line of the report.
+    pub fn new(
+        component: &str,
+        status: Status,
+        version: Option<String>,
+        path: Option<PathBuf>,
+        detail: String,
+        fix: Option<String>,
+    ) -> Check {
+        Check { component: component.to_string(), status, version, path, detail, fix }
+    }
+}
+
 /// Every component, found or missing, and whether a build can run.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Report {
@@ -109,14 +123,7 @@ pub fn report(toolchain: Option<&str>) -> Report {
     let mut checks = Vec::new();
     let mut ready = true;
     let mut llvm_archs = None;
-    let check = |component: &str, status, version: Option<String>, path: Option<PathBuf>, detail: String, fix: Option<String>| Check {
-        component: component.to_string(),
-        status,
-        version,
-        path,
-        detail,
-        fix,
-    };
+    let check = Check::new;
 
     for (toolchain, users) in toolchains(toolchain, &crates) {
         let toolchain = toolchain.as_str();

@@ -63,14 +63,7 @@ pub struct Found {
 /// the project's crates that build .cu files (kernel crates and static-library hosts alike).
 pub fn checks(nvcc: Option<&Tool>, cuda_users: &[String], users: &[User]) -> Found {
     let mut found = Found { checks: Vec::new(), cuda_missing: Vec::new(), static_lib_missing: Vec::new(), blocks_project: false };
-    let check = |component: &str, status, version: Option<String>, path: Option<PathBuf>, detail: String, fix: Option<String>| Check {
-        component: component.to_string(),
-        status,
-        version,
-        path,
-        detail,
-        fix,
-    };
+    let check = Check::new;
     let needed = if cuda_users.is_empty() { Status::Warning } else { Status::Missing };
     let nvcc = nvcc.map(|t| Nvcc::new(t.clone()));
     match &nvcc {
