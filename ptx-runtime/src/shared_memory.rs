@@ -7,7 +7,7 @@
 //! per kernel and size, and says in numbers when no raise can be enough.
 
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{CudaContext, CudaFunction};
@@ -40,11 +40,14 @@ fn decide(dynamic: u32, allowed: u32, static_bytes: u32, optin: u32) -> Decision
 #[derive(Debug, Clone)]
 pub(crate) struct SharedLimits {
     allowed: Arc<[AtomicU32]>,
+    /// Held while a limit is read and raised: two threads raising one kernel's limit (to 64
+    /// and to 100 KiB) must not leave it at the smaller, which the driver would keep.
+    raising: Arc<Mutex<()>>,
 }
 
 impl SharedLimits {
     pub(crate) fn new(functions: usize) -> Self {
-        SharedLimits { allowed: (0..functions).map(|_| AtomicU32::new(0)).collect() }
+        SharedLimits { allowed: (0..functions).map(|_| AtomicU32::new(0)).collect(), raising: Arc::default() }
     }
 
     /// Makes `function` (number `index`, PTX name `kernel`) launchable with `dynamic` bytes of
@@ -62,6 +65,7 @@ impl SharedLimits {
         if dynamic == 0 || dynamic <= known.load(Ordering::Relaxed) {
             return Ok(());
         }
+        let _raising = self.raising.lock().unwrap_or_else(|e| e.into_inner());
         let attribute = |a| function.get_attribute(a).map(|v| v.max(0) as u32);
         let allowed = attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?;
         let static_bytes = attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
@@ -71,8 +75,7 @@ impl SharedLimits {
                 known.fetch_max(allowed, Ordering::Relaxed);
             }
             Decision::Raise => {
-                // Never lowered: a larger request of another thread may have raised it already,
-                // and the driver keeps the last value set.
+                // Read and set under the lock: never lowered below what another thread raised.
                 function.set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dynamic as i32)?;
                 known.fetch_max(dynamic, Ordering::Relaxed);
             }

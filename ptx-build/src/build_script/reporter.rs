@@ -143,30 +143,36 @@ impl BuildScript {
 /// What a build script prints of its diagnostics: (stdout lines, stderr lines).
 fn output(diagnostics: &[Held], ok: bool, verbose: bool) -> (Vec<String>, Vec<String>) {
     let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
-    let mut shown: Vec<String> = Vec::new();
+    // (kind, place) of the warnings a "more places" line stands for, and (message, place) of
+    // those shown (the same message at another column of the line adds nothing).
+    let mut covered: Vec<(String, &str)> = Vec::new();
+    let mut shown: Vec<(&str, &str)> = Vec::new();
     for (i, d) in diagnostics.iter().enumerate() {
         match (ok, d.level) {
             (true, Level::Warning) => {
                 let kind = kind_of(&d.message);
-                if shown.contains(&kind) {
-                    continue;
+                if let Some(p) = d.place.as_deref() {
+                    if covered.iter().any(|(k, c)| *k == kind && *c == p) || shown.contains(&(d.message.as_str(), p)) {
+                        continue;
+                    }
+                    shown.push((&d.message, p));
                 }
                 stdout.extend(d.text.lines().filter(|l| !l.trim().is_empty()).map(|l| format!("cargo:warning={l}")));
                 if verbose || d.place.is_none() {
                     continue;
                 }
-                let repeats =
-                    diagnostics[i + 1..].iter().filter(|o| o.level == d.level && o.place.is_some() && kind_of(&o.message) == kind);
+                // Each other place once: one at the place shown (another column of its line, or
+                // another warning of the kind there: `a` and `b` of one `let (a, b)`) is shown
+                // in full when its turn comes.
+                let repeats = diagnostics[i + 1..]
+                    .iter()
+                    .filter(|o| o.level == d.level && o.place.is_some() && o.place != d.place && kind_of(&o.message) == kind);
                 let same = repeats.clone().all(|o| o.message == d.message);
-                if repeats.clone().next().is_some() {
-                    shown.push(kind.clone());
-                }
-                // Each other place once; one at the place shown (another column of its line) is
-                // no other place.
                 let mut places: Vec<&str> = Vec::new();
-                for p in repeats.filter_map(|o| o.place.as_deref()).filter(|p| Some(*p) != d.place.as_deref()) {
+                for p in repeats.filter_map(|o| o.place.as_deref()) {
                     if !places.contains(&p) {
                         places.push(p);
+                        covered.push((kind.clone(), p));
                     }
                 }
                 if places.is_empty() {
@@ -343,6 +349,10 @@ mod tests {
             .collect();
         let (out, _) = output(&kinds, true, false);
         assert_eq!(out.iter().filter(|l| l.contains(" --> ")).count(), 1, "{out:?}");
+        // Two of one kind at one place (`a` and `b` of one `let (a, b)`): both in full.
+        let one_line = [held("unused variable `a`", Some("/p/k.cu:4")), held("unused variable `b`", Some("/p/k.cu:4"))];
+        let (both, _) = output(&one_line, true, false);
+        assert_eq!(both.iter().filter(|l| l.contains(" --> ")).count(), 2, "{both:?}");
         assert_eq!(
             out.last().unwrap(),
             "cargo:warning=the same kind of warning at 2 more places: /p/h.h:2, /p/h.h:3 (CARGO_PTX_VERBOSE=1 shows each)"

@@ -145,7 +145,10 @@ pub fn bind(sigs: Vec<KernelSig>, entries: &[&str]) -> Vec<KernelSig> {
             Some(g) => {
                 let mut instances = Vec::new();
                 let mut problem = None;
-                for (entry, d) in candidates.iter().filter(|(_, d)| !d.template_args.is_empty()) {
+                // An overload's instances are those whose parameters it declares: `k(T*, int)`
+                // and `k(T*, float)` both have two, and each takes only its own.
+                let own = |d: &Demangled| d.params.iter().zip(&sig.params).all(|(t, p)| instance_param_fits(t, &p.ty, &g.type_params));
+                for (entry, d) in candidates.iter().filter(|(_, d)| !d.template_args.is_empty() && own(d)) {
                     if d.template_args.len() != g.type_params.len() {
                         continue;
                     }
@@ -221,6 +224,23 @@ pub fn bind(sigs: Vec<KernelSig>, entries: &[&str]) -> Vec<KernelSig> {
         out.push(sig);
     }
     out
+}
+
+/// Whether an instance's demangled parameter type `cxx` can be the template's parameter `ty`:
+/// one naming a type parameter (`T*`, `T`) takes any type of its shape (a pointer for a
+/// pointer), the others their own layout.
+fn instance_param_fits(cxx: &str, ty: &ParamType, type_params: &[String]) -> bool {
+    let Some(t) = launch_type(cxx) else { return true };
+    let pointer = |p: &ParamType| matches!(p, ParamType::Pointer { .. } | ParamType::AnyPointer { .. });
+    let generic = match ty {
+        ParamType::Pointer { elem, .. } | ParamType::ByValue { ty: elem } => type_params.contains(elem),
+        _ => false,
+    };
+    if generic {
+        pointer(&t) == pointer(ty)
+    } else {
+        same_layout(&t, ty)
+    }
 }
 
 /// Whether a demangled parameter type and a source parameter type pass the same way (`T*` and
@@ -371,6 +391,19 @@ mod tests {
         let names: Vec<&str> = bound.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["dequantize_t_i8_f32_i32_i32", "dequantize_t_i8_f32_u32"], "{bound:#?}");
         assert!(bound.iter().all(|s| s.generic.as_ref().is_some_and(|g| g.instances.len() == 1)), "{bound:#?}");
+    }
+
+    /// Two templates of one name and parameter count: each takes only the instances whose
+    /// parameters it declares (`k_t_i32::<f64>` must not launch the `float n` overload).
+    #[test]
+    fn template_overloads_of_one_arity_take_their_own_instances() {
+        let src = "template <typename T>\n__global__ void k(T* x, int n) {}\ntemplate <typename T>\n__global__ void k(T* x, float n) {}\n";
+        let bound = bind(read(src), &["_Z1kIfEvPT_i", "_Z1kIdEvPT_f"]);
+        let got: Vec<(&str, Vec<&str>)> = bound
+            .iter()
+            .map(|s| (s.name.as_str(), s.generic.as_ref().unwrap().instances.iter().map(|i| i.ptx_name.as_str()).collect()))
+            .collect();
+        assert_eq!(got, [("k_t_i32", vec!["_Z1kIfEvPT_i"]), ("k_t_f32", vec!["_Z1kIdEvPT_f"])]);
     }
 
     #[test]

@@ -28,14 +28,16 @@ pub(crate) struct Include {
 
 /// The `#include` lines of a C/C++ source, in order. Comments are no includes; an include
 /// inside `#if` counts (which branch the compiler takes is its business: a name that
-/// resolves to no file is skipped by the caller).
+/// resolves to no file is skipped by the caller), but not one in a branch no CUDA device pass
+/// takes (`#if defined(USE_ROCM)`, `#ifndef __CUDA_ARCH__`), whose asm the build never reads.
 pub(crate) fn includes(src: &str) -> Vec<Include> {
     let toks = c_lex::tokens(src);
+    let never = super::preproc::never_taken(&toks);
     let mut out = Vec::new();
     for (i, t) in toks.iter().enumerate() {
         // `#` first on its line, then `include`.
         let starts_line = i == 0 || toks[i - 1].line != t.line || !toks[i - 1].directive;
-        if !(t.directive && t.is_punct(b'#') && starts_line) {
+        if !(t.directive && t.is_punct(b'#') && starts_line) || never.contains(t.line) {
             continue;
         }
         let Some(word) = toks.get(i + 1).filter(|w| w.line == t.line && w.kind == Kind::Ident && w.text == "include") else {
@@ -194,6 +196,14 @@ mod tests {
     /// A header included by two files, one of which reaches it through `..` and the other
     /// through another header, is one header; its asm is checked once at its own line, and
     /// the rules that skip `#if` inside an asm and host functions' asm hold there too.
+    /// An include only a HIP build or the host pass reaches is not followed: its asm is not PTX.
+    #[test]
+    fn includes_in_branches_no_device_pass_takes_are_not_followed() {
+        let src = "#if defined(USE_ROCM)\n#include \"amd.h\"\n#else\n#include \"nv.h\"\n#endif\n#ifndef __CUDA_ARCH__\n#include \"x86.h\"\n#endif\n";
+        let names: Vec<String> = includes(src).into_iter().map(|i| i.name).collect();
+        assert_eq!(names, ["nv.h"]);
+    }
+
     #[test]
     fn headers_are_followed_transitively_once_each_and_checked_at_their_lines() {
         let dir = tempfile::tempdir().unwrap();

@@ -75,13 +75,19 @@ pub(super) fn never_taken(toks: &[Token<'_>]) -> NeverTaken {
         let name = words.first().filter(|w| w.kind == Kind::Ident).map_or("", |w| w.text);
         let cond = words.get(1..).unwrap_or_default();
         let was_dead = stack.iter().any(|g| g.dead);
-        let undefined = |n: &str| foreign(n) || (dead_defs.contains(n) && !live_defs.contains(n));
+        let known = |n: &str| {
+            if DEVICE_PASS.contains(&n) {
+                Some(true)
+            } else {
+                (foreign(n) || (dead_defs.contains(n) && !live_defs.contains(n))).then_some(false)
+            }
+        };
         match name {
             "if" | "ifdef" | "ifndef" => {
                 let v = match name {
-                    "if" => Eval { toks: cond, at: 0, undefined: &undefined }.or(),
+                    "if" => Eval { toks: cond, at: 0, known: &known }.or(),
                     _ => {
-                        let defined = cond.first().filter(|_| undefined(cond[0].text)).map(|_| false);
+                        let defined = cond.first().and_then(|c| known(c.text));
                         if name == "ifdef" {
                             defined
                         } else {
@@ -92,7 +98,7 @@ pub(super) fn never_taken(toks: &[Token<'_>]) -> NeverTaken {
                 stack.push(Group { some_true: v == Some(true), dead: v == Some(false) });
             }
             "elif" => {
-                let v = Eval { toks: cond, at: 0, undefined: &undefined }.or();
+                let v = Eval { toks: cond, at: 0, known: &known }.or();
                 if let Some(g) = stack.last_mut() {
                     g.dead = g.some_true || v == Some(false);
                     g.some_true |= v == Some(true);
@@ -130,14 +136,20 @@ pub(super) fn never_taken(toks: &[Token<'_>]) -> NeverTaken {
     NeverTaken(ranges)
 }
 
-/// A `#if` condition in three values (`None`: unknown).
-struct Eval<'a, 't, F: Fn(&str) -> bool> {
+/// Macros nvcc defines when it compiles device code, where inline PTX is read: a branch under
+/// `#ifndef __CUDA_ARCH__` (or the `#else` of `#ifdef __CUDA_ARCH__`) is host code, whose asm
+/// is the host's (`rdtsc`), not PTX.
+const DEVICE_PASS: &[&str] = &["__CUDA_ARCH__", "__CUDACC__", "__NVCC__"];
+
+/// A `#if` condition in three values (`None`: unknown). `known` says whether a macro is
+/// defined, where that is known.
+struct Eval<'a, 't, F: Fn(&str) -> Option<bool>> {
     toks: &'a [Token<'t>],
     at: usize,
-    undefined: &'a F,
+    known: &'a F,
 }
 
-impl<F: Fn(&str) -> bool> Eval<'_, '_, F> {
+impl<F: Fn(&str) -> Option<bool>> Eval<'_, '_, F> {
     fn punct(&self, k: usize, c: u8) -> bool {
         self.toks.get(self.at + k).is_some_and(|t| t.is_punct(c))
     }
@@ -210,7 +222,7 @@ impl<F: Fn(&str) -> bool> Eval<'_, '_, F> {
                 if paren && self.punct(0, b')') {
                     self.at += 1;
                 }
-                (self.undefined)(name).then_some(false)
+                (self.known)(name)
             }
             Kind::Ident => {
                 // A function-like macro's call: its arguments are skipped.
@@ -225,8 +237,13 @@ impl<F: Fn(&str) -> bool> Eval<'_, '_, F> {
                     }
                     return None;
                 }
-                // An undefined macro is 0.
-                (self.undefined)(t.text).then_some(false)
+                // An undefined macro is 0; of the defined ones, only the arch's value is known
+                // (nonzero).
+                match (self.known)(t.text) {
+                    Some(false) => Some(false),
+                    Some(true) if t.text == "__CUDA_ARCH__" => Some(true),
+                    _ => None,
+                }
             }
             Kind::Number => {
                 let digits = t.text.trim_end_matches(['u', 'U', 'l', 'L']);
@@ -269,6 +286,18 @@ mod tests {
         // 1-7: the HIP branch; 8-12: the `#else` of `#ifndef`; 13-15: `#if 0`; 16-18 taken;
         // 19-21: V_DOT2 defined under HIP only; 22-26: tested alone; 27-31: unknown.
         assert_eq!(dead_lines(src), [1, 2, 10, 11, 13, 14, 19, 20, 22, 23]);
+    }
+
+    /// A `__host__ __device__` helper's host branch (x86's `rdtsc`) is not device code.
+    #[test]
+    fn host_branches_of_device_code_are_never_taken() {
+        let src = "#ifdef __CUDA_ARCH__\ndevice\n#else\nhost\n#endif\n\
+                   #if !defined(__CUDA_ARCH__)\nhost\n#endif\n\
+                   #ifndef __CUDACC__\nplain\n#endif\n\
+                   #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800\nold\n#else\nnew\n#endif\n\
+                   #if __CUDA_ARCH__\narch\n#else\nhost\n#endif\n";
+        // 3-4: `#else` of `#ifdef __CUDA_ARCH__`; 6-7; 9-10; 12-15: unknown; 17-19: the `#else`.
+        assert_eq!(dead_lines(src), [3, 4, 6, 7, 9, 10, 19, 20]);
     }
 
     #[test]

@@ -61,12 +61,13 @@ fn walk(tokens: TokenStream, out: &mut BuilderGlobs) {
                 if args.delimiter() != Delimiter::Parenthesis {
                     continue;
                 }
-                let strings = string_literals(args.stream());
+                let args = string_arguments(args.stream());
+                let arg = |n: usize| args.get(n).cloned().flatten();
                 match name.to_string().as_str() {
-                    "cuda" => out.sources.extend(strings.into_iter().take(1)),
-                    // The library's name first, then the files.
-                    "cuda_static_lib" => out.sources.extend(strings.into_iter().nth(1)),
-                    "cuda_exclude" => out.excludes.extend(strings.into_iter().take(1)),
+                    "cuda" => out.sources.extend(arg(0)),
+                    // The library's name first (a literal or a constant), then the files.
+                    "cuda_static_lib" => out.sources.extend(arg(1)),
+                    "cuda_exclude" => out.excludes.extend(arg(0)),
                     _ => {}
                 }
             }
@@ -75,12 +76,19 @@ fn walk(tokens: TokenStream, out: &mut BuilderGlobs) {
     }
 }
 
-/// The plain string literals among `tokens` (`"a/*.cu"`, `r"a\b.cu"`), unquoted, in order.
-fn string_literals(tokens: TokenStream) -> Vec<String> {
-    tokens
-        .into_iter()
-        .filter_map(|t| match t {
-            TokenTree::Literal(l) => syn::parse_str::<syn::LitStr>(&l.to_string()).ok().map(|s| s.value()),
+/// A call's arguments, split at its commas: each one that is a lone string literal (`"a/*.cu"`,
+/// `r"a\b.cu"`) unquoted, any other (a constant, `&glob`) none.
+fn string_arguments(tokens: TokenStream) -> Vec<Option<String>> {
+    let mut args: Vec<Vec<TokenTree>> = vec![Vec::new()];
+    for t in tokens {
+        match t {
+            TokenTree::Punct(p) if p.as_char() == ',' => args.push(Vec::new()),
+            t => args.last_mut().into_iter().for_each(|a| a.push(t.clone())),
+        }
+    }
+    args.into_iter()
+        .map(|a| match a.as_slice() {
+            [TokenTree::Literal(l)] => syn::parse_str::<syn::LitStr>(&l.to_string()).ok().map(|s| s.value()),
             _ => None,
         })
         .collect()
@@ -99,6 +107,8 @@ fn main() -> Result<(), ptx_build::Error> {
         .cuda("csrc/src/ggml-cuda/*.cu")
         .cuda_exclude("fattn*.cu")
         .cuda_static_lib("moe", r"csrc/moe/*.cu")
+        .cuda_static_lib(GGML, "csrc/ggml/*.cu")
+        .cuda_static_lib("x", GLOB)
         .cuda_include("csrc/include")
         .arch("sm_80")
         .build()?;
@@ -109,7 +119,10 @@ fn main() -> Result<(), ptx_build::Error> {
 "#;
         assert_eq!(
             builder_globs(text),
-            BuilderGlobs { sources: vec!["csrc/src/ggml-cuda/*.cu".into(), "csrc/moe/*.cu".into()], excludes: vec!["fattn*.cu".into()] }
+            BuilderGlobs {
+                sources: vec!["csrc/src/ggml-cuda/*.cu".into(), "csrc/moe/*.cu".into(), "csrc/ggml/*.cu".into()],
+                excludes: vec!["fattn*.cu".into()]
+            }
         );
         assert_eq!(builder_globs("fn main() { let x = \"unterminated; }"), BuilderGlobs::default());
         assert_eq!(builder_globs("fn main() {}"), BuilderGlobs::default());
