@@ -124,8 +124,7 @@ impl BuildScript {
     pub(super) fn finish(&self, ok: bool) {
         let directives = std::mem::take(&mut *self.directives.lock().unwrap_or_else(|e| e.into_inner()));
         let diagnostics = std::mem::take(&mut *self.diagnostics.lock().unwrap_or_else(|e| e.into_inner()));
-        let verbose = embed::unit::verbose();
-        let (stdout, stderr) = output(&diagnostics, ok, verbose);
+        let (stdout, stderr) = output(&diagnostics, ok, self.verbose);
         for line in stderr {
             eprintln!("{line}");
         }
@@ -147,12 +146,13 @@ fn output(diagnostics: &[Held], ok: bool, verbose: bool) -> (Vec<String>, Vec<St
     // those shown (the same message at another column of the line adds nothing).
     let mut covered: Vec<(String, &str)> = Vec::new();
     let mut shown: Vec<(&str, &str)> = Vec::new();
+    let kinds: Vec<String> = diagnostics.iter().map(|d| kind_of(&d.message)).collect();
     for (i, d) in diagnostics.iter().enumerate() {
         match (ok, d.level) {
             (true, Level::Warning) => {
-                let kind = kind_of(&d.message);
+                let kind = &kinds[i];
                 if let Some(p) = d.place.as_deref() {
-                    if covered.iter().any(|(k, c)| *k == kind && *c == p) || shown.contains(&(d.message.as_str(), p)) {
+                    if covered.iter().any(|(k, c)| k == kind && *c == p) || shown.contains(&(d.message.as_str(), p)) {
                         continue;
                     }
                     shown.push((&d.message, p));
@@ -166,7 +166,9 @@ fn output(diagnostics: &[Held], ok: bool, verbose: bool) -> (Vec<String>, Vec<St
                 // in full when its turn comes.
                 let repeats = diagnostics[i + 1..]
                     .iter()
-                    .filter(|o| o.level == d.level && o.place.is_some() && o.place != d.place && kind_of(&o.message) == kind);
+                    .zip(&kinds[i + 1..])
+                    .filter(|(o, k)| o.level == d.level && o.place.is_some() && o.place != d.place && *k == kind)
+                    .map(|(o, _)| o);
                 let same = repeats.clone().all(|o| o.message == d.message);
                 let mut places: Vec<&str> = Vec::new();
                 for p in repeats.filter_map(|o| o.place.as_deref()) {

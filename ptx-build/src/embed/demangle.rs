@@ -27,6 +27,12 @@ impl Demangled {
     pub fn name(&self) -> &str {
         self.qualified.rsplit("::").next().unwrap_or(&self.qualified)
     }
+
+    /// The first template argument that has no host type, as C++ spells it: what keeps this
+    /// instance from a typed method.
+    pub fn unbound_argument(&self) -> Option<&str> {
+        self.template_args.iter().map(String::as_str).find(|a| host_type(a).is_none())
+    }
 }
 
 /// Demangles `ptx_name` with cpp_demangle; `None` for names that are not mangled C++.
@@ -113,12 +119,6 @@ fn host_type(cxx: &str) -> Option<String> {
 fn is_value(arg: &str) -> bool {
     let arg = arg.trim();
     arg.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '-' | '(' | '&')) || matches!(arg, "true" | "false" | "nullptr")
-}
-
-/// The first template argument of C++ kernel `entry` (a mangled PTX name) that has no host type,
-/// as C++ spells it: what keeps that instance from a typed method.
-pub fn unbound_argument(entry: &str) -> Option<String> {
-    demangle(entry)?.template_args.into_iter().find(|a| host_type(a).is_none())
 }
 
 /// Binds the C++ (mangled) kernels read from a .cu file to its PTX entries:
@@ -319,7 +319,7 @@ mod tests {
             why,
             "template parameter `int BLOCK` is a value, not a type: a kernel templated over values has no typed launch method (each instance is launched by its PTX name)"
         );
-        assert_eq!(unbound_argument("_Z6reduceILi256EEvPKfPfi").as_deref(), Some("256"));
+        assert_eq!(demangle("_Z6reduceILi256EEvPKfPfi").unwrap().unbound_argument(), Some("256"));
     }
 
     /// Templates over values of every kind the demangler spells (llama.cpp's `sort_order`,
@@ -355,10 +355,10 @@ mod tests {
             assert!(bound[0].generic.is_none() && bound[0].mangled, "{bound:#?}");
             assert!(bound[0].untyped.as_deref().is_some_and(|u| u.starts_with(why)), "{:?}", bound[0].untyped);
         }
-        assert_eq!(unbound_argument("_Z8add_biasILb1EEvPfPKfi").as_deref(), Some("true"));
-        assert_eq!(unbound_argument("_Z8ssm_scanILm128ELm16EEvPKfPfi").as_deref(), Some("(unsigned long)128"));
-        assert_eq!(unbound_argument("_Z6k_sortIL10sort_order1EEvPKfPii").as_deref(), Some("(sort_order)1"));
-        assert_eq!(unbound_argument("_Z3addIfEvPT_PKS0_i"), None);
+        assert_eq!(demangle("_Z8add_biasILb1EEvPfPKfi").unwrap().unbound_argument(), Some("true"));
+        assert_eq!(demangle("_Z8ssm_scanILm128ELm16EEvPKfPfi").unwrap().unbound_argument(), Some("(unsigned long)128"));
+        assert_eq!(demangle("_Z6k_sortIL10sort_order1EEvPKfPii").unwrap().unbound_argument(), Some("(sort_order)1"));
+        assert_eq!(demangle("_Z3addIfEvPT_PKS0_i").unwrap().unbound_argument(), None);
     }
 
     /// A template over a traits type the host cannot name (causal-conv1d's
@@ -372,8 +372,8 @@ mod tests {
         let why = bound[0].untyped.as_deref().unwrap();
         assert!(why.starts_with("an instance has a template argument with no Rust type"), "{why}");
         assert!(!why.contains("non-type"), "{why}");
-        assert_eq!(unbound_argument(entries[0]).as_deref(), Some("Kernel_traits<128, 2, float>"));
-        assert_eq!(unbound_argument(entries[1]).as_deref(), Some("Kernel_traits<128, 4, float>"));
+        assert_eq!(demangle(entries[0]).unwrap().unbound_argument(), Some("Kernel_traits<128, 2, float>"));
+        assert_eq!(demangle(entries[1]).unwrap().unbound_argument(), Some("Kernel_traits<128, 4, float>"));
     }
 
     /// DeepSpeed's gelu.cu: a plain kernel for float and a template of the same name for the

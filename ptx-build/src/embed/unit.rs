@@ -194,7 +194,7 @@ fn untyped_line(entry: &str, untypeable: &[KernelSig]) -> String {
                 }
             };
             // The argument that keeps this instance of a template untyped (each entry its own).
-            let here = demangle::unbound_argument(entry).map(|a| format!(" (here `{a}`)")).unwrap_or_default();
+            let here = demangled.as_ref().and_then(|d| d.unbound_argument()).map(|a| format!(" (here `{a}`)")).unwrap_or_default();
             format!("`{entry}` ({}:{}): {why}{here}", s.file.display(), s.line)
         }
         None => match demangled.filter(|d| LIBRARY_NAMESPACES.iter().any(|ns| d.qualified.starts_with(ns))) {
