@@ -40,12 +40,12 @@ pub fn users() -> Vec<User> {
         .collect()
 }
 
-/// The first line of `file` that calls `cuda_static_lib` (comments left out), named from `cwd`.
+/// The line of `file` that first calls `cuda_static_lib` (as `cargo ptx check` reads a build
+/// script's Builder calls), named from `cwd`.
 fn call_in(file: &Path, cwd: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(file).ok()?;
-    let (n, _) = text.lines().enumerate().find(|(_, l)| !l.trim_start().starts_with("//") && l.contains("cuda_static_lib("))?;
+    let line = ptx_build::internals::project::builder_globs(&std::fs::read_to_string(file).ok()?).static_lib_line?;
     let shown = file.strip_prefix(cwd).unwrap_or(file);
-    Some(format!("{}:{}", shown.display(), n + 1))
+    Some(format!("{}:{line}", shown.display()))
 }
 
 /// What the CUDA C++ and static-library part of the report found.

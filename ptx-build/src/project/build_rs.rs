@@ -1,5 +1,6 @@
 //! The CUDA C++ globs a build script gives its `Builder`, read from build.rs as Rust tokens:
-//! what `cargo ptx check` checks in a host crate without building it. A build script is code,
+//! what `cargo ptx check` checks in a host crate without building it, and where `cargo ptx
+//! doctor` says a static library is built. A build script is code,
 //! so this reads the common form only: string literals passed to `.cuda(..)`,
 //! `.cuda_static_lib(name, ..)` and `.cuda_exclude(..)`; a glob built at run time is not seen.
 
@@ -38,6 +39,8 @@ pub struct BuilderGlobs {
     pub sources: Vec<String>,
     /// `.cuda_exclude("*_dummy.cu")`.
     pub excludes: Vec<String>,
+    /// The line of the first `.cuda_static_lib(..)` call, whatever its arguments.
+    pub static_lib_line: Option<usize>,
 }
 
 /// The Builder globs of build script `text`; empty where it does not parse as Rust tokens or
@@ -66,7 +69,10 @@ fn walk(tokens: TokenStream, out: &mut BuilderGlobs) {
                 match name.to_string().as_str() {
                     "cuda" => out.sources.extend(arg(0)),
                     // The library's name first (a literal or a constant), then the files.
-                    "cuda_static_lib" => out.sources.extend(arg(1)),
+                    "cuda_static_lib" => {
+                        out.sources.extend(arg(1));
+                        out.static_lib_line = out.static_lib_line.or(Some(name.span().start().line));
+                    }
                     "cuda_exclude" => out.excludes.extend(arg(0)),
                     _ => {}
                 }
@@ -121,7 +127,8 @@ fn main() -> Result<(), ptx_build::Error> {
             builder_globs(text),
             BuilderGlobs {
                 sources: vec!["csrc/src/ggml-cuda/*.cu".into(), "csrc/moe/*.cu".into(), "csrc/ggml/*.cu".into()],
-                excludes: vec!["fattn*.cu".into()]
+                excludes: vec!["fattn*.cu".into()],
+                static_lib_line: Some(7),
             }
         );
         assert_eq!(builder_globs("fn main() { let x = \"unterminated; }"), BuilderGlobs::default());
