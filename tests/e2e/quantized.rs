@@ -198,11 +198,13 @@ fn candle_style_void_pointer_kernels_are_typed_and_a_no_op_build_says_one_line()
 }
 
 /// C++ the way DeepSpeed and llama.cpp write it: templates over `bool`, enum and `size_t`
-/// values, a plain kernel and a template of one name, two templates of one name, template
-/// parameters in snake case, all in a host whose module is included by a binary. It builds with
-/// no warning from the generated module; the value templates are launched by name, each listed
-/// with its own argument.
-fn cxx_value_templates_and_template_overloads_build_quietly() {
+/// values, instantiated explicitly or by a host launcher's `switch` (ggml's `static` kernels), a
+/// plain kernel and a template of one name, two templates of one name, template parameters in
+/// snake case, all in a host whose module is included by a binary. Value templates get methods
+/// generic over const parameters (`k.ssm_scan::<128, 16>(..)`); a combination the PTX lacks does
+/// not compile and the error lists those it has; only the template over a function pointer is
+/// launched by name, listed with each instance's own argument. No warning from the module.
+fn cxx_value_templates_get_const_generic_methods_and_overloads_build_quietly() {
     common::nvcc();
     const GELU: &str = r#"#include <cuda_fp16.h>
 __global__ void fused_bias_residual(float* r, const float* x, int n) { int i = threadIdx.x; if (i < n) r[i] += x[i]; }
@@ -218,6 +220,14 @@ template __global__ void add_bias<false>(float*, const float*, int);
 template <typename src_t, typename dst_t>
 __global__ void convert(const src_t* x, dst_t* y, int n) { int i = threadIdx.x; if (i < n) y[i] = (dst_t)x[i]; }
 template __global__ void convert<float, __half>(const float*, __half*, int);
+
+static __device__ float op_abs(const float x) { return fabsf(x); }
+static __device__ float op_neg(const float x) { return -x; }
+template <float (*op)(const float)>
+static __global__ void unary_op(const float* x, float* y, int n) { int i = threadIdx.x; if (i < n) y[i] = op(x[i]); }
+void unary_cuda(const float* x, float* y, int n, bool neg, cudaStream_t s) {
+    if (neg) unary_op<op_neg><<<1, 32, 0, s>>>(x, y, n); else unary_op<op_abs><<<1, 32, 0, s>>>(x, y, n);
+}
 "#;
     const ARGSORT: &str = r#"#include <stddef.h>
 enum sort_order { SORT_ASC, SORT_DESC };
@@ -237,54 +247,74 @@ template <typename T>
 __global__ void dequantize(T* out, const signed char* in, const float* scale, unsigned n) { unsigned i = threadIdx.x; if (i < n) out[i] = T(in[i] * scale[0]); }
 template __global__ void dequantize<float>(float*, const signed char*, const float*, int, int);
 template __global__ void dequantize<float>(float*, const signed char*, const float*, unsigned);
+
+// ggml's mmvf.cu: a `static` template over a type and values, instantiated by the host
+// launcher's switch, never explicitly.
+template <typename T, int ncols_dst, bool has_fusion>
+static __global__ void mul_mat_vec_f(const T* x, const float* y, float* dst, const int ncols2) {
+    int i = threadIdx.x; if (i < ncols2) dst[i] = (float)x[i] * y[i] * ncols_dst + (has_fusion ? 1.f : 0.f);
+}
+template <typename T>
+static void launch_mul_mat_vec_f(const T* x, const float* y, float* dst, int ncols, int ncols_dst, bool fusion, cudaStream_t s) {
+    switch (ncols_dst) {
+        case 1: if (fusion) mul_mat_vec_f<T, 1, true><<<1, 32, 0, s>>>(x, y, dst, ncols); else mul_mat_vec_f<T, 1, false><<<1, 32, 0, s>>>(x, y, dst, ncols); break;
+        default: mul_mat_vec_f<T, 8, false><<<1, 32, 0, s>>>(x, y, dst, ncols); break;
+    }
+}
+void mul_mat_vec_f_cuda(const float* x, const float* y, float* dst, int ncols, int ncols_dst, bool fusion, cudaStream_t s) {
+    launch_mul_mat_vec_f(x, y, dst, ncols, ncols_dst, fusion, s);
+}
 "#;
     let p = cuda_host("host_cxx_values", &[("cuda/gelu.cu", GELU), ("cuda/argsort.cu", ARGSORT)], "");
     let host = p.path().join("host");
     // The README's form in a binary: `mod kernels { include_kernels!(); }` in main.rs, one typed
     // method of each overload used, the rest of the module not.
     std::fs::write(host.join("src/lib.rs"), "").unwrap();
-    std::fs::write(
-        host.join("src/main.rs"),
-        r#"mod kernels { ptx_runtime::include_kernels!(); }
+    let main_rs = r#"mod kernels { ptx_runtime::include_kernels!(); }
 use ptx_runtime::cudarc::driver::{CudaSlice, CudaStream, LaunchConfig};
 use ptx_runtime::half::f16;
 #[allow(clippy::too_many_arguments)]
-unsafe fn launch(k: &kernels::Kernels, s: &CudaStream, cfg: LaunchConfig, r: &mut CudaSlice<f32>, x: &CudaSlice<f32>, h: &mut CudaSlice<f16>, h2: &CudaSlice<f16>, q: &CudaSlice<i8>) {
+unsafe fn launch(k: &kernels::Kernels, s: &CudaStream, cfg: LaunchConfig, r: &mut CudaSlice<f32>, x: &CudaSlice<f32>, h: &mut CudaSlice<f16>, h2: &CudaSlice<f16>, q: &CudaSlice<i8>, idx: &mut CudaSlice<i32>) {
     unsafe {
         k.fused_bias_residual_f32_f32_i32(s, cfg, r, x, 4).unwrap();
         k.fused_bias_residual::<f16>(s, cfg, h, h2, 4).unwrap();
         k.convert::<f32, f16>(s, cfg, x, h, 4).unwrap();
         k.dequantize_t_i8_f32_i32_i32::<f32>(s, cfg, r, q, x, 4, 2).unwrap();
         k.dequantize_t_i8_f32_u32::<f32>(s, cfg, r, q, x, 4).unwrap();
+        k.add_bias::<true>(s, cfg, r, x, 4).unwrap();
+        k.k_argsort::<1>(s, cfg, x, idx, 4).unwrap();
+        k.ssm_scan::<128, 256>(s, cfg, x, r, 4).unwrap();
+        k.mul_mat_vec_f::<f32, 1, true>(s, cfg, x, x, r, 4).unwrap();
+        k.mul_mat_vec_f::<f32, 8, false>(s, cfg, x, x, r, 4).unwrap();
     }
 }
 fn main() {
     let _ = launch;
     println!("{}", kernels::KERNEL_NAMES.len());
 }
-"#,
-    )
-    .unwrap();
+"#;
+    std::fs::write(host.join("src/main.rs"), main_rs).unwrap();
     let (ok, log) = cargo_build(p.path());
     assert!(ok, "every method compiles against cudarc buffers:\n{log}");
     assert!(!log.contains("warning: `host_cxx_values` (bin"), "no warning from the generated module:\n{log}");
-    assert!(!log.contains("never used") && !log.contains("camel case"), "{log}");
+    assert!(!log.contains("never used") && !log.contains("camel case") && !log.contains("upper case"), "{log}");
     let lines = warning_lines(&log, "host_cxx_values");
     assert_eq!(lines.len(), 1, "one line for the crate:\n{log}");
-    assert!(lines[0].contains("6 of 11 kernels in 2 modules (`argsort`, `gelu`)"), "{log}");
+    assert!(lines[0].contains("2 of 7 kernels of `gelu` have no typed launch methods"), "{log}");
+    let generated = generated_module("host_cxx_values");
+    assert!(generated.contains("`order` is a `sort_order` by its integer value."), "{generated}");
     let (ok, log) = cargo_build_with(p.path(), &[("CARGO_PTX_VERBOSE", "1")]);
     assert!(ok, "{log}");
-    for expected in [
-        "template parameter `bool has_bias` is a value, not a type",
-        "template parameter `sort_order order` is a value, not a type",
-        "template parameters `size_t splitD`, `size_t N` are values, not types",
-        "(here `(sort_order)0`)",
-        "(here `(sort_order)1`)",
-        "(here `true`)",
-        "(here `false`)",
-    ] {
+    for expected in ["template parameter `float (*op)(..)` is a function pointer", "(here `&op_abs(float)`)", "(here `&op_neg(float)`)"] {
         assert!(log.contains(expected), "`{expected}` in:\n{log}");
     }
+
+    // A combination no instance has is a compile error that names the ones there are.
+    std::fs::write(host.join("src/main.rs"), main_rs.replace("ssm_scan::<128, 256>", "ssm_scan::<64, 256>")).unwrap();
+    let (ok, log) = cargo_build(p.path());
+    assert!(!ok, "{log}");
+    assert!(log.contains("the trait bound `SsmScanInstance<64, 256>: SsmScanInstances` is not satisfied"), "{log}");
+    assert!(log.contains("SsmScanInstance<128, 16>") && log.contains("SsmScanInstance<128, 256>"), "{log}");
 }
 
 fn a_value_that_is_not_device_memory_for_void_pointer_says_what_to_pass() {
@@ -387,7 +417,7 @@ fn a_second_checkout_reads_macro_stamped_signatures_from_the_shared_cache() {
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::tests![
         candle_style_void_pointer_kernels_are_typed_and_a_no_op_build_says_one_line,
-        cxx_value_templates_and_template_overloads_build_quietly,
+        cxx_value_templates_get_const_generic_methods_and_overloads_build_quietly,
         a_value_that_is_not_device_memory_for_void_pointer_says_what_to_pass,
         a_cuda_struct_without_a_host_twin_is_launched_by_name_until_the_host_defines_it,
         a_warning_repeated_at_many_places_is_one_warning_and_one_line_naming_the_rest,

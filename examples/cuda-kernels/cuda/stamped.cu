@@ -1,7 +1,8 @@
-// Kernels written the way candle and llm.c write them: stamped out by a macro, a template with
-// explicit instantiations, one over bytes of any type (`void *`), and a template over a value.
-// ptx-build types the first three (from the preprocessed source and the demangled names) and
-// embeds the last, launched by name.
+// Kernels written the way candle, llm.c and ggml write them: stamped out by a macro, a template
+// with explicit instantiations, one over bytes of any type (`void *`), templates over values
+// (instantiated explicitly, or by a host launcher) and a template over a function. ptx-build
+// types all but the last (from the preprocessed source and the demangled names), which is
+// embedded and launched by name.
 #include <cuda_fp16.h>
 #include <stdint.h>
 
@@ -38,7 +39,7 @@ extern "C" __global__ void copy_bytes(const void *src, void *dst, size_t n) {
     }
 }
 
-// A template over a value has no typed form: embedded, and launched by its PTX name.
+// Templates over values: one method generic over const parameters (`k.add_n::<3>(..)`).
 template <int N>
 __global__ void add_n(float *x, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -48,3 +49,41 @@ __global__ void add_n(float *x, int n) {
 }
 
 template __global__ void add_n<3>(float *, int);
+template __global__ void add_n<-2>(float *, int);
+
+// ggml's shape: a `static` template over a type, an enum and a `bool`, instantiated only by the
+// host launcher's branches (an enum argument is its integer value on the Rust side).
+enum class Mode { Plain, Twice };
+
+template <typename T, Mode mode, bool clamp>
+static __global__ void add_scaled(T *y, const T *x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float v = (float)y[i] + (mode == Mode::Twice ? 2.0f : 1.0f) * (float)x[i];
+        y[i] = (T)(clamp ? fminf(v, 100.0f) : v);
+    }
+}
+
+void add_scaled_cuda(float *y, const float *x, int n, bool twice, bool clamp, cudaStream_t stream) {
+    const int blocks = (n + 255) / 256;
+    if (!twice) {
+        add_scaled<float, Mode::Plain, false><<<blocks, 256, 0, stream>>>(y, x, n);
+    } else if (clamp) {
+        add_scaled<float, Mode::Twice, true><<<blocks, 256, 0, stream>>>(y, x, n);
+    } else {
+        add_scaled<float, Mode::Twice, false><<<blocks, 256, 0, stream>>>(y, x, n);
+    }
+}
+
+// A template over a function has no typed form: embedded, and launched by its PTX name.
+__device__ float cube(float x) { return x * x * x; }
+
+template <float (*op)(float)>
+__global__ void map(float *x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        x[i] = op(x[i]);
+    }
+}
+
+template __global__ void map<cube>(float *, int);

@@ -97,14 +97,37 @@ fn stamped(k: &kernels::Kernels, stream: &std::sync::Arc<ptx_runtime::cudarc::dr
     }
     assert_eq!(stream.clone_dtoh(&again).unwrap(), bytes, "copy_bytes from a raw device address");
 
-    // No typed method (a template over a value): cudarc's builder on the loaded function,
-    // arguments in the kernel's order.
+    // Templates over values: const generic parameters pick the instance.
     let before = stream.clone_dtoh(&y).unwrap();
     let count = n as i32;
-    let mut launch = k.launch_builder(stream, "_Z5add_nILi3EEvPfi").expect("add_n<3> is loaded");
+    unsafe { k.add_n::<3>(stream, config(n), &mut y, count) }.unwrap();
+    assert_eq!(stream.clone_dtoh(&y).unwrap(), before.iter().map(|v| v + 3.0).collect::<Vec<_>>(), "add_n::<3>");
+    unsafe { k.add_n::<{ -2 }>(stream, config(n), &mut y, count) }.unwrap();
+    assert_eq!(stream.clone_dtoh(&y).unwrap(), before.iter().map(|v| v + 1.0).collect::<Vec<_>>(), "add_n::<-2>");
+    // Instantiated by the .cu file's launcher only; `Mode::Twice` is 1.
+    let (plain, twice) = (0, 1);
+    let start: Vec<f32> = x.iter().map(|v| v * 0.5).collect();
+    for (mode, clamp, scale, limit) in [(plain, false, 1.0f32, f32::MAX), (twice, true, 2.0, 100.0), (twice, false, 2.0, f32::MAX)] {
+        let mut out = stream.clone_htod(&start).unwrap();
+        unsafe {
+            match (mode, clamp) {
+                (0, _) => k.add_scaled::<f32, 0, false>(stream, config(n), &mut out, &dx, count),
+                (_, true) => k.add_scaled::<f32, 1, true>(stream, config(n), &mut out, &dx, count),
+                _ => k.add_scaled::<f32, 1, false>(stream, config(n), &mut out, &dx, count),
+            }
+        }
+        .unwrap();
+        let want: Vec<f32> = start.iter().zip(&x).map(|(s, x)| (s + scale * x).min(limit)).collect();
+        assert_eq!(stream.clone_dtoh(&out).unwrap(), want, "add_scaled::<f32, {mode}, {clamp}>");
+    }
+
+    // No typed method (a template over a function): cudarc's builder on the loaded function,
+    // arguments in the kernel's order.
+    let before = stream.clone_dtoh(&y).unwrap();
+    let mut launch = k.launch_builder(stream, "_Z3mapIXadL_Z4cubefEEEvPfi").expect("map<cube> is loaded");
     launch.arg(&mut y).arg(&count);
     unsafe { launch.launch(config(n)) }.unwrap();
-    assert_eq!(stream.clone_dtoh(&y).unwrap(), before.iter().map(|v| v + 3.0).collect::<Vec<_>>(), "add_n<3>");
+    assert_eq!(stream.clone_dtoh(&y).unwrap(), before.iter().map(|v| v * v * v).collect::<Vec<_>>(), "map<cube>");
 }
 
 /// The kernels of cuda/quantized.cu: q8_0 blocks behind `void *`, passed as buffers of bytes,
@@ -177,7 +200,12 @@ fn every_cu_file_is_a_module_with_ptx_and_cubins() {
             "_Z4axpbIdEvPT_PKS0_S0_S0_i",
             "_Z4axpbI6__halfEvPT_PKS1_S1_S1_i",
             "copy_bytes",
-            "_Z5add_nILi3EEvPfi"
+            "_Z5add_nILi3EEvPfi",
+            "_Z5add_nILin2EEvPfi",
+            "_Z10add_scaledIfL4Mode0ELb0EEvPT_PKS1_i",
+            "_Z10add_scaledIfL4Mode1ELb1EEvPT_PKS1_i",
+            "_Z10add_scaledIfL4Mode1ELb0EEvPT_PKS1_i",
+            "_Z3mapIXadL_Z4cubefEEEvPfi"
         ]
     );
     for images in

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::embed::signature::{c_type, Generic, Instance, KernelSig, ParamType};
+use crate::embed::signature::{c_type, Generic, Instance, KernelSig, ParamType, Scalar};
 
 /// A mangled kernel name, demangled and split.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -42,6 +42,7 @@ pub fn demangle(ptx_name: &str) -> Option<Demangled> {
     }
     let symbol = cpp_demangle::Symbol::new(ptx_name).ok()?;
     let text = symbol.demangle_with_options(&cpp_demangle::DemangleOptions::new().no_return_type()).ok()?;
+    let text = without_internal_namespaces(&text);
     // `ns::add<float, int>(float*, int)`: the parameter list is the last top-level `(...)`.
     let open = top_level_open(&text, '(', ')')?;
     let params = split_top_level(&text[open + 1..text.len() - 1]);
@@ -52,6 +53,30 @@ pub fn demangle(ptx_name: &str) -> Option<Demangled> {
     };
     let params = if params == ["void"] { Vec::new() } else { params };
     Some(Demangled { qualified, template_args, params, text })
+}
+
+/// `text` without the namespaces nvcc puts a file's `static` functions in
+/// (`_INTERNAL_90e471bf_7_gelu_cu_6ade3964::op_abs` -> `op_abs`): a hash of the file that
+/// says nothing to the reader.
+fn without_internal_namespaces(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("_INTERNAL_") {
+        let start_of_word = at == 0 || !rest[..at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+        let end = rest[at..].find("::").map(|e| at + e).filter(|e| rest[at..*e].chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+        match end {
+            Some(end) if start_of_word => {
+                out.push_str(&rest[..at]);
+                rest = &rest[end + 2..];
+            }
+            _ => {
+                out.push_str(&rest[..at + 1]);
+                rest = &rest[at + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The index of the bracket that opens the group `text` ends with (`text` must end with `close`).
@@ -149,19 +174,13 @@ pub fn bind(sigs: Vec<KernelSig>, entries: &[&str]) -> Vec<KernelSig> {
                 // and `k(T*, float)` both have two, and each takes only its own.
                 let own = |d: &Demangled| d.params.iter().zip(&sig.params).all(|(t, p)| instance_param_fits(t, &p.ty, &g.type_params));
                 for (entry, d) in candidates.iter().filter(|(_, d)| !d.template_args.is_empty() && own(d)) {
-                    if d.template_args.len() != g.type_params.len() {
+                    if d.template_args.len() != g.type_params.len() + g.const_params.len() {
                         continue;
                     }
-                    match d.template_args.iter().map(|a| host_type(a).ok_or(a)).collect::<Result<Vec<_>, _>>() {
-                        Ok(args) => instances.push(Instance { args, ptx_name: entry.to_string() }),
+                    match instance(&g, d) {
+                        Ok((args, values)) => instances.push(Instance { args, values, ptx_name: entry.to_string() }),
                         // Said of the template: the list names each instance's argument.
-                        Err(arg) => {
-                            problem = Some(if is_value(arg) {
-                                "an instance has a value as a template argument: a kernel templated over values has no typed launch method (each instance is launched by its PTX name)".to_string()
-                            } else {
-                                "an instance has a template argument with no Rust type (a class or struct template the host cannot name): each instance is launched by its PTX name".to_string()
-                            })
-                        }
+                        Err(why) => problem = Some(why),
                     }
                 }
                 let mut sig = sig;
@@ -173,7 +192,7 @@ pub fn bind(sigs: Vec<KernelSig>, entries: &[&str]) -> Vec<KernelSig> {
                     // A template nobody instantiated has nothing in the PTX to launch.
                     continue;
                 } else {
-                    sig.generic = Some(Generic { type_params: g.type_params.clone(), instances });
+                    sig.generic = Some(Generic { instances, ..g });
                     sig.mangled = false;
                 }
                 out.push(sig);
@@ -224,6 +243,59 @@ pub fn bind(sigs: Vec<KernelSig>, entries: &[&str]) -> Vec<KernelSig> {
         out.push(sig);
     }
     out
+}
+
+/// An instance's template arguments as host types (for the type parameters) and Rust literals
+/// (for the const parameters), or why it has none.
+fn instance(g: &Generic, d: &Demangled) -> Result<(Vec<String>, Vec<String>), String> {
+    let (mut args, mut values) = (Vec::new(), Vec::new());
+    let mut consts = g.const_params.iter().peekable();
+    for (position, arg) in d.template_args.iter().enumerate() {
+        match consts.next_if(|c| c.position == position) {
+            Some(c) => values.push(const_value(arg, c.ty).ok_or_else(|| {
+                format!(
+                    "an instance's argument for template parameter `{}` is not a value of its type (`{}`): each instance is launched by its PTX name",
+                    c.name,
+                    c.cxx_enum.as_deref().unwrap_or(c.ty.rust_name())
+                )
+            })?),
+            None if is_value(arg) => {
+                return Err("an instance has a value as a template argument where the template declares a type: each instance is launched by its PTX name".into())
+            }
+            None => args.push(host_type(arg).ok_or_else(|| {
+                "an instance has a template argument with no Rust type (a class or struct template the host cannot name): each instance is launched by its PTX name".to_string()
+            })?),
+        }
+    }
+    Ok((args, values))
+}
+
+/// A demangled template value (`128`, `(unsigned long)128`, `-1`, `true`, `(sort_order)1`) as a
+/// Rust literal of `ty`; none where it is not an integer or `bool` in `ty`'s range (a function's
+/// address, a floating value).
+fn const_value(arg: &str, ty: Scalar) -> Option<String> {
+    let arg = arg.trim();
+    if ty == Scalar::Bool {
+        return matches!(arg, "true" | "false").then(|| arg.to_string());
+    }
+    // The demangler writes a type cast before every integer that is not an `int`.
+    let digits = match arg.strip_prefix('(') {
+        Some(rest) => rest.split_once(')')?.1,
+        None => arg,
+    };
+    let n: i128 = digits.parse().ok()?;
+    let fits = match ty {
+        Scalar::U8 => u8::try_from(n).is_ok(),
+        Scalar::I8 => i8::try_from(n).is_ok(),
+        Scalar::U16 => u16::try_from(n).is_ok(),
+        Scalar::I16 => i16::try_from(n).is_ok(),
+        Scalar::U32 => u32::try_from(n).is_ok(),
+        Scalar::I32 => i32::try_from(n).is_ok(),
+        Scalar::U64 | Scalar::Usize => u64::try_from(n).is_ok(),
+        Scalar::I64 | Scalar::Isize => i64::try_from(n).is_ok(),
+        Scalar::Bool | Scalar::F32 | Scalar::F64 => false,
+    };
+    fits.then(|| n.to_string())
 }
 
 /// Whether an instance's demangled parameter type `cxx` can be the template's parameter `ty`:
@@ -287,6 +359,13 @@ mod tests {
         assert_eq!(d.params, ["double*", "int"]);
         assert_eq!(demangle("_Z6reduceILi256EEvPKfPfi").unwrap().template_args, ["256"]);
         assert_eq!(demangle("_Z4noopv").unwrap().params, Vec::<String>::new());
+        // nvcc's namespace for a file's `static` functions is left out.
+        let d = demangle("_Z8unary_opIXadL_ZN37_INTERNAL_90e471bf_7_gelu_cu_6ade39646op_negEfEEEvPKfPfi").unwrap();
+        assert_eq!(
+            (d.template_args.as_slice(), d.text.as_str()),
+            (&["&op_neg(float)".to_string()][..], "unary_op<&op_neg(float)>(float const*, float*, int)")
+        );
+        assert_eq!(without_internal_namespaces("a::_INTERNAL_x::b, MY_INTERNAL_y::c"), "a::b, MY_INTERNAL_y::c");
         assert_eq!(demangle("saxpy"), None);
         assert_eq!(demangle("_Zgarbage"), None);
     }
@@ -304,61 +383,80 @@ mod tests {
         assert_eq!(bound.len(), 1, "{bound:#?}");
         let g = bound[0].generic.as_ref().unwrap();
         assert_eq!(g.type_params, ["T"]);
-        assert_eq!(g.instances[0], Instance { args: vec!["f32".into()], ptx_name: "_Z3addIfEvPT_PKS0_i".into() });
+        assert_eq!(g.instances[0], Instance { args: vec!["f32".into()], values: Vec::new(), ptx_name: "_Z3addIfEvPT_PKS0_i".into() });
         assert_eq!(g.instances[1].args, ["::ptx_runtime::half::f16"]);
         assert!(!bound[0].mangled);
         assert_eq!(bound[0].line, 3);
     }
 
+    /// ggml's `template <int ncols>`, DeepSpeed's `bool has_bias`, mamba's `size_t` tile sizes,
+    /// llama.cpp's `sort_order`: one generic kernel with const parameters, each instance's
+    /// values as Rust literals of the parameter's type.
     #[test]
-    fn non_type_template_arguments_leave_the_kernel_untyped_with_the_reason() {
-        let sigs = read("template <int BLOCK>\n__global__ void reduce(const float *x, float *out, int n) {}\n");
-        let bound = bind(sigs, &["_Z6reduceILi256EEvPKfPfi"]);
-        let why = bound[0].untyped.as_deref().unwrap();
-        assert_eq!(
-            why,
-            "template parameter `int BLOCK` is a value, not a type: a kernel templated over values has no typed launch method (each instance is launched by its PTX name)"
-        );
-        assert_eq!(demangle("_Z6reduceILi256EEvPKfPfi").unwrap().unbound_argument(), Some("256"));
-    }
-
-    /// Templates over values of every kind the demangler spells (llama.cpp's `sort_order`,
-    /// DeepSpeed's `bool has_bias`, `size_t` tile sizes): untyped, never a generic method whose
-    /// impls would be `()` or `(u64, u64)` twice.
-    #[test]
-    fn templates_over_bools_enums_and_sizes_are_untyped() {
-        let cases: &[(&str, &[&str], &str)] = &[
+    fn templates_over_ints_bools_enums_and_sizes_become_const_generic_kernels() {
+        // The source, its instances' PTX names, and each instance's values.
+        type Case<'a> = (&'a str, &'a [&'a str], &'a [&'a [&'a str]]);
+        let cases: &[Case] = &[
+            (
+                "template <int BLOCK>\n__global__ void reduce(const float *x, float *out, int n) {}\n",
+                &["_Z6reduceILi256EEvPKfPfi"],
+                &[&["256"]],
+            ),
             (
                 "template <bool has_bias>\n__global__ void add_bias(float* y, const float* b, int n) {}\n",
                 &["_Z8add_biasILb1EEvPfPKfi", "_Z8add_biasILb0EEvPfPKfi"],
-                "template parameter `bool has_bias` is a value",
+                &[&["true"], &["false"]],
             ),
             (
                 "enum sort_order { ASC, DESC };\ntemplate <sort_order order>\n__global__ void k_sort(const float* x, int* dst, int n) {}\n",
                 &["_Z6k_sortIL10sort_order0EEvPKfPii", "_Z6k_sortIL10sort_order1EEvPKfPii"],
-                "template parameter `sort_order order` is a value",
+                &[&["0"], &["1"]],
             ),
             (
                 "template <size_t splitD, size_t N>\n__global__ void ssm_scan(const float* x, float* y, int n) {}\n",
                 &["_Z8ssm_scanILm128ELm16EEvPKfPfi", "_Z8ssm_scanILm128ELm256EEvPKfPfi"],
-                "template parameters `size_t splitD`, `size_t N` are values",
+                &[&["128", "16"], &["128", "256"]],
             ),
-            (
-                "template <typename T, bool has_bias>\n__global__ void add_bias2(T* y, const T* b, int n) {}\n",
-                &["_Z9add_bias2IfLb1EEvPT_PKS0_i"],
-                "template parameter `bool has_bias` is a value",
-            ),
+            ("template <int off>\n__global__ void shift(float* y, int n) {}\n", &["_Z5shiftILin1EEvPfi"], &[&["-1"]]),
         ];
-        for (src, entries, why) in cases {
+        for (src, entries, values) in cases {
             let bound = bind(read(src), entries);
             assert_eq!(bound.len(), 1, "{bound:#?}");
-            assert!(bound[0].generic.is_none() && bound[0].mangled, "{bound:#?}");
-            assert!(bound[0].untyped.as_deref().is_some_and(|u| u.starts_with(why)), "{:?}", bound[0].untyped);
+            let g = bound[0].generic.as_ref().unwrap_or_else(|| panic!("{bound:#?}"));
+            assert!(!bound[0].mangled && bound[0].untyped.is_none(), "{bound:#?}");
+            let got: Vec<Vec<&str>> = g.instances.iter().map(|i| i.values.iter().map(String::as_str).collect()).collect();
+            assert_eq!(got, values.iter().map(|v| v.to_vec()).collect::<Vec<_>>(), "{src}");
         }
-        assert_eq!(demangle("_Z8add_biasILb1EEvPfPKfi").unwrap().unbound_argument(), Some("true"));
-        assert_eq!(demangle("_Z8ssm_scanILm128ELm16EEvPKfPfi").unwrap().unbound_argument(), Some("(unsigned long)128"));
-        assert_eq!(demangle("_Z6k_sortIL10sort_order1EEvPKfPii").unwrap().unbound_argument(), Some("(sort_order)1"));
-        assert_eq!(demangle("_Z3addIfEvPT_PKS0_i").unwrap().unbound_argument(), None);
+        // Types and values interleaved as declared; the instance's name in messages is C++'s order.
+        let bound = bind(
+            read("template <typename T, bool has_bias>\n__global__ void add_bias2(T* y, const T* b, int n) {}\n"),
+            &["_Z9add_bias2IfLb1EEvPT_PKS0_i"],
+        );
+        let g = bound[0].generic.as_ref().unwrap();
+        assert_eq!(
+            (g.instances[0].args.as_slice(), g.instances[0].values.as_slice()),
+            (&["f32".to_string()][..], &["true".to_string()][..])
+        );
+        assert_eq!(bound[0].monomorphic()[0].1.name, "add_bias2::<f32, true>");
+        assert_eq!(demangle("_Z8ssm_scanILm128ELm16EEvPKfPfi").unwrap().template_args, ["(unsigned long)128", "(unsigned long)16"]);
+    }
+
+    /// Values Rust's const generics cannot hold, or that are not of the declared type: the
+    /// kernel is launched by name, with the reason.
+    #[test]
+    fn template_values_without_a_const_generic_form_leave_the_kernel_untyped() {
+        let why = |src: &str, entries: &[&str]| bind(read(src), entries)[0].untyped.clone().unwrap_or_default();
+        let w =
+            why("template <float (*op)(const float)>\n__global__ void unary(float *x, int n) {}\n", &["_Z5unaryIXadL_Z6op_absfEEEvPfi"]);
+        assert!(w.starts_with("template parameter `float (*op)(..)` is a function pointer"), "{w}");
+        // An enum value past `i32` (`enum : long`), a byte out of range.
+        let w =
+            why("enum big : long { B = 1L << 40 };\ntemplate <big b>\n__global__ void k(float *x) {}\n", &["_Z1kIL3big1099511627776EEvPf"]);
+        assert!(w.starts_with("an instance's argument for template parameter `b` is not a value of its type (`big`)"), "{w}");
+        assert_eq!(const_value("(unsigned char)300", Scalar::U8), None);
+        assert_eq!(const_value("(unsigned char)255", Scalar::U8).as_deref(), Some("255"));
+        assert_eq!(const_value("&op_abs(float)", Scalar::I32), None);
+        assert_eq!(const_value("1", Scalar::Bool), None);
     }
 
     /// A template over a traits type the host cannot name (causal-conv1d's

@@ -231,8 +231,8 @@ mod tests {
         (r.0.into_inner().unwrap(), std::fs::read_to_string(dir.path().join("q").join(UNTYPED_LIST)).ok())
     }
 
-    const SRC: &str = "extern \"C\" __global__ void deq(const void *vx, float *y) {}\nextern \"C\" __global__ void gather(const float **rows, float *out) {}\ntemplate <int N> __global__ void tile(float *x) {}\n";
-    const ENTRIES: &[&str] = &["deq", "gather", "_Z4tileILi4EEvPf", "stamped_f32"];
+    const SRC: &str = "extern \"C\" __global__ void deq(const void *vx, float *y) {}\nextern \"C\" __global__ void gather(const float **rows, float *out) {}\ntemplate <float (*op)(float)> __global__ void tile(float *x) {}\n";
+    const ENTRIES: &[&str] = &["deq", "gather", "_Z4tileIXadL_Z6op_absfEEEvPf", "stamped_f32"];
 
     #[test]
     fn untyped_kernels_are_one_line_with_the_list_in_a_file() {
@@ -246,7 +246,7 @@ mod tests {
         let lines: Vec<&str> = list.lines().collect();
         assert_eq!(lines.len(), 3, "{list}");
         assert!(lines[0].starts_with("`gather` (/pkg/cuda/q.cu:2): parameter `const float * * rows`: pointers to pointers"), "{list}");
-        assert_eq!(lines[1], "`_Z4tileILi4EEvPf` (/pkg/cuda/q.cu:3): template parameter `int N` is a value, not a type: a kernel templated over values has no typed launch method (each instance is launched by its PTX name) (here `4`)");
+        assert_eq!(lines[1], "`_Z4tileIXadL_Z6op_absfEEEvPf` (/pkg/cuda/q.cu:3): template parameter `float (*op)(..)` is a function pointer, which Rust's const generics cannot take: each instance is launched by its PTX name (here `&op_abs(float)`)");
         assert!(lines[2].starts_with("`stamped_f32`: not declared in a form the signature reader follows (a kernel stamped out"), "{list}");
     }
 

@@ -10,7 +10,7 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
 use crate::arch::{Arch, Variant};
-use crate::embed::signature::{KernelSig, ParamType};
+use crate::embed::signature::{Generic, KernelSig, ParamType};
 use crate::error::{Error, Result};
 use crate::report::ArtifactKind;
 
@@ -266,8 +266,10 @@ pub fn generate(units: &[Unit]) -> Result<String> {
     // without optimisation) syn's parse and prettyplease's print of 361 kernels' methods took
     // 0.5 s after the last nvcc run; the text takes 60 ms (BENCHMARKS.md, issue 25).
     text.push_str("\n// Methods carry the kernels' own names (`mul_mat_q4_K`).\n");
-    // Type parameters carry the C++ template's names (`src_t`).
-    text.push_str("#[allow(clippy::too_many_arguments, non_snake_case, non_camel_case_types, dead_code)]\nimpl Kernels {\n");
+    // Type and const parameters carry the C++ template's names (`src_t`, `ncols`).
+    text.push_str(
+        "#[allow(clippy::too_many_arguments, non_snake_case, non_camel_case_types, non_upper_case_globals, dead_code)]\nimpl Kernels {\n",
+    );
     for (index, k) in &typed {
         method(*index, k, &mut text);
     }
@@ -395,9 +397,13 @@ fn instance_trait_name(kernel: &str) -> Ident {
 
 /// For a generic kernel: a trait implemented for exactly the instantiated types (a tuple of them
 /// for several type parameters), so `k.add::<i32>(..)` does not compile where the PTX has no
-/// `int` instance.
+/// `int` instance. A kernel with const parameters gets a marker type of its parameters and the
+/// trait implemented for each instantiated combination (`KInstance<f32, 128, true>`).
 fn instance_trait(k: &KernelSig) -> Option<TokenStream> {
     let g = k.generic.as_ref()?;
+    if !g.const_params.is_empty() {
+        return Some(const_instance_trait(k, g));
+    }
     let name = instance_trait_name(&k.name);
     let listed: Vec<String> = g.instances.iter().map(|i| instance_type_text(&i.args)).collect();
     let doc = format!(
@@ -425,6 +431,87 @@ fn instance_trait(k: &KernelSig) -> Option<TokenStream> {
     })
 }
 
+/// The marker type and trait of a kernel with const parameters (see [`instance_trait`]).
+fn const_instance_trait(k: &KernelSig, g: &Generic) -> TokenStream {
+    let (carrier, name) = const_instance_names(&k.name);
+    let params = g.param_names().into_iter().map(|p| match g.const_params.iter().find(|c| c.name == p) {
+        Some(c) => {
+            let (id, ty) = (const_param_ident(&c.name), format_ident!("{}", c.ty.rust_name()));
+            quote!(const #id: #ty)
+        }
+        None => {
+            let id = ident(p);
+            quote!(#id)
+        }
+    });
+    let types = g.type_params.iter().map(|t| ident(t));
+    let body = match g.type_params.is_empty() {
+        true => quote!(;),
+        false => quote!((::core::marker::PhantomData<(#(#types,)*)>);),
+    };
+    let doc = format!(
+        " The template arguments kernel `{}` is instantiated with ({}); the generic arguments of [`Kernels::{}`].",
+        k.name,
+        listed_instances(g),
+        k.name
+    );
+    let impls = g.instances.iter().enumerate().map(|(i, inst)| {
+        let args = g.instance_args(inst).into_iter().map(generic_arg);
+        quote! {
+            impl #name for #carrier<#(#args),*> {
+                fn __instance(_: sealed::Token) -> usize { #i }
+            }
+        }
+    });
+    let struct_doc = format!(" The template parameters of kernel `{}`, for [`{name}`]'s implementations.", k.name);
+    quote! {
+        #[doc = #struct_doc]
+        #[allow(dead_code, non_upper_case_globals, non_camel_case_types)]
+        #[derive(Debug)]
+        pub struct #carrier<#(#params),*> #body
+        #[doc = #doc]
+        #[allow(dead_code)]
+        pub trait #name {
+            #[doc(hidden)]
+            fn __instance(_: sealed::Token) -> usize;
+        }
+        #(#impls)*
+    }
+}
+
+/// A kernel with const parameters: its marker type and its trait (`ssm_scan` ->
+/// `SsmScanInstance`, `SsmScanInstances`).
+fn const_instance_names(kernel: &str) -> (Ident, Ident) {
+    let types = instance_trait_name(kernel).to_string();
+    let camel = types.strip_suffix("Types").unwrap_or(&types);
+    (format_ident!("{camel}Instance"), format_ident!("{camel}Instances"))
+}
+
+/// A const parameter's name in the generated code: the C++ name, or with `_` after it where it
+/// is one of the method's own names (a parameter of the method cannot shadow it).
+fn const_param_ident(name: &str) -> Ident {
+    match RESERVED_NAMES.contains(&name) {
+        true => format_ident!("{name}_"),
+        false => ident(name),
+    }
+}
+
+/// An instance argument as a generic argument: a type, or a literal (a negative one in braces).
+fn generic_arg(arg: &str) -> TokenStream {
+    let text = if arg.starts_with('-') { format!("{{ {arg} }}") } else { arg.to_string() };
+    text.parse().unwrap_or_else(|_| quote!(()))
+}
+
+/// A generic kernel's instances for the docs, at most a dozen (ggml's have hundreds).
+fn listed_instances(g: &Generic) -> String {
+    const SHOWN: usize = 12;
+    let mut listed: Vec<String> = g.instances.iter().take(SHOWN).map(|i| format!("`<{}>`", g.instance_args(i).join(", "))).collect();
+    if g.instances.len() > SHOWN {
+        listed.push(format!("and {} more", g.instances.len() - SHOWN));
+    }
+    listed.join(", ")
+}
+
 /// An instance's type arguments as one type: itself, or a tuple for several.
 fn instance_type(args: &[String]) -> syn::Type {
     let tys: Vec<syn::Type> = args.iter().map(|a| syn::parse_str(a).unwrap_or_else(|_| syn::parse_quote!(()))).collect();
@@ -445,6 +532,27 @@ fn method(index: usize, k: &KernelSig, out: &mut String) {
     let f = ident(&k.name).to_string();
     // A generic kernel's method is generic too; the instance trait picks the function.
     let (generics, where_clause, pick) = match &k.generic {
+        Some(g) if !g.const_params.is_empty() => {
+            let (carrier, tr) = const_instance_names(&k.name);
+            let mut generics = Vec::new();
+            let mut args = Vec::new();
+            for p in g.param_names() {
+                match g.const_params.iter().find(|c| c.name == p) {
+                    Some(c) => {
+                        let id = const_param_ident(&c.name).to_string();
+                        generics.push(format!("const {id}: {}", c.ty.rust_name()));
+                        args.push(id);
+                    }
+                    None => {
+                        let id = ident(p).to_string();
+                        generics.push(format!("{id}: {DEVICE_REPR}"));
+                        args.push(id);
+                    }
+                }
+            }
+            let ty = format!("{carrier}<{}>", args.join(", "));
+            (generics, Some(format!("{ty}: {tr}")), format!("<{ty} as {tr}>::__instance(sealed::Token)"))
+        }
         Some(g) => {
             let tr = instance_trait_name(&k.name);
             let tps: Vec<String> = g.type_params.iter().map(|t| ident(t).to_string()).collect();
@@ -466,7 +574,7 @@ fn method(index: usize, k: &KernelSig, out: &mut String) {
     };
     // The kernel's own parameter names, but never one of the method's: a C kernel may well have
     // a parameter called `stream` or `args`.
-    let taken = ["stream", "grid", "args", "instance"];
+    let taken = RESERVED_NAMES;
     // Paths in full: a user's type named `Grid` (a stencil's by-value struct) must stay theirs.
     let mut params = vec!["&self".to_string(), "stream: &CudaStream".into(), "grid: impl Into<::ptx_runtime::Grid>".into()];
     let binding = if k.params.is_empty() { "args" } else { "mut args" };
@@ -501,6 +609,21 @@ fn method(index: usize, k: &KernelSig, out: &mut String) {
     // functions (BENCHMARKS.md, issue 25).
     body.push(format!("unsafe {{ self._set.launch({slot}, args, grid.into()) }}"));
     let doc = match &k.generic {
+        Some(g) if !g.const_params.is_empty() => {
+            let enums: Vec<String> = g
+                .const_params
+                .iter()
+                .filter_map(|c| Some(format!(" `{}` is a `{}` by its integer value.", c.name, c.cxx_enum.as_deref()?)))
+                .collect();
+            format!(
+                " Launches `{}` ({}:{}) with the template arguments it is instantiated with: {}.{}",
+                k.name,
+                crate::diag::from_package(&k.file).display(),
+                k.line,
+                listed_instances(g),
+                enums.concat()
+            )
+        }
         Some(g) => format!(
             " Launches `{}` ({}:{}) for the types it is instantiated for: {}.",
             k.name,
@@ -544,6 +667,10 @@ fn method(index: usize, k: &KernelSig, out: &mut String) {
     let m = Method { docs, head: format!("pub unsafe fn {f}"), params, ret: "Result<(), ::ptx_runtime::LaunchError>", body };
     m.write(out, &generics, where_clause.as_deref());
 }
+
+/// Names a launch method binds itself: a kernel's parameters and const parameters of these
+/// names get a `_` after them.
+const RESERVED_NAMES: &[&str] = &["stream", "grid", "args", "instance"];
 
 /// `lines` without the blank lines at its end.
 fn without_trailing_blanks<'a>(lines: &[&'a str]) -> Vec<&'a str> {

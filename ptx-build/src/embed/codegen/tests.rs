@@ -1,7 +1,7 @@
 //! The generated module's tests: its pieces, and the whole against a golden file.
 
 use super::*;
-use crate::embed::signature::{Generic, Instance, Param, Scalar};
+use crate::embed::signature::{ConstParam, Generic, Instance, Param, Scalar};
 
 pub(crate) fn sample() -> Vec<Unit> {
     let sig = |name: &str, params: Vec<(&str, ParamType)>| KernelSig {
@@ -31,9 +31,14 @@ pub(crate) fn sample() -> Vec<Unit> {
             KernelSig {
                 generic: Some(Generic {
                     type_params: vec!["T".into()],
+                    const_params: Vec::new(),
                     instances: vec![
-                        Instance { args: vec!["f32".into()], ptx_name: "_Z3addIfEvPT_PKS0_i".into() },
-                        Instance { args: vec!["::ptx_runtime::half::f16".into()], ptx_name: "_Z3addI6__halfEvPT_PKS1_i".into() },
+                        Instance { args: vec!["f32".into()], values: Vec::new(), ptx_name: "_Z3addIfEvPT_PKS0_i".into() },
+                        Instance {
+                            args: vec!["::ptx_runtime::half::f16".into()],
+                            values: Vec::new(),
+                            ptx_name: "_Z3addI6__halfEvPT_PKS1_i".into(),
+                        },
                     ],
                 }),
                 ..sig(
@@ -48,7 +53,12 @@ pub(crate) fn sample() -> Vec<Unit> {
             KernelSig {
                 generic: Some(Generic {
                     type_params: vec!["T".into(), "U".into()],
-                    instances: vec![Instance { args: vec!["f32".into(), "u32".into()], ptx_name: "cast_f32_u32".into() }],
+                    const_params: Vec::new(),
+                    instances: vec![Instance {
+                        args: vec!["f32".into(), "u32".into()],
+                        values: Vec::new(),
+                        ptx_name: "cast_f32_u32".into(),
+                    }],
                 }),
                 ..sig(
                     "cast",
@@ -56,6 +66,38 @@ pub(crate) fn sample() -> Vec<Unit> {
                         ("x", ParamType::Pointer { mutable: false, elem: "T".into() }),
                         ("y", ParamType::Pointer { mutable: true, elem: "U".into() }),
                         ("fill", ParamType::ByValue { ty: "U".into() }),
+                    ],
+                )
+            },
+            // ggml's `template <ggml_type type, typename dst_t, int ncols, bool has_fusion>`:
+            // const parameters between and after the type's, one named like a Rust keyword.
+            KernelSig {
+                generic: Some(Generic {
+                    type_params: vec!["dst_t".into()],
+                    const_params: vec![
+                        ConstParam { name: "type".into(), ty: Scalar::I32, cxx_enum: Some("ggml_type".into()), position: 0 },
+                        ConstParam { name: "ncols".into(), ty: Scalar::I32, cxx_enum: None, position: 2 },
+                        ConstParam { name: "has_fusion".into(), ty: Scalar::Bool, cxx_enum: None, position: 3 },
+                    ],
+                    instances: vec![
+                        Instance {
+                            args: vec!["f32".into()],
+                            values: vec!["8".into(), "128".into(), "true".into()],
+                            ptx_name: "_Z13mul_mat_vec_qIL9ggml_type8EfLi128ELb1EEvPKvPT0_i".into(),
+                        },
+                        Instance {
+                            args: vec!["::ptx_runtime::half::f16".into()],
+                            values: vec!["2".into(), "-1".into(), "false".into()],
+                            ptx_name: "_Z13mul_mat_vec_qIL9ggml_type2E6__halfLin1ELb0EEvPKvPT0_i".into(),
+                        },
+                    ],
+                }),
+                ..sig(
+                    "mul_mat_vec_q",
+                    vec![
+                        ("vx", ParamType::AnyPointer { mutable: false }),
+                        ("dst", ParamType::Pointer { mutable: true, elem: "dst_t".into() }),
+                        ("n", ParamType::Scalar(Scalar::I32)),
                     ],
                 )
             },
@@ -106,6 +148,43 @@ fn a_kernels_own_safety_section_is_the_methods_only_one() {
 #[test]
 fn generated_module_matches_the_golden_file() {
     insta::assert_snapshot!("saxpy_module", generate(&sample()).unwrap());
+}
+
+#[test]
+fn const_parameters_are_const_generics_in_the_templates_order() {
+    let code = generate(&sample()).unwrap();
+    // prettyplease's trailing commas aside.
+    let flat = code.replace(char::is_whitespace, "").replace(",>", ">").replace(",)", ")");
+    assert!(
+        flat.contains(
+            "pubstructMulMatVecQInstance<constr#type:i32,dst_t,constncols:i32,consthas_fusion:bool>(::core::marker::PhantomData<(dst_t)>);"
+        ),
+        "{code}"
+    );
+    assert!(flat.contains("implMulMatVecQInstancesforMulMatVecQInstance<8,f32,128,true>"), "{code}");
+    // A negative value is a block.
+    assert!(flat.contains("forMulMatVecQInstance<2,::ptx_runtime::half::f16,{-1},false>"), "{code}");
+    assert!(
+        flat.contains("pubunsafefnmul_mat_vec_q<constr#type:i32,dst_t:::ptx_runtime::cudarc::driver::DeviceRepr,constncols:i32,consthas_fusion:bool>("),
+        "{code}"
+    );
+    assert!(flat.contains("whereMulMatVecQInstance<r#type,dst_t,ncols,has_fusion>:MulMatVecQInstances,"), "{code}");
+    assert!(code.contains("`type` is a `ggml_type` by its integer value."), "{code}");
+    assert!(
+        code.contains(
+            "with the template arguments it is instantiated with: `<8, f32, 128, true>`, `<2, ::ptx_runtime::half::f16, -1, false>`."
+        ),
+        "{code}"
+    );
+}
+
+#[test]
+fn const_parameters_named_like_the_methods_own_are_renamed() {
+    let mut units = sample();
+    let k = units[0].kernels.iter_mut().find(|k| k.name == "mul_mat_vec_q").unwrap();
+    k.generic.as_mut().unwrap().const_params[1].name = "instance".into();
+    let flat = generate(&units).unwrap().replace(char::is_whitespace, "");
+    assert!(flat.contains("constinstance_:i32") && flat.contains("MulMatVecQInstance<r#type,dst_t,instance_,has_fusion>"), "{flat}");
 }
 
 #[test]

@@ -137,15 +137,31 @@ pub struct KernelSig {
     pub ptx_name: Option<String>,
 }
 
-/// A kernel generic over types: a C++ template with explicit instantiations, or a Rust
-/// `#[kernel]` function with its list of instances. It gets one launch method generic over
-/// `type_params`, which compiles only for the instantiated types.
+/// A generic kernel: a C++ template with its instances in the PTX, or a Rust `#[kernel]`
+/// function with its list of instances. It gets one launch method generic over `type_params`
+/// and `const_params` (a C++ `int N`, `bool has_bias`, an enum: const generics), which
+/// compiles only for the instantiated combinations.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Generic {
     /// The type parameters as the source names them (`T`).
     pub type_params: Vec<String>,
+    /// The parameters over values, in source order.
+    pub const_params: Vec<ConstParam>,
     /// One per instantiation, in source order.
     pub instances: Vec<Instance>,
+}
+
+/// A C++ template parameter over a value, as a Rust const generic parameter.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ConstParam {
+    /// As the source names it (`ncols`).
+    pub name: String,
+    /// Its Rust type: the C++ integer or `bool` type's twin; `i32` for an enum.
+    pub ty: Scalar,
+    /// The C++ type where it is not a scalar's (an enum: `sort_order`), for the docs.
+    pub cxx_enum: Option<String>,
+    /// Its index among all the template's parameters, types and values.
+    pub position: usize,
 }
 
 /// One instantiation of a [`Generic`] kernel.
@@ -154,8 +170,39 @@ pub struct Instance {
     /// The host types bound to the type parameters, in order, as Rust paths (`f32`,
     /// `::ptx_runtime::half::f16`).
     pub args: Vec<String>,
+    /// The values bound to the const parameters, in order, as Rust literals (`128`, `true`).
+    pub values: Vec<String>,
     /// The instance's PTX entry name (`_Z3addIfEvPT_PKS0_S3_i`, `add_f32`).
     pub ptx_name: String,
+}
+
+impl Generic {
+    /// Every parameter's name in source order, types and values interleaved as declared.
+    pub fn param_names(&self) -> Vec<&str> {
+        self.in_order(self.type_params.iter().map(String::as_str), self.const_params.iter().map(|c| c.name.as_str()))
+    }
+
+    /// An instance's arguments in source order (`f32`, `128`, `true`).
+    pub fn instance_args<'a>(&self, inst: &'a Instance) -> Vec<&'a str> {
+        self.in_order(inst.args.iter().map(String::as_str), inst.values.iter().map(String::as_str))
+    }
+
+    /// `types` and `values` interleaved by the const parameters' positions.
+    fn in_order<'a>(&self, types: impl Iterator<Item = &'a str>, values: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+        let (mut types, mut values) = (types.peekable(), values.zip(&self.const_params).peekable());
+        let mut out = Vec::new();
+        while types.peek().is_some() || values.peek().is_some() {
+            match values.next_if(|(_, c)| c.position == out.len()) {
+                Some((v, _)) => out.push(v),
+                None => match types.next() {
+                    Some(t) => out.push(t),
+                    // Positions past the types' end: the values follow in order.
+                    None => out.extend(values.by_ref().map(|(v, _)| v)),
+                },
+            }
+        }
+        out
+    }
 }
 
 impl KernelSig {
@@ -192,7 +239,7 @@ impl KernelSig {
                         Param { name: p.name.clone(), ty }
                     })
                     .collect();
-                let name = format!("{}::<{}>", self.name, inst.args.join(", "));
+                let name = format!("{}::<{}>", self.name, g.instance_args(inst).join(", "));
                 (inst.ptx_name.clone(), KernelSig { name, params, generic: None, ..self.clone() })
             })
             .collect()

@@ -239,12 +239,12 @@ fn generic_of(f: &syn::ItemFn, name: &str) -> std::result::Result<Option<Generic
             return Err(format!("two instances are exported as `{ptx_name}`"));
         }
         let args = types.into_iter().map(|t| device_type(&t).map(str::to_string).unwrap_or(t)).collect();
-        out.push(Instance { args, ptx_name });
+        out.push(Instance { args, values: Vec::new(), ptx_name });
     }
     if out.is_empty() {
         return Err("`instances()` lists no type".into());
     }
-    Ok(Some(Generic { type_params, instances: out }))
+    Ok(Some(Generic { type_params, const_params: Vec::new(), instances: out }))
 }
 
 /// `instances(f32, f64)` or `instances((f32, u32), ..)`: each instance's types as written.
@@ -484,11 +484,18 @@ mod tests {
         let src = "use ptx_device::kernel;\n/// Adds.\n#[kernel(instances(f32, f64))]\npub unsafe fn add<T: Copy + core::ops::Add<Output = T>>(n: u32, x: *const T, y: *mut T, s: T) {}\n#[ptx_device::kernel(instances((f32, u32), (crate::Pair, *const u8),))]\npub unsafe fn cast<A, B>(x: *const A, y: *mut B) where A: Copy {}\n#[kernel]\npub unsafe fn plain(x: *mut f32) {}\n";
         let k = rust_kernels_in_text(Path::new("lib.rs"), src).unwrap();
         assert_eq!(k.iter().map(|k| (k.name.as_str(), k.line)).collect::<Vec<_>>(), [("add", 4), ("cast", 6), ("plain", 8)]);
-        let inst =
-            |args: &[&str], ptx_name: &str| Instance { args: args.iter().map(|a| a.to_string()).collect(), ptx_name: ptx_name.into() };
+        let inst = |args: &[&str], ptx_name: &str| Instance {
+            args: args.iter().map(|a| a.to_string()).collect(),
+            values: Vec::new(),
+            ptx_name: ptx_name.into(),
+        };
         assert_eq!(
             k[0].generic,
-            Some(Generic { type_params: vec!["T".into()], instances: vec![inst(&["f32"], "add_f32"), inst(&["f64"], "add_f64")] })
+            Some(Generic {
+                type_params: vec!["T".into()],
+                const_params: Vec::new(),
+                instances: vec![inst(&["f32"], "add_f32"), inst(&["f64"], "add_f64")]
+            })
         );
         assert_eq!(
             k[0].params.iter().map(|p| p.ty.clone()).collect::<Vec<_>>(),
@@ -504,6 +511,7 @@ mod tests {
             k[1].generic,
             Some(Generic {
                 type_params: vec!["A".into(), "B".into()],
+                const_params: Vec::new(),
                 instances: vec![inst(&["f32", "u32"], "cast_f32_u32"), inst(&["crate::Pair", "*const u8"], "cast_crate_Pair_const_u8")]
             })
         );

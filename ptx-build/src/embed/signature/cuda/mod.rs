@@ -4,12 +4,12 @@
 
 use std::path::Path;
 
-use super::{Generic, KernelSig, Param, ParamType, Scalar};
+use super::{KernelSig, Param, ParamType, Scalar};
 use crate::error::{Error, Result};
 use crate::text::c_lex::{self, Kind};
 
 mod template;
-use template::{template_params, value_template_reason};
+use template::{template_generic, template_params};
 
 /// A token of C++ source as signatures need it: preprocessor lines, numbers and character
 /// literals are dropped; string literals are kept (raw) for `extern "C"`.
@@ -199,18 +199,13 @@ pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> 
                 }
                 if templated {
                     let params = last_template.map(|t| template_params(&toks, t + 1)).unwrap_or_default();
-                    match value_template_reason(&params) {
-                        // Its instances' PTX names carry the values (`add_bias<true>`), which
-                        // have no place in a launch method generic over types.
-                        Some(why) if sig.untyped.is_none() => {
+                    match template_generic(&params, &aliases) {
+                        Err(why) if sig.untyped.is_none() => {
                             sig.params.clear();
                             sig.untyped = Some(why);
                         }
-                        Some(_) => {}
-                        None => {
-                            let type_params = params.into_iter().map(|p| p.name).collect();
-                            sig.generic = Some(Generic { type_params, instances: Vec::new() });
-                        }
+                        Err(_) => {}
+                        Ok(generic) => sig.generic = Some(generic),
                     }
                 }
                 // A declaration and its definition count once; C++ overloads (same name, other

@@ -1,7 +1,9 @@
-//! The parameters of a C++ `template <...>`: which are types (a typed launch method can be
-//! generic over them) and which are values or templates (the kernel stays untyped).
+//! The parameters of a C++ `template <...>`: types (a typed launch method is generic over
+//! them), values of integer, `bool` and enum types (const generic parameters), and the rest
+//! (function pointers, templates: the kernel stays untyped).
 
-use super::CTok;
+use super::{c_scalar, resolve_aliases, Aliases, CTok, C_TYPE_WORDS};
+use crate::embed::signature::{ConstParam, Generic, ParamType, Scalar};
 
 /// One parameter of a `template <...>`.
 #[derive(Debug, PartialEq, Eq)]
@@ -65,19 +67,62 @@ pub(super) fn template_params(toks: &[(CTok<'_>, u32)], open: usize) -> Vec<Temp
     params
 }
 
-/// Why a template over values gets no typed launch method, or none for a template over types.
-pub(super) fn value_template_reason(params: &[TemplateParam]) -> Option<String> {
-    let values: Vec<String> = params.iter().filter(|p| !p.is_type).map(|p| format!("`{}`", p.decl)).collect();
-    match values.len() {
-        0 => None,
-        1 => Some(format!(
-            "template parameter {} is a value, not a type: a kernel templated over values has no typed launch method (each instance is launched by its PTX name)",
-            values[0]
-        )),
-        _ => Some(format!(
-            "template parameters {} are values, not types: a kernel templated over values has no typed launch method (each instance is launched by its PTX name)",
-            values.join(", ")
-        )),
+/// A template's parameters as a [`Generic`] kernel's (instances come from the PTX), or why it
+/// gets no typed launch method: a parameter over a function pointer, a template, a floating
+/// value or a value of a type parameter's type has no Rust const generic form.
+pub(super) fn template_generic(params: &[TemplateParam], aliases: &Aliases<'_>) -> Result<Generic, String> {
+    let mut generic = Generic { type_params: Vec::new(), const_params: Vec::new(), instances: Vec::new() };
+    let mut problems = Vec::new();
+    for (position, p) in params.iter().enumerate() {
+        if p.is_type {
+            generic.type_params.push(p.name.clone());
+            continue;
+        }
+        match const_param_type(p, params, aliases) {
+            Ok((ty, cxx_enum)) => generic.const_params.push(ConstParam { name: p.name.clone(), ty, cxx_enum, position }),
+            Err(why) => problems.push(format!("template parameter `{}` {why}", p.decl)),
+        }
+    }
+    match problems.is_empty() {
+        true => Ok(generic),
+        false => Err(format!("{}: each instance is launched by its PTX name", problems.join("; "))),
+    }
+}
+
+/// The Rust type of a template parameter over a value (`int ncols` -> `i32`, `size_t N` ->
+/// `usize`, `sort_order o` -> `i32` and the enum's name), or why it has none.
+fn const_param_type(p: &TemplateParam, params: &[TemplateParam], aliases: &Aliases<'_>) -> Result<(Scalar, Option<String>), String> {
+    if p.decl.contains("(*") {
+        return Err("is a function pointer, which Rust's const generics cannot take".into());
+    }
+    let words: Vec<&str> = p.decl.split(' ').collect();
+    if words.contains(&"template") {
+        return Err("is a template template parameter, which Rust has no form of".into());
+    }
+    let ty: Vec<&str> = words[..words.len().saturating_sub(1)].iter().copied().filter(|w| !matches!(*w, "typename" | "class")).collect();
+    let ty = resolve_aliases(ty, aliases);
+    match c_scalar(&ty) {
+        Some(ParamType::Scalar(Scalar::F32 | Scalar::F64)) => {
+            Err("is a floating-point value, which Rust's const generics cannot take".into())
+        }
+        Some(ParamType::Scalar(s)) => Ok((s, None)),
+        Some(_) => Err("is a value of a type Rust's const generics cannot take".into()),
+        None => {
+            let named: Vec<&str> = ty.iter().copied().filter(|w| !matches!(*w, "const" | "volatile" | "enum")).collect();
+            if named.contains(&"auto") {
+                return Err("is `auto`, whose type only each instance knows".into());
+            }
+            if named.iter().any(|w| params.iter().any(|q| q.is_type && q.name == *w)) {
+                return Err("has the type of another template parameter, which Rust's const generics cannot take".into());
+            }
+            if named.is_empty() || named.iter().any(|w| C_TYPE_WORDS.contains(w)) {
+                return Err("is a value of a type Rust's const generics cannot take".into());
+            }
+            // A name the reader does not know is an enum's (`sort_order`, `ggml_type`): its
+            // instances are demangled as `(sort_order)1`, and an enum's values fit an `i32`
+            // (checked per instance when they are bound).
+            Ok((Scalar::I32, Some(named.join("::"))))
+        }
     }
 }
 
@@ -103,10 +148,50 @@ mod tests {
             ("T", "class T", true),
         ];
         assert_eq!(got, want.map(|(n, d, t)| (n.to_string(), d.to_string(), t)));
-        let why = value_template_reason(&template_params(&toks, open)).unwrap();
-        assert!(
-            why.starts_with("template parameters `float (*op)(..)`, `int qk`, `bool has_bias`, `template class C` are values"),
-            "{why}"
+        let why = template_generic(&template_params(&toks, open), &Aliases::new()).unwrap_err();
+        assert_eq!(
+            why,
+            "template parameter `float (*op)(..)` is a function pointer, which Rust's const generics cannot take; template parameter `template class C` is a template template parameter, which Rust has no form of: each instance is launched by its PTX name"
         );
+    }
+
+    /// The value types of ggml's, DeepSpeed's and mamba's templates, each as a const generic
+    /// parameter's type; the ones Rust has no const generic form of, with the reason.
+    #[test]
+    fn values_of_integer_bool_and_enum_types_are_const_parameters() {
+        let generic = |decls: &str| {
+            let src = format!("typedef unsigned int uint;\ntemplate <{decls}>\n__global__ void k(float *x) {{}}\n");
+            let toks = c_tokens(&src);
+            let open = toks.iter().position(|(t, _)| *t == CTok::Punct('<')).unwrap();
+            template_generic(&template_params(&toks, open), &super::super::typedefs(&toks))
+        };
+        let g =
+            generic("typename T, int ncols, bool has_fusion, size_t splitD, unsigned n, uint m, const int64_t big, ggml_type type, char c")
+                .unwrap();
+        assert_eq!(g.type_params, ["T"]);
+        let got: Vec<(&str, Scalar, Option<&str>, usize)> =
+            g.const_params.iter().map(|c| (c.name.as_str(), c.ty, c.cxx_enum.as_deref(), c.position)).collect();
+        assert_eq!(
+            got,
+            [
+                ("ncols", Scalar::I32, None, 1),
+                ("has_fusion", Scalar::Bool, None, 2),
+                ("splitD", Scalar::Usize, None, 3),
+                ("n", Scalar::U32, None, 4),
+                ("m", Scalar::U32, None, 5),
+                ("big", Scalar::I64, None, 6),
+                ("type", Scalar::I32, Some("ggml_type"), 7),
+                ("c", Scalar::I8, None, 8),
+            ]
+        );
+        for (decls, why) in [
+            ("float scale", "template parameter `float scale` is a floating-point value"),
+            ("typename T, T v", "template parameter `T v` has the type of another template parameter"),
+            ("auto v", "template parameter `auto v` is `auto`"),
+            ("__half h", "template parameter `__half h` is a value of a type Rust's const generics cannot take"),
+        ] {
+            let e = generic(decls).unwrap_err();
+            assert!(e.starts_with(why) && e.ends_with(": each instance is launched by its PTX name"), "{decls}: {e}");
+        }
     }
 }
