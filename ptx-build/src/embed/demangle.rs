@@ -242,6 +242,24 @@ pub fn bind(sigs: Vec<KernelSig>, entries: &[&str]) -> Vec<KernelSig> {
         sig.doc.push(format!(" C++ `{}`.", d.text));
         out.push(sig);
     }
+    // Overloads that differ only in their template parameters (`template <int N> k(float*)` and
+    // `template <int N, int M> k(float*)`) still share a name: launched by name, not refused.
+    let mut named: BTreeMap<String, usize> = BTreeMap::new();
+    for sig in out.iter().filter(|s| typed_template(s)) {
+        *named.entry(sig.name.clone()).or_default() += 1;
+    }
+    for sig in out.iter_mut().filter(|s| typed_template(s) && named[&s.name] > 1) {
+        sig.untyped = Some(
+            "another template of this name has the same parameters and differs only in its template's: each instance is launched by its PTX name"
+                .into(),
+        );
+        sig.params.clear();
+        // The C++ name again, by which the untyped list finds the declaration of each instance.
+        if let Some(d) = sig.generic.take().and_then(|g| demangle(&g.instances.first()?.ptx_name)) {
+            sig.name = d.name().to_string();
+        }
+        sig.mangled = true;
+    }
     out
 }
 
@@ -502,6 +520,23 @@ mod tests {
             .map(|s| (s.name.as_str(), s.generic.as_ref().unwrap().instances.iter().map(|i| i.ptx_name.as_str()).collect()))
             .collect();
         assert_eq!(got, [("k_t_i32", vec!["_Z1kIfEvPT_i"]), ("k_t_f32", vec!["_Z1kIdEvPT_f"])]);
+    }
+
+    /// Overloads by template parameters alone: no name tells them apart, so both are launched
+    /// by name (the build is not refused for legal C++).
+    #[test]
+    fn templates_differing_only_in_their_template_parameters_are_untyped() {
+        let src = "template <int N>\n__global__ void k(float* x) {}\ntemplate <int N, int M>\n__global__ void k(float* x) {}\n";
+        let bound = bind(read(src), &["_Z1kILi1EEvPf", "_Z1kILi1ELi2EEvPf"]);
+        assert_eq!(bound.len(), 2, "{bound:#?}");
+        for sig in &bound {
+            assert!(
+                sig.untyped.as_deref().is_some_and(|u| u.starts_with("another template of this name has the same parameters")),
+                "{sig:#?}"
+            );
+        }
+        // The list still finds each instance's declaration by its name.
+        assert!(bound.iter().all(|s| s.mangled && s.name == "k"));
     }
 
     #[test]

@@ -322,8 +322,12 @@ fn check_unique(units: &[Unit]) -> Result<()> {
 }
 
 fn ident(name: &str) -> Ident {
-    // Kernel names are C identifiers; a Rust keyword gets the raw form.
-    syn::parse_str::<Ident>(name).unwrap_or_else(|_| Ident::new_raw(name, Span::call_site()))
+    // Kernel names are C identifiers; a Rust keyword gets the raw form, except the few that
+    // have none (`self`, `super`, `crate`, `Self`, `_`: C++ parameter names all), which get a `_`.
+    syn::parse_str::<Ident>(name).unwrap_or_else(|_| match name {
+        "self" | "Self" | "super" | "crate" | "_" => format_ident!("{name}_"),
+        _ => Ident::new_raw(name, Span::call_site()),
+    })
 }
 
 fn unit_module(u: &Unit) -> TokenStream {

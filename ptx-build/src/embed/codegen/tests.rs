@@ -179,6 +179,20 @@ fn const_parameters_are_const_generics_in_the_templates_order() {
 }
 
 #[test]
+fn names_rust_cannot_spell_even_raw_get_an_underscore() {
+    // Legal C++ parameter names; `r#self` is no Rust identifier.
+    let mut units = sample();
+    for (p, name) in units[0].kernels[0].params.iter_mut().zip(["self", "super", "crate", "type"]) {
+        p.name = name.into();
+    }
+    units[0].kernels.iter_mut().find(|k| k.name == "mul_mat_vec_q").unwrap().generic.as_mut().unwrap().const_params[1].name = "Self".into();
+    let code = generate(&units).unwrap();
+    for name in ["self_: u32", "super_: f32", "crate_: &impl DeviceIn<f32>", "r#type: &mut impl DeviceInOut<f32>", "const Self_: i32"] {
+        assert!(code.contains(name), "{name}: {code}");
+    }
+}
+
+#[test]
 fn const_parameters_named_like_the_methods_own_are_renamed() {
     let mut units = sample();
     let k = units[0].kernels.iter_mut().find(|k| k.name == "mul_mat_vec_q").unwrap();

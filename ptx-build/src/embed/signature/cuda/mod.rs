@@ -209,8 +209,8 @@ pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> 
                     }
                 }
                 // A declaration and its definition count once; C++ overloads (same name, other
-                // parameters) are kernels of their own.
-                if seen_names.insert((name, format!("{:?}{:?}", sig.params, sig.untyped))) {
+                // parameters or template parameters) are kernels of their own.
+                if seen_names.insert((name, format!("{:?}{:?}{:?}", sig.params, sig.untyped, sig.generic))) {
                     out.push(sig);
                 }
                 i = k;
