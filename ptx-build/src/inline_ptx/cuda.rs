@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use super::plural;
+use super::qualifiers::Qualifiers;
 use super::template::{
     changing_register_read, declared_registers, destination, is_special_register, operand_refs, statements, unscoped_definitions,
     unterminated, writes_memory, written_either_way,
@@ -29,6 +30,9 @@ struct CAsm {
     opaque_template: bool,
     outputs: Vec<COperand>,
     inputs: Vec<COperand>,
+    /// An operand section holds a macro that may stand for any number of operands: `%N` is
+    /// not checked against the count.
+    opaque_operands: bool,
     clobbers: Vec<String>,
     /// The enclosing function can be inlined (a `__device__` function that is not `__noinline__`).
     inlinable: Option<String>,
@@ -40,6 +44,7 @@ struct CAsm {
 
 #[derive(Debug)]
 struct COperand {
+    /// Empty where a macro spells it (CUDA's `__LDG_PTR(ptr)`, `"l"` or `"r"` by platform).
     constraint: String,
     line: u32,
     column: u32,
@@ -59,11 +64,15 @@ impl CAsm {
     }
 }
 
-/// Finds every `asm` statement of a CUDA C++ source.
-fn scan_c(src: &str) -> Vec<CAsm> {
+/// Finds every `asm` statement of a CUDA C++ source. `inherited` holds the qualifier macros
+/// of the files read with it (its headers); its own are added.
+fn scan_c(src: &str, inherited: &Qualifiers) -> Vec<CAsm> {
     let toks = c_lex::tokens(src);
     // AMD's asm under `#if defined(GGML_USE_HIP)`, dead code under `#if 0`: no PTX.
     let never_taken = super::preproc::never_taken(&toks);
+    let mut quals = inherited.clone();
+    quals.read(&toks, &never_taken);
+    let quals = quals.resolve();
     let mut out = Vec::new();
     // For each open `{`, the text before it: a function header, `if (..)`, `namespace x`, ...
     let mut blocks: Vec<String> = Vec::new();
@@ -72,11 +81,22 @@ fn scan_c(src: &str) -> Vec<CAsm> {
     // of it; other preprocessor lines (`#if`, `#include`, ...) are no code: a `#ifdef X` before
     // an `if (..) {` would make its block read as a function `ifdef X ..`, a host one.
     let mut header = String::new();
+    // Where the `#define` being read ends: its body is no part of the code after it (a
+    // `#define DS_D_INLINE __device__ ..` before a host function would make it read as device).
+    let mut define_end = None;
     let mut i = 0;
     while let Some(t) = toks.get(i) {
-        if super::preproc::starts_directive(&toks, i) && toks.get(i + 1).is_some_and(|w| w.directive && w.text != "define") {
-            i = super::preproc::directive_end(&toks, i);
-            continue;
+        if define_end.is_some_and(|end| i >= end) {
+            define_end = None;
+            header.clear();
+        }
+        if super::preproc::starts_directive(&toks, i) {
+            if toks.get(i + 1).is_some_and(|w| w.directive && w.text != "define") {
+                i = super::preproc::directive_end(&toks, i);
+                continue;
+            }
+            header.clear();
+            define_end = Some(super::preproc::directive_end(&toks, i));
         }
         i += 1;
         match t.kind {
@@ -101,7 +121,8 @@ fn scan_c(src: &str) -> Vec<CAsm> {
                     }
                 }
                 header.push(' ');
-                header.push_str(t.text);
+                // `DS_D_INLINE` reads as the `__device__ __forceinline__` it stands for.
+                header.push_str(quals.get(t.text).unwrap_or(t.text));
             }
             Kind::Number | Kind::Punct(_) => header.push_str(t.text),
         }
@@ -162,6 +183,7 @@ fn asm_statement(toks: &[Token<'_>], i: &mut usize, line: u32, column: u32) -> O
         opaque_template: false,
         outputs: Vec::new(),
         inputs: Vec::new(),
+        opaque_operands: false,
         clobbers: Vec::new(),
         inlinable: None,
         conditional: false,
@@ -212,6 +234,17 @@ fn asm_statement(toks: &[Token<'_>], i: &mut usize, line: u32, column: u32) -> O
                 *i -= 1;
                 skip_balanced(toks, i);
             }
+            Kind::Ident if section == 1 || section == 2 => {
+                // A macro for the constraint, then the operand's `(expr)`: one operand whose
+                // letter the preprocessor picks. Without `(expr)`, any number of them.
+                if toks.get(*i).is_some_and(|t| t.is_punct(b'(')) {
+                    let op = COperand { constraint: String::new(), line: t.line, column: t.col };
+                    if section == 1 { &mut a.outputs } else { &mut a.inputs }.push(op);
+                    skip_balanced(toks, i);
+                } else {
+                    a.opaque_operands = true;
+                }
+            }
             _ => {
                 if section == 0 {
                     a.opaque_template = true;
@@ -239,8 +272,13 @@ fn skip_balanced(toks: &[Token<'_>], i: &mut usize) {
 }
 /// Checks every `asm` statement of a CUDA C++ source. `file` is how diagnostics name it.
 pub fn check_cuda(file: &Path, src: &str) -> Vec<Diagnostic> {
+    check_cuda_with(file, src, &Qualifiers::default())
+}
+
+/// [`check_cuda`] with the qualifier macros of the headers read with the source.
+pub(super) fn check_cuda_with(file: &Path, src: &str, quals: &Qualifiers) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    for a in scan_c(src).iter().filter(|a| !a.conditional) {
+    for a in scan_c(src, quals).iter().filter(|a| !a.conditional) {
         check_c_asm(file, a, &mut out);
     }
     out
@@ -248,15 +286,20 @@ pub fn check_cuda(file: &Path, src: &str) -> Vec<Diagnostic> {
 
 /// Reads and checks a .cu file.
 pub fn check_cuda_file(path: &Path, shown_as: &Path) -> Result<Vec<Diagnostic>> {
+    check_cuda_file_with(path, shown_as, &Qualifiers::default())
+}
+
+/// [`check_cuda_file`] with the qualifier macros of the headers read with it.
+pub(super) fn check_cuda_file_with(path: &Path, shown_as: &Path, quals: &Qualifiers) -> Result<Vec<Diagnostic>> {
     let src = std::fs::read(path).map_err(|e| Error::io("read", path, e))?;
-    Ok(check_cuda(shown_as, &String::from_utf8_lossy(&src)))
+    Ok(check_cuda_with(shown_as, &String::from_utf8_lossy(&src), quals))
 }
 
 fn check_c_asm(file: &Path, a: &CAsm, out: &mut Vec<Diagnostic>) {
     let at = |d: Diagnostic, (line, col): (u32, u32)| d.at(file, Some(line), Some(col));
 
     // Constraints.
-    for (i, op) in a.outputs.iter().chain(&a.inputs).enumerate() {
+    for (i, op) in a.outputs.iter().chain(&a.inputs).enumerate().filter(|(_, op)| !op.constraint.is_empty()) {
         let is_output = i < a.outputs.len();
         let mut letters = op.constraint.as_str();
         if is_output {
@@ -317,7 +360,7 @@ fn check_c_asm(file: &Path, a: &CAsm, out: &mut Vec<Diagnostic>) {
         let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
         if digits > 0 {
             let n: usize = rest[..digits].parse().unwrap_or(usize::MAX);
-            if has_operands && n >= a.operand_count() {
+            if has_operands && !a.opaque_operands && n >= a.operand_count() {
                 out.push(at(
                     Diagnostic::error(format!(
                         "`%{n}` refers to operand {n}, but this asm has {} operand{}",
@@ -506,6 +549,61 @@ __global__ void k(short *h, long long *l, float *f, double *d) {
         // AMD's asm for a HIP build of the same header is not PTX (ggml's `common.cuh`).
         let hip = "__device__ void mad(float &acc, int v) {\n#if defined(GGML_USE_HIP)\n  asm volatile(\"v_dot2_f32_f16 %0, %1, %1, %0\" : \"+v\"(acc) : \"v\"(v));\n#else\n  acc += v;\n#endif\n}\n";
         assert!(cu(hip).is_empty(), "{:?}", cu(hip));
+    }
+
+    /// A qualifier macro defined in the same file makes a device function (DeepSpeed's
+    /// `DS_D_INLINE`); a `#define` is no part of the function header after it, so a host
+    /// function after `#define ... __device__` stays host code.
+    #[test]
+    fn qualifier_macros_of_the_same_file_make_device_functions() {
+        let src = "#define DS_HD_INLINE __host__ __device__ __forceinline__\n#define DS_D_INLINE __device__ __forceinline__\n\
+                   DS_D_INLINE void store(float *p, float v) {\n  asm volatile(\"st.global.f32 [%0], %1;\" :: \"l\"(p), \"f\"(v));\n}\n\
+                   #define DS_H_INLINE __host__ inline\n\
+                   DS_H_INLINE unsigned long long ticks() {\n  unsigned lo, hi;\n  asm volatile(\"rdtsc\" : \"=a\"(lo), \"=d\"(hi));\n  return lo;\n}\n\
+                   DS_HD_INLINE int lane() {\n#ifdef __CUDA_ARCH__\n  int l;\n  asm(\"mov.u32 %0, %laneid;\" : \"=r\"(l));\n  return l;\n#else\n  asm volatile(\"pause\");\n  return 0;\n#endif\n}\n";
+        let d = cu(src);
+        let at: Vec<(String, &str)> = d.iter().map(|d| (d.location().unwrap(), d.message.as_str())).collect();
+        assert_eq!(
+            at,
+            [
+                ("k.cu:4:17".to_string(), "asm writes memory (`st.global.f32`) without a \"memory\" clobber"),
+                ("k.cu:15:20".to_string(), "special register `%laneid` should be written `%%laneid` in an asm with operands"),
+            ],
+            "the device functions' asm, not the host function's or the host branch's"
+        );
+        // A macro spelling something else is no qualifier: the function stays host code.
+        let other = "#define N 256\n#define LOAD(p) __device__ p\nN; LOAD(int) void f() {\n  asm volatile(\"rdtsc\" : \"=a\"(x));\n}\n";
+        assert!(cu(other).is_empty(), "{:?}", cu(other));
+    }
+
+    /// CUDA's `sm_32_intrinsics.hpp`: the pointer's constraint is a macro (`"l"` or `"r"` by
+    /// platform); it is an operand all the same. A macro without `(expr)` may be several.
+    #[test]
+    fn a_constraint_spelt_by_a_macro_is_an_operand() {
+        let src = "#define __LDG_PTR \"l\"\n__device__ int ldg(const int *ptr) { int ret; asm (\"ld.global.nc.s32 %0, [%1];\"  : \"=r\"(ret) : __LDG_PTR (ptr)); return ret; }\n";
+        assert!(cu(src).is_empty(), "{:?}", cu(src));
+        let beyond = src.replace("[%1]", "[%2]");
+        one(&cu(&beyond), "`%2` refers to operand 2, but this asm has 2 operands");
+        let many = "__device__ void f(int *p) { asm volatile(\"st.global.v2.u32 [%0], {%1, %2};\" :: OPERANDS : \"memory\"); }\n";
+        assert!(cu(many).is_empty(), "{:?}", cu(many));
+    }
+
+    /// The async copies' bookkeeping writes no memory itself (CUDA's `cuda_pipeline_helpers.h`
+    /// commits and waits without "memory"); the copy does.
+    #[test]
+    fn async_copy_bookkeeping_is_no_memory_write() {
+        for t in [
+            "cp.async.commit_group;",
+            "cp.async.wait_group 0;",
+            "cp.async.wait_all;",
+            "cp.async.bulk.commit_group;",
+            "cp.async.mbarrier.arrive.shared.b64 [%0];",
+        ] {
+            let src = format!("__device__ void f(unsigned long long *b) {{ asm volatile(\"{t}\" :: \"l\"(b)); }}\n");
+            assert!(cu(&src).is_empty(), "{t}: {:?}", cu(&src));
+        }
+        let copy = "__device__ void f(unsigned s, const void *g) { asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\" :: \"r\"(s), \"l\"(g)); }\n";
+        one(&cu(copy), "asm writes memory (`cp.async.cg.shared.global`) without a \"memory\" clobber");
     }
 
     #[test]

@@ -11,7 +11,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::cuda::check_cuda;
+use super::cuda::check_cuda_with;
+use super::qualifiers::Qualifiers;
 use crate::diag::{joined, relative, Diagnostic};
 use crate::text::c_lex::{self, Kind};
 
@@ -166,13 +167,14 @@ fn identity(p: &Path) -> PathBuf {
 }
 
 /// Checks the asm of each header, named relative to `root` where it lies below it (else by its
-/// absolute path). A header that cannot be read is skipped: it was there when found, and the
-/// compiler says more about one that vanished.
-pub(crate) fn check_headers(headers: &[PathBuf], root: &Path) -> Vec<Diagnostic> {
+/// absolute path), with the qualifier macros of the files read with them (`quals`). A header
+/// that cannot be read is skipped: it was there when found, and the compiler says more about
+/// one that vanished.
+pub(super) fn check_headers(headers: &[PathBuf], root: &Path, quals: &Qualifiers) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for h in headers {
         let Ok(bytes) = std::fs::read(h) else { continue };
-        out.extend(check_cuda(&relative(h, root), &String::from_utf8_lossy(&bytes)));
+        out.extend(check_cuda_with(&relative(h, root), &String::from_utf8_lossy(&bytes), quals));
     }
     out
 }
@@ -226,7 +228,7 @@ mod tests {
         let found = included_headers(&sources, &[root.join("extra")], None);
         let names: Vec<PathBuf> = found.iter().map(|p| relative(p, &root)).collect();
         assert_eq!(names, [Path::new("csrc/include/store.h"), Path::new("csrc/util.cuh"), Path::new("extra/inc2.h")]);
-        let d = check_headers(&found, &root);
+        let d = check_headers(&found, &root, &Qualifiers::default());
         assert_eq!(super::super::one(&d, "without a \"memory\" clobber"), "csrc/include/store.h:3:17");
 
         // nvcc's list of what it read: the same header by two spellings, the CUDA install's

@@ -24,7 +24,8 @@
 //! `{N}`/`{name}` references and options; `headers` finds the user's headers that .cu files
 //! include (most projects keep their asm there), from nvcc's list of what it read in a build,
 //! from the `#include` lines for `cargo ptx check`; `preproc` finds the `#if` branches no CUDA
-//! build takes (`#if 0`, HIP's), whose asm is not PTX.
+//! build takes (`#if 0`, HIP's), whose asm is not PTX; `qualifiers` reads the macros that spell
+//! `__device__` (DeepSpeed's `DS_D_INLINE`, CUTLASS's `CUTLASS_DEVICE`) in those files.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -36,11 +37,13 @@ use crate::project::KernelCrate;
 mod cuda;
 mod headers;
 mod preproc;
+mod qualifiers;
 mod rust;
 mod template;
 
 pub use cuda::{check_cuda, check_cuda_file};
 pub(crate) use headers::user_headers;
+use qualifiers::Qualifiers;
 pub use rust::check_rust_file;
 
 /// Which headers a check of a crate's sources reads.
@@ -61,16 +64,19 @@ pub enum Headers {
 pub fn check_crate(k: &KernelCrate, headers: Headers, seen: &mut BTreeSet<PathBuf>) -> Result<(usize, Vec<Diagnostic>)> {
     let mut files = 0;
     let mut out = Vec::new();
-    for src in &k.cuda_sources {
-        out.extend(check_cuda_file(&src.path, &relative(&src.path, &k.dir))?);
+    let sources: Vec<PathBuf> = k.cuda_sources.iter().map(|s| s.path.clone()).collect();
+    // The included headers are read either way for their qualifier macros (`DS_D_INLINE`), and
+    // all of them, also those another crate's check has seen.
+    let found = headers::included_headers(&sources, &include_dirs(k), None);
+    let quals = Qualifiers::of_files(sources.iter().chain(&found));
+    for src in &sources {
+        out.extend(cuda::check_cuda_file_with(src, &relative(src, &k.dir), &quals)?);
         files += 1;
     }
     if headers == Headers::Included {
-        let sources: Vec<PathBuf> = k.cuda_sources.iter().map(|s| s.path.clone()).collect();
-        let found = headers::included_headers(&sources, &include_dirs(k), None);
         let found: Vec<PathBuf> = found.into_iter().filter(|h| seen.insert(h.clone())).collect();
         files += found.len();
-        out.extend(headers::check_headers(&found, &k.dir));
+        out.extend(headers::check_headers(&found, &k.dir, &quals));
     }
     if let (true, Some(lib)) = (k.config.rust, &k.lib_src) {
         // The kernel lints read the same parsed files.
@@ -93,9 +99,10 @@ pub fn include_dirs(k: &KernelCrate) -> Vec<PathBuf> {
 }
 
 /// Checks `headers` (absolute; see [`user_headers`]) once each, naming them relative to
-/// `root` where they lie below it.
+/// `root` where they lie below it. The qualifier macros any of them defines count in all.
 pub fn check_headers(headers: &[PathBuf], root: &Path) -> Vec<Diagnostic> {
-    headers::check_headers(headers, root).into_iter().map(|d| d.rooted(root)).collect()
+    let quals = Qualifiers::of_files(headers);
+    headers::check_headers(headers, root, &quals).into_iter().map(|d| d.rooted(root)).collect()
 }
 
 /// Checks .cu files that no package holds (a folder given to `cargo ptx check`) and the
@@ -104,13 +111,14 @@ pub fn check_headers(headers: &[PathBuf], root: &Path) -> Vec<Diagnostic> {
 /// Returns the number of files read and the diagnostics, named as `dir` is.
 pub fn check_loose(dir: &Path, files: &[PathBuf], seen: &mut BTreeSet<PathBuf>) -> Result<(usize, Vec<Diagnostic>)> {
     let mut out = Vec::new();
-    for f in files {
-        out.extend(check_cuda_file(f, f)?);
-    }
     let index = headers::HeaderIndex::of(dir);
     let found = headers::included_headers(files, &[], Some(&index));
+    let quals = Qualifiers::of_files(files.iter().chain(&found));
+    for f in files {
+        out.extend(cuda::check_cuda_file_with(f, f, &quals)?);
+    }
     let found: Vec<PathBuf> = found.into_iter().filter(|h| seen.insert(h.clone())).collect();
-    out.extend(headers::check_headers(&found, Path::new("")));
+    out.extend(headers::check_headers(&found, Path::new(""), &quals));
     Ok((files.len() + found.len(), out))
 }
 
@@ -143,5 +151,87 @@ mod tests {
         check_rust_file(Path::new("src/lib.rs"), &rs, &mut out);
         let at: Vec<String> = out.iter().map(|d| d.location().unwrap()).collect();
         assert_eq!(at, ["k.cu:2:17", "src/lib.rs:1:25"]);
+    }
+
+    /// Writes `files` below a new folder; returns it (real path) and its guard.
+    fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        for (p, text) in files {
+            std::fs::create_dir_all(root.join(p).parent().unwrap()).unwrap();
+            std::fs::write(root.join(p), text).unwrap();
+        }
+        (dir, root)
+    }
+
+    /// DeepSpeed's layout: `DS_D_INLINE` is defined in `ds_kernel_utils.h`, used in another
+    /// header that includes it and in the .cu file; their asm is checked as device code, and
+    /// the host-only and HIP branches stay skipped.
+    const DS_KERNEL_UTILS: &str = "#pragma once\n#include <cuda.h>\n#include <cuda_fp16.h>\n\n\
+        #define DS_HD_INLINE __host__ __device__ __forceinline__\n#define DS_D_INLINE __device__ __forceinline__\n\n\
+        #ifdef __HIP_PLATFORM_AMD__\nconstexpr int hw_warp_size = ROCM_WAVEFRONT_SIZE;\n#define HALF_PRECISION_AVAILABLE = 1\n\
+        #else  // !__HIP_PLATFORM_AMD__\nconstexpr int hw_warp_size = 32;\n#if __CUDA_ARCH__ >= 530\n#define HALF_PRECISION_AVAILABLE = 1\n#define PTX_AVAILABLE\n#endif\n\
+        #endif  //__HIP_PLATFORM_AMD__\n\ninline int next_pow2(const int val) {\n  int rounded_val = val - 1;\n  rounded_val |= rounded_val >> 1;\n  return rounded_val + 1;\n}\n";
+
+    const DS_MEMORY_ACCESS: &str = "#pragma once\n\n#include \"ds_kernel_utils.h\"\n\nnamespace mem_access {\n\n\
+        DS_D_INLINE void store_global_cs(void* dst, const float4& v)\n{\n#ifdef PTX_AVAILABLE\n\
+        \x20   asm volatile(\"st.global.cs.v4.f32 [%0], {%1, %2, %3, %4};\\n\"\n                 :\n                 : \"l\"(dst), \"f\"(v.x), \"f\"(v.y), \"f\"(v.z), \"f\"(v.w));\n\
+        #else\n    *reinterpret_cast<float4*>(dst) = v;\n#endif\n}\n\n\
+        DS_HD_INLINE unsigned long long clock_ticks()\n{\n#ifndef __CUDA_ARCH__\n    unsigned lo, hi;\n    asm volatile(\"rdtsc\" : \"=a\"(lo), \"=d\"(hi));\n    return lo;\n\
+        #else\n    unsigned long long t;\n    asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t));\n    return t;\n#endif\n}\n\n\
+        DS_D_INLINE float dot2(float acc, int v)\n{\n#if defined(__HIP_PLATFORM_AMD__)\n    asm volatile(\"v_dot2_f32_f16 %0, %1, %1, %0\" : \"+v\"(acc) : \"v\"(v));\n#endif\n    return acc;\n}\n\n\
+        }  // namespace mem_access\n";
+
+    const DS_CU: &str = "#include \"memory_access_utils.h\"\n\n\
+        DS_D_INLINE unsigned lane_id()\n{\n    unsigned id;\n    asm(\"mov.u32 %0, %laneid;\" : \"=r\"(id));\n    return id;\n}\n";
+
+    /// CUTLASS's layout: `CUTLASS_DEVICE` and `CUTLASS_HOST_DEVICE` come from
+    /// `cutlass/detail/helper_macros.hpp` through `cutlass/cutlass.h`, with a host build's
+    /// `inline` in an `#else` the device pass never takes.
+    const CUTLASS_HELPER_MACROS: &str = "#pragma once\n\n\
+        #if defined(__CUDACC__) || defined(_NVHPC_CUDA)\n#define CUTLASS_HOST_DEVICE __forceinline__ __device__ __host__\n#define CUTLASS_DEVICE __forceinline__ __device__\n\
+        #elif defined(__CUDACC_RTC__)\n#define CUTLASS_HOST_DEVICE __forceinline__ __device__\n#define CUTLASS_DEVICE __forceinline__ __device__\n\
+        #else\n#define CUTLASS_HOST_DEVICE inline\n#define CUTLASS_DEVICE inline\n#endif\n\n\
+        #define CUTLASS_UNUSED(expr) do { ; } while (&expr != &expr)\n";
+
+    const CUTLASS_H: &str =
+        "#pragma once\n\n#include \"cutlass/detail/helper_macros.hpp\"\n\nnamespace cutlass {\n} // namespace cutlass\n";
+
+    const CUTLASS_MEMORY_SM75: &str = "#pragma once\n\n#include \"cutlass/cutlass.h\"\n\nnamespace cutlass {\nnamespace arch {\n\n\
+        template <>\nCUTLASS_DEVICE\nvoid ldsm<layout::RowMajor, 1>(\n    Array<unsigned, 1> & D,\n    void const* ptr) {\n\
+        \x20   unsigned addr = cutlass_get_smem_pointer(ptr);\n    int x;\n\
+        \x20   asm volatile (\"ldmatrix.sync.aligned.x1.m8n8.shared.b16 {%0}, [%2];\" : \"=r\"(x) : \"r\"(addr));\n\
+        \x20   reinterpret_cast<int &>(D) = x;\n}\n\n\
+        CUTLASS_DEVICE\nvoid arrive(unsigned smem_addr) {\n  asm volatile(\n      \"{\\n\\t\"\n      \".reg .b64 state; \\n\\t\"\n      \"mbarrier.arrive.shared::cta.b64   state, [%0];\\n\\t\"\n      \"}\"\n      :\n      : \"r\"(smem_addr)\n      : \"memory\");\n}\n\n\
+        CUTLASS_HOST_DEVICE\nunsigned long long cycles() {\n#if !defined(__CUDA_ARCH__)\n  unsigned lo, hi;\n  asm volatile(\"rdtsc\" : \"=a\"(lo), \"=d\"(hi));\n  return lo;\n#else\n  return clock64();\n#endif\n}\n\n\
+        } // namespace arch\n} // namespace cutlass\n";
+
+    /// The asm of functions qualified by a macro of a header they include is checked: the
+    /// findings (and only those) a `__device__` spelling gives.
+    #[test]
+    fn functions_qualified_by_a_headers_macro_are_device_code() {
+        let (_dir, root) = tree(&[
+            ("csrc/includes/ds_kernel_utils.h", DS_KERNEL_UTILS),
+            ("csrc/includes/memory_access_utils.h", DS_MEMORY_ACCESS),
+            ("csrc/transformer/lane.cu", DS_CU),
+            ("cutlass/include/cutlass/detail/helper_macros.hpp", CUTLASS_HELPER_MACROS),
+            ("cutlass/include/cutlass/cutlass.h", CUTLASS_H),
+            ("cutlass/include/cutlass/arch/memory_sm75.h", CUTLASS_MEMORY_SM75),
+            ("gemm/gemm.cu", "#include \"cutlass/arch/memory_sm75.h\"\n"),
+        ]);
+        let files = [root.join("csrc/transformer/lane.cu"), root.join("gemm/gemm.cu")];
+        let (n, d) = check_loose(&root, &files, &mut BTreeSet::new()).unwrap();
+        assert_eq!(n, 7, "{d:#?}");
+        let found: Vec<String> =
+            d.iter().map(|d| format!("{} {}", relative(Path::new(&d.location().unwrap()), &root).display(), d.message)).collect();
+        assert_eq!(
+            found,
+            [
+                "csrc/transformer/lane.cu:6:22 special register `%laneid` should be written `%%laneid` in an asm with operands",
+                "csrc/includes/memory_access_utils.h:10:19 asm writes memory (`st.global.cs.v4.f32`) without a \"memory\" clobber",
+                "cutlass/include/cutlass/arch/memory_sm75.h:15:68 `%2` refers to operand 2, but this asm has 2 operands",
+            ],
+            "DS_D_INLINE's and CUTLASS_DEVICE's asm; not the host branches' `rdtsc`, the HIP branch's `v_dot2`, or CUTLASS's scoped `.reg`"
+        );
     }
 }

@@ -46,10 +46,15 @@ pub(super) fn is_special_register(name: &str) -> bool {
         || name.starts_with("reserved_smem_offset")
 }
 
-/// Instructions that write memory.
+/// Instructions that write memory. The async copies' bookkeeping (`cp.async.commit_group`,
+/// `cp.async.wait_group`, `cp.async.mbarrier.arrive`) writes none itself: the copy wrote it, and
+/// CUDA's own `cuda_pipeline_helpers.h` and `<cuda/pipeline>` issue them without "memory".
 pub(super) fn writes_memory(mnemonic: &str) -> bool {
     let op = mnemonic.split('.').next().unwrap_or_default();
-    matches!(op, "st" | "atom" | "red" | "stmatrix" | "multimem") || mnemonic.starts_with("cp.async") || mnemonic.starts_with("cp.reduce")
+    let bookkeeping = ["commit_group", "wait_group", "wait_all", "mbarrier"].iter().any(|w| mnemonic.split('.').any(|p| p == *w));
+    matches!(op, "st" | "atom" | "red" | "stmatrix" | "multimem")
+        || (mnemonic.starts_with("cp.async") && !bookkeeping)
+        || mnemonic.starts_with("cp.reduce")
 }
 
 /// One PTX statement of a template: its optional guard predicate, mnemonic and operand text.
