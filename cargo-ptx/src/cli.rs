@@ -240,7 +240,45 @@ struct CheckArgs {
     #[command(flatten)]
     select: Select,
     #[command(flatten)]
+    include: IncludeDirs,
+    #[command(flatten)]
     out: OutputArgs,
+}
+
+/// `-I DIR` alone of the build options, as [`Options`] declares it (`cuda_include`): the folders
+/// where `cargo ptx check` finds the headers whose inline PTX it checks; the other options
+/// choose nothing it reads.
+#[derive(Debug, Default)]
+struct IncludeDirs(Vec<PathBuf>);
+
+/// The id clap gives [`Options::cuda_include`]: its field's name.
+const INCLUDE_ID: &str = "cuda_include";
+
+impl clap::FromArgMatches for IncludeDirs {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Ok(IncludeDirs(m.get_many::<PathBuf>(INCLUDE_ID).into_iter().flatten().cloned().collect()))
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl Args for IncludeDirs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        let options = Options::augment_args(clap::Command::new("options"));
+        // Present as long as `Options` has the field; a cli test parses `check -I`.
+        let arg = options.get_arguments().find(|a| a.get_id() == INCLUDE_ID).cloned();
+        match arg {
+            Some(arg) => cmd.arg(arg),
+            None => cmd,
+        }
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
 }
 
 /// Which kernel crates (and .cu files) a command works on.
@@ -464,6 +502,17 @@ fn check(a: CheckArgs) -> ExitCode {
     opts.manifest_path = manifest_path;
     opts.paths = paths;
     opts.packages = packages;
+    opts.source = Source::CommandLine;
+    if !a.include.0.is_empty() {
+        // As `build -I`: relative to where the command runs, and a folder that is not there is an error.
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let mut include = Options::default();
+        include.cuda_include = Some(a.include.0);
+        match include.resolve_paths(&cwd, &Source::CommandLine) {
+            Ok(o) => opts.options = o,
+            Err(e) => return printer.finish_check(Err(e)),
+        }
+    }
     printer.finish_check(opts.check(&printer))
 }
 

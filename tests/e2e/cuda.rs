@@ -416,6 +416,105 @@ fn a_headers_asm_is_checked_once_at_its_line() {
     assert!(out.status.success() && err.contains("Checked header_asm (4 files, 0 warnings)"), "{err}");
 }
 
+/// A folder of .cu files whose headers lie outside it, found with nvcc's `-I`: DeepSpeed's
+/// `csrc/transformer/*.cu` include `"memory_access_utils.h"` from `csrc/includes` (where
+/// `DS_D_INLINE` is defined), and a kernel includes CUTLASS from `third_party/cutlass/include`
+/// (`CUTLASS_DEVICE` from its helper_macros.hpp). Without `-I` neither header is found;
+/// with it, their asm is checked at the headers' lines; a folder that is not there is named.
+fn check_finds_headers_through_include_folders() {
+    let dir = tempfile::Builder::new().prefix("cargo-ptx check -I ").tempdir().unwrap();
+    let root = dir.path();
+    for (path, text) in [
+        ("csrc/includes/ds_kernel_utils.h", "#pragma once\n#include <cuda.h>\n\n#define DS_HD_INLINE __host__ __device__ __forceinline__\n#define DS_D_INLINE __device__ __forceinline__\n\n#ifdef __HIP_PLATFORM_AMD__\nconstexpr int hw_warp_size = ROCM_WAVEFRONT_SIZE;\n#else\nconstexpr int hw_warp_size = 32;\n#endif\n"),
+        ("csrc/includes/memory_access_utils.h", "#pragma once\n#include \"ds_kernel_utils.h\"\n\nnamespace mem_access {\n\nDS_D_INLINE void store_global_cs(void* dst, const float4& v)\n{\n    asm volatile(\"st.global.cs.v4.f32 [%0], {%1, %2, %3, %4};\\n\"\n                 :\n                 : \"l\"(dst), \"f\"(v.x), \"f\"(v.y), \"f\"(v.z), \"f\"(v.w));\n}\n\n}  // namespace mem_access\n"),
+        ("csrc/transformer/dropout_kernels.cu", "#include \"memory_access_utils.h\"\n#include <cutlass/arch/memory_sm75.h>\n\n__global__ void dropout(float4 *out, float4 v) { mem_access::store_global_cs(out, v); }\n"),
+        ("third_party/cutlass/include/cutlass/detail/helper_macros.hpp", "#pragma once\n\n#if defined(__CUDACC__) || defined(_NVHPC_CUDA)\n#define CUTLASS_HOST_DEVICE __forceinline__ __device__ __host__\n#define CUTLASS_DEVICE __forceinline__ __device__\n#else\n#define CUTLASS_HOST_DEVICE inline\n#define CUTLASS_DEVICE inline\n#endif\n"),
+        ("third_party/cutlass/include/cutlass/arch/memory_sm75.h", "#pragma once\n#include \"cutlass/detail/helper_macros.hpp\"\n\nnamespace cutlass {\nnamespace arch {\n\nCUTLASS_DEVICE\nvoid ldsm_x1(unsigned &d, unsigned addr) {\n  asm volatile (\"ldmatrix.sync.aligned.x1.m8n8.shared.b16 {%0}, [%2];\" : \"=r\"(d) : \"r\"(addr));\n}\n\n} // namespace arch\n} // namespace cutlass\n"),
+    ] {
+        std::fs::create_dir_all(root.join(path).parent().unwrap()).unwrap();
+        std::fs::write(root.join(path), text).unwrap();
+    }
+    let check = |args: &[&str]| {
+        let out = cargo_ptx().current_dir(root).arg("check").args(args).output().unwrap();
+        (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (ok, err) = check(&["csrc/transformer"]);
+    assert!(ok && err.contains("Checked csrc/transformer (1 file, 0 warnings)"), "no header found without -I:\n{err}");
+
+    let (ok, err) =
+        check(&["csrc/transformer", "-I", "csrc/includes", "--include", &root.join("third_party/cutlass/include").display().to_string()]);
+    assert!(!ok, "{err}");
+    assert!(err.contains("warning: asm writes memory (`st.global.cs.v4.f32`) without a \"memory\" clobber"), "{err}");
+    assert!(err.contains("--> csrc/includes/memory_access_utils.h:8:19"), "named as the include folder was given:\n{err}");
+    assert!(err.contains("error: `%2` refers to operand 2, but this asm has 2 operands"), "{err}");
+    assert!(err.contains("third_party/cutlass/include/cutlass/arch/memory_sm75.h:9:"), "{err}");
+    assert!(err.contains("1 inline-PTX error"), "{err}");
+
+    let (ok, err) = check(&["csrc/transformer", "-I", "csrc/include"]);
+    assert!(!ok, "{err}");
+    assert!(err.contains("invalid `cuda-include` in the command line: `csrc/include` does not exist (relative paths start at"), "{err}");
+}
+
+/// CUDA's own headers, checked as a user's through `-I` (1,216 files of CUDA 13.0 from these
+/// includes): functions qualified by CUDA's macros (`__SM_32_INTRINSICS_DECL__`, `_CCCL_DEVICE`)
+/// are device code now, and give no error and no warning but the known ones: cccl's
+/// non-volatile `%smid` read (the PTX ISA calls `%smid` volatile), and three asm outside device
+/// code the checker reads as PTX (an `asm("clock32")` label under `__QNX__`, and ARM's `yield`
+/// and x86's `pause` in macros under host-arch `#if`s).
+fn check_of_cudas_own_headers_finds_only_the_known() {
+    let nvcc = common::nvcc();
+    let include = nvcc.parent().and_then(Path::parent).unwrap().join("include");
+    let dir = tempfile::tempdir().unwrap();
+    let includes = [
+        "cuda_runtime.h",
+        "cuda_fp16.h",
+        "cuda_bf16.h",
+        "cuda_fp8.h",
+        "cuda_pipeline.h",
+        "cooperative_groups.h",
+        "cooperative_groups/memcpy_async.h",
+        "cooperative_groups/reduce.h",
+        "mma.h",
+        "cuda/ptx",
+        "cuda/pipeline",
+        "cuda/barrier",
+        "cuda/atomic",
+        "cub/cub.cuh",
+        "thrust/device_vector.h",
+    ];
+    let src: String = includes.iter().map(|h| format!("#include <{h}>\n")).collect();
+    std::fs::write(dir.path().join("all.cu"), src).unwrap();
+    let out = cargo_ptx()
+        .args(["check", "--message-format", "json"])
+        .arg(dir.path())
+        .arg("-I")
+        .arg(&include)
+        .arg("-I")
+        .arg(include.join("cccl"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let known = [
+        ("crt/common_functions.h", "a PTX instruction in this asm does not end in `;`"),
+        ("cuda/__ptx/instructions/generated/get_sreg.h", "asm reads `%smid`, which changes while the thread runs, but is not `volatile`"),
+        ("cuda/std/__thread/threading_support.h", "a PTX instruction in this asm does not end in `;`"),
+    ];
+    let diags: Vec<serde_json::Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["reason"] == "ptx-diagnostic")
+        .collect();
+    for d in &diags {
+        let (file, message) = (d["file"].as_str().unwrap_or_default(), d["message"].as_str().unwrap_or_default());
+        assert!(
+            known.iter().any(|(f, m)| file.ends_with(f) && message == *m),
+            "a new finding in CUDA's headers at {file}:{}: {message}",
+            d["line"]
+        );
+    }
+}
+
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::tests![
         the_references_valid_forms_build_for_sm_80_and_sm_90_without_warnings,
@@ -428,5 +527,7 @@ pub fn tests() -> Vec<crate::harness::Test> {
         missing_nvcc_fails_only_the_cu_files,
         cargo_ptx_check_reports_rules_without_compiling,
         a_headers_asm_is_checked_once_at_its_line,
+        check_finds_headers_through_include_folders,
+        check_of_cudas_own_headers_finds_only_the_known,
     ]
 }

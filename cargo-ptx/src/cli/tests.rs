@@ -204,3 +204,22 @@ fn setup_with_takes_and_lists_every_tool_and_library_setup_knows() {
     }
     assert!(help.contains("cuRAND's headers (nvidia-curand)"), "{help}");
 }
+
+/// `check -I` is the build option's `-I` (one declaration): repeatable, `--include` too, and
+/// none of the other build options.
+#[test]
+fn check_takes_the_include_folders_of_the_build_options() {
+    let parse = |args: &[&str]| Cli::try_parse_from(["cargo-ptx", "check"].iter().chain(args));
+    match parse(&["csrc", "-I", "csrc/includes", "--include", "/opt/cutlass/include", "--cuda-include=third_party"]).unwrap().command {
+        Command::Check(c) => {
+            let dirs: Vec<&str> = c.include.0.iter().map(|p| p.to_str().unwrap()).collect();
+            assert_eq!(dirs, ["csrc/includes", "/opt/cutlass/include", "third_party"]);
+            assert_eq!(c.select.paths, [PathBuf::from("csrc")]);
+        }
+        other => panic!("parsed as {other:?}"),
+    }
+    let err = parse(&["--arch", "sm_80"]).unwrap_err().to_string();
+    assert!(err.contains("unexpected argument '--arch'"), "{err}");
+    let help = Cli::try_parse_from(["cargo-ptx", "check", "--help"]).unwrap_err().to_string();
+    assert!(help.contains("-I, --cuda-include <DIR>") && help.contains("[alias: --include]"), "{help}");
+}

@@ -255,8 +255,10 @@ impl BuildOptions {
         let mut diags = Vec::new();
         // Headers that several crates or folders include are checked once.
         let mut headers = std::collections::BTreeSet::new();
+        // `-I` folders: a loose folder's only include flags.
+        let include_dirs = self.options.cuda_include.clone().unwrap_or_default();
         for (dir, files) in &loose {
-            let (n, found) = inline_ptx::check_loose(Path::new(dir), files, &mut headers)?;
+            let (n, found) = inline_ptx::check_loose(Path::new(dir), files, &include_dirs, &mut headers)?;
             out.files += n;
             diags.extend(found);
         }

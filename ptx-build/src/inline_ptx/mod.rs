@@ -106,13 +106,19 @@ pub fn check_headers(headers: &[PathBuf], root: &Path) -> Vec<Diagnostic> {
 }
 
 /// Checks .cu files that no package holds (a folder given to `cargo ptx check`) and the
-/// headers they include, each once: quoted names from the including file's folder, else the one
-/// header below `dir` (the folder given) with that path, as the build's `-I` would find it.
+/// headers they include, each once: quoted names from the including file's folder, then from
+/// `include_dirs` (`check -I`, absolute; bracketed names from these only), else the one header
+/// below `dir` (the folder given) with that path, as the build's `-I` would find it.
 /// Returns the number of files read and the diagnostics, named as `dir` is.
-pub fn check_loose(dir: &Path, files: &[PathBuf], seen: &mut BTreeSet<PathBuf>) -> Result<(usize, Vec<Diagnostic>)> {
+pub fn check_loose(
+    dir: &Path,
+    files: &[PathBuf],
+    include_dirs: &[PathBuf],
+    seen: &mut BTreeSet<PathBuf>,
+) -> Result<(usize, Vec<Diagnostic>)> {
     let mut out = Vec::new();
     let index = headers::HeaderIndex::of(dir);
-    let found = headers::included_headers(files, &[], Some(&index));
+    let found = headers::included_headers(files, include_dirs, Some(&index));
     let quals = Qualifiers::of_files(files.iter().chain(&found));
     for f in files {
         out.extend(cuda::check_cuda_file_with(f, f, &quals)?);
@@ -220,7 +226,7 @@ mod tests {
             ("gemm/gemm.cu", "#include \"cutlass/arch/memory_sm75.h\"\n"),
         ]);
         let files = [root.join("csrc/transformer/lane.cu"), root.join("gemm/gemm.cu")];
-        let (n, d) = check_loose(&root, &files, &mut BTreeSet::new()).unwrap();
+        let (n, d) = check_loose(&root, &files, &[], &mut BTreeSet::new()).unwrap();
         assert_eq!(n, 7, "{d:#?}");
         let found: Vec<String> =
             d.iter().map(|d| format!("{} {}", relative(Path::new(&d.location().unwrap()), &root).display(), d.message)).collect();

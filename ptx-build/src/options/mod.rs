@@ -136,8 +136,9 @@ macro_rules! options_list {
                 builder cuda_exclude(glob: impl AsRef<str>) push $crate::options::parse_file_glob(glob.as_ref());
 
             /// `-I` folders for nvcc, relative to the package (in metadata), to the current folder (on
-            /// the command line) or to the host crate (in a Builder).
-            #[cfg_attr(feature = "clap", arg(short = 'I', long, value_name = "DIR", help_heading = "CUDA C++ options"))]
+            /// the command line) or to the host crate (in a Builder). `cargo ptx check` looks there for
+            /// the headers whose inline PTX it checks.
+            #[cfg_attr(feature = "clap", arg(short = 'I', long, visible_alias = "include", value_name = "DIR", help_heading = "CUDA C++ options"))]
             cuda_include: Vec<std::path::PathBuf> = Vec::new(),
                 builder cuda_include(dir: impl Into<std::path::PathBuf>) push Ok(dir.into());
 
