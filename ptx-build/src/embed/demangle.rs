@@ -270,12 +270,21 @@ fn instance(g: &Generic, d: &Demangled) -> Result<(Vec<String>, Vec<String>), St
     let mut consts = g.const_params.iter().peekable();
     for (position, arg) in d.template_args.iter().enumerate() {
         match consts.next_if(|c| c.position == position) {
-            Some(c) => values.push(const_value(arg, c.ty).ok_or_else(|| {
-                format!(
-                    "an instance's argument for template parameter `{}` is not a value of its type (`{}`): each instance is launched by its PTX name",
+            Some(c) => values.push(const_value(arg, c.ty).ok_or_else(|| match (arg.starts_with('&'), &c.cxx_enum) {
+                // ggml's `dequantize_kernel_t dequantize_kernel`: a function pointer by a typedef.
+                (true, _) => format!(
+                    "template parameter `{}` takes a function (here `{arg}`), which Rust's const generics cannot take: each instance is launched by its PTX name",
+                    c.name
+                ),
+                (false, Some(e)) if c.ty == Scalar::I32 => format!(
+                    "an instance's argument for template parameter `{}` (`{arg}`) does not fit the `i32` an enum without a fixed underlying type is taken as (give `{e}` one, `enum {e} : long long`, for a typed method): each instance is launched by its PTX name",
+                    c.name
+                ),
+                _ => format!(
+                    "an instance's argument for template parameter `{}` (`{arg}`) is not a value of its type (`{}`): each instance is launched by its PTX name",
                     c.name,
                     c.cxx_enum.as_deref().unwrap_or(c.ty.rust_name())
-                )
+                ),
             })?),
             None if is_value(arg) => {
                 return Err("an instance has a value as a template argument where the template declares a type: each instance is launched by its PTX name".into())
@@ -342,7 +351,19 @@ fn same_layout(a: &ParamType, b: &ParamType) -> bool {
         (ParamType::Pointer { .. } | ParamType::AnyPointer { .. }, _) | (_, ParamType::Pointer { .. } | ParamType::AnyPointer { .. }) => {
             false
         }
+        // `size_t` in the source is `unsigned long` in the mangled name (`m`), `ptrdiff_t`
+        // `long`: one type by two names.
+        (ParamType::Scalar(x), ParamType::Scalar(y)) => same_scalar(*x) == same_scalar(*y),
         _ => a == b,
+    }
+}
+
+/// `usize` as `u64` and `isize` as `i64`, which they are on every host CUDA runs on.
+fn same_scalar(s: Scalar) -> Scalar {
+    match s {
+        Scalar::Usize => Scalar::U64,
+        Scalar::Isize => Scalar::I64,
+        other => other,
     }
 }
 
@@ -467,10 +488,24 @@ mod tests {
         let w =
             why("template <float (*op)(const float)>\n__global__ void unary(float *x, int n) {}\n", &["_Z5unaryIXadL_Z6op_absfEEEvPfi"]);
         assert!(w.starts_with("template parameter `float (*op)(..)` is a function pointer"), "{w}");
-        // An enum value past `i32` (`enum : long`), a byte out of range.
-        let w =
-            why("enum big : long { B = 1L << 40 };\ntemplate <big b>\n__global__ void k(float *x) {}\n", &["_Z1kIL3big1099511627776EEvPf"]);
-        assert!(w.starts_with("an instance's argument for template parameter `b` is not a value of its type (`big`)"), "{w}");
+        // ggml's function pointer through a typedef, read as an enum until an instance shows it.
+        let w = why(
+            "typedef void (*dequantize_kernel_t)(const void *vx, float &v);\ntemplate <int qk, dequantize_kernel_t dequantize_kernel>\n__global__ void k(float *x) {}\n",
+            &["_Z1kILi32EXadL_Z15dequantize_q4_0PKvRfEEEvPf"],
+        );
+        assert!(
+            w.starts_with("template parameter `dequantize_kernel` takes a function (here `&dequantize_q4_0(void const*, float&)`)"),
+            "{w}"
+        );
+        // An enum value past `i32` without a fixed type; with one (`enum big : long`) it is typed.
+        let enum_big = |decl: &str| {
+            bind(read(&format!("{decl};\ntemplate <big b>\n__global__ void k(float *x) {{}}\n")), &["_Z1kIL3big1099511627776EEvPf"])
+        };
+        let w = enum_big("enum big { B = 1L << 40 }")[0].untyped.clone().unwrap_or_default();
+        assert!(w.starts_with("an instance's argument for template parameter `b` (`(big)1099511627776`) does not fit the `i32` an enum without a fixed underlying type is taken as (give `big` one"), "{w}");
+        let typed = enum_big("enum big : long { B = 1L << 40 }");
+        let g = typed[0].generic.as_ref().expect("typed");
+        assert_eq!((g.const_params[0].ty, g.instances[0].values[0].as_str()), (Scalar::I64, "1099511627776"));
         assert_eq!(const_value("(unsigned char)300", Scalar::U8), None);
         assert_eq!(const_value("(unsigned char)255", Scalar::U8).as_deref(), Some("255"));
         assert_eq!(const_value("&op_abs(float)", Scalar::I32), None);
@@ -537,6 +572,18 @@ mod tests {
         }
         // The list still finds each instance's declaration by its name.
         assert!(bound.iter().all(|s| s.mangled && s.name == "k"));
+    }
+
+    /// ggml's getrows, solve_tri, pad..: C++ kernels with `size_t` parameters, whose mangled
+    /// names say `unsigned long` (151 of ggml-cuda's kernels were untyped for it).
+    #[test]
+    fn size_t_parameters_match_the_unsigned_long_of_the_mangled_name() {
+        let src = "__global__ void k_sz(const float *x, size_t n, float *y) {}\ntemplate <int N> __global__ void k_szt(const float *x, size_t n, ptrdiff_t d) {}\n";
+        let bound = bind(read(src), &["_Z4k_szPKfmPf", "_Z5k_sztILi1EEvPKfml"]);
+        assert!(bound.iter().all(|s| s.untyped.is_none() && !s.mangled), "{bound:#?}");
+        let by_name = |n: &str| bound.iter().find(|s| s.name == n).unwrap_or_else(|| panic!("{n}: {bound:#?}"));
+        assert_eq!(by_name("k_sz").params[1].ty, ParamType::Scalar(Scalar::Usize));
+        assert_eq!(by_name("k_szt").generic.as_ref().unwrap().instances[0].values, ["1"]);
     }
 
     #[test]

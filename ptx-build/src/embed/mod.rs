@@ -51,7 +51,10 @@ pub fn write_module(
     static WRITTEN: Mutex<BTreeMap<PathBuf, Vec<(codegen::Unit, String)>>> = Mutex::new(BTreeMap::new());
     let path = out_dir.join(out_file);
     let images = format!("ptx-build/{}", out_file.replace(['/', '\\'], "_"));
-    let new = units(crates, out_dir, &images, host, reporter)?;
+    // An earlier Builder of this file may have written the file's list of several modules'
+    // untyped kernels, which this one's report must not remove as stale.
+    let first = WRITTEN.lock().unwrap_or_else(|e| e.into_inner()).get(&path).is_none_or(|e| e.is_empty());
+    let new = units(crates, out_dir, &images, host, first, reporter)?;
     let mut written = WRITTEN.lock().unwrap_or_else(|e| e.into_inner());
     let earlier = written.entry(path.clone()).or_default();
     for (u, source) in &new {
@@ -74,6 +77,7 @@ fn units(
     out_dir: &Path,
     images: &str,
     host: &host_scope::HostNames,
+    first_of_file: bool,
     reporter: &dyn Reporter,
 ) -> Result<Vec<(codegen::Unit, String)>> {
     let mut units: Vec<(codegen::Unit, String)> = Vec::new();
@@ -106,6 +110,6 @@ fn units(
             units.push((u, source));
         }
     }
-    unit::report_untyped(&untyped, &out_dir.join(images), verbose, reporter)?;
+    unit::report_untyped(&untyped, &out_dir.join(images), verbose, first_of_file, reporter)?;
     Ok(units)
 }

@@ -139,18 +139,25 @@ pub struct ModuleUntyped {
 /// warnings on every build of a path package, so candle's 139 untyped kernels would be 139 lines
 /// on every no-op build, and dfdx's 49 files 39 lines of one per module: the budget is one line
 /// (the count, the list), and the whole list with `CARGO_PTX_VERBOSE=1` (`verbose`). `dir`
-/// holds the modules' folders; a list of several modules' kernels is written there.
-pub fn report_untyped(modules: &[ModuleUntyped], dir: &Path, verbose: bool, reporter: &dyn Reporter) -> Result<()> {
+/// holds the modules' folders; a list of several modules' kernels is written there, and one left
+/// by an earlier build removed where `remove_stale` (not where another Builder of this build
+/// script wrote it).
+pub fn report_untyped(modules: &[ModuleUntyped], dir: &Path, verbose: bool, remove_stale: bool, reporter: &dyn Reporter) -> Result<()> {
     let combined = dir.join(UNTYPED_LIST);
+    let remove = || {
+        if remove_stale {
+            let _ = std::fs::remove_file(&combined);
+        }
+    };
     let with: Vec<&ModuleUntyped> = modules.iter().filter(|m| !m.lines.is_empty()).collect();
     let count: usize = with.iter().map(|m| m.lines.len()).sum();
     let (list, lines, whose, total) = match with.as_slice() {
         [] => {
-            let _ = std::fs::remove_file(&combined);
+            remove();
             return Ok(());
         }
         [one] => {
-            let _ = std::fs::remove_file(&combined);
+            remove();
             (dir.join(&one.name).join(UNTYPED_LIST), one.lines.clone(), format!("of `{}`", one.name), one.total)
         }
         several => {
@@ -194,7 +201,13 @@ fn untyped_line(entry: &str, untypeable: &[KernelSig]) -> String {
                 }
             };
             // The argument that keeps this instance of a template untyped (each entry its own).
-            let here = demangled.as_ref().and_then(|d| d.unbound_argument()).map(|a| format!(" (here `{a}`)")).unwrap_or_default();
+            // Only where the reason is the template's: a struct parameter's is not about `1`.
+            let here = demangled
+                .as_ref()
+                .filter(|_| why.contains("template") && !why.contains("(here `"))
+                .and_then(|d| d.unbound_argument())
+                .map(|a| format!(" (here `{a}`)"))
+                .unwrap_or_default();
             format!("`{entry}` ({}:{}): {why}{here}", s.file.display(), s.line)
         }
         None => match demangled.filter(|d| LIBRARY_NAMESPACES.iter().any(|ns| d.qualified.starts_with(ns))) {
@@ -227,7 +240,7 @@ mod tests {
         let lines = write_untyped_list(&untypeable, &untyped, &dir.path().join("q")).unwrap();
         let q = ModuleUntyped { name: "q".into(), total: typed.len() + untyped.len(), lines };
         let reported: Vec<ModuleUntyped> = (verbose || !allow).then_some(q).into_iter().collect();
-        report_untyped(&reported, dir.path(), verbose, &r).unwrap();
+        report_untyped(&reported, dir.path(), verbose, true, &r).unwrap();
         (r.0.into_inner().unwrap(), std::fs::read_to_string(dir.path().join("q").join(UNTYPED_LIST)).ok())
     }
 
@@ -261,6 +274,18 @@ mod tests {
         assert!(untyped_line("stamped_f32", &[]).contains("a kernel stamped out by a macro"));
     }
 
+    /// The instance's argument is said where the template is the reason, not beside a struct
+    /// parameter's reason (ggml's `soft_max_f32<true, 0, 0>` ended in "(here `true`)").
+    #[test]
+    fn an_instances_argument_is_named_only_for_a_templates_reason() {
+        let mut sig = cuda_kernels_in(Path::new("/pkg/k.cu"), "template <int N>\n__global__ void k(Params p) {}\n").unwrap().remove(0);
+        sig.untyped = Some("parameter `p`: the host crate names no type `Params`".into());
+        let line = untyped_line("_Z1kILi1EEv6Params", &[sig.clone()]);
+        assert_eq!(line, "`_Z1kILi1EEv6Params` (/pkg/k.cu:2): parameter `p`: the host crate names no type `Params`");
+        sig.untyped = Some("template parameter `float (*op)(..)` is a function pointer".into());
+        assert!(untyped_line("_Z1kIXadL_Z3negfEEEv6Params", &[sig]).ends_with("function pointer (here `&neg(float)`)"));
+    }
+
     #[test]
     fn verbose_prints_the_list_and_allow_prints_nothing() {
         let (warnings, _) = report(SRC, ENTRIES, false, true);
@@ -283,7 +308,11 @@ mod tests {
         }
         let lines = write_untyped_list(&[], &[], &dir.path().join("q")).unwrap();
         let r = Recorder::default();
-        report_untyped(&[ModuleUntyped { name: "q".into(), total: 1, lines }], dir.path(), false, &r).unwrap();
+        let module = || ModuleUntyped { name: "q".into(), total: 1, lines: lines.clone() };
+        // A second Builder of the same file keeps the first one's list of several modules.
+        report_untyped(&[module()], dir.path(), false, false, &r).unwrap();
+        assert!(dir.path().join(UNTYPED_LIST).exists());
+        report_untyped(&[module()], dir.path(), false, true, &r).unwrap();
         assert!(r.0.lock().unwrap().is_empty());
         assert!(!dir.path().join(UNTYPED_LIST).exists() && !dir.path().join("q").join(UNTYPED_LIST).exists());
     }
@@ -299,7 +328,7 @@ mod tests {
         };
         let modules = [module("abs", 2), module("axpy", 0), module("relu", 2), module("tanh", 1), module("sin", 1)];
         let r = Recorder::default();
-        report_untyped(&modules, dir.path(), false, &r).unwrap();
+        report_untyped(&modules, dir.path(), false, true, &r).unwrap();
         let warnings = r.0.into_inner().unwrap();
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert!(

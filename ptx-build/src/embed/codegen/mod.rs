@@ -545,7 +545,10 @@ fn method(index: usize, k: &KernelSig, out: &mut String) {
                     Some(c) => {
                         let id = const_param_ident(&c.name).to_string();
                         generics.push(format!("const {id}: {}", c.ty.rust_name()));
-                        args.push(id);
+                        // In braces: a bare name is read as a type first, and a module or
+                        // type of that name in scope (a .cu module `norm` beside ggml's
+                        // `template <bool norm>`) would be taken instead of the parameter.
+                        args.push(format!("{{ {id} }}"));
                     }
                     None => {
                         let id = ident(p).to_string();

@@ -250,7 +250,8 @@ pub fn cuda_kernels_preprocessed(text: &str, dir: &Path, skip_roots: &[&Path]) -
 
 /// The Rust type of a C scalar type, spelled as its words (`unsigned long long`).
 fn c_scalar(words: &[&str]) -> Option<ParamType> {
-    let words: Vec<&str> = words.iter().copied().filter(|w| !matches!(*w, "const" | "volatile" | "struct" | "signed")).collect();
+    // `enum` marks an enum with a fixed underlying type, which it passes as (see [`typedefs`]).
+    let words: Vec<&str> = words.iter().copied().filter(|w| !matches!(*w, "const" | "volatile" | "struct" | "signed" | "enum")).collect();
     let unsigned = words.contains(&"unsigned");
     let rest: Vec<&str> = words.iter().copied().filter(|w| *w != "unsigned" && *w != "int").collect();
     let has_int = words.contains(&"int");
@@ -354,6 +355,30 @@ fn typedefs<'a>(toks: &[(CTok<'a>, u32)]) -> Aliases<'a> {
     let mut conflicting = std::collections::HashSet::new();
     let mut i = 0;
     while i < toks.len() {
+        // `enum class Mode : unsigned char {`: the enum is its underlying type, marked `enum`.
+        if toks[i].0 == CTok::Ident("enum") {
+            let at = i + 1 + usize::from(matches!(toks.get(i + 1), Some((CTok::Ident("class" | "struct"), _))));
+            if let (Some((CTok::Ident(name), _)), Some((CTok::Punct(':'), _))) = (toks.get(at), toks.get(at + 1)) {
+                let mut words = vec!["enum"];
+                let mut j = at + 2;
+                while let Some((CTok::Ident(w), _)) = toks.get(j) {
+                    words.push(*w);
+                    j += 1;
+                }
+                if words.len() > 1 && matches!(toks.get(j), Some((CTok::Punct('{' | ';'), _))) {
+                    match out.get(name) {
+                        Some(prev) if *prev != words => {
+                            conflicting.insert(*name);
+                        }
+                        _ => {
+                            out.insert(*name, words);
+                        }
+                    }
+                }
+            }
+            i += 1;
+            continue;
+        }
         if toks[i].0 != CTok::Ident("typedef") {
             i += 1;
             continue;
@@ -398,6 +423,8 @@ fn resolve_aliases<'a>(mut base: Vec<&'a str>, aliases: &Aliases<'a>) -> Vec<&'a
 
 /// One C parameter (`const float *__restrict__ x`) as a name and a launch type.
 fn c_param(toks: &[CTok<'_>], index: usize, aliases: &Aliases<'_>) -> std::result::Result<(String, ParamType), String> {
+    // A default argument (ggml's `const int64_t mul_stride_row = 0`) says nothing of the type.
+    let toks = toks.iter().position(|t| *t == CTok::Punct('=')).map_or(toks, |eq| &toks[..eq]);
     let text = toks
         .iter()
         .map(|t| match t {
@@ -694,6 +721,9 @@ template <typename T> __global__ void tmpl(T *x) {}
         assert_eq!(ty("const __grid_constant__ CUtensorMap tmap"), val("::ptx_runtime::TensorMap"));
         // A struct of the user's: by name, its host type asserted against the PTX's layout.
         assert_eq!(ty("const block_q8_1 * __restrict__ y"), ptr(false, "block_q8_1"));
+        // Default arguments (ggml's rms_norm).
+        assert_eq!(ty("const int64_t mul_stride_row = 0"), ParamType::Scalar(Scalar::I64));
+        assert_eq!(ty("const float * mul = nullptr"), ptr(false, "f32"));
         // Every vector type the reader maps has a twin in ptx-runtime.
         let runtime = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../ptx-runtime/src/cuda_types.rs")).unwrap();
         for (c, host) in VECTOR_TYPES {

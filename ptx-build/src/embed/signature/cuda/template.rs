@@ -100,11 +100,14 @@ fn const_param_type(p: &TemplateParam, params: &[TemplateParam], aliases: &Alias
         return Err("is a template template parameter, which Rust has no form of".into());
     }
     let ty: Vec<&str> = words[..words.len().saturating_sub(1)].iter().copied().filter(|w| !matches!(*w, "typename" | "class")).collect();
+    let written = ty.iter().copied().filter(|w| !matches!(*w, "const" | "volatile" | "enum")).collect::<Vec<_>>().join("::");
     let ty = resolve_aliases(ty, aliases);
     match c_scalar(&ty) {
         Some(ParamType::Scalar(Scalar::F32 | Scalar::F64)) => {
             Err("is a floating-point value, which Rust's const generics cannot take".into())
         }
+        // An enum with a fixed underlying type (`enum class Mode : unsigned char`) is that type.
+        Some(ParamType::Scalar(s)) if ty.contains(&"enum") => Ok((s, Some(written))),
         Some(ParamType::Scalar(s)) => Ok((s, None)),
         Some(_) => Err("is a value of a type Rust's const generics cannot take".into()),
         None => {
@@ -160,14 +163,15 @@ mod tests {
     #[test]
     fn values_of_integer_bool_and_enum_types_are_const_parameters() {
         let generic = |decls: &str| {
-            let src = format!("typedef unsigned int uint;\ntemplate <{decls}>\n__global__ void k(float *x) {{}}\n");
+            let src = format!("typedef unsigned int uint;\nenum Big : unsigned long long {{ BIG = 1 }};\ntemplate <{decls}>\n__global__ void k(float *x) {{}}\n");
             let toks = c_tokens(&src);
             let open = toks.iter().position(|(t, _)| *t == CTok::Punct('<')).unwrap();
             template_generic(&template_params(&toks, open), &super::super::typedefs(&toks))
         };
-        let g =
-            generic("typename T, int ncols, bool has_fusion, size_t splitD, unsigned n, uint m, const int64_t big, ggml_type type, char c")
-                .unwrap();
+        let g = generic(
+            "typename T, int ncols, bool has_fusion, size_t splitD, unsigned n, uint m, const int64_t big, ggml_type type, char c, Big b",
+        )
+        .unwrap();
         assert_eq!(g.type_params, ["T"]);
         let got: Vec<(&str, Scalar, Option<&str>, usize)> =
             g.const_params.iter().map(|c| (c.name.as_str(), c.ty, c.cxx_enum.as_deref(), c.position)).collect();
@@ -182,6 +186,8 @@ mod tests {
                 ("big", Scalar::I64, None, 6),
                 ("type", Scalar::I32, Some("ggml_type"), 7),
                 ("c", Scalar::I8, None, 8),
+                // `enum Big : unsigned long long`: its underlying type.
+                ("b", Scalar::U64, Some("Big"), 9),
             ]
         );
         for (decls, why) in [
