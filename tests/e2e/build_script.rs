@@ -136,14 +136,14 @@ fn cuda_files_of_the_host_get_typed_methods_and_header_edits_rerun() {
 
 fn kernels_that_cannot_be_typed_are_embedded_with_a_warning_and_an_untyped_launcher() {
     // A C++ kernel (mangled name, typed by its C++ name), one taking a pointer to pointers, a
-    // template over a function, and a typed one beside them: the build succeeds, the typed methods
+    // template over a template, and a typed one beside them: the build succeeds, the typed methods
     // stay, and the untyped ones launch through cudarc's builder.
     let uses = "#[allow(dead_code)]\nunsafe fn launchers(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream, cfg: ptx_runtime::cudarc::driver::LaunchConfig, x: &mut ptx_runtime::cudarc::driver::CudaSlice<f32>) -> bool {\n    unsafe { k.scale(s, cfg, 2.0f32, x).unwrap() };\n    unsafe { k.fill(s, cfg, x).unwrap() };\n    k.launch_builder(s, \"_Z4fillPf\").is_some() && k.launch_builder(s, \"raw\").is_some() && k.function(\"scale\").is_some()\n}\n";
     let p = cuda_host(
         "host_untyped",
         &[(
             "cuda/k.cu",
-            "\n__global__ void fill(float *x) { x[0] = 1.0f; }\nextern \"C\" __global__ void raw(const float **src, float *dst) { dst[0] = *src[0]; }\nextern \"C\" __global__ void scale(float a, float *x) { x[0] *= a; }\n__device__ float neg(float v) { return -v; }\ntemplate <float (*op)(float)> __global__ void tile(float *x) { x[0] = op(x[0]); }\ntemplate __global__ void tile<neg>(float *);\n",
+            "\n__global__ void fill(float *x) { x[0] = 1.0f; }\nextern \"C\" __global__ void raw(const float **src, float *dst) { dst[0] = *src[0]; }\nextern \"C\" __global__ void scale(float a, float *x) { x[0] *= a; }\ntemplate <typename T> struct V2 { T x; };\ntemplate <template <typename> class V> __global__ void tile(float *x) { x[0] = sizeof(V<float>); }\ntemplate __global__ void tile<V2>(float *);\n",
         )],
         uses,
     );
@@ -158,7 +158,7 @@ fn kernels_that_cannot_be_typed_are_embedded_with_a_warning_and_an_untyped_launc
     assert!(list.ends_with("ptx-build/kernels.rs/k/untyped-kernels.txt"), "{list}");
     let text = std::fs::read_to_string(list).unwrap();
     assert!(text.contains("`raw` (") && text.contains("k.cu:3): parameter `const float * * src`: pointers to pointers"), "{text}");
-    assert!(text.contains("`_Z4tileIXadL_Z3negfEEEvPf`"), "the template over a function, by its PTX name:\n{text}");
+    assert!(text.contains("`_Z4tileI2V2EvPf`"), "the template over a template, by its PTX name:\n{text}");
     assert!(!text.contains("fill") && !text.contains("scale"), "typed kernels are not listed:\n{text}");
 }
 

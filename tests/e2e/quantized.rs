@@ -201,9 +201,10 @@ fn candle_style_void_pointer_kernels_are_typed_and_a_no_op_build_says_one_line()
 /// values, instantiated explicitly or by a host launcher's `switch` (ggml's `static` kernels), a
 /// plain kernel and a template of one name, two templates of one name, template parameters in
 /// snake case, all in a host whose module is included by a binary. Value templates get methods
-/// generic over const parameters (`k.ssm_scan::<128, 16>(..)`); a combination the PTX lacks does
-/// not compile and the error lists those it has; only the template over a function pointer is
-/// launched by name, listed with each instance's own argument. No warning from the module.
+/// generic over const parameters (`k.ssm_scan::<128, 16>(..)`), a template over a device
+/// function over its marker types (`k.unary_op::<kernels::gelu::op_abs>(..)`, the function a
+/// `static` one); a combination the PTX lacks does not compile and the error lists those it
+/// has; only the template over a template is launched by name. No warning from the module.
 fn cxx_value_templates_get_const_generic_methods_and_overloads_build_quietly() {
     common::nvcc();
     const GELU: &str = r#"#include <cuda_fp16.h>
@@ -228,6 +229,11 @@ static __global__ void unary_op(const float* x, float* y, int n) { int i = threa
 void unary_cuda(const float* x, float* y, int n, bool neg, cudaStream_t s) {
     if (neg) unary_op<op_neg><<<1, 32, 0, s>>>(x, y, n); else unary_op<op_abs><<<1, 32, 0, s>>>(x, y, n);
 }
+
+template <typename T> struct Vec2 { T x, y; };
+template <template <typename> class V>
+__global__ void k_tt(float* x) { x[0] = sizeof(V<float>); }
+template __global__ void k_tt<Vec2>(float*);
 "#;
     const ARGSORT: &str = r#"#include <stddef.h>
 enum sort_order { SORT_ASC, SORT_DESC };
@@ -286,6 +292,8 @@ unsafe fn launch(k: &kernels::Kernels, s: &CudaStream, cfg: LaunchConfig, r: &mu
         k.ssm_scan::<128, 256>(s, cfg, x, r, 4).unwrap();
         k.mul_mat_vec_f::<f32, 1, true>(s, cfg, x, x, r, 4).unwrap();
         k.mul_mat_vec_f::<f32, 8, false>(s, cfg, x, x, r, 4).unwrap();
+        k.unary_op::<kernels::gelu::op_abs>(s, cfg, x, r, 4).unwrap();
+        k.unary_op::<kernels::gelu::op_neg>(s, cfg, x, r, 4).unwrap();
     }
 }
 fn main() {
@@ -300,12 +308,12 @@ fn main() {
     assert!(!log.contains("never used") && !log.contains("camel case") && !log.contains("upper case"), "{log}");
     let lines = warning_lines(&log, "host_cxx_values");
     assert_eq!(lines.len(), 1, "one line for the crate:\n{log}");
-    assert!(lines[0].contains("2 of 7 kernels of `gelu` have no typed launch methods"), "{log}");
+    assert!(lines[0].contains("1 of 8 kernels of `gelu` has no typed launch method"), "{log}");
     let generated = generated_module("host_cxx_values");
     assert!(generated.contains("`order` is a `sort_order` by its integer value."), "{generated}");
     let (ok, log) = cargo_build_with(p.path(), &[("CARGO_PTX_VERBOSE", "1")]);
     assert!(ok, "{log}");
-    for expected in ["template parameter `float (*op)(..)` is a function pointer", "(here `&op_abs(float)`)", "(here `&op_neg(float)`)"] {
+    for expected in ["`_Z4k_ttI4Vec2EvPf`", "template parameter `template class V` is a template template parameter"] {
         assert!(log.contains(expected), "`{expected}` in:\n{log}");
     }
 

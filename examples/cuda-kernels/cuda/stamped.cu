@@ -1,8 +1,7 @@
 // Kernels written the way candle, llm.c and ggml write them: stamped out by a macro, a template
 // with explicit instantiations, one over bytes of any type (`void *`), templates over values
-// (instantiated explicitly, or by a host launcher) and a template over a function. ptx-build
-// types all but the last (from the preprocessed source and the demangled names), which is
-// embedded and launched by name.
+// (instantiated explicitly, or by a host launcher) and a template over a device function.
+// ptx-build types each (from the preprocessed source and the demangled names).
 #include <cuda_fp16.h>
 #include <stdint.h>
 
@@ -75,8 +74,10 @@ void add_scaled_cuda(float *y, const float *x, int n, bool twice, bool clamp, cu
     }
 }
 
-// A template over a function has no typed form: embedded, and launched by its PTX name.
+// ggml's unary ops: a template over a device function. Each function an instance passes is a
+// marker type of this module on the Rust side (`k.map::<stamped::cube>(..)`).
 __device__ float cube(float x) { return x * x * x; }
+__device__ float twice(float x) { return 2.0f * x; }
 
 template <float (*op)(float)>
 __global__ void map(float *x, int n) {
@@ -87,3 +88,4 @@ __global__ void map(float *x, int n) {
 }
 
 template __global__ void map<cube>(float *, int);
+template __global__ void map<twice>(float *, int);

@@ -121,13 +121,21 @@ fn stamped(k: &kernels::Kernels, stream: &std::sync::Arc<ptx_runtime::cudarc::dr
         assert_eq!(stream.clone_dtoh(&out).unwrap(), want, "add_scaled::<f32, {mode}, {clamp}>");
     }
 
-    // No typed method (a template over a function): cudarc's builder on the loaded function,
-    // arguments in the kernel's order.
+    // A template over a device function: the function's marker type picks the instance.
     let before = stream.clone_dtoh(&y).unwrap();
-    let mut launch = k.launch_builder(stream, "_Z3mapIXadL_Z4cubefEEEvPfi").expect("map<cube> is loaded");
+    unsafe { k.map::<kernels::stamped::cube>(stream, config(n), &mut y, count) }.unwrap();
+    let cubed: Vec<f32> = before.iter().map(|v| v * v * v).collect();
+    assert_eq!(stream.clone_dtoh(&y).unwrap(), cubed, "map::<cube>");
+    unsafe { k.map::<kernels::stamped::twice>(stream, config(n), &mut y, count) }.unwrap();
+    let doubled: Vec<f32> = cubed.iter().map(|v| 2.0 * v).collect();
+    assert_eq!(stream.clone_dtoh(&y).unwrap(), doubled, "map::<twice>");
+
+    // Any kernel by its PTX name, typed or not: cudarc's builder on the loaded function,
+    // arguments in the kernel's order (the way to launch a kernel that has no typed method).
+    let mut launch = k.launch_builder(stream, "_Z3mapIXadL_Z5twicefEEEvPfi").expect("map<twice> is loaded");
     launch.arg(&mut y).arg(&count);
     unsafe { launch.launch(config(n)) }.unwrap();
-    assert_eq!(stream.clone_dtoh(&y).unwrap(), before.iter().map(|v| v * v * v).collect::<Vec<_>>(), "map<cube>");
+    assert_eq!(stream.clone_dtoh(&y).unwrap(), doubled.iter().map(|v| 2.0 * v).collect::<Vec<_>>(), "map<twice> by name");
 }
 
 /// The kernels of cuda/quantized.cu: q8_0 blocks behind `void *`, passed as buffers of bytes,
@@ -205,7 +213,8 @@ fn every_cu_file_is_a_module_with_ptx_and_cubins() {
             "_Z10add_scaledIfL4Mode0ELb0EEvPT_PKS1_i",
             "_Z10add_scaledIfL4Mode1ELb1EEvPT_PKS1_i",
             "_Z10add_scaledIfL4Mode1ELb0EEvPT_PKS1_i",
-            "_Z3mapIXadL_Z4cubefEEEvPfi"
+            "_Z3mapIXadL_Z4cubefEEEvPfi",
+            "_Z3mapIXadL_Z5twicefEEEvPfi"
         ]
     );
     for images in

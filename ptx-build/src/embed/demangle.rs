@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::embed::signature::{c_type, Generic, Instance, KernelSig, ParamType, Scalar};
+use crate::embed::signature::{c_type, ConstType, Generic, Instance, KernelSig, ParamType, Scalar};
 
 /// A mangled kernel name, demangled and split.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -173,10 +173,21 @@ pub fn bind(sigs: Vec<KernelSig>, entries: &[&str]) -> Vec<KernelSig> {
                 // An overload's instances are those whose parameters it declares: `k(T*, int)`
                 // and `k(T*, float)` both have two, and each takes only its own.
                 let own = |d: &Demangled| d.params.iter().zip(&sig.params).all(|(t, p)| instance_param_fits(t, &p.ty, &g.type_params));
-                for (entry, d) in candidates.iter().filter(|(_, d)| !d.template_args.is_empty() && own(d)) {
-                    if d.template_args.len() != g.type_params.len() + g.const_params.len() {
-                        continue;
+                let own: Vec<&&(&str, Demangled)> = candidates
+                    .iter()
+                    .filter(|(_, d)| {
+                        !d.template_args.is_empty() && own(d) && d.template_args.len() == g.type_params.len() + g.const_params.len()
+                    })
+                    .collect();
+                // A parameter of a type the reader took for an enum's whose instances pass
+                // functions (`&dequantize_q4_0(..)`) is a function pointer's typedef.
+                let mut g = g;
+                for c in g.const_params.iter_mut().filter(|c| c.cxx_enum.is_some()) {
+                    if own.first().is_some_and(|(_, d)| d.template_args[c.position].starts_with('&')) {
+                        c.ty = ConstType::Function;
                     }
+                }
+                for (entry, d) in own {
                     match instance(&g, d) {
                         Ok((args, values)) => instances.push(Instance { args, values, ptx_name: entry.to_string() }),
                         // Said of the template: the list names each instance's argument.
@@ -269,21 +280,31 @@ fn instance(g: &Generic, d: &Demangled) -> Result<(Vec<String>, Vec<String>), St
     let (mut args, mut values) = (Vec::new(), Vec::new());
     let mut consts = g.const_params.iter().peekable();
     for (position, arg) in d.template_args.iter().enumerate() {
-        match consts.next_if(|c| c.position == position) {
-            Some(c) => values.push(const_value(arg, c.ty).ok_or_else(|| match (arg.starts_with('&'), &c.cxx_enum) {
-                // ggml's `dequantize_kernel_t dequantize_kernel`: a function pointer by a typedef.
+        match consts.next_if(|c| c.position == position).map(|c| (c, c.ty)) {
+            // A device function, by the demangled address (`&op_add(float, float)`), until the
+            // unit names its marker type.
+            Some((c, ConstType::Function)) => match arg.starts_with('&') {
+                true => values.push(arg.to_string()),
+                false => {
+                    return Err(format!(
+                        "an instance's argument for template parameter `{}` (`{arg}`) is not a function's address: each instance is launched by its PTX name",
+                        c.name
+                    ))
+                }
+            },
+            Some((c, ConstType::Value(ty))) => values.push(const_value(arg, ty).ok_or_else(|| match (arg.starts_with('&'), &c.cxx_enum) {
                 (true, _) => format!(
-                    "template parameter `{}` takes a function (here `{arg}`), which Rust's const generics cannot take: each instance is launched by its PTX name",
+                    "template parameter `{}` takes a function in one instance (here `{arg}`) and a value in another: each instance is launched by its PTX name",
                     c.name
                 ),
-                (false, Some(e)) if c.ty == Scalar::I32 => format!(
+                (false, Some(e)) if ty == Scalar::I32 => format!(
                     "an instance's argument for template parameter `{}` (`{arg}`) does not fit the `i32` an enum without a fixed underlying type is taken as (give `{e}` one, `enum {e} : long long`, for a typed method): each instance is launched by its PTX name",
                     c.name
                 ),
                 _ => format!(
                     "an instance's argument for template parameter `{}` (`{arg}`) is not a value of its type (`{}`): each instance is launched by its PTX name",
                     c.name,
-                    c.cxx_enum.as_deref().unwrap_or(c.ty.rust_name())
+                    c.cxx_enum.as_deref().unwrap_or(ty.rust_name())
                 ),
             })?),
             None if is_value(arg) => {
@@ -485,18 +506,12 @@ mod tests {
     #[test]
     fn template_values_without_a_const_generic_form_leave_the_kernel_untyped() {
         let why = |src: &str, entries: &[&str]| bind(read(src), entries)[0].untyped.clone().unwrap_or_default();
-        let w =
-            why("template <float (*op)(const float)>\n__global__ void unary(float *x, int n) {}\n", &["_Z5unaryIXadL_Z6op_absfEEEvPfi"]);
-        assert!(w.starts_with("template parameter `float (*op)(..)` is a function pointer"), "{w}");
-        // ggml's function pointer through a typedef, read as an enum until an instance shows it.
+        // A function where one instance passes a function and another a value cannot be.
         let w = why(
-            "typedef void (*dequantize_kernel_t)(const void *vx, float &v);\ntemplate <int qk, dequantize_kernel_t dequantize_kernel>\n__global__ void k(float *x) {}\n",
-            &["_Z1kILi32EXadL_Z15dequantize_q4_0PKvRfEEEvPf"],
+            "template <int qk, dequantize_kernel_t dequantize_kernel>\n__global__ void k(float *x) {}\n",
+            &["_Z1kILi32EXadL_Z15dequantize_q4_0PKvRfEEEvPf", "_Z1kILi32ELi3EEvPf"],
         );
-        assert!(
-            w.starts_with("template parameter `dequantize_kernel` takes a function (here `&dequantize_q4_0(void const*, float&)`)"),
-            "{w}"
-        );
+        assert!(w.contains("is not a function's address"), "{w}");
         // An enum value past `i32` without a fixed type; with one (`enum big : long`) it is typed.
         let enum_big = |decl: &str| {
             bind(read(&format!("{decl};\ntemplate <big b>\n__global__ void k(float *x) {{}}\n")), &["_Z1kIL3big1099511627776EEvPf"])
@@ -505,7 +520,7 @@ mod tests {
         assert!(w.starts_with("an instance's argument for template parameter `b` (`(big)1099511627776`) does not fit the `i32` an enum without a fixed underlying type is taken as (give `big` one"), "{w}");
         let typed = enum_big("enum big : long { B = 1L << 40 }");
         let g = typed[0].generic.as_ref().expect("typed");
-        assert_eq!((g.const_params[0].ty, g.instances[0].values[0].as_str()), (Scalar::I64, "1099511627776"));
+        assert_eq!((g.const_params[0].ty, g.instances[0].values[0].as_str()), (ConstType::Value(Scalar::I64), "1099511627776"));
         assert_eq!(const_value("(unsigned char)300", Scalar::U8), None);
         assert_eq!(const_value("(unsigned char)255", Scalar::U8).as_deref(), Some("255"));
         assert_eq!(const_value("&op_abs(float)", Scalar::I32), None);
@@ -555,6 +570,24 @@ mod tests {
             .map(|s| (s.name.as_str(), s.generic.as_ref().unwrap().instances.iter().map(|i| i.ptx_name.as_str()).collect()))
             .collect();
         assert_eq!(got, [("k_t_i32", vec!["_Z1kIfEvPT_i"]), ("k_t_f32", vec!["_Z1kIdEvPT_f"])]);
+    }
+
+    /// ggml's unary ops (`float (*op)(const float)`) and its dequantizers through a typedef
+    /// (`dequantize_kernel_t`, read as an enum's name until an instance passes `&f(..)`): one
+    /// function parameter each, its instances' functions kept for the unit to name.
+    #[test]
+    fn templates_over_device_functions_are_typed_by_the_functions_passed() {
+        let bound = bind(
+            read("template <float (*op)(const float)>\n__global__ void unary(float *x, int n) {}\n"),
+            &["_Z5unaryIXadL_Z6op_absfEEEvPfi"],
+        );
+        let g = bound[0].generic.as_ref().unwrap_or_else(|| panic!("{bound:#?}"));
+        assert_eq!((g.const_params[0].ty, g.instances[0].values[0].as_str()), (ConstType::Function, "&op_abs(float)"));
+        let src = "typedef void (*dequantize_kernel_t)(const void *vx, float &v);\ntemplate <int qk, dequantize_kernel_t dequantize_kernel>\n__global__ void k(float *x) {}\n";
+        let bound = bind(read(src), &["_Z1kILi32EXadL_Z15dequantize_q4_0PKvRfEEEvPf"]);
+        let g = bound[0].generic.as_ref().unwrap_or_else(|| panic!("{bound:#?}"));
+        assert_eq!(g.const_params[1].ty, ConstType::Function);
+        assert_eq!(g.instances[0].values, ["32", "&dequantize_q4_0(void const*, float&)"]);
     }
 
     /// Overloads by template parameters alone: no name tells them apart, so both are launched

@@ -5,6 +5,7 @@
 
 pub mod codegen;
 pub mod demangle;
+pub mod functions;
 pub mod host_scope;
 pub mod host_types;
 pub mod signature;

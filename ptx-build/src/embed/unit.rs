@@ -40,6 +40,7 @@ pub fn unit(
     // Types the generated module would name but the host lacks: by-value parameters, pointees
     // and a template's arguments (known once bound).
     host.untype_unknown(&mut sigs);
+    let functions = super::functions::name_functions(name, &mut sigs);
     let (sigs, untypeable): (Vec<_>, Vec<_>) = sigs.into_iter().partition(|s| s.untyped.is_none() && !s.mangled);
     let mut untyped: Vec<String> = Vec::new();
     let mut images = Vec::new();
@@ -92,7 +93,7 @@ pub fn unit(
         images.push(EmbeddedImage { arch: a.arch, kind: a.kind, file: rel, ptx_isa });
     }
     let lines = write_untyped_list(&untypeable, &untyped, &out_dir.join(images_dir).join(name))?;
-    Ok((Unit { name: name.to_string(), kernels: sigs, images, struct_layouts, untyped, launch_bounds }, lines))
+    Ok((Unit { name: name.to_string(), kernels: sigs, images, struct_layouts, untyped, launch_bounds, functions }, lines))
 }
 
 /// The variable that asks a build script for every list its warnings only count, and for each
@@ -204,7 +205,7 @@ fn untyped_line(entry: &str, untypeable: &[KernelSig]) -> String {
             // Only where the reason is the template's: a struct parameter's is not about `1`.
             let here = demangled
                 .as_ref()
-                .filter(|_| why.contains("template") && !why.contains("(here `"))
+                .filter(|_| ["template parameter", "an instance", "another template"].iter().any(|w| why.starts_with(w)) && !why.contains("(here `"))
                 .and_then(|d| d.unbound_argument())
                 .map(|a| format!(" (here `{a}`)"))
                 .unwrap_or_default();
@@ -244,8 +245,8 @@ mod tests {
         (r.0.into_inner().unwrap(), std::fs::read_to_string(dir.path().join("q").join(UNTYPED_LIST)).ok())
     }
 
-    const SRC: &str = "extern \"C\" __global__ void deq(const void *vx, float *y) {}\nextern \"C\" __global__ void gather(const float **rows, float *out) {}\ntemplate <float (*op)(float)> __global__ void tile(float *x) {}\n";
-    const ENTRIES: &[&str] = &["deq", "gather", "_Z4tileIXadL_Z6op_absfEEEvPf", "stamped_f32"];
+    const SRC: &str = "extern \"C\" __global__ void deq(const void *vx, float *y) {}\nextern \"C\" __global__ void gather(const float **rows, float *out) {}\ntemplate <template <typename> class V> __global__ void tile(float *x) {}\n";
+    const ENTRIES: &[&str] = &["deq", "gather", "_Z4tileI3VecEvPf", "stamped_f32"];
 
     #[test]
     fn untyped_kernels_are_one_line_with_the_list_in_a_file() {
@@ -259,7 +260,7 @@ mod tests {
         let lines: Vec<&str> = list.lines().collect();
         assert_eq!(lines.len(), 3, "{list}");
         assert!(lines[0].starts_with("`gather` (/pkg/cuda/q.cu:2): parameter `const float * * rows`: pointers to pointers"), "{list}");
-        assert_eq!(lines[1], "`_Z4tileIXadL_Z6op_absfEEEvPf` (/pkg/cuda/q.cu:3): template parameter `float (*op)(..)` is a function pointer, which Rust's const generics cannot take: each instance is launched by its PTX name (here `&op_abs(float)`)");
+        assert_eq!(lines[1], "`_Z4tileI3VecEvPf` (/pkg/cuda/q.cu:3): template parameter `template class V` is a template template parameter, which Rust has no form of: each instance is launched by its PTX name");
         assert!(lines[2].starts_with("`stamped_f32`: not declared in a form the signature reader follows (a kernel stamped out"), "{list}");
     }
 

@@ -10,7 +10,8 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
 use crate::arch::{Arch, Variant};
-use crate::embed::signature::{Generic, KernelSig, ParamType};
+use crate::embed::functions::FunctionMarker;
+use crate::embed::signature::{ConstType, Generic, KernelSig, ParamType};
 use crate::error::{Error, Result};
 use crate::report::ArtifactKind;
 
@@ -40,6 +41,9 @@ pub struct Unit {
     pub untyped: Vec<String>,
     /// PTX entries with a launch bound (`.maxntid`): the entry and its most threads a block.
     pub launch_bounds: Vec<(String, u32)>,
+    /// The device functions its kernel templates are instantiated with, each a marker type in
+    /// the unit's module.
+    pub functions: Vec<FunctionMarker>,
 }
 
 impl Unit {
@@ -368,11 +372,21 @@ fn unit_module(u: &Unit) -> TokenStream {
     let functions: Vec<&str> = names.iter().copied().chain(u.untyped.iter().map(String::as_str)).collect();
     let bounds = functions.iter().map(|f| u.max_threads(f));
     let doc = format!(" PTX and cubins of `{}`, for users who load or launch by hand.", u.name);
+    let markers = u.functions.iter().map(|f| {
+        let name: TokenStream = f.name.parse().unwrap_or_else(|_| quote!(function));
+        let doc = format!(" The device function `{}`, as a template argument of this module's kernels.", f.function);
+        quote! {
+            #[doc = #doc]
+            #[derive(Debug, Clone, Copy)]
+            pub struct #name;
+        }
+    });
     quote! {
         #[doc = #doc]
-        #[allow(non_snake_case, dead_code)]
+        #[allow(non_snake_case, non_camel_case_types, dead_code)]
         pub mod #m {
             #(#consts)*
+            #(#markers)*
             /// Every embedded image, for [`ptx_runtime::load`].
             pub static IMAGES: &[::ptx_runtime::Image] = &[#(#images),*];
             /// The kernels of this module.
@@ -438,18 +452,24 @@ fn instance_trait(k: &KernelSig) -> Option<TokenStream> {
 /// The marker type and trait of a kernel with const parameters (see [`instance_trait`]).
 fn const_instance_trait(k: &KernelSig, g: &Generic) -> TokenStream {
     let (carrier, name) = const_instance_names(&k.name);
-    let params = g.param_names().into_iter().map(|p| match g.const_params.iter().find(|c| c.name == p) {
-        Some(c) => {
-            let (id, ty) = (const_param_ident(&c.name), format_ident!("{}", c.ty.rust_name()));
+    let params = g.param_names().into_iter().map(|p| match g.const_params.iter().find(|c| c.name == p).map(|c| (c, c.ty)) {
+        Some((c, ConstType::Value(ty))) => {
+            let (id, ty) = (const_param_ident(&c.name), format_ident!("{}", ty.rust_name()));
             quote!(const #id: #ty)
+        }
+        // A device function: a type parameter taking its marker.
+        Some((c, ConstType::Function)) => {
+            let id = const_param_ident(&c.name);
+            quote!(#id)
         }
         None => {
             let id = ident(p);
             quote!(#id)
         }
     });
-    let types = g.type_params.iter().map(|t| ident(t));
-    let body = match g.type_params.is_empty() {
+    let functions = g.const_params.iter().filter(|c| c.ty == ConstType::Function).map(|c| const_param_ident(&c.name));
+    let types: Vec<Ident> = g.type_params.iter().map(|t| ident(t)).chain(functions).collect();
+    let body = match types.is_empty() {
         true => quote!(;),
         false => quote!((::core::marker::PhantomData<(#(#types,)*)>);),
     };
@@ -509,7 +529,8 @@ fn generic_arg(arg: &str) -> TokenStream {
 /// A generic kernel's instances for the docs, at most a dozen (ggml's have hundreds).
 fn listed_instances(g: &Generic) -> String {
     const SHOWN: usize = 12;
-    let mut listed: Vec<String> = g.instances.iter().take(SHOWN).map(|i| format!("`<{}>`", g.instance_args(i).join(", "))).collect();
+    let mut listed: Vec<String> =
+        g.instances.iter().take(SHOWN).map(|i| format!("`<{}>`", g.instance_args(i).join(", ").replace("self::", ""))).collect();
     if g.instances.len() > SHOWN {
         listed.push(format!("and {} more", g.instances.len() - SHOWN));
     }
@@ -541,10 +562,15 @@ fn method(index: usize, k: &KernelSig, out: &mut String) {
             let mut generics = Vec::new();
             let mut args = Vec::new();
             for p in g.param_names() {
-                match g.const_params.iter().find(|c| c.name == p) {
-                    Some(c) => {
+                match g.const_params.iter().find(|c| c.name == p).map(|c| (c, c.ty)) {
+                    Some((c, ConstType::Function)) => {
                         let id = const_param_ident(&c.name).to_string();
-                        generics.push(format!("const {id}: {}", c.ty.rust_name()));
+                        generics.push(id.clone());
+                        args.push(id);
+                    }
+                    Some((c, ConstType::Value(ty))) => {
+                        let id = const_param_ident(&c.name).to_string();
+                        generics.push(format!("const {id}: {}", ty.rust_name()));
                         // In braces: a bare name is read as a type first, and a module or
                         // type of that name in scope (a .cu module `norm` beside ggml's
                         // `template <bool norm>`) would be taken instead of the parameter.

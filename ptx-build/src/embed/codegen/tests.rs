@@ -1,7 +1,8 @@
 //! The generated module's tests: its pieces, and the whole against a golden file.
 
 use super::*;
-use crate::embed::signature::{ConstParam, Generic, Instance, Param, Scalar};
+use crate::embed::functions::FunctionMarker;
+use crate::embed::signature::{ConstParam, ConstType, Generic, Instance, Param, Scalar};
 
 pub(crate) fn sample() -> Vec<Unit> {
     let sig = |name: &str, params: Vec<(&str, ParamType)>| KernelSig {
@@ -75,9 +76,14 @@ pub(crate) fn sample() -> Vec<Unit> {
                 generic: Some(Generic {
                     type_params: vec!["dst_t".into()],
                     const_params: vec![
-                        ConstParam { name: "type".into(), ty: Scalar::I32, cxx_enum: Some("ggml_type".into()), position: 0 },
-                        ConstParam { name: "ncols".into(), ty: Scalar::I32, cxx_enum: None, position: 2 },
-                        ConstParam { name: "has_fusion".into(), ty: Scalar::Bool, cxx_enum: None, position: 3 },
+                        ConstParam {
+                            name: "type".into(),
+                            ty: ConstType::Value(Scalar::I32),
+                            cxx_enum: Some("ggml_type".into()),
+                            position: 0,
+                        },
+                        ConstParam { name: "ncols".into(), ty: ConstType::Value(Scalar::I32), cxx_enum: None, position: 2 },
+                        ConstParam { name: "has_fusion".into(), ty: ConstType::Value(Scalar::Bool), cxx_enum: None, position: 3 },
                     ],
                     instances: vec![
                         Instance {
@@ -101,6 +107,33 @@ pub(crate) fn sample() -> Vec<Unit> {
                     ],
                 )
             },
+            // ggml's unary ops: `template <float (*op)(float), typename T>`.
+            KernelSig {
+                generic: Some(Generic {
+                    type_params: vec!["T".into()],
+                    const_params: vec![ConstParam { name: "op".into(), ty: ConstType::Function, cxx_enum: None, position: 0 }],
+                    instances: vec![
+                        Instance {
+                            args: vec!["f32".into()],
+                            values: vec!["self::saxpy_kernels::op_abs".into()],
+                            ptx_name: "_Z8unary_opIXadL_Z6op_absfEEfEvPKT0_PS1_i".into(),
+                        },
+                        Instance {
+                            args: vec!["f32".into()],
+                            values: vec!["self::saxpy_kernels::r#type".into()],
+                            ptx_name: "_Z8unary_opIXadL_Z4typefEEfEvPKT0_PS1_i".into(),
+                        },
+                    ],
+                }),
+                ..sig(
+                    "unary_op",
+                    vec![
+                        ("x", ParamType::Pointer { mutable: false, elem: "T".into() }),
+                        ("y", ParamType::Pointer { mutable: true, elem: "T".into() }),
+                        ("n", ParamType::Scalar(Scalar::I32)),
+                    ],
+                )
+            },
         ],
         images: vec![
             EmbeddedImage {
@@ -115,6 +148,10 @@ pub(crate) fn sample() -> Vec<Unit> {
         untyped: vec!["_Z6gatherPPKfPf".into()],
         // `saxpy` with `launch_bounds(256)`, and one instance of a generic kernel with one.
         launch_bounds: vec![("saxpy".into(), 256), ("_Z3addI6__halfEvPT_PKS1_i".into(), 128)],
+        functions: vec![
+            FunctionMarker { name: "op_abs".into(), function: "op_abs(float)".into() },
+            FunctionMarker { name: "r#type".into(), function: "type(float)".into() },
+        ],
     }]
 }
 
@@ -191,6 +228,24 @@ fn names_rust_cannot_spell_even_raw_get_an_underscore() {
     for name in ["self_: u32", "super_: f32", "crate_: &impl DeviceIn<f32>", "r#type: &mut impl DeviceInOut<f32>", "const Self_: i32"] {
         assert!(code.contains(name), "{name}: {code}");
     }
+}
+
+#[test]
+fn device_functions_are_marker_types_of_their_module() {
+    let code = generate(&sample()).unwrap();
+    let flat = code.replace(char::is_whitespace, "").replace(",>", ">").replace(",)", ")");
+    assert!(
+        flat.contains(
+            "///Thedevicefunction`op_abs(float)`,asatemplateargumentofthismodule'skernels.#[derive(Debug,Clone,Copy)]pubstructop_abs;"
+        ),
+        "{code}"
+    );
+    assert!(flat.contains("pubstructr#type;"), "{code}");
+    assert!(flat.contains("pubstructUnaryOpInstance<op,T>(::core::marker::PhantomData<(T,op)>);"), "{code}");
+    assert!(flat.contains("implUnaryOpInstancesforUnaryOpInstance<self::saxpy_kernels::op_abs,f32>"), "{code}");
+    assert!(flat.contains("pubunsafefnunary_op<op,T:::ptx_runtime::cudarc::driver::DeviceRepr>("), "{code}");
+    assert!(flat.contains("whereUnaryOpInstance<op,T>:UnaryOpInstances"), "{code}");
+    assert!(code.contains("`<saxpy_kernels::op_abs, f32>`, `<saxpy_kernels::r#type, f32>`"), "{code}");
 }
 
 #[test]

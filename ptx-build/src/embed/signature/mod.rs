@@ -156,12 +156,24 @@ pub struct Generic {
 pub struct ConstParam {
     /// As the source names it (`ncols`).
     pub name: String,
-    /// Its Rust type: the C++ integer or `bool` type's twin; `i32` for an enum.
-    pub ty: Scalar,
+    /// What it takes.
+    pub ty: ConstType,
     /// The C++ type where it is not a scalar's (an enum: `sort_order`), for the docs.
     pub cxx_enum: Option<String>,
     /// Its index among all the template's parameters, types and values.
     pub position: usize,
+}
+
+/// What a C++ template parameter over a value takes, on the Rust side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum ConstType {
+    /// A value: the C++ integer or `bool` type's twin (an enum's underlying type; `i32` where it
+    /// has none): a const generic parameter.
+    Value(Scalar),
+    /// A device function (`float (*op)(float)`, ggml's unary and binary ops): a type parameter
+    /// taking the marker type the generated module has for each function passed
+    /// (`binbcast::op_add`).
+    Function,
 }
 
 /// One instantiation of a [`Generic`] kernel.
@@ -170,7 +182,9 @@ pub struct Instance {
     /// The host types bound to the type parameters, in order, as Rust paths (`f32`,
     /// `::ptx_runtime::half::f16`).
     pub args: Vec<String>,
-    /// The values bound to the const parameters, in order, as Rust literals (`128`, `true`).
+    /// The values bound to the const parameters, in order, as Rust literals (`128`, `true`), or
+    /// for a function parameter the marker type's path in the generated module
+    /// (`self::binbcast::op_add`; the demangled `&op_add(float, float)` until the unit names it).
     pub values: Vec<String>,
     /// The instance's PTX entry name (`_Z3addIfEvPT_PKS0_S3_i`, `add_f32`).
     pub ptx_name: String,

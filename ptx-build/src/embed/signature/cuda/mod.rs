@@ -123,7 +123,9 @@ pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> 
                 // The declaration so far (`extern "C"`, `template <..>`) is toks[decl_start..i].
                 while summarised < i {
                     match toks[summarised].0 {
-                        CTok::Ident("template") => last_template = Some(summarised),
+                        // The declaration's own `template`, not one inside its parameter list
+                        // (`template <template <typename> class V>`).
+                        CTok::Ident("template") if last_template.is_none_or(|t| t < decl_start) => last_template = Some(summarised),
                         CTok::Ident("extern") if summarised + 1 < i && toks[summarised + 1].0 == CTok::Str("C") => {
                             last_extern_c = Some(summarised)
                         }

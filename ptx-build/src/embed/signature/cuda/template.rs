@@ -3,7 +3,7 @@
 //! (function pointers, templates: the kernel stays untyped).
 
 use super::{c_scalar, resolve_aliases, Aliases, CTok, C_TYPE_WORDS};
-use crate::embed::signature::{ConstParam, Generic, ParamType, Scalar};
+use crate::embed::signature::{ConstParam, ConstType, Generic, ParamType, Scalar};
 
 /// One parameter of a `template <...>`.
 #[derive(Debug, PartialEq, Eq)]
@@ -15,6 +15,8 @@ pub(super) struct TemplateParam {
     /// `typename T` or `class T`; not a value (`int N`, `bool b`, `sort_order o`) nor a template
     /// template parameter.
     pub(super) is_type: bool,
+    /// A parameter pack (`typename... src1_ptrs`, ggml's binbcast).
+    pub(super) pack: bool,
 }
 
 /// The parameters of the `template <...>` whose `<` is at `open`, in order.
@@ -24,16 +26,18 @@ pub(super) fn template_params(toks: &[(CTok<'_>, u32)], open: usize) -> Vec<Temp
     // pointer (`float (*op)(const float)`: `op`, at depth 2 after `(*`); `in_default` after
     // `=` (`typename T = float`), where words are not the declaration's.
     let (mut depth, mut words, mut pointer_name, mut in_default): (i32, Vec<&str>, Option<&str>, bool) = (0, Vec::new(), None, false);
-    let mut finish = |words: &mut Vec<&str>, pointer_name: &mut Option<&str>| {
+    let mut pack = false;
+    let mut finish = |words: &mut Vec<&str>, pointer_name: &mut Option<&str>, pack: &mut bool| {
         let is_type = matches!(words.first(), Some(&"typename" | &"class")) && !words.contains(&"template");
         let param = match pointer_name.take() {
             Some(f) => Some((f, format!("{} (*{f})(..)", words.join(" ")))),
             None => words.last().map(|n| (*n, words.join(" "))),
         };
         if let Some((name, decl)) = param {
-            params.push(TemplateParam { name: name.to_string(), decl, is_type });
+            params.push(TemplateParam { name: name.to_string(), decl, is_type, pack: *pack });
         }
         words.clear();
+        *pack = false;
     };
     for (i, (t, _)) in toks.iter().enumerate().skip(open) {
         match t {
@@ -41,14 +45,15 @@ pub(super) fn template_params(toks: &[(CTok<'_>, u32)], open: usize) -> Vec<Temp
             CTok::Punct('>') | CTok::Punct(')') => {
                 depth -= 1;
                 if depth == 0 {
-                    finish(&mut words, &mut pointer_name);
+                    finish(&mut words, &mut pointer_name, &mut pack);
                     break;
                 }
             }
             CTok::Punct(',') if depth == 1 => {
-                finish(&mut words, &mut pointer_name);
+                finish(&mut words, &mut pointer_name, &mut pack);
                 in_default = false;
             }
+            CTok::Punct('.') if depth == 1 && !in_default => pack = true,
             CTok::Punct('=') if depth == 1 => in_default = true,
             CTok::Ident(w) if depth == 1 && !in_default => words.push(w),
             // `template <template <typename> class C>`: a template template parameter.
@@ -68,12 +73,16 @@ pub(super) fn template_params(toks: &[(CTok<'_>, u32)], open: usize) -> Vec<Temp
 }
 
 /// A template's parameters as a [`Generic`] kernel's (instances come from the PTX), or why it
-/// gets no typed launch method: a parameter over a function pointer, a template, a floating
-/// value or a value of a type parameter's type has no Rust const generic form.
+/// gets no typed launch method: a parameter over a template, a floating value or a value of a
+/// type parameter's type has no Rust form.
 pub(super) fn template_generic(params: &[TemplateParam], aliases: &Aliases<'_>) -> Result<Generic, String> {
     let mut generic = Generic { type_params: Vec::new(), const_params: Vec::new(), instances: Vec::new() };
     let mut problems = Vec::new();
     for (position, p) in params.iter().enumerate() {
+        if p.pack {
+            problems.push(format!("template parameter `{}` is a parameter pack, which Rust has no form of", p.decl));
+            continue;
+        }
         if p.is_type {
             generic.type_params.push(p.name.clone());
             continue;
@@ -90,10 +99,11 @@ pub(super) fn template_generic(params: &[TemplateParam], aliases: &Aliases<'_>) 
 }
 
 /// The Rust type of a template parameter over a value (`int ncols` -> `i32`, `size_t N` ->
-/// `usize`, `sort_order o` -> `i32` and the enum's name), or why it has none.
-fn const_param_type(p: &TemplateParam, params: &[TemplateParam], aliases: &Aliases<'_>) -> Result<(Scalar, Option<String>), String> {
+/// `usize`, `sort_order o` -> `i32` and the enum's name, `float (*op)(float)` -> a function),
+/// or why it has none.
+fn const_param_type(p: &TemplateParam, params: &[TemplateParam], aliases: &Aliases<'_>) -> Result<(ConstType, Option<String>), String> {
     if p.decl.contains("(*") {
-        return Err("is a function pointer, which Rust's const generics cannot take".into());
+        return Ok((ConstType::Function, None));
     }
     let words: Vec<&str> = p.decl.split(' ').collect();
     if words.contains(&"template") {
@@ -107,8 +117,8 @@ fn const_param_type(p: &TemplateParam, params: &[TemplateParam], aliases: &Alias
             Err("is a floating-point value, which Rust's const generics cannot take".into())
         }
         // An enum with a fixed underlying type (`enum class Mode : unsigned char`) is that type.
-        Some(ParamType::Scalar(s)) if ty.contains(&"enum") => Ok((s, Some(written))),
-        Some(ParamType::Scalar(s)) => Ok((s, None)),
+        Some(ParamType::Scalar(s)) if ty.contains(&"enum") => Ok((ConstType::Value(s), Some(written))),
+        Some(ParamType::Scalar(s)) => Ok((ConstType::Value(s), None)),
         Some(_) => Err("is a value of a type Rust's const generics cannot take".into()),
         None => {
             let named: Vec<&str> = ty.iter().copied().filter(|w| !matches!(*w, "const" | "volatile" | "enum")).collect();
@@ -123,8 +133,9 @@ fn const_param_type(p: &TemplateParam, params: &[TemplateParam], aliases: &Alias
             }
             // A name the reader does not know is an enum's (`sort_order`, `ggml_type`): its
             // instances are demangled as `(sort_order)1`, and an enum's values fit an `i32`
-            // (checked per instance when they are bound).
-            Ok((Scalar::I32, Some(named.join("::"))))
+            // (checked per instance when they are bound), or a function pointer's typedef
+            // (ggml's `dequantize_kernel_t`), which the instances' `&f(..)` show.
+            Ok((ConstType::Value(Scalar::I32), Some(named.join("::"))))
         }
     }
 }
@@ -154,7 +165,7 @@ mod tests {
         let why = template_generic(&template_params(&toks, open), &Aliases::new()).unwrap_err();
         assert_eq!(
             why,
-            "template parameter `float (*op)(..)` is a function pointer, which Rust's const generics cannot take; template parameter `template class C` is a template template parameter, which Rust has no form of: each instance is launched by its PTX name"
+            "template parameter `template class C` is a template template parameter, which Rust has no form of: each instance is launched by its PTX name"
         );
     }
 
@@ -168,13 +179,22 @@ mod tests {
             let open = toks.iter().position(|(t, _)| *t == CTok::Punct('<')).unwrap();
             template_generic(&template_params(&toks, open), &super::super::typedefs(&toks))
         };
+        // ggml's binbcast: `typename... src1_ptrs`.
+        let e = generic("float (*bin_op)(const float, const float), typename src0_t, typename... src1_ptrs").unwrap_err();
+        assert!(e.starts_with("template parameter `typename src1_ptrs` is a parameter pack"), "{e}");
         let g = generic(
             "typename T, int ncols, bool has_fusion, size_t splitD, unsigned n, uint m, const int64_t big, ggml_type type, char c, Big b",
         )
         .unwrap();
         assert_eq!(g.type_params, ["T"]);
-        let got: Vec<(&str, Scalar, Option<&str>, usize)> =
-            g.const_params.iter().map(|c| (c.name.as_str(), c.ty, c.cxx_enum.as_deref(), c.position)).collect();
+        let got: Vec<(&str, Scalar, Option<&str>, usize)> = g
+            .const_params
+            .iter()
+            .map(|c| match c.ty {
+                ConstType::Value(s) => (c.name.as_str(), s, c.cxx_enum.as_deref(), c.position),
+                ConstType::Function => panic!("{c:?}"),
+            })
+            .collect();
         assert_eq!(
             got,
             [
@@ -189,6 +209,12 @@ mod tests {
                 // `enum Big : unsigned long long`: its underlying type.
                 ("b", Scalar::U64, Some("Big"), 9),
             ]
+        );
+        // ggml's unary and binary ops: a function, a type parameter on the Rust side.
+        let g = generic("float (*op)(const float), typename T").unwrap();
+        assert_eq!(
+            (g.const_params[0].ty, g.const_params[0].position, g.type_params.as_slice()),
+            (ConstType::Function, 0, &["T".to_string()][..])
         );
         for (decls, why) in [
             ("float scale", "template parameter `float scale` is a floating-point value"),
