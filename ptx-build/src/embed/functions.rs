@@ -48,14 +48,16 @@ pub fn name_functions(unit: &str, sigs: &mut [KernelSig]) -> Vec<FunctionMarker>
 }
 
 /// One name per function, unique among them: its own name (`op_add`), else with its namespaces
-/// (`ns_op_add`), else with its parameter types too (`op_add_float_float`, overloads).
+/// (`ns_op_add`), else with its parameter types too (`op_add_float_float`, overloads; a pointer
+/// and a reference spelled out, `ld_float_const_ptr` beside `ld_float_const_ref`), else with a
+/// number after it where even those are one identifier.
 fn marker_names(functions: &[String]) -> Vec<String> {
     let spelled = |f: &str, level: usize| {
         let (qualified, params) = f.split_once('(').unwrap_or((f, ""));
         let text = match level {
             0 => qualified.rsplit("::").next().unwrap_or(qualified).to_string(),
             1 => qualified.to_string(),
-            _ => format!("{qualified}_{params}"),
+            _ => format!("{qualified}_{}", params.replace('*', " ptr ").replace('&', " ref ")),
         };
         rust_ident(&text)
     };
@@ -70,9 +72,24 @@ fn marker_names(functions: &[String]) -> Vec<String> {
             }
         }
         if !clash {
-            return names;
+            return numbered(names);
         }
     }
+}
+
+/// `names` with `_2`, `_3`.. after the second and later of one name (and past any name taken).
+fn numbered(mut names: Vec<String>) -> Vec<String> {
+    for i in 0..names.len() {
+        let mut n = 2;
+        while names[..i].contains(&names[i]) {
+            let candidate = format!("{}_{n}", names[i].trim_start_matches("r#"));
+            if !names.contains(&candidate) {
+                names[i] = candidate;
+            }
+            n += 1;
+        }
+    }
+    names
 }
 
 /// `text` as a Rust identifier: runs of other characters made one `_` (`op_add(float, float)`
@@ -132,5 +149,9 @@ mod tests {
         // Overloads and namespaces keep their markers apart; odd names become identifiers.
         let fs = ["op(float)", "op(double)", "a::neg(float)", "b::neg(float)", "type(int)", "IMAGES(int)", "self(int)"].map(String::from);
         assert_eq!(marker_names(&fs), ["op_float", "op_double", "a_neg", "b_neg", "r#type", "IMAGES_fn", "self_fn"]);
+        // Overloads by a pointer and a reference (`ld(const float*, float&)`, `ld(const float&,
+        // float&)`) were one marker defined twice: a generated module that did not compile.
+        let fs = ["ld(float const*, float&)", "ld(float const&, float&)", "a::b::c(int)", "a_b::c(int)"].map(String::from);
+        assert_eq!(marker_names(&fs), ["ld_float_const_ptr_float_ref", "ld_float_const_ref_float_ref", "a_b_c_int", "a_b_c_int_2"]);
     }
 }
