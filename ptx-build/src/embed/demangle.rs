@@ -184,7 +184,8 @@ pub fn bind(sigs: Vec<KernelSig>, entries: &[&str]) -> Vec<KernelSig> {
                 let mut g = g;
                 for c in g.const_params.iter_mut().filter(|c| c.cxx_enum.is_some()) {
                     if own.first().is_some_and(|(_, d)| d.template_args[c.position].starts_with('&')) {
-                        c.ty = ConstType::Function;
+                        // Not an enum: the docs would call it one "by its integer value".
+                        (c.ty, c.cxx_enum) = (ConstType::Function, None);
                     }
                 }
                 for (entry, d) in own {
@@ -586,7 +587,7 @@ mod tests {
         let src = "typedef void (*dequantize_kernel_t)(const void *vx, float &v);\ntemplate <int qk, dequantize_kernel_t dequantize_kernel>\n__global__ void k(float *x) {}\n";
         let bound = bind(read(src), &["_Z1kILi32EXadL_Z15dequantize_q4_0PKvRfEEEvPf"]);
         let g = bound[0].generic.as_ref().unwrap_or_else(|| panic!("{bound:#?}"));
-        assert_eq!(g.const_params[1].ty, ConstType::Function);
+        assert_eq!((g.const_params[1].ty, g.const_params[1].cxx_enum.as_deref()), (ConstType::Function, None));
         assert_eq!(g.instances[0].values, ["32", "&dequantize_q4_0(void const*, float&)"]);
     }
 
