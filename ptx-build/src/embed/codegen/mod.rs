@@ -610,6 +610,10 @@ fn method(index: usize, k: &KernelSig, out: &mut String) {
     let taken = RESERVED_NAMES;
     // Paths in full: a user's type named `Grid` (a stencil's by-value struct) must stay theirs.
     let mut params = vec!["&self".to_string(), "stream: &CudaStream".into(), "grid: impl Into<::ptx_runtime::Grid>".into()];
+    // A type parameter as its generic parameter is spelled (`Self_`, `r#type`): `Self` would be
+    // `Kernels`, and `type` no type at all.
+    let type_params = k.generic.as_ref().map_or(&[][..], |g| &g.type_params[..]);
+    let rust_type = |t: &str| if type_params.iter().any(|p| p == t) { ident(t).to_string() } else { rust_type(t) };
     let binding = if k.params.is_empty() { "args" } else { "mut args" };
     body.push(format!("let {binding} = stream.launch_builder(self._set.at({slot}));"));
     for p in &k.params {

@@ -224,7 +224,21 @@ fn names_rust_cannot_spell_even_raw_get_an_underscore() {
         p.name = name.into();
     }
     units[0].kernels.iter_mut().find(|k| k.name == "mul_mat_vec_q").unwrap().generic.as_mut().unwrap().const_params[1].name = "Self".into();
+    // Type parameters too, where the kernel's parameters name them: `DeviceIn<Self>` was a
+    // buffer of `Kernels`, `DeviceIn<type>` of `()`.
+    for (kernel, t) in [("add", "Self"), ("cast", "type")] {
+        let k = units[0].kernels.iter_mut().find(|k| k.name == kernel).unwrap();
+        k.generic.as_mut().unwrap().type_params[0] = t.into();
+        for p in &mut k.params {
+            if let ParamType::Pointer { elem, .. } = &mut p.ty {
+                *elem = elem.replace('T', t);
+            }
+        }
+    }
     let code = generate(&units).unwrap();
+    for name in ["y: &mut impl DeviceInOut<Self_>", "x: &impl DeviceIn<Self_>", "&impl DeviceIn<r#type>"] {
+        assert!(code.contains(name), "{name}: {code}");
+    }
     for name in ["self_: u32", "super_: f32", "crate_: &impl DeviceIn<f32>", "r#type: &mut impl DeviceInOut<f32>", "const Self_: i32"] {
         assert!(code.contains(name), "{name}: {code}");
     }
