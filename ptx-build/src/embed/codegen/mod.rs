@@ -11,7 +11,8 @@ use quote::{format_ident, quote};
 
 use crate::arch::{Arch, Variant};
 use crate::embed::functions::FunctionMarker;
-use crate::embed::signature::{ConstType, Generic, KernelSig, ParamType};
+use crate::embed::signature::{ConstType, KernelSig, ParamType};
+use instances::{const_param_ident, instance_trait, instance_type_text, listed_instances, TraitNames};
 use crate::error::{Error, Result};
 use crate::report::ArtifactKind;
 
@@ -121,7 +122,8 @@ pub fn generate(units: &[Unit]) -> Result<String> {
         }
         next_index += u.untyped.len();
     }
-    let instance_traits = units.iter().flat_map(|u| u.kernels.iter()).filter_map(instance_trait);
+    let trait_names = TraitNames::new(units.iter().flat_map(|u| u.kernels.iter()));
+    let instance_traits = units.iter().flat_map(|u| u.kernels.iter()).filter_map(|k| instance_trait(k, &trait_names));
     // The host type of a by-value struct is only known to the host compiler: assert its layout
     // there, once per type and layout (dfdx passes one op struct to six kernels: one error, not six).
     let mut asserted = std::collections::HashSet::new();
@@ -275,7 +277,7 @@ pub fn generate(units: &[Unit]) -> Result<String> {
         "#[allow(clippy::too_many_arguments, non_snake_case, non_camel_case_types, non_upper_case_globals, dead_code)]\nimpl Kernels {\n",
     );
     for (index, k) in &typed {
-        method(*index, k, &mut text);
+        method(*index, k, &trait_names, &mut text);
     }
     text.push_str("}\n");
     Ok(text)
@@ -400,165 +402,14 @@ fn unit_module(u: &Unit) -> TokenStream {
     }
 }
 
-/// The name of a generic kernel's instance trait: `add_rows` -> `AddRowsTypes`.
-fn instance_trait_name(kernel: &str) -> Ident {
-    let camel: String = kernel
-        .split('_')
-        .filter(|w| !w.is_empty())
-        .map(|w| {
-            let mut c = w.chars();
-            c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
-        })
-        .collect();
-    format_ident!("{}Types", camel)
-}
-
-/// For a generic kernel: a trait implemented for exactly the instantiated types (a tuple of them
-/// for several type parameters), so `k.add::<i32>(..)` does not compile where the PTX has no
-/// `int` instance. A kernel with const parameters gets a marker type of its parameters and the
-/// trait implemented for each instantiated combination (`KInstance<f32, 128, true>`).
-fn instance_trait(k: &KernelSig) -> Option<TokenStream> {
-    let g = k.generic.as_ref()?;
-    if !g.const_params.is_empty() {
-        return Some(const_instance_trait(k, g));
-    }
-    let name = instance_trait_name(&k.name);
-    let listed: Vec<String> = g.instances.iter().map(|i| instance_type_text(&i.args)).collect();
-    let doc = format!(
-        " The types kernel `{}` is instantiated for ({}); the type argument of [`Kernels::{}`].",
-        k.name,
-        listed.join(", "),
-        k.name
-    );
-    let impls = g.instances.iter().enumerate().map(|(i, inst)| {
-        let ty = instance_type(&inst.args);
-        quote! {
-            impl #name for #ty {
-                fn __instance(_: sealed::Token) -> usize { #i }
-            }
-        }
-    });
-    Some(quote! {
-        #[doc = #doc]
-        #[allow(dead_code)]
-        pub trait #name {
-            #[doc(hidden)]
-            fn __instance(_: sealed::Token) -> usize;
-        }
-        #(#impls)*
-    })
-}
-
-/// The marker type and trait of a kernel with const parameters (see [`instance_trait`]).
-fn const_instance_trait(k: &KernelSig, g: &Generic) -> TokenStream {
-    let (carrier, name) = const_instance_names(&k.name);
-    let params = g.param_names().into_iter().map(|p| match g.const_params.iter().find(|c| c.name == p).map(|c| (c, c.ty)) {
-        Some((c, ConstType::Value(ty))) => {
-            let (id, ty) = (const_param_ident(&c.name), format_ident!("{}", ty.rust_name()));
-            quote!(const #id: #ty)
-        }
-        // A device function: a type parameter taking its marker.
-        Some((c, ConstType::Function)) => {
-            let id = const_param_ident(&c.name);
-            quote!(#id)
-        }
-        None => {
-            let id = ident(p);
-            quote!(#id)
-        }
-    });
-    let functions = g.const_params.iter().filter(|c| c.ty == ConstType::Function).map(|c| const_param_ident(&c.name));
-    let types: Vec<Ident> = g.type_params.iter().map(|t| ident(t)).chain(functions).collect();
-    let body = match types.is_empty() {
-        true => quote!(;),
-        false => quote!((::core::marker::PhantomData<(#(#types,)*)>);),
-    };
-    let doc = format!(
-        " The template arguments kernel `{}` is instantiated with ({}); the generic arguments of [`Kernels::{}`].",
-        k.name,
-        listed_instances(g),
-        k.name
-    );
-    let impls = g.instances.iter().enumerate().map(|(i, inst)| {
-        let args = g.instance_args(inst).into_iter().map(generic_arg);
-        quote! {
-            impl #name for #carrier<#(#args),*> {
-                fn __instance(_: sealed::Token) -> usize { #i }
-            }
-        }
-    });
-    let struct_doc = format!(" The template parameters of kernel `{}`, for [`{name}`]'s implementations.", k.name);
-    quote! {
-        #[doc = #struct_doc]
-        #[allow(dead_code, non_upper_case_globals, non_camel_case_types)]
-        #[derive(Debug)]
-        pub struct #carrier<#(#params),*> #body
-        #[doc = #doc]
-        #[allow(dead_code)]
-        pub trait #name {
-            #[doc(hidden)]
-            fn __instance(_: sealed::Token) -> usize;
-        }
-        #(#impls)*
-    }
-}
-
-/// A kernel with const parameters: its marker type and its trait (`ssm_scan` ->
-/// `SsmScanInstance`, `SsmScanInstances`).
-fn const_instance_names(kernel: &str) -> (Ident, Ident) {
-    let types = instance_trait_name(kernel).to_string();
-    let camel = types.strip_suffix("Types").unwrap_or(&types);
-    (format_ident!("{camel}Instance"), format_ident!("{camel}Instances"))
-}
-
-/// A const parameter's name in the generated code: the C++ name, or with `_` after it where it
-/// is one of the method's own names (a parameter of the method cannot shadow it).
-fn const_param_ident(name: &str) -> Ident {
-    match RESERVED_NAMES.contains(&name) {
-        true => format_ident!("{name}_"),
-        false => ident(name),
-    }
-}
-
-/// An instance argument as a generic argument: a type, or a literal (a negative one in braces).
-fn generic_arg(arg: &str) -> TokenStream {
-    let text = if arg.starts_with('-') { format!("{{ {arg} }}") } else { arg.to_string() };
-    text.parse().unwrap_or_else(|_| quote!(()))
-}
-
-/// A generic kernel's instances for the docs, at most a dozen (ggml's have hundreds).
-fn listed_instances(g: &Generic) -> String {
-    const SHOWN: usize = 12;
-    let mut listed: Vec<String> =
-        g.instances.iter().take(SHOWN).map(|i| format!("`<{}>`", g.instance_args(i).join(", ").replace("self::", ""))).collect();
-    if g.instances.len() > SHOWN {
-        listed.push(format!("and {} more", g.instances.len() - SHOWN));
-    }
-    listed.join(", ")
-}
-
-/// An instance's type arguments as one type: itself, or a tuple for several.
-fn instance_type(args: &[String]) -> syn::Type {
-    let tys: Vec<syn::Type> = args.iter().map(|a| syn::parse_str(a).unwrap_or_else(|_| syn::parse_quote!(()))).collect();
-    match tys.as_slice() {
-        [one] => one.clone(),
-        _ => syn::parse_quote!((#(#tys),*)),
-    }
-}
-
-fn instance_type_text(args: &[String]) -> String {
-    let ty = instance_type(args);
-    quote!(#ty).to_string().replace(" :: ", "::").replace(":: ", "::").replace(" ,", ",")
-}
-
 /// A kernel's launch method, appended to `out` as Rust source; `index` is the place of its
 /// (first) function in the `KernelSet`, which knows each function's launch bound.
-fn method(index: usize, k: &KernelSig, out: &mut String) {
+fn method(index: usize, k: &KernelSig, names: &TraitNames, out: &mut String) {
     let f = ident(&k.name).to_string();
     // A generic kernel's method is generic too; the instance trait picks the function.
     let (generics, where_clause, pick) = match &k.generic {
         Some(g) if !g.const_params.is_empty() => {
-            let (carrier, tr) = const_instance_names(&k.name);
+            let (carrier, tr) = names.instance(&k.name);
             let mut generics = Vec::new();
             let mut args = Vec::new();
             for p in g.param_names() {
@@ -587,7 +438,7 @@ fn method(index: usize, k: &KernelSig, out: &mut String) {
             (generics, Some(format!("{ty}: {tr}")), format!("<{ty} as {tr}>::__instance(sealed::Token)"))
         }
         Some(g) => {
-            let tr = instance_trait_name(&k.name);
+            let tr = names.types(&k.name);
             let tps: Vec<String> = g.type_params.iter().map(|t| ident(t).to_string()).collect();
             match tps.as_slice() {
                 [t] => (vec![format!("{t}: {tr} + {DEVICE_REPR}")], None, format!("<{t} as {tr}>::__instance(sealed::Token)")),
@@ -780,5 +631,6 @@ fn rust_type(text: &str) -> String {
     }
 }
 
+mod instances;
 #[cfg(test)]
 mod tests;

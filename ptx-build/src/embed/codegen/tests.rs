@@ -385,3 +385,32 @@ fn a_kernel_named_like_a_method_of_kernels_is_refused_at_its_line() {
         assert!(e.contains("rename the kernel"), "{e}");
     }
 }
+
+/// `addOne` and `add_one` are one name in CamelCase: each kernel's trait and marker type were
+/// defined twice (a generated module that did not compile); they keep the kernel's own name.
+#[test]
+fn kernels_of_one_camel_case_name_get_traits_of_their_own() {
+    let mut units = sample();
+    let kernels = &mut units[0].kernels;
+    for (from, to) in [("mul_mat_vec_q", "addOne"), ("add", "addRows")] {
+        let mut k = kernels.iter().find(|k| k.name == from).unwrap().clone();
+        k.name = to.into();
+        kernels.push(k);
+    }
+    kernels.iter_mut().find(|k| k.name == "mul_mat_vec_q").unwrap().name = "add_one".into();
+    kernels.iter_mut().find(|k| k.name == "add").unwrap().name = "add_rows".into();
+    let code = generate(&units).unwrap();
+    for item in [
+        "pub struct addOne_Instance<",
+        "pub struct add_one_Instance<",
+        "pub trait addOne_Instances",
+        "pub trait add_one_Instances",
+        "pub trait addRows_Types",
+        "pub trait add_rows_Types",
+    ] {
+        assert_eq!(code.matches(item).count(), 1, "{item}: {code}");
+    }
+    assert!(code.contains("where\n        addOne_Instance<{ r#type }, dst_t, { ncols }, { has_fusion }>: addOne_Instances,"), "{code}");
+    // Names of one CamelCase only where two kernels share it.
+    assert!(code.contains("pub trait CastTypes"), "{code}");
+}

@@ -1,0 +1,182 @@
+//! A generic kernel's instance trait: implemented for exactly the instantiated types or
+//! template arguments, so a launch method's turbofish compiles only for an instance the PTX has.
+
+use std::collections::HashMap;
+
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote};
+
+use super::{ident, RESERVED_NAMES};
+use crate::embed::signature::{ConstType, Generic, KernelSig};
+
+/// The names of the generic kernels' traits and marker types, at the generated module's top
+/// level: the kernel's name in CamelCase (`add_rows` -> `AddRowsTypes`, `ssm_scan` ->
+/// `SsmScanInstance`), or as written with a `_` after it (`addOne_Instance`) where two kernels'
+/// CamelCase is one (`addOne` and `add_one`), whose items would be defined twice.
+pub(super) struct TraitNames(HashMap<String, String>);
+
+impl TraitNames {
+    pub(super) fn new<'a>(kernels: impl Iterator<Item = &'a KernelSig>) -> Self {
+        let camel = |kernel: &str| -> String {
+            kernel
+                .split('_')
+                .filter(|w| !w.is_empty())
+                .map(|w| {
+                    let mut c = w.chars();
+                    c.next().map(|f| f.to_ascii_uppercase().to_string() + c.as_str()).unwrap_or_default()
+                })
+                .collect()
+        };
+        let generic: Vec<(&str, String)> = kernels.filter(|k| k.generic.is_some()).map(|k| (k.name.as_str(), camel(&k.name))).collect();
+        let mut count: HashMap<&str, usize> = HashMap::new();
+        for (_, c) in &generic {
+            *count.entry(c.as_str()).or_default() += 1;
+        }
+        let base = |(name, c): &(&str, String)| match count[c.as_str()] {
+            1 => c.clone(),
+            _ => format!("{name}_"),
+        };
+        TraitNames(generic.iter().map(|g| (g.0.to_string(), base(g))).collect())
+    }
+
+    /// A kernel generic over types only: its trait (`AddRowsTypes`).
+    pub(super) fn types(&self, kernel: &str) -> Ident {
+        format_ident!("{}Types", self.0[kernel])
+    }
+
+    /// A kernel with const parameters: its marker type and its trait (`SsmScanInstance`,
+    /// `SsmScanInstances`).
+    pub(super) fn instance(&self, kernel: &str) -> (Ident, Ident) {
+        (format_ident!("{}Instance", self.0[kernel]), format_ident!("{}Instances", self.0[kernel]))
+    }
+}
+
+/// For a generic kernel: a trait implemented for exactly the instantiated types (a tuple of them
+/// for several type parameters), so `k.add::<i32>(..)` does not compile where the PTX has no
+/// `int` instance. A kernel with const parameters gets a marker type of its parameters and the
+/// trait implemented for each instantiated combination (`KInstance<f32, 128, true>`).
+pub(super) fn instance_trait(k: &KernelSig, names: &TraitNames) -> Option<TokenStream> {
+    let g = k.generic.as_ref()?;
+    if !g.const_params.is_empty() {
+        return Some(const_instance_trait(k, g, names));
+    }
+    let name = names.types(&k.name);
+    let listed: Vec<String> = g.instances.iter().map(|i| instance_type_text(&i.args)).collect();
+    let doc = format!(
+        " The types kernel `{}` is instantiated for ({}); the type argument of [`Kernels::{}`].",
+        k.name,
+        listed.join(", "),
+        k.name
+    );
+    let impls = g.instances.iter().enumerate().map(|(i, inst)| {
+        let ty = instance_type(&inst.args);
+        quote! {
+            impl #name for #ty {
+                fn __instance(_: sealed::Token) -> usize { #i }
+            }
+        }
+    });
+    Some(quote! {
+        #[doc = #doc]
+        #[allow(dead_code)]
+        pub trait #name {
+            #[doc(hidden)]
+            fn __instance(_: sealed::Token) -> usize;
+        }
+        #(#impls)*
+    })
+}
+
+/// The marker type and trait of a kernel with const parameters (see [`instance_trait`]).
+fn const_instance_trait(k: &KernelSig, g: &Generic, names: &TraitNames) -> TokenStream {
+    let (carrier, name) = names.instance(&k.name);
+    let params = g.param_names().into_iter().map(|p| match g.const_params.iter().find(|c| c.name == p).map(|c| (c, c.ty)) {
+        Some((c, ConstType::Value(ty))) => {
+            let (id, ty) = (const_param_ident(&c.name), format_ident!("{}", ty.rust_name()));
+            quote!(const #id: #ty)
+        }
+        // A device function: a type parameter taking its marker.
+        Some((c, ConstType::Function)) => {
+            let id = const_param_ident(&c.name);
+            quote!(#id)
+        }
+        None => {
+            let id = ident(p);
+            quote!(#id)
+        }
+    });
+    let functions = g.const_params.iter().filter(|c| c.ty == ConstType::Function).map(|c| const_param_ident(&c.name));
+    let types: Vec<Ident> = g.type_params.iter().map(|t| ident(t)).chain(functions).collect();
+    let body = match types.is_empty() {
+        true => quote!(;),
+        false => quote!((::core::marker::PhantomData<(#(#types,)*)>);),
+    };
+    let doc = format!(
+        " The template arguments kernel `{}` is instantiated with ({}); the generic arguments of [`Kernels::{}`].",
+        k.name,
+        listed_instances(g),
+        k.name
+    );
+    let impls = g.instances.iter().enumerate().map(|(i, inst)| {
+        let args = g.instance_args(inst).into_iter().map(generic_arg);
+        quote! {
+            impl #name for #carrier<#(#args),*> {
+                fn __instance(_: sealed::Token) -> usize { #i }
+            }
+        }
+    });
+    let struct_doc = format!(" The template parameters of kernel `{}`, for [`{name}`]'s implementations.", k.name);
+    quote! {
+        #[doc = #struct_doc]
+        #[allow(dead_code, non_upper_case_globals, non_camel_case_types)]
+        #[derive(Debug)]
+        pub struct #carrier<#(#params),*> #body
+        #[doc = #doc]
+        #[allow(dead_code)]
+        pub trait #name {
+            #[doc(hidden)]
+            fn __instance(_: sealed::Token) -> usize;
+        }
+        #(#impls)*
+    }
+}
+
+/// A const parameter's name in the generated code: the C++ name, or with `_` after it where it
+/// is one of the method's own names (a parameter of the method cannot shadow it).
+pub(super) fn const_param_ident(name: &str) -> Ident {
+    match RESERVED_NAMES.contains(&name) {
+        true => format_ident!("{name}_"),
+        false => ident(name),
+    }
+}
+
+/// An instance argument as a generic argument: a type, or a literal (a negative one in braces).
+fn generic_arg(arg: &str) -> TokenStream {
+    let text = if arg.starts_with('-') { format!("{{ {arg} }}") } else { arg.to_string() };
+    text.parse().unwrap_or_else(|_| quote!(()))
+}
+
+/// A generic kernel's instances for the docs, at most a dozen (ggml's have hundreds).
+pub(super) fn listed_instances(g: &Generic) -> String {
+    const SHOWN: usize = 12;
+    let mut listed: Vec<String> =
+        g.instances.iter().take(SHOWN).map(|i| format!("`<{}>`", g.instance_args(i).join(", ").replace("self::", ""))).collect();
+    if g.instances.len() > SHOWN {
+        listed.push(format!("and {} more", g.instances.len() - SHOWN));
+    }
+    listed.join(", ")
+}
+
+/// An instance's type arguments as one type: itself, or a tuple for several.
+fn instance_type(args: &[String]) -> syn::Type {
+    let tys: Vec<syn::Type> = args.iter().map(|a| syn::parse_str(a).unwrap_or_else(|_| syn::parse_quote!(()))).collect();
+    match tys.as_slice() {
+        [one] => one.clone(),
+        _ => syn::parse_quote!((#(#tys),*)),
+    }
+}
+
+pub(super) fn instance_type_text(args: &[String]) -> String {
+    let ty = instance_type(args);
+    quote!(#ty).to_string().replace(" :: ", "::").replace(":: ", "::").replace(" ,", ",")
+}
