@@ -188,7 +188,18 @@ pub fn bind(sigs: Vec<KernelSig>, entries: &[&str]) -> Vec<KernelSig> {
                         (c.ty, c.cxx_enum) = (ConstType::Function, None);
                     }
                 }
-                for (entry, d) in own {
+                // Templates of one name and parameters in two namespaces (`c::k`, `d::k`) are one
+                // declaration to the reader: one method would launch both, `k::<1>` twice.
+                let mut namespaces: Vec<&str> = own.iter().map(|(_, d)| d.qualified.as_str()).collect();
+                namespaces.sort_unstable();
+                namespaces.dedup();
+                if namespaces.len() > 1 {
+                    problem = Some(format!(
+                        "templates of one name in several namespaces (`{}`), which the signature reader does not tell apart: each instance is launched by its PTX name",
+                        namespaces.join("`, `")
+                    ));
+                }
+                for (entry, d) in own.into_iter().take_while(|_| namespaces.len() < 2) {
                     match instance(&g, d) {
                         Ok((args, values)) => instances.push(Instance { args, values, ptx_name: entry.to_string() }),
                         // Said of the template: the list names each instance's argument.
@@ -589,6 +600,25 @@ mod tests {
         let g = bound[0].generic.as_ref().unwrap_or_else(|| panic!("{bound:#?}"));
         assert_eq!((g.const_params[1].ty, g.const_params[1].cxx_enum.as_deref()), (ConstType::Function, None));
         assert_eq!(g.instances[0].values, ["32", "&dequantize_q4_0(void const*, float&)"]);
+    }
+
+    /// One template in two namespaces (`c::kk`, `d::kk`) is one declaration to the reader: its
+    /// instances `<1>` were two implementations of one trait (a module that did not compile),
+    /// or one namespace's were refused as the other's ("a value where the template declares a
+    /// type").
+    #[test]
+    fn templates_of_one_name_in_two_namespaces_are_untyped() {
+        let why = |src: &str, entries: &[&str]| bind(read(src), entries).into_iter().map(|s| s.untyped.unwrap_or_default()).collect::<Vec<_>>();
+        let src = "namespace c { template <int N> __global__ void kk(float *x) {} }\nnamespace d { template <int N> __global__ void kk(float *x) {} }\n";
+        let w = why(src, &["_ZN1c2kkILi1EEEvPf", "_ZN1d2kkILi1EEEvPf"]);
+        assert_eq!(w, ["templates of one name in several namespaces (`c::kk`, `d::kk`), which the signature reader does not tell apart: each instance is launched by its PTX name"]);
+        let src = "namespace a { template <typename T> __global__ void k(T *x, int n) {} }\nnamespace b { template <int N> __global__ void k(float *x, int n) {} }\n";
+        for w in why(src, &["_ZN1a1kIfEEvPT_i", "_ZN1b1kILi7EEEvPfi"]) {
+            assert!(w.starts_with("templates of one name in several namespaces (`a::k`, `b::k`)"), "{w}");
+        }
+        // One namespace's instances alone are typed.
+        let bound = bind(read(src), &["_ZN1b1kILi7EEEvPfi"]);
+        assert!(bound.iter().any(|s| s.generic.as_ref().is_some_and(|g| g.instances[0].values == ["7"])), "{bound:#?}");
     }
 
     /// Overloads by template parameters alone: no name tells them apart, so both are launched
