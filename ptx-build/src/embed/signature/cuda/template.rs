@@ -56,6 +56,9 @@ pub(super) fn template_params(toks: &[(CTok<'_>, u32)], open: usize) -> Vec<Temp
             CTok::Punct('.') if depth == 1 && !in_default => pack = true,
             CTok::Punct('=') if depth == 1 => in_default = true,
             CTok::Ident(w) if depth == 1 && !in_default => words.push(w),
+            // `float *table`, `int &r`: an object's address, kept for the reason it is untyped.
+            CTok::Punct('*') if depth == 1 && !in_default => words.push("*"),
+            CTok::Punct('&') if depth == 1 && !in_default => words.push("&"),
             // `template <template <typename> class C>`: a template template parameter.
             CTok::Ident(w) if depth == 2 && *w == "template" => words.push(w),
             CTok::Ident(w)
@@ -108,6 +111,9 @@ fn const_param_type(p: &TemplateParam, params: &[TemplateParam], aliases: &Alias
     let words: Vec<&str> = p.decl.split(' ').collect();
     if words.contains(&"template") {
         return Err("is a template template parameter, which Rust has no form of".into());
+    }
+    if words.contains(&"*") || words.contains(&"&") {
+        return Err("is a pointer or reference to an object (`&table`), which Rust's const generics cannot take".into());
     }
     let ty: Vec<&str> = words[..words.len().saturating_sub(1)].iter().copied().filter(|w| !matches!(*w, "typename" | "class")).collect();
     let written = ty.iter().copied().filter(|w| !matches!(*w, "const" | "volatile" | "enum")).collect::<Vec<_>>().join("::");
@@ -221,6 +227,11 @@ mod tests {
             ("typename T, T v", "template parameter `T v` has the type of another template parameter"),
             ("auto v", "template parameter `auto v` is `auto`"),
             ("__half h", "template parameter `__half h` is a value of a type Rust's const generics cannot take"),
+            // The address of a `__device__` array: was "a floating-point value", and `int *p`
+            // an `i32` whose instances "take a function" (`&itable`).
+            ("float *table", "template parameter `float * table` is a pointer or reference to an object"),
+            ("const int* p", "template parameter `const int * p` is a pointer or reference to an object"),
+            ("float &r", "template parameter `float & r` is a pointer or reference to an object"),
         ] {
             let e = generic(decls).unwrap_err();
             assert!(e.starts_with(why) && e.ends_with(": each instance is launched by its PTX name"), "{decls}: {e}");
