@@ -90,7 +90,7 @@ impl CrateJob<'_> {
         // Headers below these are the install's and the system's, not the user's kernels: they
         // follow nvcc's path, which the shared compile key leaves out.
         let roots = self.nvcc.map(|n| crate::cuda::install_roots(&n.tool.path)).unwrap_or_default();
-        // The tag changes with what the reader makes of a unit (v13: pointers and references as template parameters).
+        // The tag changes with what the reader makes of a unit (v13: pointers, references and SFINAE types as template parameters).
         let mut k = Key::new("preprocessed-signatures-v13");
         k.str(&compile.key);
         let shared = compile.shared.as_ref().map(|(cache, compile_key)| {

@@ -28,7 +28,8 @@ pub(super) fn template_params(toks: &[(CTok<'_>, u32)], open: usize) -> Vec<Temp
     let (mut depth, mut words, mut pointer_name, mut in_default): (i32, Vec<&str>, Option<&str>, bool) = (0, Vec::new(), None, false);
     let mut pack = false;
     let mut finish = |words: &mut Vec<&str>, pointer_name: &mut Option<&str>, pack: &mut bool| {
-        let is_type = matches!(words.first(), Some(&"typename" | &"class")) && !words.contains(&"template");
+        // `typename std::enable_if<..>::type = 0` names a type, it does not declare one.
+        let is_type = matches!(words.first(), Some(&"typename" | &"class")) && !words.contains(&"template") && !words.contains(&"<..>");
         let param = match pointer_name.take() {
             Some(f) => Some((f, format!("{} (*{f})(..)", words.join(" ")))),
             None => words.last().map(|n| (*n, words.join(" "))),
@@ -41,6 +42,12 @@ pub(super) fn template_params(toks: &[(CTok<'_>, u32)], open: usize) -> Vec<Temp
     };
     for (i, (t, _)) in toks.iter().enumerate().skip(open) {
         match t {
+            // A class template's arguments in the parameter's type (SFINAE's
+            // `std::enable_if_t<cond, bool> = true`): kept as one word for the reason.
+            CTok::Punct('<') if depth == 1 && !in_default && matches!(toks.get(i - 1), Some((CTok::Ident(w), _)) if *w != "template") => {
+                words.push("<..>");
+                depth += 1;
+            }
             CTok::Punct('<') | CTok::Punct('(') => depth += 1,
             CTok::Punct('>') | CTok::Punct(')') => {
                 depth -= 1;
@@ -113,7 +120,10 @@ fn const_param_type(p: &TemplateParam, params: &[TemplateParam], aliases: &Alias
         return Err("is a template template parameter, which Rust has no form of".into());
     }
     if words.contains(&"*") || words.contains(&"&") {
-        return Err("is a pointer or reference to an object (`&table`), which Rust's const generics cannot take".into());
+        return Err("is a pointer or reference to an object, which Rust's const generics cannot take".into());
+    }
+    if words.contains(&"<..>") {
+        return Err("is a value of a class template's type (SFINAE's `std::enable_if_t<..>`), which Rust's const generics cannot take".into());
     }
     let ty: Vec<&str> = words[..words.len().saturating_sub(1)].iter().copied().filter(|w| !matches!(*w, "typename" | "class")).collect();
     let written = ty.iter().copied().filter(|w| !matches!(*w, "const" | "volatile" | "enum")).collect::<Vec<_>>().join("::");
@@ -232,6 +242,13 @@ mod tests {
             ("float *table", "template parameter `float * table` is a pointer or reference to an object"),
             ("const int* p", "template parameter `const int * p` is a pointer or reference to an object"),
             ("float &r", "template parameter `float & r` is a pointer or reference to an object"),
+            // PyTorch's and CUTLASS's SFINAE: was a type parameter `type` (its instances' `0`
+            // "a value where the template declares a type"), or an enum `std` of `true`.
+            (
+                "typename T, typename std::enable_if<std::is_floating_point<T>::value, int>::type = 0",
+                "template parameter `typename std enable_if <..> type` is a value of a class template's type",
+            ),
+            ("typename T, std::enable_if_t<std::is_integral<T>::value, bool> = true", "template parameter `std enable_if_t <..>` is a value of a class template's type"),
         ] {
             let e = generic(decls).unwrap_err();
             assert!(e.starts_with(why) && e.ends_with(": each instance is launched by its PTX name"), "{decls}: {e}");
