@@ -608,7 +608,8 @@ mod tests {
     /// type").
     #[test]
     fn templates_of_one_name_in_two_namespaces_are_untyped() {
-        let why = |src: &str, entries: &[&str]| bind(read(src), entries).into_iter().map(|s| s.untyped.unwrap_or_default()).collect::<Vec<_>>();
+        let why =
+            |src: &str, entries: &[&str]| bind(read(src), entries).into_iter().map(|s| s.untyped.unwrap_or_default()).collect::<Vec<_>>();
         let src = "namespace c { template <int N> __global__ void kk(float *x) {} }\nnamespace d { template <int N> __global__ void kk(float *x) {} }\n";
         let w = why(src, &["_ZN1c2kkILi1EEEvPf", "_ZN1d2kkILi1EEEvPf"]);
         assert_eq!(w, ["templates of one name in several namespaces (`c::kk`, `d::kk`), which the signature reader does not tell apart: each instance is launched by its PTX name"]);

@@ -7,7 +7,7 @@ use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
 use super::{ident, RESERVED_NAMES};
-use crate::embed::signature::{ConstType, Generic, KernelSig};
+use crate::embed::signature::{ConstType, Generic, GenericParam, KernelSig};
 
 /// The names of the generic kernels' traits and marker types, at the generated module's top
 /// level: the kernel's name in CamelCase (`add_rows` -> `AddRowsTypes`, `ssm_scan` ->
@@ -90,23 +90,19 @@ pub(super) fn instance_trait(k: &KernelSig, names: &TraitNames) -> Option<TokenS
 /// The marker type and trait of a kernel with const parameters (see [`instance_trait`]).
 fn const_instance_trait(k: &KernelSig, g: &Generic, names: &TraitNames) -> TokenStream {
     let (carrier, name) = names.instance(&k.name);
-    let params = g.param_names().into_iter().map(|p| match g.const_params.iter().find(|c| c.name == p).map(|c| (c, c.ty)) {
-        Some((c, ConstType::Value(ty))) => {
-            let (id, ty) = (const_param_ident(&c.name), format_ident!("{}", ty.rust_name()));
-            quote!(const #id: #ty)
-        }
-        // A device function: a type parameter taking its marker.
-        Some((c, ConstType::Function)) => {
-            let id = const_param_ident(&c.name);
-            quote!(#id)
-        }
-        None => {
-            let id = ident(p);
-            quote!(#id)
-        }
+    let spelled = spellings(g);
+    let params = spelled.iter().map(|p| match p {
+        Spelling::Type(id) | Spelling::Function(id) => quote!(#id),
+        Spelling::Const(id, ty) => quote!(const #id: #ty),
     });
-    let functions = g.const_params.iter().filter(|c| c.ty == ConstType::Function).map(|c| const_param_ident(&c.name));
-    let types: Vec<Ident> = g.type_params.iter().map(|t| ident(t)).chain(functions).collect();
+    // The struct's type parameters must be used: a phantom of them.
+    let types: Vec<&Ident> = spelled
+        .iter()
+        .filter_map(|p| match p {
+            Spelling::Type(id) | Spelling::Function(id) => Some(id),
+            Spelling::Const(..) => None,
+        })
+        .collect();
     let body = match types.is_empty() {
         true => quote!(;),
         false => quote!((::core::marker::PhantomData<(#(#types,)*)>);),
@@ -139,6 +135,31 @@ fn const_instance_trait(k: &KernelSig, g: &Generic, names: &TraitNames) -> Token
         }
         #(#impls)*
     }
+}
+
+/// How a generic kernel's parameter is spelt in the generated code: the marker type's and the
+/// method's declarations, and the method's arguments to the marker type.
+pub(super) enum Spelling {
+    /// A type parameter (`T: DeviceRepr` in the method).
+    Type(Ident),
+    /// A device function: a type parameter taking its marker type, unbounded.
+    Function(Ident),
+    /// A value: `const N: i32`, passed on as `{ N }`.
+    Const(Ident, Ident),
+}
+
+/// `g`'s parameters in source order, as the generated code spells them.
+pub(super) fn spellings(g: &Generic) -> Vec<Spelling> {
+    g.params()
+        .into_iter()
+        .map(|p| match p {
+            GenericParam::Type(t) => Spelling::Type(ident(t)),
+            GenericParam::Const(c) => match c.ty {
+                ConstType::Function => Spelling::Function(const_param_ident(&c.name)),
+                ConstType::Value(ty) => Spelling::Const(const_param_ident(&c.name), format_ident!("{}", ty.rust_name())),
+            },
+        })
+        .collect()
 }
 
 /// A const parameter's name in the generated code: the C++ name, or with `_` after it where it

@@ -12,9 +12,9 @@ use quote::{format_ident, quote};
 use crate::arch::{Arch, Variant};
 use crate::embed::functions::FunctionMarker;
 use crate::embed::signature::{ConstType, KernelSig, ParamType};
-use instances::{const_param_ident, instance_trait, instance_type_text, listed_instances, TraitNames};
 use crate::error::{Error, Result};
 use crate::report::ArtifactKind;
+use instances::{const_param_ident, instance_trait, instance_type_text, listed_instances, TraitNames};
 
 /// One embedded image, a file under `OUT_DIR`.
 #[derive(Clone, Debug)]
@@ -412,25 +412,22 @@ fn method(index: usize, k: &KernelSig, names: &TraitNames, out: &mut String) {
             let (carrier, tr) = names.instance(&k.name);
             let mut generics = Vec::new();
             let mut args = Vec::new();
-            for p in g.param_names() {
-                match g.const_params.iter().find(|c| c.name == p).map(|c| (c, c.ty)) {
-                    Some((c, ConstType::Function)) => {
-                        let id = const_param_ident(&c.name).to_string();
-                        generics.push(id.clone());
-                        args.push(id);
+            for p in instances::spellings(g) {
+                match p {
+                    instances::Spelling::Type(id) => {
+                        generics.push(format!("{id}: {DEVICE_REPR}"));
+                        args.push(id.to_string());
                     }
-                    Some((c, ConstType::Value(ty))) => {
-                        let id = const_param_ident(&c.name).to_string();
-                        generics.push(format!("const {id}: {}", ty.rust_name()));
+                    instances::Spelling::Function(id) => {
+                        generics.push(id.to_string());
+                        args.push(id.to_string());
+                    }
+                    instances::Spelling::Const(id, ty) => {
+                        generics.push(format!("const {id}: {ty}"));
                         // In braces: a bare name is read as a type first, and a module or
                         // type of that name in scope (a .cu module `norm` beside ggml's
                         // `template <bool norm>`) would be taken instead of the parameter.
                         args.push(format!("{{ {id} }}"));
-                    }
-                    None => {
-                        let id = ident(p).to_string();
-                        generics.push(format!("{id}: {DEVICE_REPR}"));
-                        args.push(id);
                     }
                 }
             }

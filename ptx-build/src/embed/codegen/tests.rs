@@ -255,7 +255,7 @@ fn device_functions_are_marker_types_of_their_module() {
         "{code}"
     );
     assert!(flat.contains("pubstructr#type;"), "{code}");
-    assert!(flat.contains("pubstructUnaryOpInstance<op,T>(::core::marker::PhantomData<(T,op)>);"), "{code}");
+    assert!(flat.contains("pubstructUnaryOpInstance<op,T>(::core::marker::PhantomData<(op,T)>);"), "{code}");
     assert!(flat.contains("implUnaryOpInstancesforUnaryOpInstance<self::saxpy_kernels::op_abs,f32>"), "{code}");
     assert!(flat.contains("pubunsafefnunary_op<op,T:::ptx_runtime::cudarc::driver::DeviceRepr>("), "{code}");
     assert!(flat.contains("whereUnaryOpInstance<op,T>:UnaryOpInstances"), "{code}");

@@ -190,10 +190,19 @@ pub struct Instance {
     pub ptx_name: String,
 }
 
+/// A parameter of a [`Generic`] kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GenericParam<'a> {
+    /// A type parameter, by name.
+    Type(&'a str),
+    /// A parameter over a value or a device function.
+    Const(&'a ConstParam),
+}
+
 impl Generic {
-    /// Every parameter's name in source order, types and values interleaved as declared.
-    pub fn param_names(&self) -> Vec<&str> {
-        self.in_order(self.type_params.iter().map(String::as_str), self.const_params.iter().map(|c| c.name.as_str()))
+    /// Every parameter in source order, types and values interleaved as declared.
+    pub fn params(&self) -> Vec<GenericParam<'_>> {
+        self.in_order(self.type_params.iter().map(|t| GenericParam::Type(t)), self.const_params.iter().map(GenericParam::Const))
     }
 
     /// An instance's arguments in source order (`f32`, `128`, `true`).
@@ -202,7 +211,7 @@ impl Generic {
     }
 
     /// `types` and `values` interleaved by the const parameters' positions.
-    fn in_order<'a>(&self, types: impl Iterator<Item = &'a str>, values: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    fn in_order<T>(&self, types: impl Iterator<Item = T>, values: impl Iterator<Item = T>) -> Vec<T> {
         let (mut types, mut values) = (types.peekable(), values.zip(&self.const_params).peekable());
         let mut out = Vec::new();
         while types.peek().is_some() || values.peek().is_some() {

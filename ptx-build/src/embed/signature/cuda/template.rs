@@ -123,7 +123,9 @@ fn const_param_type(p: &TemplateParam, params: &[TemplateParam], aliases: &Alias
         return Err("is a pointer or reference to an object, which Rust's const generics cannot take".into());
     }
     if words.contains(&"<..>") {
-        return Err("is a value of a class template's type (SFINAE's `std::enable_if_t<..>`), which Rust's const generics cannot take".into());
+        return Err(
+            "is a value of a class template's type (SFINAE's `std::enable_if_t<..>`), which Rust's const generics cannot take".into()
+        );
     }
     let ty: Vec<&str> = words[..words.len().saturating_sub(1)].iter().copied().filter(|w| !matches!(*w, "typename" | "class")).collect();
     let written = ty.iter().copied().filter(|w| !matches!(*w, "const" | "volatile" | "enum")).collect::<Vec<_>>().join("::");
@@ -248,7 +250,10 @@ mod tests {
                 "typename T, typename std::enable_if<std::is_floating_point<T>::value, int>::type = 0",
                 "template parameter `typename std enable_if <..> type` is a value of a class template's type",
             ),
-            ("typename T, std::enable_if_t<std::is_integral<T>::value, bool> = true", "template parameter `std enable_if_t <..>` is a value of a class template's type"),
+            (
+                "typename T, std::enable_if_t<std::is_integral<T>::value, bool> = true",
+                "template parameter `std enable_if_t <..>` is a value of a class template's type",
+            ),
         ] {
             let e = generic(decls).unwrap_err();
             assert!(e.starts_with(why) && e.ends_with(": each instance is launched by its PTX name"), "{decls}: {e}");
