@@ -28,10 +28,11 @@ impl Demangled {
         self.qualified.rsplit("::").next().unwrap_or(&self.qualified)
     }
 
-    /// The first template argument that has no host type, as C++ spells it: what keeps this
-    /// instance from a typed method.
+    /// The first template argument that a typed method has no form of, as C++ spells it (a
+    /// class template's instance, a template, a pointer type): what keeps this instance from a
+    /// typed method. Values and functions' addresses are const or marker arguments, not this.
     pub fn unbound_argument(&self) -> Option<&str> {
-        self.template_args.iter().map(String::as_str).find(|a| host_type(a).is_none())
+        self.template_args.iter().map(String::as_str).find(|a| !is_value(a) && host_type(a).is_none())
     }
 }
 

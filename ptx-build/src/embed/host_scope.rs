@@ -106,11 +106,21 @@ impl HostNames {
                 _ => None,
             });
             let instances = sig.generic.as_ref().map(|g| g.instances.as_slice()).unwrap_or_default();
+            // Said of the template, so every instance's line must read true: each type its
+            // instances name that the host lacks (`binop<Add>` and `binop<Mul>`: both).
             let in_instance = || {
-                instances.iter().find_map(|i| {
-                    let ty = i.args.iter().find(|a| unknown_type(a))?;
-                    Some(format!("template argument `{ty}` of instance `{}`: the host crate has no type `{ty}`", i.ptx_name))
-                })
+                let mut missing: Vec<&String> = Vec::new();
+                for ty in instances.iter().flat_map(|i| i.args.iter()).filter(|a| unknown_type(a)) {
+                    if !missing.contains(&ty) {
+                        missing.push(ty);
+                    }
+                }
+                let listed: Vec<String> = missing.iter().map(|t| format!("`{t}`")).collect();
+                match listed.as_slice() {
+                    [] => None,
+                    [one] => Some(format!("its instances' template argument {one} is a type the host crate does not have")),
+                    _ => Some(format!("its instances' template arguments {} are types the host crate does not have", listed.join(", "))),
+                }
             };
             if let Some(what) = in_param.or_else(in_instance) {
                 if let Ok(mut w) = self.watch.lock() {
@@ -157,13 +167,17 @@ mod tests {
         assert!(sigs[0].generic.is_some(), "{sigs:#?}");
         names.untype_unknown(&mut sigs);
         let why = sigs[0].untyped.as_deref().expect("untyped");
-        assert!(
-            why.starts_with(
-                "template argument `whcn_layout` of instance `_Z2dwI11whcn_layoutEvPf`: the host crate has no type `whcn_layout`"
-            ),
-            "{why}"
-        );
+        assert!(why.starts_with("its instances' template argument `whcn_layout` is a type the host crate does not have"), "{why}");
         assert!(sigs[0].mangled && sigs[0].generic.is_none());
+        // Said of the template, it reads true on each instance's line: every type missing.
+        let functors = "struct Add {};\nstruct Mul {};\ntemplate <typename Op>\n__global__ void binop(float *x) {}\n";
+        let mut sigs = crate::embed::demangle::bind(
+            cuda_kernels_in(Path::new("/h/cuda/k.cu"), functors).unwrap(),
+            &["_Z5binopI3AddEvPf", "_Z5binopI3MulEvPf"],
+        );
+        names.untype_unknown(&mut sigs);
+        let why = sigs[0].untyped.as_deref().expect("untyped");
+        assert!(why.starts_with("its instances' template arguments `Add`, `Mul` are types the host crate does not have"), "{why}");
         std::fs::write(host.path().join("src/lib.rs"), "pub struct whcn_layout;\npub mod kernels { ptx_runtime::include_kernels!(); }\n")
             .unwrap();
         let mut sigs = bind(src);

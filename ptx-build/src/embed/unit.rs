@@ -201,11 +201,11 @@ fn untyped_line(entry: &str, untypeable: &[KernelSig]) -> String {
                     "no mangled PTX name matches this C++ declaration's parameters; declare it `extern \"C\"` for a typed method".into()
                 }
             };
-            // The argument that keeps this instance of a template untyped (each entry its own).
-            // Only where the reason is the template's: a struct parameter's is not about `1`.
+            // The argument that keeps this instance of a template untyped (each entry its own),
+            // where the reason does not name one itself.
             let here = demangled
                 .as_ref()
-                .filter(|_| ["template parameter", "an instance", "another template"].iter().any(|w| why.starts_with(w)) && !why.contains("(here `"))
+                .filter(|_| !why.contains("(here `"))
                 .and_then(|d| d.unbound_argument())
                 .map(|a| format!(" (here `{a}`)"))
                 .unwrap_or_default();
@@ -275,7 +275,7 @@ mod tests {
         assert!(untyped_line("stamped_f32", &[]).contains("a kernel stamped out by a macro"));
     }
 
-    /// The instance's argument is said where the template is the reason, not beside a struct
+    /// The instance's argument is said where one has no typed form, not beside a struct
     /// parameter's reason (ggml's `soft_max_f32<true, 0, 0>` ended in "(here `true`)").
     #[test]
     fn an_instances_argument_is_named_only_for_a_templates_reason() {
@@ -283,8 +283,11 @@ mod tests {
         sig.untyped = Some("parameter `p`: the host crate names no type `Params`".into());
         let line = untyped_line("_Z1kILi1EEv6Params", &[sig.clone()]);
         assert_eq!(line, "`_Z1kILi1EEv6Params` (/pkg/k.cu:2): parameter `p`: the host crate names no type `Params`");
-        sig.untyped = Some("template parameter `float (*op)(..)` is a function pointer".into());
-        assert!(untyped_line("_Z1kIXadL_Z3negfEEEv6Params", &[sig]).ends_with("function pointer (here `&neg(float)`)"));
+        // A class template's instance is what keeps this one untyped; a value or a function is not.
+        sig.untyped = Some("an instance has a template argument with no Rust type".into());
+        assert!(untyped_line("_Z1kI13Kernel_traitsILi128ELi2EfEEv6Params", &[sig.clone()])
+            .ends_with("no Rust type (here `Kernel_traits<128, 2, float>`)"));
+        assert!(!untyped_line("_Z1kIXadL_Z3negfEEEv6Params", &[sig]).contains("(here"));
     }
 
     #[test]

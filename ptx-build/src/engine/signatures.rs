@@ -90,12 +90,12 @@ impl CrateJob<'_> {
         // Headers below these are the install's and the system's, not the user's kernels: they
         // follow nvcc's path, which the shared compile key leaves out.
         let roots = self.nvcc.map(|n| crate::cuda::install_roots(&n.tool.path)).unwrap_or_default();
-        // The tag changes with what the reader makes of a unit (v13: pointers, references and SFINAE types as template parameters).
-        let mut k = Key::new("preprocessed-signatures-v13");
+        // The tag changes with what the reader makes of a unit (v14: comparisons in parentheses inside a template parameter list).
+        let mut k = Key::new("preprocessed-signatures-v14");
         k.str(&compile.key);
         let shared = compile.shared.as_ref().map(|(cache, compile_key)| {
             // ptx-build's version: what the reader makes of a unit changes with it.
-            let mut k = Key::new("preprocessed-signatures-shared-v7");
+            let mut k = Key::new("preprocessed-signatures-shared-v8");
             k.str(compile_key).str(env!("CARGO_PKG_VERSION"));
             for r in &roots {
                 k.str(&r.to_string_lossy());

@@ -26,7 +26,7 @@ pub(super) fn template_params(toks: &[(CTok<'_>, u32)], open: usize) -> Vec<Temp
     // pointer (`float (*op)(const float)`: `op`, at depth 2 after `(*`); `in_default` after
     // `=` (`typename T = float`), where words are not the declaration's.
     let (mut depth, mut words, mut pointer_name, mut in_default): (i32, Vec<&str>, Option<&str>, bool) = (0, Vec::new(), None, false);
-    let mut pack = false;
+    let (mut pack, mut parens) = (false, 0);
     let mut finish = |words: &mut Vec<&str>, pointer_name: &mut Option<&str>, pack: &mut bool| {
         // `typename std::enable_if<..>::type = 0` names a type, it does not declare one.
         let is_type = matches!(words.first(), Some(&"typename" | &"class")) && !words.contains(&"template") && !words.contains(&"<..>");
@@ -48,8 +48,17 @@ pub(super) fn template_params(toks: &[(CTok<'_>, u32)], open: usize) -> Vec<Temp
                 words.push("<..>");
                 depth += 1;
             }
-            CTok::Punct('<') | CTok::Punct('(') => depth += 1,
+            // Inside parentheses `<` and `>` compare (`enable_if_t<(sizeof(T) > 2)>`).
+            CTok::Punct('<' | '>') if parens > 0 => {}
+            CTok::Punct('(') => {
+                depth += 1;
+                parens += 1;
+            }
+            CTok::Punct('<') => depth += 1,
             CTok::Punct('>') | CTok::Punct(')') => {
+                if *t == CTok::Punct(')') {
+                    parens -= 1;
+                }
                 depth -= 1;
                 if depth == 0 {
                     finish(&mut words, &mut pointer_name, &mut pack);
@@ -197,6 +206,13 @@ mod tests {
             let open = toks.iter().position(|(t, _)| *t == CTok::Punct('<')).unwrap();
             template_generic(&template_params(&toks, open), &super::super::typedefs(&toks))
         };
+        // A comparison in parentheses is no bracket: two parameters, the second over a value of
+        // a class template's type (SFINAE).
+        let toks = c_tokens("template <typename T, std::enable_if_t<(sizeof(T) > 2), bool> = true>\n__global__ void k(T *x) {}\n");
+        let open = toks.iter().position(|(t, _)| *t == CTok::Punct('<')).unwrap();
+        let params = template_params(&toks, open);
+        assert_eq!(params.len(), 2, "{params:?}");
+        assert!(params[0].is_type && !params[1].is_type, "{params:?}");
         // ggml's binbcast: `typename... src1_ptrs`.
         let e = generic("float (*bin_op)(const float, const float), typename src0_t, typename... src1_ptrs").unwrap_err();
         assert!(e.starts_with("template parameter `typename src1_ptrs` is a parameter pack"), "{e}");
