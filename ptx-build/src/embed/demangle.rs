@@ -183,10 +183,10 @@ pub fn bind(sigs: Vec<KernelSig>, entries: &[&str]) -> Vec<KernelSig> {
                 // A parameter of a type the reader took for an enum's whose instances pass
                 // functions (`&dequantize_q4_0(..)`) is a function pointer's typedef.
                 let mut g = g;
-                for c in g.const_params.iter_mut().filter(|c| c.cxx_enum.is_some()) {
+                for c in g.const_params.iter_mut().filter(|c| c.cxx_type.is_some()) {
                     if own.first().is_some_and(|(_, d)| d.template_args[c.position].starts_with('&')) {
                         // Not an enum: the docs would call it one "by its integer value".
-                        (c.ty, c.cxx_enum) = (ConstType::Function, None);
+                        (c.ty, c.cxx_type) = (ConstType::Function, None);
                     }
                 }
                 // Templates of one name and parameters in two namespaces (`c::k`, `d::k`) are one
@@ -305,7 +305,15 @@ fn instance(g: &Generic, d: &Demangled) -> Result<(Vec<String>, Vec<String>), St
                     ))
                 }
             },
-            Some((c, ConstType::Value(ty))) => values.push(const_value(arg, ty).ok_or_else(|| match (arg.starts_with('&'), &c.cxx_enum) {
+            // SFINAE's `std::enable_if_t<cond, bool> = true`: a value only there to select.
+            Some((c, ConstType::Value(_))) if c.cxx_type.as_deref().is_some_and(|t| t.contains("<..>")) => {
+                return Err(format!(
+                    "template parameter `{}` is a value of a class template's type (`{}`, SFINAE's), which Rust's const generics cannot take: each instance is launched by its PTX name",
+                    c.name,
+                    c.cxx_type.as_deref().unwrap_or_default()
+                ))
+            }
+            Some((c, ConstType::Value(ty))) => values.push(const_value(arg, ty).ok_or_else(|| match (arg.starts_with('&'), &c.cxx_type) {
                 (true, _) => format!(
                     "template parameter `{}` takes a function in one instance (here `{arg}`) and a value in another: each instance is launched by its PTX name",
                     c.name
@@ -317,7 +325,7 @@ fn instance(g: &Generic, d: &Demangled) -> Result<(Vec<String>, Vec<String>), St
                 _ => format!(
                     "an instance's argument for template parameter `{}` (`{arg}`) is not a value of its type (`{}`): each instance is launched by its PTX name",
                     c.name,
-                    c.cxx_enum.as_deref().unwrap_or(ty.rust_name())
+                    c.cxx_type.as_deref().unwrap_or(ty.rust_name())
                 ),
             })?),
             None if is_value(arg) => {
@@ -599,7 +607,7 @@ mod tests {
         let src = "typedef void (*dequantize_kernel_t)(const void *vx, float &v);\ntemplate <int qk, dequantize_kernel_t dequantize_kernel>\n__global__ void k(float *x) {}\n";
         let bound = bind(read(src), &["_Z1kILi32EXadL_Z15dequantize_q4_0PKvRfEEEvPf"]);
         let g = bound[0].generic.as_ref().unwrap_or_else(|| panic!("{bound:#?}"));
-        assert_eq!((g.const_params[1].ty, g.const_params[1].cxx_enum.as_deref()), (ConstType::Function, None));
+        assert_eq!((g.const_params[1].ty, g.const_params[1].cxx_type.as_deref()), (ConstType::Function, None));
         assert_eq!(g.instances[0].values, ["32", "&dequantize_q4_0(void const*, float&)"]);
     }
 
@@ -621,6 +629,27 @@ mod tests {
         // One namespace's instances alone are typed.
         let bound = bind(read(src), &["_ZN1b1kILi7EEEvPfi"]);
         assert!(bound.iter().any(|s| s.generic.as_ref().is_some_and(|g| g.instances[0].values == ["7"])), "{bound:#?}");
+    }
+
+    /// A value parameter of a class template's type: ggml's `dequantize_kq_t<dst_t>` (an alias
+    /// template of a function pointer: its instances pass functions, typed) and PyTorch's
+    /// SFINAE (`std::enable_if_t<.., bool> = true`, `typename std::enable_if<..>::type = 0`:
+    /// untyped, with that reason).
+    #[test]
+    fn values_of_a_class_templates_type_are_functions_or_sfinae() {
+        let src = "template <typename dst_t> using dequantize_kq_t = void (*)(const void *, dst_t *);\ntemplate <typename dst_t, dequantize_kq_t<dst_t> dq>\n__global__ void g(dst_t *y) {}\n";
+        let bound = bind(read(src), &["_Z1gIfXadL_Z3deqIfEvPKvPT_EEEvPT_"]);
+        let g = bound[0].generic.as_ref().unwrap_or_else(|| panic!("{bound:#?}"));
+        assert_eq!(g.const_params[0].ty, ConstType::Function);
+        assert_eq!(g.instance_args(&g.instances[0]), ["f32", "&deq<float>(void const*, float*)"]);
+        for (decl, entry) in [
+            ("std::enable_if_t<std::is_integral<T>::value, bool> = true", "_Z1kIiLb1EEvPT_"),
+            ("typename std::enable_if<std::is_integral<T>::value, int>::type = 0", "_Z1kIiLi0EEvPT_"),
+        ] {
+            let bound = bind(read(&format!("template <typename T, {decl}>\n__global__ void k(T *x) {{}}\n")), &[entry]);
+            let why = bound[0].untyped.as_deref().unwrap_or_else(|| panic!("{decl}: {bound:#?}"));
+            assert!(why.contains("is a value of a class template's type (`std enable_if") && why.contains("SFINAE's"), "{why}");
+        }
     }
 
     /// Overloads by template parameters alone: no name tells them apart, so both are launched

@@ -90,12 +90,12 @@ impl CrateJob<'_> {
         // Headers below these are the install's and the system's, not the user's kernels: they
         // follow nvcc's path, which the shared compile key leaves out.
         let roots = self.nvcc.map(|n| crate::cuda::install_roots(&n.tool.path)).unwrap_or_default();
-        // The tag changes with what the reader makes of a unit (v14: comparisons in parentheses inside a template parameter list).
-        let mut k = Key::new("preprocessed-signatures-v14");
+        // The tag changes with what the reader makes of a unit (v15: values of a class template's type decided by the instances).
+        let mut k = Key::new("preprocessed-signatures-v15");
         k.str(&compile.key);
         let shared = compile.shared.as_ref().map(|(cache, compile_key)| {
             // ptx-build's version: what the reader makes of a unit changes with it.
-            let mut k = Key::new("preprocessed-signatures-shared-v8");
+            let mut k = Key::new("preprocessed-signatures-shared-v9");
             k.str(compile_key).str(env!("CARGO_PKG_VERSION"));
             for r in &roots {
                 k.str(&r.to_string_lossy());

@@ -498,7 +498,7 @@ fn method(index: usize, k: &KernelSig, names: &TraitNames, out: &mut String) {
             let enums: Vec<String> = g
                 .const_params
                 .iter()
-                .filter_map(|c| Some(format!(" `{}` is a `{}` by its integer value.", c.name, c.cxx_enum.as_deref()?)))
+                .filter_map(|c| Some(format!(" `{}` is a `{}` by its integer value.", c.name, c.cxx_type.as_deref()?)))
                 .collect();
             format!(
                 " Launches `{}` ({}:{}) with the template arguments it is instantiated with: {}.{}",

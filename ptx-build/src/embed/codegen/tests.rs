@@ -79,11 +79,11 @@ pub(crate) fn sample() -> Vec<Unit> {
                         ConstParam {
                             name: "type".into(),
                             ty: ConstType::Value(Scalar::I32),
-                            cxx_enum: Some("ggml_type".into()),
+                            cxx_type: Some("ggml_type".into()),
                             position: 0,
                         },
-                        ConstParam { name: "ncols".into(), ty: ConstType::Value(Scalar::I32), cxx_enum: None, position: 2 },
-                        ConstParam { name: "has_fusion".into(), ty: ConstType::Value(Scalar::Bool), cxx_enum: None, position: 3 },
+                        ConstParam { name: "ncols".into(), ty: ConstType::Value(Scalar::I32), cxx_type: None, position: 2 },
+                        ConstParam { name: "has_fusion".into(), ty: ConstType::Value(Scalar::Bool), cxx_type: None, position: 3 },
                     ],
                     instances: vec![
                         Instance {
@@ -111,7 +111,7 @@ pub(crate) fn sample() -> Vec<Unit> {
             KernelSig {
                 generic: Some(Generic {
                     type_params: vec!["T".into()],
-                    const_params: vec![ConstParam { name: "op".into(), ty: ConstType::Function, cxx_enum: None, position: 0 }],
+                    const_params: vec![ConstParam { name: "op".into(), ty: ConstType::Function, cxx_type: None, position: 0 }],
                     instances: vec![
                         Instance {
                             args: vec!["f32".into()],

@@ -158,8 +158,10 @@ pub struct ConstParam {
     pub name: String,
     /// What it takes.
     pub ty: ConstType,
-    /// The C++ type where it is not a scalar's (an enum: `sort_order`), for the docs.
-    pub cxx_enum: Option<String>,
+    /// The C++ type where it is not a scalar's: an enum's (`sort_order`, for the docs), or one
+    /// the instances decide: a function pointer's alias (`dequantize_kq_t <..>`, its instances
+    /// pass functions) or SFINAE's `std::enable_if_t <..>` (values, which stay untyped).
+    pub cxx_type: Option<String>,
     /// Its index among all the template's parameters, types and values.
     pub position: usize,
 }

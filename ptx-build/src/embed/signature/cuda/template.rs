@@ -35,7 +35,9 @@ pub(super) fn template_params(toks: &[(CTok<'_>, u32)], open: usize) -> Vec<Temp
             None => words.last().map(|n| (*n, words.join(" "))),
         };
         if let Some((name, decl)) = param {
-            params.push(TemplateParam { name: name.to_string(), decl, is_type, pack: *pack });
+            // Unnamed after a class template's arguments (`std::enable_if_t<..> = true`).
+            let name = if name == "<..>" { format!("arg{}", params.len()) } else { name.to_string() };
+            params.push(TemplateParam { name, decl, is_type, pack: *pack });
         }
         words.clear();
         *pack = false;
@@ -107,7 +109,7 @@ pub(super) fn template_generic(params: &[TemplateParam], aliases: &Aliases<'_>) 
             continue;
         }
         match const_param_type(p, params, aliases) {
-            Ok((ty, cxx_enum)) => generic.const_params.push(ConstParam { name: p.name.clone(), ty, cxx_enum, position }),
+            Ok((ty, cxx_type)) => generic.const_params.push(ConstParam { name: p.name.clone(), ty, cxx_type, position }),
             Err(why) => problems.push(format!("template parameter `{}` {why}", p.decl)),
         }
     }
@@ -131,10 +133,14 @@ fn const_param_type(p: &TemplateParam, params: &[TemplateParam], aliases: &Alias
     if words.contains(&"*") || words.contains(&"&") {
         return Err("is a pointer or reference to an object, which Rust's const generics cannot take".into());
     }
+    // A class template's type: ggml's `dequantize_kq_t<dst_t>` (a function pointer's alias
+    // template, whose instances pass functions) or SFINAE's `std::enable_if_t<..>`: the
+    // instances decide (see `demangle::bind`).
     if words.contains(&"<..>") {
-        return Err(
-            "is a value of a class template's type (SFINAE's `std::enable_if_t<..>`), which Rust's const generics cannot take".into()
-        );
+        // The name is the last word, unless the parameter has none (`std::enable_if_t<..> = true`).
+        let named = if words.last() == Some(&"<..>") { &words[..] } else { &words[..words.len() - 1] };
+        let ty = named.iter().filter(|w| !matches!(**w, "typename" | "const")).copied().collect::<Vec<_>>().join(" ");
+        return Ok((ConstType::Value(Scalar::I32), Some(ty)));
     }
     let ty: Vec<&str> = words[..words.len().saturating_sub(1)].iter().copied().filter(|w| !matches!(*w, "typename" | "class")).collect();
     let written = ty.iter().copied().filter(|w| !matches!(*w, "const" | "volatile" | "enum")).collect::<Vec<_>>().join("::");
@@ -225,7 +231,7 @@ mod tests {
             .const_params
             .iter()
             .map(|c| match c.ty {
-                ConstType::Value(s) => (c.name.as_str(), s, c.cxx_enum.as_deref(), c.position),
+                ConstType::Value(s) => (c.name.as_str(), s, c.cxx_type.as_deref(), c.position),
                 ConstType::Function => panic!("{c:?}"),
             })
             .collect();
@@ -260,16 +266,6 @@ mod tests {
             ("float *table", "template parameter `float * table` is a pointer or reference to an object"),
             ("const int* p", "template parameter `const int * p` is a pointer or reference to an object"),
             ("float &r", "template parameter `float & r` is a pointer or reference to an object"),
-            // PyTorch's and CUTLASS's SFINAE: was a type parameter `type` (its instances' `0`
-            // "a value where the template declares a type"), or an enum `std` of `true`.
-            (
-                "typename T, typename std::enable_if<std::is_floating_point<T>::value, int>::type = 0",
-                "template parameter `typename std enable_if <..> type` is a value of a class template's type",
-            ),
-            (
-                "typename T, std::enable_if_t<std::is_integral<T>::value, bool> = true",
-                "template parameter `std enable_if_t <..>` is a value of a class template's type",
-            ),
         ] {
             let e = generic(decls).unwrap_err();
             assert!(e.starts_with(why) && e.ends_with(": each instance is launched by its PTX name"), "{decls}: {e}");
