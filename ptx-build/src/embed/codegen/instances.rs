@@ -68,15 +68,24 @@ pub(super) fn instance_trait(k: &KernelSig, names: &TraitNames) -> Option<TokenS
         listed.join(", "),
         k.name
     );
-    let impls = g.instances.iter().enumerate().map(|(i, inst)| {
+    let types = g.instances.iter().map(|inst| {
         let ty = instance_type(&inst.args);
+        quote!(#ty)
+    });
+    Some(sealed_trait(&name, &doc, types))
+}
+
+/// A sealed trait `name` implemented for each of `types`, the `i`th answering `i`: the index of
+/// its instance among the kernel's functions.
+fn sealed_trait(name: &Ident, doc: &str, types: impl Iterator<Item = TokenStream>) -> TokenStream {
+    let impls = types.enumerate().map(|(i, ty)| {
         quote! {
             impl #name for #ty {
                 fn __instance(_: sealed::Token) -> usize { #i }
             }
         }
     });
-    Some(quote! {
+    quote! {
         #[doc = #doc]
         #[allow(dead_code)]
         pub trait #name {
@@ -84,7 +93,7 @@ pub(super) fn instance_trait(k: &KernelSig, names: &TraitNames) -> Option<TokenS
             fn __instance(_: sealed::Token) -> usize;
         }
         #(#impls)*
-    })
+    }
 }
 
 /// The marker type and trait of a kernel with const parameters (see [`instance_trait`]).
@@ -113,27 +122,18 @@ fn const_instance_trait(k: &KernelSig, g: &Generic, names: &TraitNames) -> Token
         listed_instances(g),
         k.name
     );
-    let impls = g.instances.iter().enumerate().map(|(i, inst)| {
+    let types = g.instances.iter().map(|inst| {
         let args = g.instance_args(inst).into_iter().map(generic_arg);
-        quote! {
-            impl #name for #carrier<#(#args),*> {
-                fn __instance(_: sealed::Token) -> usize { #i }
-            }
-        }
+        quote!(#carrier<#(#args),*>)
     });
+    let sealed = sealed_trait(&name, &doc, types);
     let struct_doc = format!(" The template parameters of kernel `{}`, for [`{name}`]'s implementations.", k.name);
     quote! {
         #[doc = #struct_doc]
         #[allow(dead_code, non_upper_case_globals, non_camel_case_types)]
         #[derive(Debug)]
         pub struct #carrier<#(#params),*> #body
-        #[doc = #doc]
-        #[allow(dead_code)]
-        pub trait #name {
-            #[doc(hidden)]
-            fn __instance(_: sealed::Token) -> usize;
-        }
-        #(#impls)*
+        #sealed
     }
 }
 
