@@ -1,7 +1,7 @@
-//! Device functions as template arguments (ggml's `template <float (*op)(float), typename T>`):
-//! each function an instance passes gets a marker type in its module of the generated file
-//! (`pub struct op_add;` in `binbcast`), and the typed method is generic over it:
-//! `k.k_bin_bcast::<binbcast::op_add, f32, f32, f32>(..)`.
+//! Device functions as template arguments (ggml's `template <float (*op)(const float),
+//! typename T> unary_op_kernel`): each function an instance passes gets a marker type in its
+//! module of the generated file (`pub struct op_gelu;` in `unary`), and the typed method is
+//! generic over it: `k.unary_op_kernel::<unary::op_gelu, f32>(..)`.
 
 use super::signature::{ConstType, KernelSig};
 
@@ -19,7 +19,7 @@ const TAKEN: &[&str] = &["IMAGES", "KERNELS", "FUNCTIONS", "BOUNDS"];
 
 /// Gives each device function the kernels of module `unit` are instantiated with a marker
 /// type, and rewrites the instances' function arguments (`&op_add(float, float)`) into the
-/// marker's path (`self::binbcast::op_add`). Returns the markers, in order of first use.
+/// marker's path (`self::unary::op_gelu`). Returns the markers, in order of first use.
 pub fn name_functions(unit: &str, sigs: &mut [KernelSig]) -> Vec<FunctionMarker> {
     let mut functions: Vec<String> = Vec::new();
     for g in sigs.iter().filter_map(|s| s.generic.as_ref()) {

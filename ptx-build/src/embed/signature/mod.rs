@@ -172,9 +172,9 @@ pub enum ConstType {
     /// A value: the C++ integer or `bool` type's twin (an enum's underlying type; `i32` where it
     /// has none): a const generic parameter.
     Value(Scalar),
-    /// A device function (`float (*op)(float)`, ggml's unary and binary ops): a type parameter
+    /// A device function (`float (*op)(float)`, ggml's unary ops and dequantizers): a type parameter
     /// taking the marker type the generated module has for each function passed
-    /// (`binbcast::op_add`).
+    /// (`unary::op_gelu`).
     Function,
 }
 
@@ -186,7 +186,7 @@ pub struct Instance {
     pub args: Vec<String>,
     /// The values bound to the const parameters, in order, as Rust literals (`128`, `true`), or
     /// for a function parameter the marker type's path in the generated module
-    /// (`self::binbcast::op_add`; the demangled `&op_add(float, float)` until the unit names it).
+    /// (`self::unary::op_gelu`; the demangled `&op_gelu(float)` until the unit names it).
     pub values: Vec<String>,
     /// The instance's PTX entry name (`_Z3addIfEvPT_PKS0_S3_i`, `add_f32`).
     pub ptx_name: String,
