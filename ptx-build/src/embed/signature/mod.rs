@@ -172,8 +172,8 @@ pub enum ConstType {
     /// A value: the C++ integer or `bool` type's twin (an enum's underlying type; `i32` where it
     /// has none): a const generic parameter.
     Value(Scalar),
-    /// A device function (`float (*op)(float)`, ggml's unary ops and dequantizers): a type parameter
-    /// taking the marker type the generated module has for each function passed
+    /// A device function (`float (*op)(float)`, ggml's unary ops and dequantizers): a type
+    /// parameter taking the marker type the generated module has for each function passed
     /// (`unary::op_gelu`).
     Function,
 }
