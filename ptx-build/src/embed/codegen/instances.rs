@@ -87,7 +87,8 @@ fn sealed_trait(name: &Ident, doc: &str, types: impl Iterator<Item = TokenStream
     });
     quote! {
         #[doc = #doc]
-        #[allow(dead_code)]
+        // `addOne_Instances` where two kernels' CamelCase names are one (see `TraitNames`).
+        #[allow(dead_code, non_camel_case_types)]
         pub trait #name {
             #[doc(hidden)]
             fn __instance(_: sealed::Token) -> usize;
