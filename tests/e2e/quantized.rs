@@ -254,6 +254,12 @@ __global__ void dequantize(T* out, const signed char* in, const float* scale, un
 template __global__ void dequantize<float>(float*, const signed char*, const float*, int, int);
 template __global__ void dequantize<float>(float*, const signed char*, const float*, unsigned);
 
+// Two names that are one in CamelCase: instance types of their own, and no lint warning.
+template <int N> __global__ void addOne(float* x) { x[0] += N; }
+template __global__ void addOne<1>(float*);
+template <int N> __global__ void add_one(float* x) { x[0] += N; }
+template __global__ void add_one<2>(float*);
+
 // ggml's mmvf.cu: a `static` template over a type and values, instantiated by the host
 // launcher's switch, never explicitly.
 template <typename T, int ncols_dst, bool has_fusion>
@@ -294,6 +300,8 @@ unsafe fn launch(k: &kernels::Kernels, s: &CudaStream, cfg: LaunchConfig, r: &mu
         k.mul_mat_vec_f::<f32, 8, false>(s, cfg, x, x, r, 4).unwrap();
         k.unary_op::<kernels::gelu::op_abs>(s, cfg, x, r, 4).unwrap();
         k.unary_op::<kernels::gelu::op_neg>(s, cfg, x, r, 4).unwrap();
+        k.addOne::<1>(s, cfg, r).unwrap();
+        k.add_one::<2>(s, cfg, r).unwrap();
     }
 }
 fn main() {
