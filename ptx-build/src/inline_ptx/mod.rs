@@ -58,7 +58,7 @@ pub enum Headers {
 /// Checks every asm of a kernel crate: its .cu files and, with [`Headers::Included`], the
 /// user's headers they include (each once; those in `seen` already, another crate's, are
 /// left out and the rest added), and the `asm!` of its Rust kernels (following the module tree
-/// from the lib's root file), with the Rust kernel lints ([`crate::rust::lints`]) over the same
+/// from the lib's root file), with the Rust kernel lints (`crate::rust::lints`) over the same
 /// parsed files. Returns the number of files read and the diagnostics, paths relative to the
 /// package.
 pub fn check_crate(k: &KernelCrate, headers: Headers, seen: &mut BTreeSet<PathBuf>) -> Result<(usize, Vec<Diagnostic>)> {
@@ -98,7 +98,7 @@ pub fn include_dirs(k: &KernelCrate) -> Vec<PathBuf> {
     k.config.cuda_include.iter().map(|d| crate::diag::joined(&k.dir, d)).collect()
 }
 
-/// Checks `headers` (absolute; see [`user_headers`]) once each, naming them relative to
+/// Checks `headers` (absolute; see `user_headers`) once each, naming them relative to
 /// `root` where they lie below it. The qualifier macros any of them defines count in all.
 pub fn check_headers(headers: &[PathBuf], root: &Path) -> Vec<Diagnostic> {
     let quals = Qualifiers::of_files(headers);

@@ -11,10 +11,10 @@ use quote::{format_ident, quote};
 
 use crate::arch::{Arch, Variant};
 use crate::embed::functions::FunctionMarker;
-use crate::embed::signature::{ConstType, KernelSig, ParamType};
+use crate::embed::signature::{KernelSig, ParamType};
 use crate::error::{Error, Result};
 use crate::report::ArtifactKind;
-use instances::{const_param_ident, instance_trait, instance_type_text, listed_instances, TraitNames};
+use instances::{instance_trait, instance_type_text, listed_instances, TraitNames};
 
 /// One embedded image, a file under `OUT_DIR`.
 #[derive(Clone, Debug)]
