@@ -29,6 +29,9 @@ pub struct Printer {
     bar: Option<ProgressBar>,
     /// Serialises JSON lines and bar updates written from several threads.
     lock: Mutex<()>,
+    /// The diagnostics shown, by what they say and where: one finding reached twice (a header
+    /// that `cargo ptx build x/a.cu y/b.cu -I inc` checks for both files) is shown once.
+    shown: Mutex<std::collections::HashSet<String>>,
 }
 
 impl Printer {
@@ -57,7 +60,7 @@ impl Printer {
                 }
             });
         }
-        Printer { format, quiet, verbose, artifacts: Mutex::new(Vec::new()), bar, lock: Mutex::new(()) }
+        Printer { format, quiet, verbose, artifacts: Mutex::new(Vec::new()), bar, lock: Mutex::new(()), shown: Mutex::default() }
     }
 
     pub fn colors(&self) -> bool {
@@ -91,6 +94,12 @@ impl Printer {
     }
 
     fn diagnostic(&self, d: &Diagnostic) {
+        // Paths as the user would write them from where the command ran.
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let key = format!("{:?}|{}|{:?}|{:?}|{:?}", d.level, d.message, d.location_from(&cwd), d.notes, d.rendered_from(&cwd));
+        if !self.shown.lock().unwrap_or_else(|e| e.into_inner()).insert(key) {
+            return;
+        }
         if self.format == Format::Json {
             self.json(json!({
                 "reason": "ptx-diagnostic",
@@ -105,8 +114,6 @@ impl Printer {
             self.json(d.compiler_message());
             return;
         }
-        // Paths as the user would write them from where the command ran.
-        let cwd = std::env::current_dir().unwrap_or_default();
         if let Some(rendered) = d.rendered_from(&cwd) {
             self.eprint(&rendered);
             return;

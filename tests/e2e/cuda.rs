@@ -405,6 +405,15 @@ fn a_headers_asm_is_checked_once_at_its_line() {
     let out = cargo_ptx().current_dir(&k.dir).args(["check", "cuda"]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--> cuda/include/store.h:3:17") && err.contains("Checked cuda (4 files, 1 warning)"), "{err}");
+    // Lone .cu files of two folders, the header's through `-I`: its finding once, not per file.
+    let out = cargo_ptx()
+        .current_dir(k.dir.join("cuda"))
+        .args(["build", "a.cu", "sub/b.cu", "-I", "include", "--arch", "sm_80"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(err.matches("without a \"memory\" clobber").count(), 1, "{err}");
 
     // With the clobber: nothing from the build or the check.
     k.write("cuda/include/store.h", &store.replace("\"f\"(v));", "\"f\"(v) : \"memory\");"));
