@@ -96,7 +96,8 @@ impl Printer {
     fn diagnostic(&self, d: &Diagnostic) {
         // Paths as the user would write them from where the command ran.
         let cwd = std::env::current_dir().unwrap_or_default();
-        let key = format!("{:?}|{}|{:?}|{:?}|{:?}", d.level, d.message, d.location_from(&cwd), d.notes, d.rendered_from(&cwd));
+        let rendered = d.rendered_from(&cwd);
+        let key = format!("{:?}|{}|{:?}|{:?}|{:?}", d.level, d.message, d.location_from(&cwd), d.notes, rendered);
         if !self.shown.lock().unwrap_or_else(|e| e.into_inner()).insert(key) {
             return;
         }
@@ -114,7 +115,7 @@ impl Printer {
             self.json(d.compiler_message());
             return;
         }
-        if let Some(rendered) = d.rendered_from(&cwd) {
+        if let Some(rendered) = rendered {
             self.eprint(&rendered);
             return;
         }

@@ -199,12 +199,13 @@ pub fn bind(sigs: Vec<KernelSig>, entries: &[&str]) -> Vec<KernelSig> {
                         "templates of one name in several namespaces (`{}`), which the signature reader does not tell apart: each instance is launched by its PTX name",
                         namespaces.join("`, `")
                     ));
-                }
-                for (entry, d) in own.into_iter().take_while(|_| namespaces.len() < 2) {
-                    match instance(&g, d) {
-                        Ok((args, values)) => instances.push(Instance { args, values, ptx_name: entry.to_string() }),
-                        // Said of the template: the list names each instance's argument.
-                        Err(why) => problem = Some(why),
+                } else {
+                    for (entry, d) in own {
+                        match instance(&g, d) {
+                            Ok((args, values)) => instances.push(Instance { args, values, ptx_name: entry.to_string() }),
+                            // Said of the template: the list names each instance's argument.
+                            Err(why) => problem = Some(why),
+                        }
                     }
                 }
                 let mut sig = sig;
