@@ -73,7 +73,7 @@ pub struct Image {
     pub kind: ImageKind,
     /// The PTX `.version` (PTX images only).
     pub ptx_isa: Option<&'static str>,
-    /// The file's bytes, embedded with `include_bytes!`.
+    /// The image, embedded in the binary (linked from the build script's object, or included).
     pub bytes: &'static [u8],
 }
 

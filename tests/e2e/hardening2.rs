@@ -61,12 +61,12 @@ fn cargo_build(dir: &Path) -> (bool, String, Option<PathBuf>) {
     (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned(), out_dir)
 }
 
-/// The files a generated module embeds (`include_str!(concat!(env!("OUT_DIR"), "/ptx-build/…"))`),
-/// in the folder it lies in.
+/// The files a generated module embeds (each linked image's doc names its file,
+/// `` `$OUT_DIR/ptx-build/…` ``), in the folder it lies in.
 fn embedded(module: &Path) -> Vec<PathBuf> {
     let text = std::fs::read_to_string(module).unwrap();
     let dir = module.parent().unwrap();
-    text.split("\"/ptx-build/").skip(1).filter_map(|s| s.split('"').next()).map(|rel| dir.join("ptx-build").join(rel)).collect()
+    text.split("`$OUT_DIR/ptx-build/").skip(1).filter_map(|s| s.split('`').next()).map(|rel| dir.join("ptx-build").join(rel)).collect()
 }
 
 fn two_builders_with_their_own_out_files_embed_their_own_kernels() {

@@ -27,6 +27,7 @@ mod hardening;
 mod hardening2;
 mod inspect;
 mod install;
+mod linked;
 mod new;
 mod prebuilt;
 mod quantized;
@@ -53,6 +54,7 @@ fn main() {
         static_lib::tests,
         tensor_cores::tests,
         inspect::tests,
+        linked::tests,
         device::tests,
         discovery::tests,
         install::tests,

@@ -401,13 +401,18 @@ impl Builder {
             .collect();
         let manifest_dir = env_path("CARGO_MANIFEST_DIR")?;
         let host = embed::host_scope::HostNames::read(&manifest_dir);
-        let module = embed::write_module(&crates, out_dir, self.out_file_name(), &host, reporter)?;
+        let written = embed::write_module(&crates, out_dir, self.out_file_name(), &host, embed::linked::Target::of_build(), reporter)?;
+        for object in &written.objects {
+            for d in object.cargo_directives() {
+                reporter.directive(d);
+            }
+        }
         // A kernel waits for a host type, or a typed method names one: defining or removing it
         // must rerun this script.
         for path in host.watched() {
             reporter.directive(format!("cargo:rerun-if-changed={}", path.display()));
         }
-        Ok(module)
+        Ok(written.path)
     }
 
     /// The host crate's own .cu files, from the `.cuda(..)` globs.

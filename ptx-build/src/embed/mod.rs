@@ -8,6 +8,7 @@ pub mod demangle;
 pub mod functions;
 pub mod host_scope;
 pub mod host_types;
+pub mod linked;
 pub mod signature;
 pub mod unit;
 
@@ -40,14 +41,17 @@ pub struct CrateModules<'a> {
 /// is an error naming both sources.
 ///
 /// `host` holds the names the host crate's sources mention: a C/C++ kernel whose struct type is
-/// not among them gets no typed method (see [`host_scope`]).
+/// not among them gets no typed method (see [`host_scope`]). With a `link` target, each module's
+/// images are linked from an object of their own (see [`linked`]); the result names the objects
+/// this call wrote, which the host crate must link.
 pub fn write_module(
     crates: &[CrateModules<'_>],
     out_dir: &Path,
     out_file: &str,
     host: &host_scope::HostNames,
+    link: Option<linked::Target>,
     reporter: &dyn Reporter,
-) -> Result<PathBuf> {
+) -> Result<Written> {
     /// The units this process wrote into each generated file, with the source each came from.
     static WRITTEN: Mutex<BTreeMap<PathBuf, Vec<(codegen::Unit, String)>>> = Mutex::new(BTreeMap::new());
     let path = out_dir.join(out_file);
@@ -55,7 +59,8 @@ pub fn write_module(
     // An earlier Builder of this file may have written the file's list of several modules'
     // untyped kernels, which this one's report must not remove as stale.
     let first = WRITTEN.lock().unwrap_or_else(|e| e.into_inner()).get(&path).is_none_or(|e| e.is_empty());
-    let new = units(crates, out_dir, &images, host, first, reporter)?;
+    let new = units(crates, out_dir, &images, host, first, link, reporter)?;
+    let objects = new.iter().filter_map(|(u, _)| u.object.clone()).collect();
     let mut written = WRITTEN.lock().unwrap_or_else(|e| e.into_inner());
     let earlier = written.entry(path.clone()).or_default();
     for (u, source) in &new {
@@ -68,7 +73,14 @@ pub fn write_module(
     let code = codegen::generate(&all)?;
     cache::write_atomic(&path, code.as_bytes())?;
     earlier.extend(new);
-    Ok(path)
+    Ok(Written { path, objects })
+}
+
+/// A generated module, and the image objects the host crate links for it.
+#[derive(Debug)]
+pub struct Written {
+    pub path: PathBuf,
+    pub objects: Vec<linked::ImageObject>,
 }
 
 /// One unit per PTX module of `crates` (the Rust crate's, one per .cu file), with the source
@@ -79,6 +91,7 @@ fn units(
     images: &str,
     host: &host_scope::HostNames,
     first_of_file: bool,
+    link: Option<linked::Target>,
     reporter: &dyn Reporter,
 ) -> Result<Vec<(codegen::Unit, String)>> {
     let mut units: Vec<(codegen::Unit, String)> = Vec::new();
@@ -103,7 +116,7 @@ fn units(
                 Some(s) => s.display().to_string(),
                 None => format!("kernel crate `{}`", c.lib_name),
             };
-            let (u, lines) = unit::unit(&name, sigs, &artifacts, host, out_dir, images)?;
+            let (u, lines) = unit::unit(&name, sigs, &artifacts, host, out_dir, images, link)?;
             let total = u.kernels.iter().map(|k| k.ptx_names().len()).sum::<usize>() + u.untyped.len();
             if reported {
                 untyped.push(unit::ModuleUntyped { name: name.clone(), total, lines });

@@ -7,6 +7,7 @@ use std::path::Path;
 use super::codegen::{EmbeddedImage, StructLayout, Unit};
 use super::demangle;
 use super::host_scope::HostNames;
+use super::linked;
 use super::signature::{self, KernelSig, ParamType};
 use crate::backend::ptx;
 use crate::cache;
@@ -21,7 +22,8 @@ use crate::report::{Artifact, ArtifactKind, Event, Reporter};
 /// images; the lines of that list come back with the unit, for the one warning line of the
 /// generated file (see [`report_untyped`]).
 /// `images_dir` is the folder of this generated file's images, relative to `out_dir`
-/// (`ptx-build/<file>`): each module's images go below it.
+/// (`ptx-build/<file>`): each module's images go below it. With a `link` target they are also
+/// written into one object there, which the generated module links instead of including them.
 pub fn unit(
     name: &str,
     sigs: Vec<KernelSig>,
@@ -29,6 +31,7 @@ pub fn unit(
     host: &HostNames,
     out_dir: &Path,
     images_dir: &str,
+    link: Option<linked::Target>,
 ) -> Result<(Unit, Vec<String>)> {
     // C++ kernels are bound to their mangled entries (templates become generic kernels).
     let entries: Vec<&str> = artifacts
@@ -46,6 +49,8 @@ pub fn unit(
     let mut images = Vec::new();
     let mut struct_layouts: Vec<StructLayout> = Vec::new();
     let mut launch_bounds: Vec<(String, u32)> = Vec::new();
+    // Each image's symbol and bytes, for the object.
+    let mut linked_images: Vec<(String, Vec<u8>)> = Vec::new();
     for a in artifacts {
         let ext = match a.kind {
             ArtifactKind::Ptx => "ptx",
@@ -89,11 +94,24 @@ pub fn unit(
                 }
             }
         }
+        // Kept beside the object too: the files are what a user inspects (`cuobjdump`, a diff).
         cache::write_atomic(&out_dir.join(&rel), &bytes)?;
-        images.push(EmbeddedImage { arch: a.arch, kind: a.kind, file: rel, ptx_isa });
+        let linked = link.map(|_| (linked::symbol(&bytes), bytes.len()));
+        if let Some((symbol, _)) = &linked {
+            linked_images.push((symbol.clone(), bytes));
+        }
+        images.push(EmbeddedImage { arch: a.arch, kind: a.kind, file: rel, ptx_isa, linked });
     }
-    let lines = write_untyped_list(&untypeable, &untyped, &out_dir.join(images_dir).join(name))?;
-    Ok((Unit { name: name.to_string(), kernels: sigs, images, struct_layouts, untyped, launch_bounds, functions }, lines))
+    let unit_dir = out_dir.join(images_dir).join(name);
+    let object = match link {
+        Some(target) if !linked_images.is_empty() => {
+            let refs: Vec<(&str, &[u8])> = linked_images.iter().map(|(s, b)| (s.as_str(), b.as_slice())).collect();
+            Some(linked::write(target, &refs, &unit_dir)?)
+        }
+        _ => None,
+    };
+    let lines = write_untyped_list(&untypeable, &untyped, &unit_dir)?;
+    Ok((Unit { name: name.to_string(), kernels: sigs, images, struct_layouts, untyped, launch_bounds, functions, object }, lines))
 }
 
 /// The variable that asks a build script for every list its warnings only count, and for each

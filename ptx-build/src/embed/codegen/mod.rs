@@ -25,6 +25,9 @@ pub struct EmbeddedImage {
     pub file: String,
     /// `.version` of PTX images.
     pub ptx_isa: Option<String>,
+    /// The symbol and length of its bytes in the unit's image object (see [`super::linked`]);
+    /// `None`: embedded from `file` with `include_bytes!`.
+    pub linked: Option<(String, usize)>,
 }
 
 /// The kernels of one PTX module (a kernel crate) and its images.
@@ -45,6 +48,8 @@ pub struct Unit {
     /// The device functions its kernel templates are instantiated with, each a marker type in
     /// the unit's module.
     pub functions: Vec<FunctionMarker>,
+    /// The object its images are linked from, where they are not included.
+    pub object: Option<super::linked::ImageObject>,
 }
 
 impl Unit {
@@ -339,20 +344,32 @@ fn ident(name: &str) -> Ident {
 fn unit_module(u: &Unit) -> TokenStream {
     let m = format_ident!("{}", u.name);
     let mut consts = Vec::new();
+    let mut externs = Vec::new();
     let mut images = Vec::new();
     for img in &u.images {
         let arch_name = img.arch.to_string();
         let upper = arch_name.to_uppercase();
         let path = format!("/{}", img.file);
+        // Linked: the symbol of the unit's image object, the PTX valid UTF-8 as read (its text
+        // was parsed); included: the file in OUT_DIR.
+        let (bytes, text) = match &img.linked {
+            Some((symbol, len)) => {
+                let symbol = format_ident!("{symbol}");
+                let doc = format!(" The bytes of `$OUT_DIR{path}`, linked from the module's image object.");
+                externs.push(quote! { #[doc = #doc] static #symbol: [u8; #len]; });
+                (quote! { unsafe { &#symbol } }, quote! { unsafe { ::core::str::from_utf8_unchecked(&#symbol) } })
+            }
+            None => (quote! { include_bytes!(concat!(env!("OUT_DIR"), #path)) }, quote! { include_str!(concat!(env!("OUT_DIR"), #path)) }),
+        };
         let (c, kind) = match img.kind {
             ArtifactKind::Ptx => {
                 let c = format_ident!("PTX_{}", upper);
-                consts.push(quote! { pub static #c: &str = include_str!(concat!(env!("OUT_DIR"), #path)); });
+                consts.push(quote! { pub static #c: &str = #text; });
                 (quote! { #c.as_bytes() }, quote! { ::ptx_runtime::ImageKind::Ptx })
             }
             ArtifactKind::Cubin => {
                 let c = format_ident!("CUBIN_{}", upper);
-                consts.push(quote! { pub static #c: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), #path)); });
+                consts.push(quote! { pub static #c: &[u8] = #bytes; });
                 (quote! { #c }, quote! { ::ptx_runtime::ImageKind::Cubin })
             }
         };
@@ -370,6 +387,11 @@ fn unit_module(u: &Unit) -> TokenStream {
             ::ptx_runtime::Image { arch: #arch_name, capability: #cap, variant: #variant, kind: #kind, ptx_isa: #isa, bytes: #c }
         });
     }
+    let externs = if externs.is_empty() {
+        quote!()
+    } else {
+        quote! { unsafe extern "C" { #(#externs)* } }
+    };
     let names: Vec<&str> = u.kernels.iter().flat_map(|k| k.ptx_names()).collect();
     let functions: Vec<&str> = names.iter().copied().chain(u.untyped.iter().map(String::as_str)).collect();
     let bounds = functions.iter().map(|f| u.max_threads(f));
@@ -387,6 +409,7 @@ fn unit_module(u: &Unit) -> TokenStream {
         #[doc = #doc]
         #[allow(non_snake_case, non_camel_case_types, dead_code)]
         pub mod #m {
+            #externs
             #(#consts)*
             #(#markers)*
             /// Every embedded image, for [`ptx_runtime::load`].

@@ -141,8 +141,15 @@ pub(crate) fn sample() -> Vec<Unit> {
                 kind: ArtifactKind::Ptx,
                 file: "ptx-build/k/sm_80.ptx".into(),
                 ptx_isa: Some("7.0".into()),
+                linked: Some(("__ptx_build_0123".into(), 1520)),
             },
-            EmbeddedImage { arch: Arch::sm(80), kind: ArtifactKind::Cubin, file: "ptx-build/k/sm_80.cubin".into(), ptx_isa: None },
+            EmbeddedImage {
+                arch: Arch::sm(80),
+                kind: ArtifactKind::Cubin,
+                file: "ptx-build/k/sm_80.cubin".into(),
+                ptx_isa: None,
+                linked: Some(("__ptx_build_4567".into(), 3904)),
+            },
         ],
         struct_layouts: vec![StructLayout { kernel: "type".into(), param: 0, size: 8, align: 4 }],
         untyped: vec!["_Z6gatherPPKfPf".into()],
@@ -152,7 +159,26 @@ pub(crate) fn sample() -> Vec<Unit> {
             FunctionMarker { name: "op_abs".into(), function: "op_abs(float)".into() },
             FunctionMarker { name: "r#type".into(), function: "type(float)".into() },
         ],
+        object: None,
     }]
+}
+
+#[test]
+fn images_without_an_object_are_included_from_out_dir() {
+    let mut units = sample();
+    for img in &mut units[0].images {
+        img.linked = None;
+    }
+    let code = generate(&units).unwrap();
+    assert!(!code.contains("extern \"C\""), "{code}");
+    for line in [
+        "pub static PTX_SM_80: &str = include_str!(",
+        "concat!(env!(\"OUT_DIR\"), \"/ptx-build/k/sm_80.ptx\")",
+        "pub static CUBIN_SM_80: &[u8] = include_bytes!(",
+        "concat!(env!(\"OUT_DIR\"), \"/ptx-build/k/sm_80.cubin\")",
+    ] {
+        assert!(code.contains(line), "{line}\n{code}");
+    }
 }
 
 #[test]

@@ -1,0 +1,183 @@
+//! Images linked into the host as an object file of their own, instead of `include_bytes!`.
+//!
+//! rustc keeps every file that `include_bytes!`/`include_str!` reads twice in the crate it
+//! compiles: in its metadata and in its object code, both rewritten on every edit of the host
+//! crate. A ggml-sized module (148 MB of PTX and cubins) made a 617 MB `.rlib` and a 7 s
+//! rebuild for a one-line change of the host; a 202 MB file took 4.5-5.2 s a rebuild against
+//! 0.25 s linked (BENCHMARKS.md, "Images linked as objects"). Here the build script writes each
+//! module's images into one relocatable object, a symbol per image, and the generated module
+//! declares them `extern`: rustc sees only their names and lengths, and the linker copies the
+//! bytes once, into the final binary.
+//!
+//! Written with the `object` crate (ELF only: Linux is where this is tested; other targets keep
+//! `include_bytes!`). Each image is a COMDAT group of its own, so two crates embedding the same
+//! image (two host crates of one kernel crate, linked into one binary) share one copy instead
+//! of clashing, and a binary that names no image of an object drops it (`--gc-sections`).
+
+use std::path::Path;
+
+use object::write::{Comdat, Object, Symbol, SymbolSection};
+use object::{elf, Architecture, BinaryFormat, ComdatKind, Endianness, SectionFlags, SectionKind, SymbolFlags, SymbolKind, SymbolScope};
+
+use crate::cache::{self, Key};
+use crate::error::{Error, Result};
+
+/// A target the build script can write an image object for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Target {
+    arch: Architecture,
+}
+
+impl Target {
+    /// The target the build script builds for (cargo's `CARGO_CFG_TARGET_*`), where images can
+    /// be linked as an object; `None` keeps `include_bytes!`.
+    pub fn of_build() -> Option<Target> {
+        let var = |k: &str| std::env::var(k).unwrap_or_default();
+        Target::new(&var("CARGO_CFG_TARGET_OS"), &var("CARGO_CFG_TARGET_ARCH"))
+    }
+
+    /// `os` and `arch` as cargo's `target_os` and `target_arch` spell them.
+    pub fn new(os: &str, arch: &str) -> Option<Target> {
+        // ELF with a little-endian 64-bit machine whose relocatable objects need no ABI flags:
+        // what CUDA runs on (x86-64, Grace and Jetson's aarch64). ppc64le's and riscv's linkers
+        // check ABI bits in the ELF header that a data-only object would have to copy right.
+        if os != "linux" {
+            return None;
+        }
+        let arch = match arch {
+            "x86_64" => Architecture::X86_64,
+            "aarch64" => Architecture::Aarch64,
+            _ => return None,
+        };
+        Some(Target { arch })
+    }
+}
+
+/// The symbol an image is linked as: its content hash, so that equal images are one symbol
+/// (and one copy) and a changed image renames it, which recompiles the host crate.
+pub fn symbol(bytes: &[u8]) -> String {
+    format!("__ptx_build_{}", cache::bytes_hash(bytes))
+}
+
+/// An object file of images, and how to link it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImageObject {
+    /// Its file name, unique to its content: `-l` looks for it in every crate's search folders.
+    pub file_name: String,
+    /// The folder it lies in.
+    pub dir: std::path::PathBuf,
+}
+
+impl ImageObject {
+    /// The build-script lines that link it into the crate and every crate that depends on it:
+    /// not bundled into the `.rlib` (a copy per build), taken by its file name as it is.
+    pub fn cargo_directives(&self) -> [String; 2] {
+        [
+            format!("cargo:rustc-link-search=native={}", self.dir.display()),
+            format!("cargo:rustc-link-lib=static:-bundle,+verbatim={}", self.file_name),
+        ]
+    }
+}
+
+/// Writes `images` (symbol and bytes, as [`symbol`] names them) into one object in `dir`,
+/// unless an object of the same content is there; other image objects in `dir` are removed.
+pub fn write(target: Target, images: &[(&str, &[u8])], dir: &Path) -> Result<ImageObject> {
+    let mut key = Key::new("image-object-v1");
+    key.str(&format!("{:?}", target.arch));
+    for (name, bytes) in images {
+        key.str(name).bytes(bytes);
+    }
+    let file_name = format!("ptx-images-{}.o", &key.finish()[..16]);
+    let path = dir.join(&file_name);
+    if !path.is_file() {
+        let bytes = object_bytes(target, images).map_err(|e| Error::io("write", &path, std::io::Error::other(e.to_string())))?;
+        cache::write_atomic(&path, &bytes)?;
+    }
+    // The objects of earlier builds of this module: each is linked by name, so only one may stay.
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with("ptx-images-") && name.ends_with(".o") && name != file_name {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+    Ok(ImageObject { file_name, dir: dir.to_path_buf() })
+}
+
+fn object_bytes(target: Target, images: &[(&str, &[u8])]) -> object::write::Result<Vec<u8>> {
+    let mut obj = Object::new(BinaryFormat::Elf, target.arch, Endianness::Little);
+    for (name, bytes) in images {
+        let section = obj.add_section(Vec::new(), format!(".rodata.{name}").into_bytes(), SectionKind::ReadOnlyData);
+        // A COMDAT group's member must say so: GNU ld refuses the whole file otherwise (lld does not).
+        obj.section_mut(section).flags = SectionFlags::Elf { sh_flags: u64::from(elf::SHF_ALLOC | elf::SHF_GROUP) };
+        // 64: more than a cubin's ELF header asks of the driver's loader, and a cache line.
+        obj.set_section_data(section, *bytes, 64);
+        let symbol = obj.add_symbol(Symbol {
+            name: name.as_bytes().to_vec(),
+            value: 0,
+            size: bytes.len() as u64,
+            kind: SymbolKind::Data,
+            // Visible to the linker only: not exported from a cdylib.
+            scope: SymbolScope::Linkage,
+            weak: false,
+            section: SymbolSection::Section(section),
+            flags: SymbolFlags::None,
+        });
+        obj.add_comdat(Comdat { kind: ComdatKind::Any, symbol, sections: vec![section] });
+    }
+    // What assemblers write: the object needs no executable stack (GNU ld warns otherwise).
+    obj.add_section(Vec::new(), b".note.GNU-stack".to_vec(), SectionKind::Elf(elf::SHT_PROGBITS));
+    obj.write()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn linux_x86_64_and_aarch64_link_objects_other_targets_include_bytes() {
+        assert!(Target::new("linux", "x86_64").is_some());
+        assert!(Target::new("linux", "aarch64").is_some());
+        for (os, arch) in [("windows", "x86_64"), ("macos", "aarch64"), ("linux", "powerpc64"), ("linux", "riscv64"), ("", "")] {
+            assert_eq!(Target::new(os, arch), None, "{os} {arch}");
+        }
+    }
+
+    #[test]
+    fn an_object_holds_each_image_at_its_symbol_and_a_new_content_replaces_the_old_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = Target::new("linux", "x86_64").unwrap();
+        let ptx = b".version 8.0\n.target sm_80\n".as_slice();
+        let cubin = [0x7fu8, b'E', b'L', b'F', 2, 1, 1, 0].as_slice();
+        let (s1, s2) = (symbol(ptx), symbol(cubin));
+        let first = write(target, &[(&s1, ptx), (&s2, cubin)], dir.path()).unwrap();
+        let bytes = std::fs::read(dir.path().join(&first.file_name)).unwrap();
+        // An ELF relocatable object for x86-64 (e_type 1, e_machine 62).
+        assert_eq!(&bytes[..4], b"\x7fELF");
+        assert_eq!(u16::from_le_bytes([bytes[16], bytes[17]]), 1);
+        assert_eq!(u16::from_le_bytes([bytes[18], bytes[19]]), 62);
+        for needle in [ptx, cubin, s1.as_bytes(), s2.as_bytes(), b".note.GNU-stack".as_slice()] {
+            assert!(bytes.windows(needle.len()).any(|w| w == needle), "{}", String::from_utf8_lossy(needle));
+        }
+        assert_eq!(
+            first.cargo_directives(),
+            [
+                format!("cargo:rustc-link-search=native={}", dir.path().display()),
+                format!("cargo:rustc-link-lib=static:-bundle,+verbatim={}", first.file_name),
+            ]
+        );
+        // The same images again: the same file, untouched.
+        let again = write(target, &[(&s1, ptx), (&s2, cubin)], dir.path()).unwrap();
+        assert_eq!(again, first);
+        // A changed image: a new name, and the old object gone (both would define `s1`).
+        let changed = b".version 8.0\n.target sm_90\n".as_slice();
+        let s3 = symbol(changed);
+        let next = write(target, &[(&s3, changed), (&s2, cubin)], dir.path()).unwrap();
+        assert_ne!(next.file_name, first.file_name);
+        let names: Vec<String> =
+            std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        assert_eq!(names, [next.file_name]);
+    }
+}

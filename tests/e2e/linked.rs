@@ -1,0 +1,120 @@
+//! Embedded images linked from an object of their own (`embed::linked`) rather than included:
+//! the host crate's `.rlib` stays small, a crate that depends on it links the images, and two
+//! host crates that embed the same images link into one binary.
+
+use crate::build_script::{build_script_ran, write};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+const KERNEL: &str = "extern \"C\" __global__ void scale(float a, float *x) { x[0] *= a; }\n";
+
+/// Host library `name/` of the workspace `root`: its .cu file built for sm_80, the images
+/// returned by two functions.
+fn host(root: &Path, name: &str) {
+    let dir = root.join(name);
+    std::fs::create_dir_all(dir.join("cuda")).unwrap();
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    write(
+        dir.join("Cargo.toml"),
+        &format!(
+            "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nptx-runtime = {{ path = {:?} }}\n[build-dependencies]\nptx-build = {{ path = {:?} }}\n",
+            repo().join("ptx-runtime"),
+            repo().join("ptx-build")
+        ),
+    );
+    write(dir.join("build.rs"), "fn main() -> Result<(), ptx_build::Error> {\n    ptx_build::Builder::new().cuda(\"cuda/*.cu\").arch(\"sm_80\").build()?;\n    Ok(())\n}\n");
+    write(dir.join("cuda/k.cu"), KERNEL);
+    write(
+        dir.join("src/lib.rs"),
+        "pub mod kernels {\n    ptx_runtime::include_kernels!();\n}\npub fn ptx() -> &'static str {\n    kernels::k::PTX_SM_80\n}\npub fn images() -> usize {\n    kernels::k::IMAGES.iter().map(|i| i.bytes.len()).sum()\n}\n",
+    );
+}
+
+fn cargo(root: &Path, target: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO"))
+        .args(args)
+        .current_dir(root)
+        .env("CARGO_TARGET_DIR", target)
+        .env_remove("CARGO_PTX_ARCH")
+        .env_remove("CARGO_PTX_VERBOSE")
+        .output()
+        .unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// The file `rel` under the OUT_DIR of `package`'s build script in `target`.
+fn out_file(target: &Path, package: &str, rel: &str) -> PathBuf {
+    let build = target.join("debug/build");
+    std::fs::read_dir(&build)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&format!("{package}-")))
+        .map(|e| e.path().join("out").join(rel))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{rel} of {package} under {}", build.display()))
+}
+
+fn images_are_linked_from_objects_that_two_hosts_of_one_kernel_share_in_one_binary() {
+    crate::common::cuda();
+    let root = tempfile::Builder::new().prefix("cargo-ptx linked ").tempdir().unwrap();
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("linked-target");
+    let _ = std::fs::remove_dir_all(&target);
+    write(root.path().join("Cargo.toml"), "[workspace]\nmembers = [\"gpu_a\", \"gpu_b\", \"app\"]\nresolver = \"2\"\n");
+    // Two hosts with the same .cu file at the same place: the same PTX, the same symbols.
+    host(root.path(), "gpu_a");
+    host(root.path(), "gpu_b");
+    let app = root.path().join("app");
+    std::fs::create_dir_all(app.join("src")).unwrap();
+    write(app.join("Cargo.toml"), "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ngpu_a = { path = \"../gpu_a\" }\ngpu_b = { path = \"../gpu_b\" }\n");
+    write(app.join("src/main.rs"), "fn main() {\n    print!(\"{}\", gpu_a::ptx());\n    println!(\"---\");\n    print!(\"{}\", gpu_b::ptx());\n    println!(\"---\");\n    println!(\"{} {}\", gpu_a::images(), gpu_b::images());\n}\n");
+
+    let (ok, stdout, log) = cargo(root.path(), &target, &["run", "-q", "-p", "app"]);
+    assert!(ok, "{log}");
+    // What the binary prints is the PTX the build made, byte for byte, from either host.
+    let ptx = std::fs::read_to_string(out_file(&target, "gpu_a", "ptx-build/kernels.rs/k/sm_80.ptx")).unwrap();
+    let cubin = std::fs::read(out_file(&target, "gpu_a", "ptx-build/kernels.rs/k/sm_80.cubin")).unwrap();
+    assert!(ptx.contains(".entry scale("), "{ptx}");
+    let sizes = format!("{} {}", ptx.len() + cubin.len(), ptx.len() + cubin.len());
+    assert_eq!(stdout, format!("{ptx}---\n{ptx}---\n{sizes}\n"));
+
+    // GNU ld takes the object too (lld forgives a COMDAT member that does not say so; ld does not).
+    let (ok, _, log) = cargo(root.path(), &target, &["rustc", "-q", "-p", "app", "--", "-Clink-arg=-fuse-ld=bfd"]);
+    assert!(ok, "{log}");
+    let linked = Command::new(target.join("debug/app")).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&linked.stdout), stdout, "linked by GNU ld");
+
+    // The images are in the object, not in the host's .rlib (nor its metadata).
+    let generated = std::fs::read_to_string(out_file(&target, "gpu_a", "kernels.rs")).unwrap();
+    assert!(generated.contains("unsafe extern \"C\"") && !generated.contains("include_str!"), "{generated}");
+    let deps = target.join("debug/deps");
+    let rlib = std::fs::read_dir(&deps)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("libgpu_a-") && p.extension().is_some_and(|e| e == "rlib"))
+        .unwrap();
+    let bytes = std::fs::read(&rlib).unwrap();
+    assert!(!bytes.windows(14).any(|w| w == b".entry scale("), "{} holds the PTX", rlib.display());
+
+    // A no-op build reruns nothing; an edit of the kernel renames its symbols and relinks.
+    let (ok, _, log) = cargo(root.path(), &target, &["build", "-v", "-p", "app"]);
+    assert!(ok && !build_script_ran(&log), "{log}");
+    crate::build_script::write_at(
+        root.path().join("gpu_b/cuda/k.cu"),
+        &KERNEL.replace("*= a", "+= a"),
+        std::time::SystemTime::now() + std::time::Duration::from_secs(3600),
+    );
+    let (ok, stdout, log) = cargo(root.path(), &target, &["run", "-q", "-p", "app"]);
+    assert!(ok, "{log}");
+    let parts: Vec<&str> = stdout.split("---\n").collect();
+    assert!(parts[0].contains("mul.f32") && !parts[0].contains("add.f32"), "{stdout}");
+    assert!(parts[1].contains("add.f32") && !parts[1].contains("mul.f32"), "{stdout}");
+}
+
+pub fn tests() -> Vec<crate::harness::Test> {
+    crate::tests![images_are_linked_from_objects_that_two_hosts_of_one_kernel_share_in_one_binary]
+}
