@@ -24,8 +24,8 @@ from bindgen_cuda import ROOT, Crate, base_env, cuda_bin, keep_or_remove, regist
 from candle_kernels import OURS_BUILD  # noqa: E402
 
 LIB_RS = "pub mod kernels {\n    ptx_runtime::include_kernels!();\n}\n"
-MAIN_RS = ("fn main() {\n    let bytes: usize = NAME::kernels::MODULES.iter().flat_map(|m| m.images).map(|i| i.bytes.len()).sum();\n"
-           "    println!(\"{} kernels, {} bytes of images\", NAME::kernels::KERNEL_NAMES.len(), bytes);\n}\n")
+MAIN_RS = ("fn main() {\n    let bytes: usize = @CRATE@::kernels::MODULES.iter().flat_map(|m| m.images).map(|i| i.bytes.len()).sum();\n"
+           "    println!(\"{} kernels, {} bytes of images\", @CRATE@::kernels::KERNEL_NAMES.len(), bytes);\n}\n")
 
 
 def main():
@@ -51,7 +51,7 @@ def main():
         pb, pr = os.path.join(root, "ptx-build"), os.path.join(root, "ptx-runtime")
         c = Crate(work, name, OURS_BUILD % a.archs,
                   f'[dependencies]\nptx-runtime = {{ path = "{pr}" }}\n\n[build-dependencies]\nptx-build = {{ path = "{pb}" }}\n', LIB_RS, src=src)
-        c.write("src/main.rs", MAIN_RS.replace("NAME", name))
+        c.write("src/main.rs", MAIN_RS.replace("@CRATE@", name))
         shutil.copy(os.path.join(root, "Cargo.lock"), os.path.join(c.dir, "Cargo.lock"))
         print(f"{label}: first build (cold, fills the step cache)...", file=sys.stderr)
         t, _ = c.cargo(env, "build", offline=False)
