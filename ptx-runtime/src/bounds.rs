@@ -42,6 +42,14 @@ pub enum LaunchError {
         /// The name asked for.
         name: String,
     },
+    /// The kernel is in other archs' images but not in the one loaded for this GPU: its source
+    /// leaves it out for this arch (candle's bf16 kernels under `#if __CUDA_ARCH__ >= 800`).
+    NotInImage {
+        /// The kernel's PTX name.
+        kernel: &'static str,
+        /// The loaded image's arch.
+        arch: &'static str,
+    },
 }
 
 impl fmt::Display for LaunchError {
@@ -61,6 +69,10 @@ impl fmt::Display for LaunchError {
             LaunchError::UnknownKernel { name } => {
                 write!(f, "no loaded kernel is named `{name}`\n  help: `KERNEL_NAMES` of the generated module lists every kernel by its PTX name")
             }
+            LaunchError::NotInImage { kernel, arch } => write!(
+                f,
+                "kernel `{kernel}` is not in the {arch} image loaded for this GPU: its source leaves it out for {arch} (an `#if` on `__CUDA_ARCH__`)\n  help: on this GPU launch a kernel its image has; the method's docs list the archs that have this one"
+            ),
         }
     }
 }
@@ -69,7 +81,10 @@ impl std::error::Error for LaunchError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             LaunchError::Driver(e) => Some(e),
-            LaunchError::TooManyThreads { .. } | LaunchError::TooMuchSharedMemory { .. } | LaunchError::UnknownKernel { .. } => None,
+            LaunchError::TooManyThreads { .. }
+            | LaunchError::TooMuchSharedMemory { .. }
+            | LaunchError::UnknownKernel { .. }
+            | LaunchError::NotInImage { .. } => None,
         }
     }
 }
@@ -87,7 +102,7 @@ impl From<LaunchError> for DriverError {
             LaunchError::TooManyThreads { .. } | LaunchError::TooMuchSharedMemory { .. } => {
                 DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE)
             }
-            LaunchError::UnknownKernel { .. } => DriverError(sys::CUresult::CUDA_ERROR_NOT_FOUND),
+            LaunchError::UnknownKernel { .. } | LaunchError::NotInImage { .. } => DriverError(sys::CUresult::CUDA_ERROR_NOT_FOUND),
         }
     }
 }
@@ -149,6 +164,16 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "no loaded kernel is named `saxpi`\n  help: `KERNEL_NAMES` of the generated module lists every kernel by its PTX name"
+        );
+        assert_eq!(DriverError::from(e).0, sys::CUresult::CUDA_ERROR_NOT_FOUND);
+    }
+
+    #[test]
+    fn a_kernel_this_gpus_image_lacks_names_the_arch_and_the_reason() {
+        let e = LaunchError::NotInImage { kernel: "cast_bf16_f32", arch: "sm_75" };
+        assert_eq!(
+            e.to_string(),
+            "kernel `cast_bf16_f32` is not in the sm_75 image loaded for this GPU: its source leaves it out for sm_75 (an `#if` on `__CUDA_ARCH__`)\n  help: on this GPU launch a kernel its image has; the method's docs list the archs that have this one"
         );
         assert_eq!(DriverError::from(e).0, sys::CUresult::CUDA_ERROR_NOT_FOUND);
     }

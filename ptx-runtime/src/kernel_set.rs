@@ -86,15 +86,19 @@ pub struct KernelSet {
     modules: Vec<Loaded>,
     names: Vec<&'static str>,
     bounds: Vec<u32>,
-    functions: Vec<CudaFunction>,
+    /// `None`: not in the image loaded for this GPU (`arch` of its module's image).
+    functions: Vec<Option<CudaFunction>>,
+    /// The arch of the image each function's module was loaded from.
+    archs: Vec<&'static str>,
     plans: PlanCache,
     shared: SharedLimits,
     ctx: Arc<CudaContext>,
 }
 
 impl KernelSet {
-    /// Loads each module for the context's device; every function is resolved now, so a
-    /// missing one fails here, not at launch.
+    /// Loads each module for the context's device; every function is resolved now. One that
+    /// the loaded image lacks (its source leaves it out for this arch, where other archs'
+    /// images have it) fails only when launched, with [`LaunchError::NotInImage`].
     pub fn load(ctx: &Arc<CudaContext>, modules: &[EmbeddedModule], policy: Policy) -> Result<KernelSet, LoadError> {
         let count = modules.iter().map(|m| m.functions.len()).sum();
         let mut set = KernelSet {
@@ -102,6 +106,7 @@ impl KernelSet {
             names: Vec::with_capacity(count),
             bounds: Vec::with_capacity(count),
             functions: Vec::with_capacity(count),
+            archs: Vec::with_capacity(count),
             plans: PlanCache::new(ctx),
             shared: SharedLimits::new(count),
             ctx: ctx.clone(),
@@ -109,7 +114,12 @@ impl KernelSet {
         for m in modules {
             let module = load(ctx, m.images, policy)?;
             for (i, name) in m.functions.iter().enumerate() {
-                set.functions.push(module.function(name)?);
+                set.functions.push(match module.function(name) {
+                    Ok(f) => Some(f),
+                    Err(LoadError::MissingKernel { .. }) => None,
+                    Err(e) => return Err(e),
+                });
+                set.archs.push(module.image.arch);
                 set.names.push(name);
                 set.bounds.push(m.bounds.get(i).copied().unwrap_or(0));
             }
@@ -124,7 +134,7 @@ impl KernelSet {
 
     /// Any loaded kernel by its PTX name, typed or not.
     pub fn function(&self, name: &str) -> Option<&CudaFunction> {
-        self.index(name).ok().map(|i| &self.functions[i])
+        self.index(name).ok().and_then(|i| self.functions[i].as_ref())
     }
 
     /// cudarc's launch builder for any loaded kernel by PTX name.
@@ -154,17 +164,18 @@ impl KernelSet {
     /// Fails, with the numbers, where the device has less shared memory than that.
     pub fn allow_dynamic_shared_memory(&self, name: &str, bytes: u32) -> Result<(), LaunchError> {
         let index = self.index(name)?;
-        self.shared.ensure(&self.ctx, index, self.names[index], &self.functions[index], bytes)
+        self.shared.ensure(&self.ctx, index, self.names[index], self.at(index)?, bytes)
     }
 
     fn plan_at(&self, index: usize, dynamic_shared_bytes: u32) -> Result<LaunchPlan, LaunchError> {
         // The occupancy queries count no block that needs more than the kernel's limit.
-        self.shared.ensure(&self.ctx, index, self.names[index], &self.functions[index], dynamic_shared_bytes)?;
+        let function = self.at(index)?;
+        self.shared.ensure(&self.ctx, index, self.names[index], function, dynamic_shared_bytes)?;
         let bound = match self.bounds[index] {
             0 => u32::MAX,
             b => b,
         };
-        Ok(self.plans.plan_within(index, &self.functions[index], dynamic_shared_bytes, bound)?)
+        Ok(self.plans.plan_within(index, function, dynamic_shared_bytes, bound)?)
     }
 
     fn config_at(&self, index: usize, grid: Grid) -> Result<LaunchConfig, LaunchError> {
@@ -183,8 +194,8 @@ impl KernelSet {
     /// Function number `index`, in load order: for the generated typed methods.
     #[doc(hidden)]
     #[inline]
-    pub fn at(&self, index: usize) -> &CudaFunction {
-        &self.functions[index]
+    pub fn at(&self, index: usize) -> Result<&CudaFunction, LaunchError> {
+        self.functions[index].as_ref().ok_or(LaunchError::NotInImage { kernel: self.names[index], arch: self.archs[index] })
     }
 
     /// Launches function `index` with the arguments pushed on `args` (a builder of that
@@ -198,7 +209,7 @@ impl KernelSet {
     pub unsafe fn launch(&self, index: usize, mut args: LaunchArgs<'_>, grid: Grid) -> Result<(), LaunchError> {
         let cfg = self.config_at(index, grid)?;
         if cfg.shared_mem_bytes > 0 {
-            self.shared.ensure(&self.ctx, index, self.names[index], &self.functions[index], cfg.shared_mem_bytes)?;
+            self.shared.ensure(&self.ctx, index, self.names[index], self.at(index)?, cfg.shared_mem_bytes)?;
         }
         // SAFETY: the caller's promise.
         launched(unsafe { args.launch(cfg) })

@@ -430,8 +430,55 @@ fn a_second_checkout_reads_macro_stamped_signatures_from_the_shared_cache() {
     assert_eq!(generated_module("host_checkouts"), module, "the same typed methods, documented at the same files and lines");
 }
 
+/// candle's cast.cu in small: bf16 kernels stamped out under `#if __CUDA_ARCH__ >= 800`, an
+/// older arch's fallback under `#else`, and a kernel no arch built has (`#ifdef` off).
+const ARCH_GUARDED: &str = r#"#include "compat.cuh"
+#include <cuda_bf16.h>
+#define CAST_OP(SRC, DST, NAME) \
+extern "C" __global__ void NAME(const size_t n, const SRC *in, DST *out) { \
+    int i = global_index(); \
+    if (i < n) out[i] = (DST)in[i]; \
+}
+CAST_OP(float, float, cast_f32_f32)
+#if __CUDA_ARCH__ >= 800
+CAST_OP(__nv_bfloat16, float, cast_bf16_f32)
+extern "C" __global__ void scale_bf16(__nv_bfloat16 *x, float a) { x[0] = __float2bfloat16(a * __bfloat162float(x[0])); }
+#else
+extern "C" __global__ void scale_fallback(float *x, float a) { x[0] *= a; }
+#endif
+#ifdef USE_FP8
+extern "C" __global__ void cast_f8_f32(const unsigned char *in, float *out) { out[0] = in[0]; }
+#endif
+"#;
+
+fn kernels_an_arch_leaves_out_are_typed_and_documented_with_the_archs_that_have_them() {
+    common::nvcc();
+    let uses = "#[allow(dead_code)]\nunsafe fn call(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream, cfg: ptx_runtime::cudarc::driver::LaunchConfig,\n    x: &ptx_runtime::cudarc::driver::CudaSlice<f32>, y: &mut ptx_runtime::cudarc::driver::CudaSlice<f32>,\n    b: &mut ptx_runtime::cudarc::driver::CudaSlice<ptx_runtime::half::bf16>) -> Result<(), ptx_runtime::LaunchError> {\n    unsafe {\n        k.cast_f32_f32(s, cfg, 4usize, x, y)?;\n        k.cast_bf16_f32(s, cfg, 4usize, b, y)?;\n        k.scale_bf16(s, cfg, b, 2.0)?;\n        k.scale_fallback(s, cfg, y, 2.0)\n    }\n}\n";
+    let p = cuda_host("host_arch_guarded", &[("cuda/compat.cuh", COMPAT), ("cuda/cast.cu", ARCH_GUARDED)], uses);
+    write_at(
+        p.path().join("host/build.rs"),
+        "fn main() -> Result<(), ptx_build::Error> {\n    ptx_build::Builder::new().cuda(\"cuda/*.cu\").arch(\"sm_75,sm_80\").build()?;\n    Ok(())\n}\n",
+        std::time::SystemTime::now() - std::time::Duration::from_secs(3600),
+    );
+    let (ok, log) = cargo_build(p.path());
+    assert!(ok, "every kernel of either arch has its method, and the calls compile:\n{log}");
+    assert_eq!(warning_lines(&log, "host_arch_guarded"), Vec::<&str>::new(), "no kernel untyped:\n{log}");
+    let module = generated_module("host_arch_guarded");
+    let note = |archs: &str| {
+        format!("/// It is only in the {archs} image (its source leaves it out for other archs): on a GPU that loads another image the launch returns `LaunchError::NotInImage`.")
+    };
+    for (kernel, archs) in [("cast_bf16_f32", "sm_80"), ("scale_bf16", "sm_80"), ("scale_fallback", "sm_75")] {
+        let doc = module.split(&format!("/// Launches `{kernel}`")).nth(1).unwrap_or_else(|| panic!("{kernel}:\n{module}"));
+        assert!(doc.split("pub unsafe fn").next().unwrap().contains(&note(archs)), "{kernel}:\n{module}");
+    }
+    let f32_doc = module.split("/// Launches `cast_f32_f32`").nth(1).unwrap().split("pub unsafe fn").next().unwrap();
+    assert!(!f32_doc.contains("NotInImage"), "in every image:\n{module}");
+    assert!(!module.contains("cast_f8_f32"), "no arch built it:\n{module}");
+}
+
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::tests![
+        kernels_an_arch_leaves_out_are_typed_and_documented_with_the_archs_that_have_them,
         candle_style_void_pointer_kernels_are_typed_and_a_no_op_build_says_one_line,
         cxx_value_templates_get_const_generic_methods_and_overloads_build_quietly,
         a_value_that_is_not_device_memory_for_void_pointer_says_what_to_pass,

@@ -40,6 +40,7 @@ fn check(k: &kernels::Kernels, ctx: &Context) {
     }
     stamped(k, &stream);
     quantized(k, &stream);
+    arch_guarded(k, &stream);
     // The header's kernel, through two modules' methods: each launches its own module's copy.
     let n = 1000usize;
     let mut buf = stream.alloc_zeros::<f32>(n).unwrap();
@@ -53,6 +54,29 @@ fn check(k: &kernels::Kernels, ctx: &Context) {
     unsafe { k.clock_span(&stream, config(256), &mut cycles, &mut sink, 1000) }.unwrap();
     let cycles = stream.clone_dtoh(&cycles).unwrap();
     assert!(cycles.iter().all(|c| *c >= 1000), "1000 dependent FMAs take at least 1000 cycles: {:?}", &cycles[..4]);
+}
+
+/// saxpy.cu's kernels on either side of `#if __CUDA_ARCH__ >= 900`: the loaded image's one
+/// runs, the other's method says it is not in this GPU's image, and the rest of the set loaded.
+fn arch_guarded(k: &kernels::Kernels, stream: &std::sync::Arc<ptx_runtime::cudarc::driver::CudaStream>) {
+    let image = k.images()[0];
+    let n = 1000usize;
+    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let dx = stream.clone_htod(&x).unwrap();
+    let mut dy = stream.alloc_zeros::<f32>(n).unwrap();
+    let hopper = unsafe { k.saxpy_sm90(stream, config(n), n as u32, 2.0, &dx, &mut dy) };
+    let before = unsafe { k.saxpy_before_sm90(stream, config(n), n as u32, 2.0, &dx, &mut dy) };
+    let (ran, refused, lacking) = match image.capability >= 90 {
+        true => (hopper, before, "saxpy_before_sm90"),
+        false => (before, hopper, "saxpy_sm90"),
+    };
+    ran.unwrap();
+    let want: Vec<f32> = x.iter().map(|v| 2.0 * v).collect();
+    assert_eq!(stream.clone_dtoh(&dy).unwrap(), want, "the {} image's saxpy", image.arch);
+    match refused {
+        Err(ptx_runtime::LaunchError::NotInImage { kernel, arch }) => assert_eq!((kernel, arch), (lacking, image.arch)),
+        other => panic!("{lacking} on {}: {other:?}", image.arch),
+    }
 }
 
 /// The kernels of cuda/stamped.cu: stamped out by a macro, a template's instances and one
@@ -202,6 +226,8 @@ fn every_cu_file_is_a_module_with_ptx_and_cubins() {
             "block_sum",
             "fill_f32",
             "saxpy",
+            "saxpy_sm90",
+            "saxpy_before_sm90",
             "uneg_f32",
             "usqr_f64",
             "_Z4axpbIfEvPT_PKS0_S0_S0_i",
@@ -226,4 +252,7 @@ fn every_cu_file_is_a_module_with_ptx_and_cubins() {
     assert!(kernels::inline_ptx::PTX_SM_80.contains("addc.u64"), "the carry chain is in the PTX");
     assert!(kernels::inline_ptx::PTX_SM_80.contains("%clock64"));
     assert_eq!(&kernels::reduce::CUBIN_SM_90[..4], b"\x7fELF");
+    // Each side of saxpy.cu's `#if __CUDA_ARCH__ >= 900` is in its own arch's image only.
+    assert!(kernels::saxpy::PTX_SM_90.contains(".entry saxpy_sm90(") && !kernels::saxpy::PTX_SM_90.contains("saxpy_before_sm90"));
+    assert!(kernels::saxpy::PTX_SM_80.contains(".entry saxpy_before_sm90(") && !kernels::saxpy::PTX_SM_80.contains("saxpy_sm90"));
 }

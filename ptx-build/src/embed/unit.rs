@@ -33,18 +33,35 @@ pub fn unit(
     images_dir: &str,
     link: Option<linked::Target>,
 ) -> Result<(Unit, Vec<String>)> {
-    // C++ kernels are bound to their mangled entries (templates become generic kernels).
-    let entries: Vec<&str> = artifacts
+    // Every PTX image's entries: an arch's `#if __CUDA_ARCH__` may leave kernels out of its
+    // image (candle's bf16 kernels are in sm_80's, not in sm_75's).
+    let ptx_images: Vec<&&Artifact> = artifacts.iter().filter(|a| a.kind == ArtifactKind::Ptx).collect();
+    let mut entries: Vec<&str> = Vec::new();
+    for k in ptx_images.iter().flat_map(|a| &a.kernels) {
+        if !entries.contains(&k.name.as_str()) {
+            entries.push(&k.name);
+        }
+    }
+    let partial: Vec<(String, Vec<crate::arch::Arch>)> = entries
         .iter()
-        .find(|a| a.kind == ArtifactKind::Ptx)
-        .map(|a| a.kernels.iter().map(|k| k.name.as_str()).collect())
-        .unwrap_or_default();
+        .filter_map(|e| {
+            let archs: Vec<_> = ptx_images.iter().filter(|a| a.kernels.iter().any(|k| k.name == *e)).map(|a| a.arch).collect();
+            (archs.len() < ptx_images.len()).then(|| (e.to_string(), archs))
+        })
+        .collect();
+    // C++ kernels are bound to their mangled entries (templates become generic kernels).
     let mut sigs = demangle::bind(sigs, &entries);
     // Types the generated module would name but the host lacks: by-value parameters, pointees
     // and a template's arguments (known once bound).
     host.untype_unknown(&mut sigs);
     let functions = super::functions::name_functions(name, &mut sigs);
-    let (sigs, untypeable): (Vec<_>, Vec<_>) = sigs.into_iter().partition(|s| s.untyped.is_none() && !s.mangled);
+    let (mut sigs, untypeable): (Vec<_>, Vec<_>) = sigs.into_iter().partition(|s| s.untyped.is_none() && !s.mangled);
+    // A .cu file's kernel that no image has is one its `#if`s leave out for every arch built
+    // (`#ifdef USE_FP8` not defined), read from the text all the same: not an error, as a Rust
+    // kernel the PTX lacks is (the check below).
+    if artifacts.iter().any(|a| a.source.as_ref().and_then(|s| s.extension()).is_some_and(|e| e != "rs")) {
+        sigs.retain(|s| s.ptx_names().iter().any(|n| entries.contains(n)));
+    }
     let mut untyped: Vec<String> = Vec::new();
     let mut images = Vec::new();
     let mut struct_layouts: Vec<StructLayout> = Vec::new();
@@ -61,16 +78,11 @@ pub fn unit(
         let mut ptx_isa = None;
         if a.kind == ArtifactKind::Ptx {
             let module = ptx::Module::parse_entries(&String::from_utf8_lossy(&bytes));
-            if untyped.is_empty() {
-                untyped = module
-                    .entries
-                    .iter()
-                    .map(|e| e.name.clone())
-                    .filter(|n| !sigs.iter().any(|s| s.ptx_names().contains(&n.as_str())))
-                    .collect();
-            }
+            // Each kernel against each image that has it; one that none has is the error below.
             for (entry, instance) in sigs.iter().flat_map(|s| s.monomorphic()) {
-                signature::check(&instance, module.entry(&entry))?;
+                if let Some(e) = module.entry(&entry) {
+                    signature::check(&instance, Some(e))?;
+                }
             }
             for sig in &sigs {
                 if struct_layouts.iter().any(|l| l.kernel == sig.name) {
@@ -102,6 +114,12 @@ pub fn unit(
         }
         images.push(EmbeddedImage { arch: a.arch, kind: a.kind, file: rel, ptx_isa, linked });
     }
+    for (entry, instance) in sigs.iter().flat_map(|s| s.monomorphic()) {
+        if !ptx_images.is_empty() && !entries.contains(&entry.as_str()) {
+            signature::check(&instance, None)?;
+        }
+    }
+    untyped.extend(entries.iter().filter(|n| !sigs.iter().any(|s| s.ptx_names().contains(n))).map(|n| n.to_string()));
     let unit_dir = out_dir.join(images_dir).join(name);
     let object = match link {
         Some(target) if !linked_images.is_empty() => {
@@ -111,7 +129,7 @@ pub fn unit(
         _ => None,
     };
     let lines = write_untyped_list(&untypeable, &untyped, &unit_dir)?;
-    Ok((Unit { name: name.to_string(), kernels: sigs, images, struct_layouts, untyped, launch_bounds, functions, object }, lines))
+    Ok((Unit { name: name.to_string(), kernels: sigs, images, struct_layouts, untyped, launch_bounds, functions, object, partial }, lines))
 }
 
 /// The variable that asks a build script for every list its warnings only count, and for each

@@ -59,10 +59,18 @@ impl CrateJob<'_> {
             let name = demangle::demangle(entry).map(|d| d.name().to_string()).unwrap_or_else(|| entry.clone());
             source.iter().any(|s| s.name == name)
         };
-        Ok(match entries.iter().all(shown) {
-            true => source,
-            false => self.preprocessed(arch, src, nvcc.0, nvcc.1, reporter).unwrap_or(source),
-        })
+        if entries.iter().all(shown) {
+            return Ok(source);
+        }
+        let Some(mut sigs) = self.preprocessed(arch, src, nvcc.0, nvcc.1, reporter) else { return Ok(source) };
+        // A kernel this arch's `#if __CUDA_ARCH__` leaves out (an older arch's fallback) is only
+        // in the source text: as written there, checked against the images that have it.
+        for s in source {
+            if !sigs.iter().any(|p| p.name == s.name) {
+                sigs.push(s);
+            }
+        }
+        Ok(sigs)
     }
 
     /// The kernels of a .cu file read from its preprocessed translation unit: the one the first

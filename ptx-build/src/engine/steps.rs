@@ -148,9 +148,10 @@ impl CrateJob<'_> {
         let work = self.work.join(arch.to_string());
         let ptx_path = self.out_dir.join(arch.to_string()).join(format!("{}.ptx", src.module));
         // The signature stage reads kernels that macros stamp out (candle's style) from the
-        // preprocessed unit nvcc keeps on the way, for the first arch (not under a launcher:
-        // sccache would not cache a `-keep` compile).
-        let first_arch = self.archs_of(src).first() == Some(&arch);
+        // preprocessed unit nvcc keeps on the way (not under a launcher: sccache would not cache
+        // a `-keep` compile), for the file's highest arch: kernels under `#if __CUDA_ARCH__ >= 800`
+        // (candle's bf16 and fp8 ones) are in its unit and not in sm_75's.
+        let first_arch = signature_arch(self.archs_of(src)) == Some(arch);
         let kept = self.kept_unit(arch, src);
         let _ = std::fs::remove_file(&kept);
         let keep = first_arch && self.launcher.is_none() && self.opts.signatures;
@@ -299,4 +300,10 @@ impl CrateJob<'_> {
         artifacts.push(artifact(ArtifactKind::Cubin, cubin, kernels, done.outcome == Outcome::Fresh));
         Ok(artifacts)
     }
+}
+
+/// The arch whose preprocessed unit a .cu file's signatures are read from: the highest
+/// capability (the first of equals), whose `#if __CUDA_ARCH__` branches keep the most kernels.
+fn signature_arch(archs: &[Arch]) -> Option<Arch> {
+    archs.iter().copied().reduce(|best, a| if a.capability > best.capability { a } else { best })
 }

@@ -50,6 +50,32 @@ pub struct Unit {
     pub functions: Vec<FunctionMarker>,
     /// The object its images are linked from, where they are not included.
     pub object: Option<super::linked::ImageObject>,
+    /// PTX entries that some archs' images lack (the source leaves them out for those archs,
+    /// `#if __CUDA_ARCH__ >= 800`), with the archs whose images have them.
+    pub partial: Vec<(String, Vec<Arch>)>,
+}
+
+impl Unit {
+    /// The doc sentence of kernel `k`'s method where some images lack it (or some instances).
+    fn arch_note(&self, k: &KernelSig) -> Option<String> {
+        let names = k.ptx_names();
+        let partial: Vec<&(String, Vec<Arch>)> = self.partial.iter().filter(|(n, _)| names.contains(&n.as_str())).collect();
+        if partial.is_empty() {
+            return None;
+        }
+        let mut archs: Vec<String> = partial.iter().flat_map(|(_, a)| a.iter().map(Arch::to_string)).collect();
+        archs.sort();
+        archs.dedup();
+        let which = match partial.len() == names.len() && names.len() == 1 {
+            true => "It is".to_string(),
+            false => format!("{} of its {} instances {}", partial.len(), names.len(), if partial.len() == 1 { "is" } else { "are" }),
+        };
+        Some(format!(
+            " {which} only in the {} image{} (its source leaves it out for other archs): on a GPU that loads another image the launch returns `LaunchError::NotInImage`.",
+            archs.join(", "),
+            if archs.len() > 1 { "s" } else { "" }
+        ))
+    }
 }
 
 impl Unit {
@@ -119,10 +145,10 @@ pub fn generate(units: &[Unit]) -> Result<String> {
     // one struct literal with a `?` per kernel, whose drop paths grow with the square of the
     // kernel count: 22 s of LLVM for 361 kernels (BENCHMARKS.md, bindgen_cuda comparison).
     let mut next_index = 0;
-    let mut typed: Vec<(usize, &KernelSig)> = Vec::new();
+    let mut typed: Vec<(usize, &KernelSig, Option<String>)> = Vec::new();
     for u in units {
         for k in &u.kernels {
-            typed.push((next_index, k));
+            typed.push((next_index, k, u.arch_note(k)));
             next_index += k.ptx_names().len();
         }
         next_index += u.untyped.len();
@@ -281,8 +307,8 @@ pub fn generate(units: &[Unit]) -> Result<String> {
     text.push_str(
         "#[allow(clippy::too_many_arguments, non_snake_case, non_camel_case_types, non_upper_case_globals, dead_code)]\nimpl Kernels {\n",
     );
-    for (index, k) in &typed {
-        method(*index, k, &trait_names, &mut text);
+    for (index, k, arch_note) in &typed {
+        method(*index, k, arch_note.as_deref(), &trait_names, &mut text);
     }
     text.push_str("}\n");
     Ok(text)
@@ -426,8 +452,9 @@ fn unit_module(u: &Unit) -> TokenStream {
 }
 
 /// A kernel's launch method, appended to `out` as Rust source; `index` is the place of its
-/// (first) function in the `KernelSet`, which knows each function's launch bound.
-fn method(index: usize, k: &KernelSig, names: &TraitNames, out: &mut String) {
+/// (first) function in the `KernelSet`, which knows each function's launch bound; `arch_note`
+/// says which images have it where some lack it.
+fn method(index: usize, k: &KernelSig, arch_note: Option<&str>, names: &TraitNames, out: &mut String) {
     let f = ident(&k.name).to_string();
     // A generic kernel's method is generic too; the instance trait picks the function.
     let (generics, where_clause, pick) = match &k.generic {
@@ -486,7 +513,7 @@ fn method(index: usize, k: &KernelSig, names: &TraitNames, out: &mut String) {
     let type_params = k.generic.as_ref().map_or(&[][..], |g| &g.type_params[..]);
     let rust_type = |t: &str| if type_params.iter().any(|p| p == t) { ident(t).to_string() } else { rust_type(t) };
     let binding = if k.params.is_empty() { "args" } else { "mut args" };
-    body.push(format!("let {binding} = stream.launch_builder(self._set.at({slot}));"));
+    body.push(format!("let {binding} = stream.launch_builder(self._set.at({slot})?);"));
     for p in &k.params {
         let name = ident(&p.name).to_string();
         let name = if taken.contains(&name.as_str()) { format!("{name}_") } else { name };
@@ -558,7 +585,11 @@ fn method(index: usize, k: &KernelSig, names: &TraitNames, out: &mut String) {
     if !docs.is_empty() {
         docs.push("");
     }
-    docs.extend([doc.as_str(), "", " `grid`: a `LaunchConfig`, or a `ptx_runtime::Grid` (`Grid::elements(n)`, `Grid::resident()`)"]);
+    docs.push(doc.as_str());
+    if let Some(note) = arch_note {
+        docs.extend(["", note]);
+    }
+    docs.extend(["", " `grid`: a `LaunchConfig`, or a `ptx_runtime::Grid` (`Grid::elements(n)`, `Grid::resident()`)"]);
     docs.extend([" that this kernel's occupancy-derived plan fills in.", ""]);
     if safety.is_empty() {
         docs.push(" # Safety");

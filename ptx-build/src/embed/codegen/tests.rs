@@ -160,7 +160,18 @@ pub(crate) fn sample() -> Vec<Unit> {
             FunctionMarker { name: "r#type".into(), function: "type(float)".into() },
         ],
         object: None,
+        partial: Vec::new(),
     }]
+}
+
+#[test]
+fn a_kernel_some_images_lack_says_which_have_it() {
+    let mut units = sample();
+    units[0].partial = vec![("saxpy".into(), vec![Arch::sm(80), Arch::sm(90)]), ("_Z3addI6__halfEvPT_PKS1_i".into(), vec![Arch::sm(80)])];
+    let code = generate(&units).unwrap();
+    assert!(code.contains("/// It is only in the sm_80, sm_90 images (its source leaves it out for other archs): on a GPU that loads another image the launch returns `LaunchError::NotInImage`."), "{code}");
+    assert!(code.contains("/// 1 of its 2 instances is only in the sm_80 image (its source"), "{code}");
+    assert_eq!(code.matches("LaunchError::NotInImage").count(), 2, "{code}");
 }
 
 #[test]
