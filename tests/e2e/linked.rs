@@ -113,6 +113,21 @@ fn images_are_linked_from_objects_that_two_hosts_of_one_kernel_share_in_one_bina
     let parts: Vec<&str> = stdout.split("---\n").collect();
     assert!(parts[0].contains("mul.f32") && !parts[0].contains("add.f32"), "{stdout}");
     assert!(parts[1].contains("add.f32") && !parts[1].contains("mul.f32"), "{stdout}");
+
+    // Another arch: the folder holds its images and one object, not the old arch's files.
+    let build_rs = std::fs::read_to_string(root.path().join("gpu_a/build.rs")).unwrap().replace("sm_80", "sm_90");
+    let lib_rs = std::fs::read_to_string(root.path().join("gpu_a/src/lib.rs")).unwrap().replace("SM_80", "SM_90");
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    crate::build_script::write_at(root.path().join("gpu_a/build.rs"), &build_rs, later);
+    crate::build_script::write_at(root.path().join("gpu_a/src/lib.rs"), &lib_rs, later);
+    let (ok, _, log) = cargo(root.path(), &target, &["build", "-q", "-p", "app"]);
+    assert!(ok, "{log}");
+    let folder = out_file(&target, "gpu_a", "ptx-build/kernels.rs/k/sm_90.ptx").parent().unwrap().to_path_buf();
+    let mut files: Vec<String> =
+        std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    files.sort();
+    assert_eq!(files.len(), 3, "{files:?}");
+    assert!(files[0].starts_with("ptx-images-") && files[1..] == ["sm_90.cubin", "sm_90.ptx"], "{files:?}");
 }
 
 pub fn tests() -> Vec<crate::harness::Test> {

@@ -121,6 +121,16 @@ pub fn unit(
     }
     untyped.extend(entries.iter().filter(|n| !sigs.iter().any(|s| s.ptx_names().contains(n))).map(|n| n.to_string()));
     let unit_dir = out_dir.join(images_dir).join(name);
+    // Images of archs an earlier build had and this one has not (the arch list changed).
+    if let Ok(dir) = std::fs::read_dir(&unit_dir) {
+        for e in dir.flatten() {
+            let path = e.path();
+            let image = path.extension().is_some_and(|x| x == "ptx" || x == "cubin");
+            if image && !images.iter().any(|i| out_dir.join(&i.file) == path) {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+    }
     let object = match link {
         Some(target) if !linked_images.is_empty() => {
             let refs: Vec<(&str, &[u8])> = linked_images.iter().map(|(s, b)| (s.as_str(), b.as_slice())).collect();
