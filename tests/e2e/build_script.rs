@@ -17,7 +17,7 @@ pub(crate) fn write_at(path: impl AsRef<Path>, text: &str, time: std::time::Syst
     std::fs::File::options().write(true).open(&path).unwrap().set_modified(time).unwrap();
 }
 
-fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 

@@ -2,13 +2,9 @@
 //! the host crate's `.rlib` stays small, a crate that depends on it links the images, and two
 //! host crates that embed the same images link into one binary.
 
-use crate::build_script::{build_script_ran, write};
+use crate::build_script::{build_script_ran, repo, write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
 
 const KERNEL: &str = "extern \"C\" __global__ void scale(float a, float *x) { x[0] *= a; }\n";
 
