@@ -177,7 +177,7 @@ fn parse(text: &str, root: &Path, arch: Arch, nvcc: &Tool, flag_help: Option<&dy
             if message.contains("No such file or directory") {
                 let header = message.split(": No such file or directory").next().unwrap_or_default().trim();
                 d = d.note(match crate::tools::cuda_library_of_header(header) {
-                    Some(lib) => library_help(lib, header),
+                    Some(lib) => library_help(lib, header, nvcc),
                     None => format!("{INCLUDE_HELP} `cuda-include` in [package.metadata.ptx] (relative to the package), `-I DIR` on the command line or `.cuda_include(DIR)` in build.rs, or fix the #include path"),
                 });
             }
@@ -189,9 +189,20 @@ fn parse(text: &str, root: &Path, arch: Arch, nvcc: &Tool, flag_help: Option<&dy
 }
 
 /// The note on a missing header of a CUDA toolkit library that NVIDIA's compiler wheels leave
-/// out (cuRAND's, cuBLAS's, ...): the setup command that puts them into the CUDA install.
-fn library_help(lib: &crate::tools::CudaLibrary, header: &str) -> String {
+/// out (cuRAND's, cuBLAS's, ...): the setup command that puts them into cargo-ptx's CUDA
+/// install, or, where `nvcc` is another toolkit's (a system `/usr/local/cuda`), where they go.
+fn library_help(lib: &crate::tools::CudaLibrary, header: &str, nvcc: &Tool) -> String {
     let name = lib.name;
+    let ours = crate::tools::home().is_some_and(|h| nvcc.path.starts_with(h));
+    if !ours {
+        let toolkit = nvcc.path.parent().and_then(Path::parent).unwrap_or(&nvcc.path);
+        return format!(
+            "{}'s headers are not in the CUDA toolkit of this nvcc ({}): install its {} development files there, or build with cargo-ptx's own toolkit: `cargo ptx setup --with {name}`, then set NVCC to the nvcc it installed (`cargo ptx doctor` names it)",
+            lib.title,
+            toolkit.display(),
+            lib.title
+        );
+    }
     let setup = format!("run `cargo ptx setup --with {name}` (puts them where every nvcc run finds them)");
     // NVTX 3, the one NVIDIA's wheel has, is `nvtx3/nvToolsExt.h`.
     match lib.header.split_once('/') {
@@ -492,12 +503,14 @@ kernels/common.cuh:3:9: warning: \"GGML_MAX_DIMS\" redefined\n";
             ("cublasLt.h", "cublas", "cuBLAS's headers"),
             ("cudnn.h", "cudnn", "cuDNN's headers"),
         ];
+        // nvcc from `cargo ptx setup`'s install.
+        let ours = Tool { path: crate::tools::home().unwrap().join("cuda/13.0.88/nvidia/cu13/bin/nvcc"), ..tool() };
         for (header, lib, says) in cases {
             let caret = "~".repeat(header.len() + 1);
             let text = format!(
                 "cuda/k.cu:1:10: fatal error: {header}: No such file or directory\n    1 | #include <{header}>\n      |          ^{caret}\ncompilation terminated.\n"
             );
-            let d = diagnostics(&text, Path::new("/p"), Arch::sm(80), &tool());
+            let d = diagnostics(&text, Path::new("/p"), Arch::sm(80), &ours);
             assert_eq!(d.len(), 1, "{d:?}");
             assert_eq!(d[0].location().unwrap(), "cuda/k.cu:1:10");
             assert_eq!(d[0].message, format!("{header}: No such file or directory"));
@@ -509,13 +522,21 @@ kernels/common.cuh:3:9: warning: \"GGML_MAX_DIMS\" redefined\n";
         }
         // NVTX 3 is in a folder of its own: the old name gets the new one.
         let text = "cuda/k.cu:1:10: fatal error: nvToolsExt.h: No such file or directory\n    1 | #include <nvToolsExt.h>\n      |          ^~~~~~~~~~~~~~\ncompilation terminated.\n";
-        let d = diagnostics(text, Path::new("/p"), Arch::sm(80), &tool());
+        let d = diagnostics(text, Path::new("/p"), Arch::sm(80), &ours);
         assert!(
             d[0].notes[0].starts_with(
                 "NVTX is `<nvtx3/nvToolsExt.h>` in NVIDIA's `nvtx` wheel: include that, and run `cargo ptx setup --with nvtx`"
             ),
             "{:?}",
             d[0].notes
+        );
+        // A system toolkit's nvcc (`/cuda/bin/nvcc`): the headers go into that toolkit, or the
+        // build moves to cargo-ptx's; setup alone would not help it.
+        let text = "cuda/k.cu:1:10: fatal error: curand_kernel.h: No such file or directory\ncompilation terminated.\n";
+        let d = diagnostics(text, Path::new("/p"), Arch::sm(80), &tool());
+        assert_eq!(
+            d[0].notes,
+            ["cuRAND's headers are not in the CUDA toolkit of this nvcc (/cuda): install its cuRAND development files there, or build with cargo-ptx's own toolkit: `cargo ptx setup --with curand`, then set NVCC to the nvcc it installed (`cargo ptx doctor` names it)"]
         );
         // Headers of other libraries with like names are the package's to find.
         for header in ["cusparseLt.h", "cublasdx.hpp", "curanddx.hpp", "cudnn_frontend.h", "my_curand_helpers.h"] {
