@@ -414,6 +414,12 @@ fn a_headers_asm_is_checked_once_at_its_line() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert_eq!(err.matches("without a \"memory\" clobber").count(), 1, "{err}");
+    // Without `-I`: sub/b.cu reaches the header through `../include/`, outside its folder.
+    let out = cargo_ptx().current_dir(k.dir.join("cuda")).args(["build", "sub/b.cu", "--arch", "sm_80"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(err.matches("without a \"memory\" clobber").count(), 1, "{err}");
+    assert!(err.contains("include/store.h:3:17"), "{err}");
 
     // With the clobber: nothing from the build or the check.
     k.write("cuda/include/store.h", &store.replace("\"f\"(v));", "\"f\"(v) : \"memory\");"));

@@ -26,7 +26,16 @@ impl CrateJob<'_> {
         let Some(nvcc) = self.nvcc else { return Ok(()) };
         let roots = crate::cuda::install_roots(&nvcc.tool.path);
         let sources: Vec<std::path::PathBuf> = self.krate.cuda_sources.iter().map(|s| s.path.clone()).collect();
-        let headers = inline_ptx::user_headers(inputs, &self.krate.dir, &inline_ptx::include_dirs(self.krate), &roots, &sources);
+        let dirs = inline_ptx::include_dirs(self.krate);
+        let mut headers = inline_ptx::user_headers(inputs, &self.krate.dir, &dirs, &roots, &sources);
+        // A header the sources reach by quoted `#include`s from outside the package and the
+        // include folders (a monorepo's `../common/x.cuh`, a lone file's `../include/`) is the
+        // user's too, where nvcc read it.
+        for h in inline_ptx::included_headers(&sources, &dirs, None) {
+            if inputs.contains(&h) && !headers.contains(&h) && !roots.iter().any(|r| h.starts_with(r)) {
+                headers.push(h);
+            }
+        }
         self.report_inline_ptx(inline_ptx::check_headers(&headers, &self.krate.dir), reporter)
     }
 
