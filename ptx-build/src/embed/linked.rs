@@ -82,6 +82,8 @@ impl ImageObject {
 /// Writes `images` (symbol and bytes, as [`symbol`] names them) into one object in `dir`,
 /// unless an object of the same content is there; other image objects in `dir` are removed.
 pub fn write(target: Target, images: &[(&str, &[u8])], dir: &Path) -> Result<ImageObject> {
+    // The name is the content's: an object already there is not written again, so the tag
+    // changes with what `object_bytes` writes.
     let mut key = Key::new("image-object-v1");
     key.str(&format!("{:?}", target.arch));
     for (name, bytes) in images {
