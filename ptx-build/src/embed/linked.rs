@@ -110,7 +110,13 @@ pub fn write(target: Target, images: &[(&str, &[u8])], dir: &Path) -> Result<Ima
 
 fn object_bytes(target: Target, images: &[(&str, &[u8])]) -> object::write::Result<Vec<u8>> {
     let mut obj = Object::new(BinaryFormat::Elf, target.arch, Endianness::Little);
+    let mut written: Vec<&str> = Vec::new();
     for (name, bytes) in images {
+        // Equal images (`sm_80` and `compute_80` make the same PTX) are one symbol, defined once.
+        if written.contains(name) {
+            continue;
+        }
+        written.push(name);
         let section = obj.add_section(Vec::new(), format!(".rodata.{name}").into_bytes(), SectionKind::ReadOnlyData);
         // A COMDAT group's member must say so: GNU ld refuses the whole file otherwise (lld does not).
         obj.section_mut(section).flags = SectionFlags::Elf { sh_flags: u64::from(elf::SHF_ALLOC | elf::SHF_GROUP) };

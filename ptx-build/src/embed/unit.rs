@@ -108,7 +108,12 @@ pub fn unit(
         }
         // Kept beside the object too: the files are what a user inspects (`cuobjdump`, a diff).
         cache::write_atomic(&out_dir.join(&rel), &bytes)?;
-        let linked = link.map(|_| (linked::symbol(&bytes), bytes.len()));
+        // The generated module reads a linked PTX image as a `&str` without checking it, so only
+        // UTF-8 PTX is linked: one that is not (a string of Latin-1 bytes in inline asm) stays
+        // `include_str!`, which refuses it as it always did.
+        let linked = link
+            .filter(|_| a.kind == ArtifactKind::Cubin || std::str::from_utf8(&bytes).is_ok())
+            .map(|_| (linked::symbol(&bytes), bytes.len()));
         if let Some((symbol, _)) = &linked {
             linked_images.push((symbol.clone(), bytes));
         }
@@ -293,6 +298,56 @@ mod tests {
 
     const SRC: &str = "extern \"C\" __global__ void deq(const void *vx, float *y) {}\nextern \"C\" __global__ void gather(const float **rows, float *out) {}\ntemplate <template <typename> class V> __global__ void tile(float *x) {}\n";
     const ENTRIES: &[&str] = &["deq", "gather", "_Z4tileI3VecEvPf", "stamped_f32"];
+
+    fn artifact(dir: &Path, arch: &str, kind: ArtifactKind, bytes: &[u8]) -> Artifact {
+        let path = dir.join(format!("{arch}.{kind:?}"));
+        std::fs::write(&path, bytes).unwrap();
+        Artifact {
+            package: "host".into(),
+            module: "k".into(),
+            source: Some("/pkg/cuda/k.cu".into()),
+            arch: arch.parse().unwrap(),
+            kind,
+            path,
+            kernels: vec![crate::report::KernelInfo::named("k")],
+            fresh: false,
+        }
+    }
+
+    /// `sm_80,compute_80` make the same PTX twice: one symbol, declared and written once (Rust
+    /// refused the module that declared it twice); a PTX that is not UTF-8 is not linked, as
+    /// its `&str` is read unchecked.
+    #[test]
+    fn equal_images_are_one_symbol_and_a_ptx_that_is_not_utf8_stays_included() {
+        let dir = tempfile::tempdir().unwrap();
+        let ptx = b".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(\n)\n{\nret;\n}\n";
+        let cubin = b"\x7fELF cubin";
+        let artifacts = [
+            artifact(dir.path(), "sm_80", ArtifactKind::Ptx, ptx),
+            artifact(dir.path(), "sm_80", ArtifactKind::Cubin, cubin),
+            artifact(dir.path(), "compute_80", ArtifactKind::Ptx, ptx),
+        ];
+        let sigs = cuda_kernels_in(Path::new("/pkg/cuda/k.cu"), "extern \"C\" __global__ void k() {}\n").unwrap();
+        let target = linked::Target::new("linux", "x86_64");
+        let (u, _) =
+            unit("k", sigs.clone(), &artifacts.iter().collect::<Vec<_>>(), &HostNames::default(), dir.path(), "i", target).unwrap();
+        let symbols: Vec<&str> = u.images.iter().map(|i| i.linked.as_ref().unwrap().0.as_str()).collect();
+        assert_eq!(symbols[0], symbols[2]);
+        let code = crate::embed::codegen::generate(std::slice::from_ref(&u)).unwrap();
+        assert_eq!(code.matches(&format!("static {}:", symbols[0])).count(), 1, "{code}");
+        let object = u.object.unwrap();
+        let bytes = std::fs::read(object.dir.join(&object.file_name)).unwrap();
+        assert_eq!(bytes.windows(ptx.len()).filter(|w| w == ptx).count(), 1, "the PTX once in the object");
+
+        let latin1 = [&ptx[..], b"// caf\xe9\n"].concat();
+        let artifacts =
+            [artifact(dir.path(), "sm_80", ArtifactKind::Ptx, &latin1), artifact(dir.path(), "sm_80", ArtifactKind::Cubin, cubin)];
+        let (u, _) = unit("k", sigs, &artifacts.iter().collect::<Vec<_>>(), &HostNames::default(), dir.path(), "i", target).unwrap();
+        assert_eq!(u.images[0].linked, None);
+        assert!(u.images[1].linked.is_some());
+        let code = crate::embed::codegen::generate(&[u]).unwrap();
+        assert!(code.contains("pub static PTX_SM_80: &str = include_str!(") && !code.contains("from_utf8_unchecked"), "{code}");
+    }
 
     #[test]
     fn untyped_kernels_are_one_line_with_the_list_in_a_file() {

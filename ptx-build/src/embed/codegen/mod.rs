@@ -371,18 +371,25 @@ fn unit_module(u: &Unit) -> TokenStream {
     let m = format_ident!("{}", u.name);
     let mut consts = Vec::new();
     let mut externs = Vec::new();
+    // Symbols declared so far: two equal images (`sm_80` and `compute_80` make the same PTX)
+    // are one symbol, which a second declaration would define twice.
+    let mut declared: Vec<&str> = Vec::new();
     let mut images = Vec::new();
     for img in &u.images {
         let arch_name = img.arch.to_string();
         let upper = arch_name.to_uppercase();
         let path = format!("/{}", img.file);
-        // Linked: the symbol of the unit's image object, the PTX valid UTF-8 as read (its text
-        // was parsed); included: the file in OUT_DIR.
+        // Linked: the symbol of the unit's image object (a PTX image is linked only where it is
+        // UTF-8, `unit::unit` checks); included: the file in OUT_DIR.
         let (bytes, text) = match &img.linked {
             Some((symbol, len)) => {
+                if !declared.contains(&symbol.as_str()) {
+                    declared.push(symbol);
+                    let doc = format!(" The bytes of `$OUT_DIR{path}`, linked from the module's image object.");
+                    let symbol = format_ident!("{symbol}");
+                    externs.push(quote! { #[doc = #doc] static #symbol: [u8; #len]; });
+                }
                 let symbol = format_ident!("{symbol}");
-                let doc = format!(" The bytes of `$OUT_DIR{path}`, linked from the module's image object.");
-                externs.push(quote! { #[doc = #doc] static #symbol: [u8; #len]; });
                 (quote! { unsafe { &#symbol } }, quote! { unsafe { ::core::str::from_utf8_unchecked(&#symbol) } })
             }
             None => (quote! { include_bytes!(concat!(env!("OUT_DIR"), #path)) }, quote! { include_str!(concat!(env!("OUT_DIR"), #path)) }),
