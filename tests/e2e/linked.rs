@@ -126,6 +126,45 @@ fn images_are_linked_from_objects_that_two_hosts_of_one_kernel_share_in_one_bina
     assert!(files[0].starts_with("ptx-images-") && files[1..] == ["sm_90.cubin", "sm_90.ptx"], "{files:?}");
 }
 
+/// A host crate that is also a `staticlib`, linked into a C program by `cc` alone: rustc leaves
+/// an unbundled object out of the archive (only `native-static-libs` names it, without its
+/// folder), so such a host keeps its images in its own code.
+fn a_host_built_as_a_static_library_links_into_a_c_program_by_itself() {
+    crate::common::cuda();
+    let root = tempfile::Builder::new().prefix("cargo-ptx linked staticlib ").tempdir().unwrap();
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("linked-staticlib-target");
+    let _ = std::fs::remove_dir_all(&target);
+    write(root.path().join("Cargo.toml"), "[workspace]\nmembers = [\"gpu_c\"]\nresolver = \"2\"\n");
+    host(root.path(), "gpu_c");
+    let dir = root.path().join("gpu_c");
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    write(dir.join("Cargo.toml"), &format!("{manifest}[lib]\ncrate-type = [\"staticlib\", \"rlib\"]\n"));
+    let lib = std::fs::read_to_string(dir.join("src/lib.rs")).unwrap();
+    write(dir.join("src/lib.rs"), &format!("{lib}#[no_mangle]\npub extern \"C\" fn gpu_images() -> usize {{\n    images()\n}}\n"));
+    write(
+        root.path().join("main.c"),
+        "#include <stddef.h>\n#include <stdio.h>\nsize_t gpu_images(void);\nint main(void) { printf(\"%zu\", gpu_images()); return 0; }\n",
+    );
+    let (ok, _, log) = cargo(root.path(), &target, &["build", "-q", "-p", "gpu_c"]);
+    assert!(ok, "{log}");
+    let exe = root.path().join("main");
+    let out = Command::new("cc")
+        .arg(root.path().join("main.c"))
+        .arg(target.join("debug/libgpu_c.a"))
+        .args(["-lpthread", "-ldl", "-lm", "-lrt", "-lutil", "-lgcc_s", "-o"])
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "cc:\n{}", String::from_utf8_lossy(&out.stderr));
+    let ptx = std::fs::read(out_file(&target, "gpu_c", "ptx-build/kernels.rs/k/sm_80.ptx")).unwrap();
+    let cubin = std::fs::read(out_file(&target, "gpu_c", "ptx-build/kernels.rs/k/sm_80.cubin")).unwrap();
+    let run = Command::new(&exe).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&run.stdout), (ptx.len() + cubin.len()).to_string());
+}
+
 pub fn tests() -> Vec<crate::harness::Test> {
-    crate::tests![images_are_linked_from_objects_that_two_hosts_of_one_kernel_share_in_one_binary]
+    crate::tests![
+        images_are_linked_from_objects_that_two_hosts_of_one_kernel_share_in_one_binary,
+        a_host_built_as_a_static_library_links_into_a_c_program_by_itself
+    ]
 }

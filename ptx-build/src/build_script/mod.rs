@@ -401,7 +401,9 @@ impl Builder {
             .collect();
         let manifest_dir = env_path("CARGO_MANIFEST_DIR")?;
         let host = embed::host_scope::HostNames::read(&manifest_dir);
-        let written = embed::write_module(&crates, out_dir, self.out_file_name(), &host, embed::linked::Target::of_build(), reporter)?;
+        let manifest = std::fs::read_to_string(manifest_dir.join("Cargo.toml")).unwrap_or_default();
+        let link = embed::linked::Target::of_build_for(&manifest);
+        let written = embed::write_module(&crates, out_dir, self.out_file_name(), &host, link, reporter)?;
         for object in &written.objects {
             for d in object.cargo_directives() {
                 reporter.directive(d);

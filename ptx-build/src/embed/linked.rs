@@ -10,7 +10,9 @@
 //! bytes once, into the final binary.
 //!
 //! Written with the `object` crate (ELF only: Linux is where this is tested; other targets keep
-//! `include_bytes!`). Each image is a COMDAT group of its own, so two crates embedding the same
+//! `include_bytes!`, as does a host package that may be built as a `staticlib`: rustc puts no
+//! `-bundle` object into a static library). A `staticlib` of another crate that depends on the
+//! host still lacks the objects: its link must add them (`native-static-libs` names them). Each image is a COMDAT group of its own, so two crates embedding the same
 //! image (two host crates of one kernel crate, linked into one binary) share one copy instead
 //! of clashing, and a binary that names no image of an object drops it (`--gc-sections`).
 
@@ -34,6 +36,15 @@ impl Target {
     pub fn of_build() -> Option<Target> {
         let var = |k: &str| std::env::var(k).unwrap_or_default();
         Target::new(&var("CARGO_CFG_TARGET_OS"), &var("CARGO_CFG_TARGET_ARCH"))
+    }
+
+    /// [`Target::of_build`] for a host package whose manifest is `manifest` (its text): `None`
+    /// where the package may be built as a `staticlib`, which links no object of a
+    /// `-bundle` library into its archive (rustc only names it in `native-static-libs`, without
+    /// the folder), so a C program linking the archive would lack every image. Any mention of
+    /// `staticlib` counts: a false one costs only the `include_bytes!` of before.
+    pub fn of_build_for(manifest: &str) -> Option<Target> {
+        Target::of_build().filter(|_| !manifest.contains("staticlib"))
     }
 
     /// `os` and `arch` as cargo's `target_os` and `target_arch` spell them.
