@@ -56,24 +56,47 @@ pub struct Unit {
 }
 
 impl Unit {
-    /// The doc sentence of kernel `k`'s method where some images lack it (or some instances).
+    /// The doc sentence of kernel `k`'s method where some images lack it (or some instances):
+    /// the archs that have it, or for instances that differ, each instance's.
     fn arch_note(&self, k: &KernelSig) -> Option<String> {
+        let archs_of = |name: &str| self.partial.iter().find(|(n, _)| n == name).map(|(_, a)| a.as_slice());
         let names = k.ptx_names();
-        let partial: Vec<&(String, Vec<Arch>)> = self.partial.iter().filter(|(n, _)| names.contains(&n.as_str())).collect();
-        if partial.is_empty() {
+        if names.iter().all(|n| archs_of(n).is_none()) {
             return None;
         }
-        let mut archs: Vec<String> = partial.iter().flat_map(|(_, a)| a.iter().map(Arch::to_string)).collect();
-        archs.sort();
-        archs.dedup();
-        let which = match partial.len() == names.len() && names.len() == 1 {
-            true => "It is".to_string(),
-            false => format!("{} of its {} instances {}", partial.len(), names.len(), if partial.len() == 1 { "is" } else { "are" }),
+        let images = |archs: &[Arch]| {
+            let list: Vec<String> = archs.iter().map(Arch::to_string).collect();
+            format!("the {} image{}", list.join(", "), if list.len() > 1 { "s" } else { "" })
+        };
+        let what = match (&k.generic, archs_of(names[0])) {
+            // Every instance in the same images (or one kernel).
+            (_, Some(first)) if names.iter().all(|n| archs_of(n) == Some(first)) => format!("It is only in {}", images(first)),
+            (Some(g), _) => {
+                // Instances grouped by the archs that have them, in the order they come.
+                let mut groups: Vec<(&[Arch], Vec<String>)> = Vec::new();
+                for i in &g.instances {
+                    let Some(archs) = archs_of(&i.ptx_name) else { continue };
+                    let shown = match g.const_params.is_empty() {
+                        true => format!("`{}`", instance_type_text(&i.args)),
+                        false => format!("`<{}>`", g.instance_args(i).join(", ").replace("self::", "")),
+                    };
+                    match groups.iter_mut().find(|(a, _)| *a == archs) {
+                        Some((_, shown_here)) => shown_here.push(shown),
+                        None => groups.push((archs, vec![shown])),
+                    }
+                }
+                let parts: Vec<String> = groups
+                    .iter()
+                    .map(|(archs, shown)| {
+                        format!("{} {} only in {}", shown.join(", "), if shown.len() == 1 { "is" } else { "are" }, images(archs))
+                    })
+                    .collect();
+                format!("Of its instances, {}", parts.join("; "))
+            }
+            (None, _) => unreachable!("a kernel that is not generic has one PTX name"),
         };
         Some(format!(
-            " {which} only in the {} image{} (its source leaves it out for other archs): on a GPU that loads another image the launch returns `LaunchError::NotInImage`.",
-            archs.join(", "),
-            if archs.len() > 1 { "s" } else { "" }
+            " {what} (its source leaves it out for other archs): on a GPU that loads another image the launch returns `LaunchError::NotInImage`."
         ))
     }
 }

@@ -170,8 +170,25 @@ fn a_kernel_some_images_lack_says_which_have_it() {
     units[0].partial = vec![("saxpy".into(), vec![Arch::sm(80), Arch::sm(90)]), ("_Z3addI6__halfEvPT_PKS1_i".into(), vec![Arch::sm(80)])];
     let code = generate(&units).unwrap();
     assert!(code.contains("/// It is only in the sm_80, sm_90 images (its source leaves it out for other archs): on a GPU that loads another image the launch returns `LaunchError::NotInImage`."), "{code}");
-    assert!(code.contains("/// 1 of its 2 instances is only in the sm_80 image (its source"), "{code}");
+    assert!(code.contains("/// Of its instances, `::ptx_runtime::half::f16` is only in the sm_80 image (its source"), "{code}");
     assert_eq!(code.matches("LaunchError::NotInImage").count(), 2, "{code}");
+}
+
+/// Instances in different images are named with theirs: the archs of all of them together
+/// (every image has one) said nothing of which one a GPU lacks; instances alike are one sentence.
+#[test]
+fn instances_some_images_lack_are_each_named_with_their_archs() {
+    let mut units = sample();
+    units[0].partial = vec![("_Z3addIfEvPT_PKS0_i".into(), vec![Arch::sm(90)]), ("_Z3addI6__halfEvPT_PKS1_i".into(), vec![Arch::sm(80)])];
+    let code = generate(&units).unwrap();
+    assert!(
+        code.contains("/// Of its instances, `f32` is only in the sm_90 image; `::ptx_runtime::half::f16` is only in the sm_80 image (its source leaves it out"),
+        "{code}"
+    );
+    units[0].partial = vec![("_Z3addIfEvPT_PKS0_i".into(), vec![Arch::sm(90)]), ("_Z3addI6__halfEvPT_PKS1_i".into(), vec![Arch::sm(90)])];
+    let code = generate(&units).unwrap();
+    let add = code.split("/// Launches `add`").nth(1).unwrap().split("pub unsafe fn").next().unwrap();
+    assert!(add.contains("/// It is only in the sm_90 image (its source leaves it out for other archs)"), "{add}");
 }
 
 #[test]
