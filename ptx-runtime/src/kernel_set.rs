@@ -72,6 +72,10 @@ pub struct EmbeddedModule {
     pub functions: &'static [&'static str],
     /// The launch bound of each function, in `functions`' order; 0 where it has none.
     pub bounds: &'static [u32],
+    /// The functions that some of `images` lack (the source leaves them out for those archs):
+    /// absent from the loaded image, they fail at launch. Any other function the image lacks
+    /// fails the load (the image and the generated code would not be of one build).
+    pub partial: &'static [&'static str],
 }
 
 /// Every module of a generated `Kernels`, loaded on one device: the functions of all modules
@@ -97,8 +101,9 @@ pub struct KernelSet {
 
 impl KernelSet {
     /// Loads each module for the context's device; every function is resolved now. One that
-    /// the loaded image lacks (its source leaves it out for this arch, where other archs'
-    /// images have it) fails only when launched, with [`LaunchError::NotInImage`].
+    /// the loaded image lacks fails the load, unless the module lists it as `partial` (its
+    /// source leaves it out for some archs): that one fails only when launched, with
+    /// [`LaunchError::NotInImage`].
     pub fn load(ctx: &Arc<CudaContext>, modules: &[EmbeddedModule], policy: Policy) -> Result<KernelSet, LoadError> {
         let count = modules.iter().map(|m| m.functions.len()).sum();
         let mut set = KernelSet {
@@ -116,7 +121,7 @@ impl KernelSet {
             for (i, name) in m.functions.iter().enumerate() {
                 set.functions.push(match module.function(name) {
                     Ok(f) => Some(f),
-                    Err(LoadError::MissingKernel { .. }) => None,
+                    Err(LoadError::MissingKernel { .. }) if m.partial.contains(name) => None,
                     Err(e) => return Err(e),
                 });
                 set.archs.push(module.image.arch);

@@ -12,9 +12,10 @@
 //! Written with the `object` crate (ELF only: Linux is where this is tested; other targets keep
 //! `include_bytes!`, as does a host package that may be built as a `staticlib`: rustc puts no
 //! `-bundle` object into a static library). A `staticlib` of another crate that depends on the
-//! host still lacks the objects: its link must add them (`native-static-libs` names them). Each image is a COMDAT group of its own, so two crates embedding the same
-//! image (two host crates of one kernel crate, linked into one binary) share one copy instead
-//! of clashing, and a binary that names no image of an object drops it (`--gc-sections`).
+//! host still lacks the objects: its link must add them (`native-static-libs` names them).
+//! Each image is a COMDAT group of its own, so two crates embedding the same image (two host
+//! crates of one kernel crate, linked into one binary) share one copy instead of clashing, and
+//! a binary that names no image of an object drops it (`--gc-sections`).
 
 use std::path::Path;
 
@@ -35,7 +36,8 @@ impl Target {
     /// be linked as an object; `None` keeps `include_bytes!`.
     pub fn of_build() -> Option<Target> {
         let var = |k: &str| std::env::var(k).unwrap_or_default();
-        Target::new(&var("CARGO_CFG_TARGET_OS"), &var("CARGO_CFG_TARGET_ARCH"))
+        // ELF64 only: x32 (`x86_64-unknown-linux-gnux32`) has 32-bit pointers.
+        Target::new(&var("CARGO_CFG_TARGET_OS"), &var("CARGO_CFG_TARGET_ARCH")).filter(|_| var("CARGO_CFG_TARGET_POINTER_WIDTH") == "64")
     }
 
     /// [`Target::of_build`] for a host package whose manifest is `manifest` (its text): `None`

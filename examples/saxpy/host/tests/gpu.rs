@@ -7,7 +7,7 @@
 //! they run. Filters, `--list`, `--ignored` and `--test-threads` work as with libtest.
 
 use ptx_runtime::harness::{self, Context as Ctx};
-use ptx_runtime::{Grid, Image, ImageKind, LoadError, Policy, Variant};
+use ptx_runtime::{EmbeddedModule, Grid, Image, ImageKind, KernelSet, LaunchError, LoadError, Policy, Variant};
 use saxpy::{kernels, max_exp_error, saxpy_cpu};
 
 fn main() {
@@ -15,6 +15,10 @@ fn main() {
         harness::gpu("kernels_match_the_cpu_from_the_cubin", kernels_match_the_cpu_from_the_cubin),
         harness::gpu("kernels_match_the_cpu_through_the_ptx_jit", kernels_match_the_cpu_through_the_ptx_jit),
         harness::gpu("a_device_without_a_fitting_image_gets_a_load_error", a_device_without_a_fitting_image_gets_a_load_error),
+        harness::gpu(
+            "a_function_the_image_lacks_fails_the_load_unless_some_images_lack_it",
+            a_function_the_image_lacks_fails_the_load_unless_some_images_lack_it,
+        ),
         harness::gpu("occupancy_configs_reach_the_drivers_best_occupancy", occupancy_configs_reach_the_drivers_best_occupancy),
         harness::gpu("grids_are_resolved_for_the_kernel_they_launch", grids_are_resolved_for_the_kernel_they_launch),
         harness::gpu("generic_and_macro_stamped_kernels_match_the_cpu", generic_and_macro_stamped_kernels_match_the_cpu),
@@ -69,6 +73,29 @@ fn a_device_without_a_fitting_image_gets_a_load_error(ctx: &Ctx) {
     assert!(matches!(e, LoadError::NoImage { .. }), "{e}");
     let msg = e.to_string();
     assert!(msg.contains("no embedded kernel image runs on this GPU") && msg.contains("sm_121a cubin"), "{msg}");
+}
+
+/// A function the loaded image lacks: an error at load (the image and the generated code are
+/// not of one build), unless the module lists it as one some images lack (an `#if` on the arch),
+/// which loads the rest and fails that function's launch alone.
+fn a_function_the_image_lacks_fails_the_load_unless_some_images_lack_it(ctx: &Ctx) {
+    let module = |partial: &'static [&'static str]| EmbeddedModule {
+        images: kernels::saxpy_kernels::IMAGES,
+        functions: &["saxpy", "not_there"],
+        bounds: &[0, 0],
+        partial,
+    };
+    let e = KernelSet::load(ctx, &[module(&[])], Policy::Best).map(|_| ()).unwrap_err();
+    assert!(matches!(e, LoadError::MissingKernel { ref name, .. } if name == "not_there"), "{e}");
+    let set = KernelSet::load(ctx, &[module(&["not_there"])], Policy::Best).unwrap();
+    assert!(set.function("saxpy").is_some() && set.function("not_there").is_none());
+    let arch = set.images()[0].arch;
+    match set.at(1) {
+        Err(e @ LaunchError::NotInImage { kernel: "not_there", .. }) => {
+            assert!(e.to_string().contains(&format!("not in the {arch} image")), "{e}")
+        }
+        other => panic!("{:?}", other.map(|_| ())),
+    }
 }
 
 fn the_generated_module_lists_kernels_and_images() {

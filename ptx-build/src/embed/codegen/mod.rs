@@ -212,7 +212,7 @@ pub fn generate(units: &[Unit]) -> Result<String> {
         units.iter().flat_map(|u| u.kernels.iter().flat_map(|k| k.ptx_names()).chain(u.untyped.iter().map(String::as_str))).collect();
     let unit_modules = units.iter().map(|u| {
         let m = format_ident!("{}", u.name);
-        quote! { ::ptx_runtime::EmbeddedModule { images: #m::IMAGES, functions: #m::FUNCTIONS, bounds: #m::BOUNDS } }
+        quote! { ::ptx_runtime::EmbeddedModule { images: #m::IMAGES, functions: #m::FUNCTIONS, bounds: #m::BOUNDS, partial: #m::PARTIAL } }
     });
     let any_generic = units.iter().flat_map(|u| u.kernels.iter()).any(|k| k.generic.is_some());
     let sealed = any_generic.then(|| {
@@ -451,6 +451,7 @@ fn unit_module(u: &Unit) -> TokenStream {
     let names: Vec<&str> = u.kernels.iter().flat_map(|k| k.ptx_names()).collect();
     let functions: Vec<&str> = names.iter().copied().chain(u.untyped.iter().map(String::as_str)).collect();
     let bounds = functions.iter().map(|f| u.max_threads(f));
+    let partial = u.partial.iter().map(|(name, _)| name.as_str());
     let doc = format!(" PTX and cubins of `{}`, for users who load or launch by hand.", u.name);
     let markers = u.functions.iter().map(|f| {
         let name: TokenStream = f.name.parse().unwrap_or_else(|_| quote!(function));
@@ -477,6 +478,8 @@ fn unit_module(u: &Unit) -> TokenStream {
             pub const FUNCTIONS: &[&str] = &[#(#functions),*];
             /// The launch bound (`.maxntid`) of each function, in `FUNCTIONS`' order; 0 for none.
             pub const BOUNDS: &[u32] = &[#(#bounds),*];
+            /// The functions some images lack (the source leaves them out for those archs).
+            pub const PARTIAL: &[&str] = &[#(#partial),*];
         }
     }
 }

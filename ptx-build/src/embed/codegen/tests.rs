@@ -172,6 +172,10 @@ fn a_kernel_some_images_lack_says_which_have_it() {
     assert!(code.contains("/// It is only in the sm_80, sm_90 images (its source leaves it out for other archs): on a GPU that loads another image the launch returns `LaunchError::NotInImage`."), "{code}");
     assert!(code.contains("/// Of its instances, `::ptx_runtime::half::f16` is only in the sm_80 image (its source"), "{code}");
     assert_eq!(code.matches("LaunchError::NotInImage").count(), 2, "{code}");
+    // The runtime lets these two, and only these, be absent from the loaded image.
+    let partial = code.split("pub const PARTIAL: &[&str] = &[").nth(1).and_then(|r| r.split("];").next()).unwrap();
+    let names: Vec<&str> = partial.split(',').map(|n| n.trim().trim_matches('"')).filter(|n| !n.is_empty()).collect();
+    assert_eq!(names, ["saxpy", "_Z3addI6__halfEvPT_PKS1_i"]);
 }
 
 /// Instances in different images are named with theirs: the archs of all of them together
