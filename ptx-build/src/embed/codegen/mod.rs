@@ -93,15 +93,14 @@ impl Unit {
                     .collect();
                 format!("Of its instances, {}", parts.join("; "))
             }
-            (None, _) => unreachable!("a kernel that is not generic has one PTX name"),
+            // Not generic: one PTX name, which the first arm took.
+            (None, _) => return None,
         };
         Some(format!(
             " {what} (its source leaves it out for other archs): on a GPU that loads another image the launch returns `LaunchError::NotInImage`."
         ))
     }
-}
 
-impl Unit {
     /// The launch bound of PTX entry `name`, 0 for none.
     fn max_threads(&self, name: &str) -> u32 {
         self.launch_bounds.iter().find(|(n, _)| n == name).map_or(0, |(_, b)| *b)
