@@ -8,10 +8,11 @@ use std::process::{Command, Output};
 
 use crate::common::no_cuda_driver_here;
 
-const SAXPY_GPU_TESTS: [&str; 7] = [
+const SAXPY_GPU_TESTS: [&str; 8] = [
     "kernels_match_the_cpu_from_the_cubin",
     "kernels_match_the_cpu_through_the_ptx_jit",
     "a_device_without_a_fitting_image_gets_a_load_error",
+    "a_function_the_image_lacks_fails_the_load_unless_some_images_lack_it",
     "occupancy_configs_reach_the_drivers_best_occupancy",
     "grids_are_resolved_for_the_kernel_they_launch",
     "generic_and_macro_stamped_kernels_match_the_cpu",
