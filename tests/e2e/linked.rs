@@ -54,12 +54,19 @@ fn out_file(target: &Path, package: &str, rel: &str) -> PathBuf {
         .unwrap_or_else(|| panic!("{rel} of {package} under {}", build.display()))
 }
 
-fn images_are_linked_from_objects_that_two_hosts_of_one_kernel_share_in_one_binary() {
+/// A workspace of `members` in a temp folder, and a fresh target dir of its own (`name`).
+fn workspace(name: &str, members: &[&str]) -> (tempfile::TempDir, PathBuf) {
     crate::common::cuda();
-    let root = tempfile::Builder::new().prefix("cargo-ptx linked ").tempdir().unwrap();
-    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("linked-target");
+    let root = tempfile::Builder::new().prefix(&format!("cargo-ptx {name} ")).tempdir().unwrap();
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-target"));
     let _ = std::fs::remove_dir_all(&target);
-    write(root.path().join("Cargo.toml"), "[workspace]\nmembers = [\"gpu_a\", \"gpu_b\", \"app\"]\nresolver = \"2\"\n");
+    let members: Vec<String> = members.iter().map(|m| format!("{m:?}")).collect();
+    write(root.path().join("Cargo.toml"), &format!("[workspace]\nmembers = [{}]\nresolver = \"2\"\n", members.join(", ")));
+    (root, target)
+}
+
+fn images_are_linked_from_objects_that_two_hosts_of_one_kernel_share_in_one_binary() {
+    let (root, target) = workspace("linked", &["gpu_a", "gpu_b", "app"]);
     // Two hosts with the same .cu file at the same place: the same PTX, the same symbols.
     host(root.path(), "gpu_a");
     host(root.path(), "gpu_b");
@@ -130,11 +137,7 @@ fn images_are_linked_from_objects_that_two_hosts_of_one_kernel_share_in_one_bina
 /// an unbundled object out of the archive (only `native-static-libs` names it, without its
 /// folder), so such a host keeps its images in its own code.
 fn a_host_built_as_a_static_library_links_into_a_c_program_by_itself() {
-    crate::common::cuda();
-    let root = tempfile::Builder::new().prefix("cargo-ptx linked staticlib ").tempdir().unwrap();
-    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).join("linked-staticlib-target");
-    let _ = std::fs::remove_dir_all(&target);
-    write(root.path().join("Cargo.toml"), "[workspace]\nmembers = [\"gpu_c\"]\nresolver = \"2\"\n");
+    let (root, target) = workspace("linked-staticlib", &["gpu_c"]);
     host(root.path(), "gpu_c");
     let dir = root.path().join("gpu_c");
     let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
