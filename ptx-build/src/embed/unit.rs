@@ -2,6 +2,7 @@
 //! checked against them, its images copied to `OUT_DIR`, the layouts of its by-value struct
 //! parameters, and the kernels that stay untyped.
 
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use super::codegen::{EmbeddedImage, StructLayout, Unit};
@@ -36,19 +37,21 @@ pub fn unit(
     // Every PTX image's entries: an arch's `#if __CUDA_ARCH__` may leave kernels out of its
     // image (candle's bf16 kernels are in sm_80's, not in sm_75's).
     let ptx_images: Vec<&&Artifact> = artifacts.iter().filter(|a| a.kind == ArtifactKind::Ptx).collect();
+    // Each entry (first-seen order) with the archs whose images have it; by name, not by
+    // searching lists: candle's modules have hundreds of entries in each of four images.
     let mut entries: Vec<&str> = Vec::new();
-    for k in ptx_images.iter().flat_map(|a| &a.kernels) {
-        if !entries.contains(&k.name.as_str()) {
-            entries.push(&k.name);
+    let mut archs_of: HashMap<&str, Vec<crate::arch::Arch>> = HashMap::new();
+    for a in &ptx_images {
+        for k in &a.kernels {
+            let archs = archs_of.entry(&k.name).or_default();
+            if archs.is_empty() {
+                entries.push(&k.name);
+            }
+            archs.push(a.arch);
         }
     }
-    let partial: Vec<(String, Vec<crate::arch::Arch>)> = entries
-        .iter()
-        .filter_map(|e| {
-            let archs: Vec<_> = ptx_images.iter().filter(|a| a.kernels.iter().any(|k| k.name == *e)).map(|a| a.arch).collect();
-            (archs.len() < ptx_images.len()).then(|| (e.to_string(), archs))
-        })
-        .collect();
+    let partial: Vec<(String, Vec<crate::arch::Arch>)> =
+        entries.iter().filter(|e| archs_of[*e].len() < ptx_images.len()).map(|e| (e.to_string(), archs_of[e].clone())).collect();
     // C++ kernels are bound to their mangled entries (templates become generic kernels).
     let mut sigs = demangle::bind(sigs, &entries);
     // Types the generated module would name but the host lacks: by-value parameters, pointees
@@ -60,9 +63,8 @@ pub fn unit(
     // (`#ifdef USE_FP8` not defined), read from the text all the same: not an error, as a Rust
     // kernel the PTX lacks is (the check below).
     if artifacts.iter().any(|a| a.source.as_ref().and_then(|s| s.extension()).is_some_and(|e| e != "rs")) {
-        sigs.retain(|s| s.ptx_names().iter().any(|n| entries.contains(n)));
+        sigs.retain(|s| s.ptx_names().iter().any(|n| archs_of.contains_key(n)));
     }
-    let mut untyped: Vec<String> = Vec::new();
     let mut images = Vec::new();
     let mut struct_layouts: Vec<StructLayout> = Vec::new();
     let mut launch_bounds: Vec<(String, u32)> = Vec::new();
@@ -120,11 +122,12 @@ pub fn unit(
         images.push(EmbeddedImage { arch: a.arch, kind: a.kind, file: rel, ptx_isa, linked });
     }
     for (entry, instance) in sigs.iter().flat_map(|s| s.monomorphic()) {
-        if !ptx_images.is_empty() && !entries.contains(&entry.as_str()) {
+        if !ptx_images.is_empty() && !archs_of.contains_key(entry.as_str()) {
             signature::check(&instance, None)?;
         }
     }
-    untyped.extend(entries.iter().filter(|n| !sigs.iter().any(|s| s.ptx_names().contains(n))).map(|n| n.to_string()));
+    let typed: HashSet<&str> = sigs.iter().flat_map(|s| s.ptx_names()).collect();
+    let untyped: Vec<String> = entries.iter().filter(|n| !typed.contains(*n)).map(|n| n.to_string()).collect();
     let unit_dir = out_dir.join(images_dir).join(name);
     // Images of archs an earlier build had and this one has not (the arch list changed).
     if let Ok(dir) = std::fs::read_dir(&unit_dir) {

@@ -224,7 +224,7 @@ impl<'a> CrateJob<'a> {
         })
     }
 
-    /// The jobs' results: artifacts, the files they read, and the first arch's nvcc records
+    /// The jobs' results: artifacts, the files they read, and the highest arch's nvcc records
     /// (for the signatures of kernels that macros stamp out). A source error every arch hits is
     /// one error: each diagnostic is reported once, with the archs it applies to.
     #[allow(clippy::type_complexity)]

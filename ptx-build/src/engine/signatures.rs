@@ -19,7 +19,7 @@ use crate::rust::{Frontend, RustKernels};
 
 impl CrateJob<'_> {
     /// Each module's signatures: the Rust crate's (by-value struct types named as the host can
-    /// reach them) and each .cu file's, which its first arch's job read (`cuda`).
+    /// reach them) and each .cu file's, which its highest arch's job read (`cuda`).
     pub(super) fn signatures(
         &self,
         rust: Option<(&Frontend<'_>, &RustKernels)>,
@@ -42,8 +42,8 @@ impl CrateJob<'_> {
     }
 
     /// The kernels of a .cu module whose PTX has the entries `entries`: from the source where it
-    /// shows them all, else from the preprocessed unit of the first arch's compile (`nvcc`: that
-    /// step and its record). Run in the first arch's job, beside the other files' nvcc runs:
+    /// shows them all, else from the preprocessed unit of the highest arch's compile (`nvcc`:
+    /// that step and its record). Run in that arch's job, beside the other files' nvcc runs:
     /// read after the last of them, the preprocessed units were most of what a build spent after
     /// its last nvcc (BENCHMARKS.md, issue 25).
     pub(super) fn cuda_signatures(
@@ -65,11 +65,8 @@ impl CrateJob<'_> {
         let Some(mut sigs) = self.preprocessed(arch, src, nvcc.0, nvcc.1, reporter) else { return Ok(source) };
         // A kernel this arch's `#if __CUDA_ARCH__` leaves out (an older arch's fallback) is only
         // in the source text: as written there, checked against the images that have it.
-        for s in source {
-            if !sigs.iter().any(|p| p.name == s.name) {
-                sigs.push(s);
-            }
-        }
+        let read: std::collections::HashSet<String> = sigs.iter().map(|p| p.name.clone()).collect();
+        sigs.extend(source.into_iter().filter(|s| !read.contains(&s.name)));
         Ok(sigs)
     }
 

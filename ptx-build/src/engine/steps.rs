@@ -23,8 +23,8 @@ pub(super) struct JobOut {
     pub artifacts: Vec<Artifact>,
     /// Files the job read (a .cu file and its headers).
     pub inputs: Vec<PathBuf>,
-    /// For a .cu file's first arch, when a Builder asks for signatures: its module name and
-    /// kernel signatures.
+    /// For a .cu file's highest arch (see `signature_arch`), when a Builder asks for
+    /// signatures: its module name and kernel signatures.
     pub cuda_signatures: Option<(String, Vec<KernelSig>)>,
     /// nvcc's warnings, with the archs they are for.
     pub warnings: Vec<(Diagnostic, String)>,
@@ -206,7 +206,7 @@ impl CrateJob<'_> {
         read.iter().filter_map(|p| Some((portable(p), self.hash_of(p)?))).collect()
     }
 
-    /// Where the first arch's nvcc run keeps the user's parts of the preprocessed unit of `src`.
+    /// Where the highest arch's nvcc run keeps the user's parts of the preprocessed unit of `src`.
     pub(super) fn kept_unit(&self, arch: Arch, src: &CudaSource) -> PathBuf {
         self.work.join(arch.to_string()).join(format!("{}.cpp1.ii", src.module))
     }
