@@ -39,6 +39,10 @@ pub struct Artifact {
     /// Nothing changed since the last build: the file was reused.
     #[serde(skip)]
     pub fresh: bool,
+    /// The file's content hash (as the step cache spells it), where the step that made it
+    /// knows it: the embed stage names linked images by it without reading them twice.
+    #[serde(skip)]
+    pub content_hash: Option<String>,
 }
 
 /// A kernel and, where ptxas ran, its resource usage.

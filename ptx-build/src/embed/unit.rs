@@ -115,7 +115,7 @@ pub fn unit(
         // `include_str!`, which refuses it as it always did.
         let linked = link
             .filter(|_| a.kind == ArtifactKind::Cubin || std::str::from_utf8(&bytes).is_ok())
-            .map(|_| (linked::symbol(&bytes), bytes.len()));
+            .map(|_| (a.content_hash.as_deref().map_or_else(|| linked::symbol(&bytes), linked::symbol_of_hash), bytes.len()));
         if let Some((symbol, _)) = &linked {
             linked_images.push((symbol.clone(), bytes));
         }
@@ -314,6 +314,7 @@ mod tests {
             path,
             kernels: vec![crate::report::KernelInfo::named("k")],
             fresh: false,
+            content_hash: None,
         }
     }
 

@@ -251,7 +251,7 @@ impl CrateJob<'_> {
         work: &Path,
         reporter: &dyn Reporter,
     ) -> Result<Vec<Artifact>> {
-        let artifact = |kind, path: PathBuf, kernels, fresh| Artifact {
+        let artifact = |kind, path: PathBuf, kernels, fresh, hash: &str| Artifact {
             package: self.krate.name.clone(),
             module: module.name.to_string(),
             source: module.source.map(Path::to_path_buf),
@@ -260,12 +260,14 @@ impl CrateJob<'_> {
             path,
             kernels,
             fresh,
+            content_hash: Some(hash.to_string()),
         };
         let mut artifacts = vec![artifact(
             ArtifactKind::Ptx,
             ptx_path.to_path_buf(),
             module.kernels.iter().map(|k| KernelInfo::named(k)).collect(),
             ptx_fresh,
+            ptx_hash,
         )];
         let Some(ptxas_tool) = self.cuda.ptxas.as_ref().filter(|_| arch.makes_cubin()) else {
             return Ok(artifacts);
@@ -297,7 +299,7 @@ impl CrateJob<'_> {
             },
         )?;
         let kernels = done.meta.iter().map(KernelInfo::from).collect();
-        artifacts.push(artifact(ArtifactKind::Cubin, cubin, kernels, done.outcome == Outcome::Fresh));
+        artifacts.push(artifact(ArtifactKind::Cubin, cubin, kernels, done.outcome == Outcome::Fresh, &done.hashes[0]));
         Ok(artifacts)
     }
 }

@@ -263,6 +263,7 @@ fn build_output(req: &Request<'_>, dir: &Path, m: &Manifest) -> BuildOutput {
                     path: under(dir, &a.file),
                     kernels: a.kernels.iter().map(|k| KernelInfo::named(k)).collect(),
                     fresh: true,
+                    content_hash: None,
                 })
             })
             .collect();

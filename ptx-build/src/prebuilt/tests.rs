@@ -81,6 +81,7 @@ fn fixture() -> Fixture {
                     path,
                     kernels: vec![KernelInfo::named(entry)],
                     fresh: false,
+                    content_hash: None,
                 });
             }
         }

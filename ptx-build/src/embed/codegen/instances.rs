@@ -166,7 +166,7 @@ pub(super) fn spellings(g: &Generic) -> Vec<Spelling> {
 /// A const parameter's name in the generated code: the C++ name, or with `_` after it where it
 /// is one of the method's own names (a parameter of the method cannot shadow it).
 pub(super) fn const_param_ident(name: &str) -> Ident {
-    match RESERVED_NAMES.contains(&name) {
+    match RESERVED_NAMES.contains(&name) || super::launch::is_reserved(name) {
         true => format_ident!("{name}_"),
         false => ident(name),
     }

@@ -329,10 +329,15 @@ pub fn generate(units: &[Unit]) -> Result<String> {
     text.push_str(
         "#[allow(clippy::too_many_arguments, non_snake_case, non_camel_case_types, non_upper_case_globals, dead_code)]\nimpl Kernels {\n",
     );
+    let mut shapes = std::collections::BTreeSet::new();
     for (index, k, arch_note) in &typed {
-        method(*index, k, arch_note.as_deref(), &trait_names, &mut text);
+        shapes.insert(method(*index, k, arch_note.as_deref(), &trait_names, &mut text));
     }
     text.push_str("}\n");
+    for kinds in &shapes {
+        text.push('\n');
+        text.push_str(&launch::function(kinds));
+    }
     Ok(text)
 }
 
@@ -486,7 +491,9 @@ fn unit_module(u: &Unit) -> TokenStream {
 /// A kernel's launch method, appended to `out` as Rust source; `index` is the place of its
 /// (first) function in the `KernelSet`, which knows each function's launch bound; `arch_note`
 /// says which images have it where some lack it.
-fn method(index: usize, k: &KernelSig, arch_note: Option<&str>, names: &TraitNames, out: &mut String) {
+/// Appends kernel `k`'s launch method to `out`; returns the kinds of its parameters (the
+/// [`launch`] function it calls).
+fn method(index: usize, k: &KernelSig, arch_note: Option<&str>, names: &TraitNames, out: &mut String) -> String {
     let f = ident(&k.name).to_string();
     // A generic kernel's method is generic too; the instance trait picks the function.
     let (generics, where_clause, pick) = match &k.generic {
@@ -544,37 +551,31 @@ fn method(index: usize, k: &KernelSig, arch_note: Option<&str>, names: &TraitNam
     // `Kernels`, and `type` no type at all.
     let type_params = k.generic.as_ref().map_or(&[][..], |g| &g.type_params[..]);
     let rust_type = |t: &str| if type_params.iter().any(|p| p == t) { ident(t).to_string() } else { rust_type(t) };
-    let binding = if k.params.is_empty() { "args" } else { "mut args" };
-    body.push(format!("let {binding} = stream.launch_builder(self._set.at({slot})?);"));
+    // The arguments go to the launch function of the parameters' kinds (see [`launch`]).
+    let mut kinds = String::new();
+    let mut passed = Vec::new();
     for p in &k.params {
         let name = ident(&p.name).to_string();
-        let name = if taken.contains(&name.as_str()) { format!("{name}_") } else { name };
-        let (param, push) = match &p.ty {
-            ParamType::Scalar(s) => (format!("{name}: {}", s.rust_name()), format!("args.arg(&{name});")),
-            ParamType::ByValue { ty } => (format!("{name}: {}", rust_type(ty)), format!("args.arg(&{name});")),
-            ParamType::Pointer { mutable: false, elem } => {
-                (format!("{name}: &impl DeviceIn<{}>", rust_type(elem)), format!("{name}.push_arg(&mut args);"))
-            }
-            ParamType::Pointer { mutable: true, elem } => {
-                (format!("{name}: &mut impl DeviceInOut<{}>", rust_type(elem)), format!("{name}.push_arg(&mut args);"))
-            }
+        let name = if taken.contains(&name.as_str()) || launch::is_reserved(&name) { format!("{name}_") } else { name };
+        let param = match &p.ty {
+            ParamType::Scalar(s) => format!("{name}: {}", s.rust_name()),
+            ParamType::ByValue { ty } => format!("{name}: {}", rust_type(ty)),
+            ParamType::Pointer { mutable: false, elem } => format!("{name}: &impl DeviceIn<{}>", rust_type(elem)),
+            ParamType::Pointer { mutable: true, elem } => format!("{name}: &mut impl DeviceInOut<{}>", rust_type(elem)),
             // `void *`: any buffer or view, of any element type, or a raw device address.
-            ParamType::AnyPointer { mutable: false } => {
-                (format!("{name}: &impl ::ptx_runtime::DeviceAnyIn"), format!("::ptx_runtime::DeviceAnyIn::push_arg({name}, &mut args);"))
-            }
-            ParamType::AnyPointer { mutable: true } => (
-                format!("{name}: &mut impl ::ptx_runtime::DeviceAnyInOut"),
-                format!("::ptx_runtime::DeviceAnyInOut::push_arg({name}, &mut args);"),
-            ),
+            ParamType::AnyPointer { mutable: false } => format!("{name}: &impl ::ptx_runtime::DeviceAnyIn"),
+            ParamType::AnyPointer { mutable: true } => format!("{name}: &mut impl ::ptx_runtime::DeviceAnyInOut"),
         };
+        kinds.push(launch::kind(&p.ty));
         params.push(param);
-        body.push(push);
+        passed.push(name);
     }
     // One call resolves the grid for this kernel (its plan, its launch bound) and launches:
     // a `?` and the drop of cudarc's events in every method cost rustc more, and a
     // `<kernel>_config` and `<kernel>_plan` method beside each were two thirds of the module's
     // functions (BENCHMARKS.md, issue 25).
-    body.push(format!("unsafe {{ self._set.launch({slot}, args, grid.into()) }}"));
+    let args: String = passed.iter().map(|p| format!(", {p}")).collect();
+    body.push(format!("unsafe {{ {}(&self._set, {slot}, stream, grid.into(){args}) }}", launch::name(&kinds)));
     let doc = match &k.generic {
         Some(g) if !g.const_params.is_empty() => {
             let enums: Vec<String> = g
@@ -637,11 +638,12 @@ fn method(index: usize, k: &KernelSig, arch_note: Option<&str>, names: &TraitNam
     }
     let m = Method { docs, head: format!("pub unsafe fn {f}"), params, ret: "Result<(), ::ptx_runtime::LaunchError>", body };
     m.write(out, &generics, where_clause.as_deref());
+    kinds
 }
 
 /// Names a launch method binds itself: a kernel's parameters and const parameters of these
 /// names get a `_` after them.
-const RESERVED_NAMES: &[&str] = &["stream", "grid", "args", "instance"];
+const RESERVED_NAMES: &[&str] = &["stream", "grid", "instance"];
 
 /// `lines` without the blank lines at its end.
 fn without_trailing_blanks<'a>(lines: &[&'a str]) -> Vec<&'a str> {
@@ -715,5 +717,6 @@ fn rust_type(text: &str) -> String {
 }
 
 mod instances;
+mod launch;
 #[cfg(test)]
 mod tests;

@@ -341,10 +341,8 @@ fn void_pointers_take_any_device_buffer() {
     units[0].kernels.push(q);
     let code = generate(&units).unwrap().replace(char::is_whitespace, "");
     assert!(code.contains("vx:&impl::ptx_runtime::DeviceAnyIn,vy:&mutimpl::ptx_runtime::DeviceAnyInOut"), "{code}");
-    assert!(
-        code.contains("::ptx_runtime::DeviceAnyIn::push_arg(vx,&mutargs);::ptx_runtime::DeviceAnyInOut::push_arg(vy,&mutargs);"),
-        "{code}"
-    );
+    assert!(code.contains("__launch_xy(&self._set,9usize,stream,grid.into(),vx,vy)"), "{code}");
+    assert!(code.contains("::ptx_runtime::DeviceAnyIn::push_arg(a0,&mutargs);::ptx_runtime::DeviceAnyInOut::push_arg(a1,&mutargs);"), "{code}");
 }
 
 #[test]
@@ -421,16 +419,16 @@ fn one_method_per_kernel_whatever_the_names() {
 #[test]
 fn kernel_parameters_named_like_the_methods_own_are_renamed() {
     let mut units = sample();
-    for (p, name) in units[0].kernels[0].params.iter_mut().zip(["stream", "args", "grid", "instance"]) {
+    for (p, name) in units[0].kernels[0].params.iter_mut().zip(["stream", "__launch_vvio", "grid", "instance"]) {
         p.name = name.into();
     }
     let code = generate(&units).unwrap();
     let saxpy = &code[code.find("pub unsafe fn saxpy(").unwrap()..];
     let saxpy = &saxpy[..saxpy.find("\n    }\n").unwrap()];
-    for name in ["stream_: u32", "args_: f32", "grid_: &impl DeviceIn<f32>", "instance_: &mut impl DeviceInOut<f32>"] {
+    for name in ["stream_: u32", "__launch_vvio_: f32", "grid_: &impl DeviceIn<f32>", "instance_: &mut impl DeviceInOut<f32>"] {
         assert!(saxpy.contains(name), "{name}: {saxpy}");
     }
-    assert!(saxpy.contains("args.arg(&stream_);") && saxpy.contains("grid_.push_arg(&mut args);"), "{saxpy}");
+    assert!(saxpy.contains("__launch_vvio(&self._set, 0usize, stream, grid.into(), stream_, __launch_vvio_, grid_, instance_)"), "{saxpy}");
 }
 
 #[test]
