@@ -3,43 +3,32 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-/// Runs `f(0..n)` on up to `jobs` threads; results in index order. Inside a build script that
-/// cargo gave a jobserver, every thread past the first works only while it holds a jobserver
-/// token, so nested builds share cargo's `-j` instead of adding to it. Tokens are polled, never
-/// waited for: a thread that would wait while the first thread drains the queue could wait
-/// forever when sibling build scripts hold every token the same way.
+use crate::tools::slots::{self, Slots};
+
+/// Runs `f(0..n)` on a pool of threads; results in index order. At most `jobs` tools run at
+/// once (see [`slots`]: inside a build script that cargo gave a jobserver, each past the first
+/// holds a jobserver token, so nested builds share cargo's `-j` instead of adding to it), on
+/// one thread more than that: a job's own work before and after its tool runs while the
+/// others' tools do.
 pub(super) fn parallel<T: Send>(jobs: usize, n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
     // SAFETY: `from_env` takes over the file descriptors named in CARGO_MAKEFLAGS/MAKEFLAGS;
     // nothing else in this process uses them.
     let client = if std::env::var_os("CARGO_MAKEFLAGS").is_some() { unsafe { jobserver::Client::from_env() } } else { None };
+    let slots = Slots::new(jobs, client);
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, T)>> = Mutex::new(Vec::with_capacity(n));
     std::thread::scope(|s| {
-        for worker in 0..jobs.min(n) {
-            let (next, results, f, client) = (&next, &results, &f, &client);
-            s.spawn(move || loop {
-                if next.load(Ordering::SeqCst) >= n {
-                    break;
-                }
-                // The first worker runs on the token cargo gave this build script.
-                let token = match client {
-                    Some(c) if worker > 0 => match c.try_acquire() {
-                        Ok(Some(t)) => Some(t),
-                        Ok(None) => {
-                            std::thread::sleep(std::time::Duration::from_millis(10));
-                            continue;
-                        }
-                        Err(_) => None, // a jobserver we cannot read: run as if there were none
-                    },
-                    _ => None,
-                };
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                if i >= n {
-                    break;
-                }
-                let r = f(i);
-                drop(token);
-                results.lock().unwrap_or_else(|e| e.into_inner()).push((i, r));
+        for _ in 0..(jobs + 1).min(n) {
+            let (next, results, f, slots) = (&next, &results, &f, &slots);
+            s.spawn(move || {
+                slots::within(slots, || loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    if i >= n {
+                        break;
+                    }
+                    let r = f(i);
+                    results.lock().unwrap_or_else(|e| e.into_inner()).push((i, r));
+                })
             });
         }
     });

@@ -14,6 +14,7 @@
 mod cuda;
 pub mod gpu;
 pub mod process;
+pub mod slots;
 mod rust;
 
 use std::fs;

@@ -100,6 +100,7 @@ fn untrack(id: u32) {
 /// Runs `cmd` to completion with its output captured (stdin closed, as `Command::output`), as a
 /// tracked tool.
 fn run_to_end(cmd: &mut Command) -> std::io::Result<Output> {
+    let _slot = super::slots::hold();
     let child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
     let id = child.id();
     track(id);
@@ -172,8 +173,10 @@ pub fn probe(cmd: &mut Command) -> std::io::Result<Output> {
 /// Starts `cmd` for a caller that reads its output while it runs (set up the pipes first).
 pub fn spawn(tool: &str, cmd: &mut Command) -> Result<Child> {
     echo(cmd);
+    let slot = super::slots::hold();
     let child = cmd.spawn().map_err(|source| spawn_error(tool, cmd, source))?;
     track(child.id());
+    super::slots::keep(child.id(), slot);
     Ok(child)
 }
 
@@ -181,6 +184,7 @@ pub fn spawn(tool: &str, cmd: &mut Command) -> Result<Child> {
 pub fn wait(tool: &str, cmd: &Command, child: &mut Child) -> Result<ExitStatus> {
     let status = child.wait().map_err(|source| spawn_error(tool, cmd, source));
     untrack(child.id());
+    super::slots::release(child.id());
     status
 }
 
@@ -190,6 +194,7 @@ pub fn wait_output(tool: &str, cmd: &Command, child: Child) -> Result<Output> {
     let id = child.id();
     let out = child.wait_with_output().map_err(|source| spawn_error(tool, cmd, source));
     untrack(id);
+    super::slots::release(id);
     out
 }
 
