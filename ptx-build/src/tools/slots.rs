@@ -40,6 +40,8 @@ pub struct Slot {
 }
 
 impl Slots {
+    /// Slots for `capacity` tools at once; past the first, each needs a token of `jobserver`
+    /// where there is one.
     pub fn new(capacity: usize, jobserver: Option<jobserver::Client>) -> Arc<Slots> {
         Arc::new(Slots { capacity: capacity.max(1), jobserver, state: Mutex::default(), freed: Condvar::new() })
     }
