@@ -170,13 +170,13 @@ pub fn probe(cmd: &mut Command) -> std::io::Result<Output> {
     run_to_end(cmd)
 }
 
-/// Starts `cmd` for a caller that reads its output while it runs (set up the pipes first).
+/// Starts `cmd` for a caller that reads its output while it runs (set up the pipes first). Not
+/// counted against a job pool's slots (see [`super::slots`]): such tools run outside the pool
+/// (the Rust front end's cargo, which shares cargo's jobserver itself; `compute-sanitizer`).
 pub fn spawn(tool: &str, cmd: &mut Command) -> Result<Child> {
     echo(cmd);
-    let slot = super::slots::hold();
     let child = cmd.spawn().map_err(|source| spawn_error(tool, cmd, source))?;
     track(child.id());
-    super::slots::keep(child.id(), slot);
     Ok(child)
 }
 
@@ -184,7 +184,6 @@ pub fn spawn(tool: &str, cmd: &mut Command) -> Result<Child> {
 pub fn wait(tool: &str, cmd: &Command, child: &mut Child) -> Result<ExitStatus> {
     let status = child.wait().map_err(|source| spawn_error(tool, cmd, source));
     untrack(child.id());
-    super::slots::release(child.id());
     status
 }
 
@@ -194,7 +193,6 @@ pub fn wait_output(tool: &str, cmd: &Command, child: Child) -> Result<Output> {
     let id = child.id();
     let out = child.wait_with_output().map_err(|source| spawn_error(tool, cmd, source));
     untrack(id);
-    super::slots::release(id);
     out
 }
 

@@ -13,7 +13,6 @@
 //! drains the queue could wait forever when sibling build scripts hold every token the same way.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
@@ -108,22 +107,6 @@ pub fn hold() -> Option<Slot> {
     Some(slots.acquire())
 }
 
-/// Slots of tools that were started and are waited for later, by process id.
-static HELD: Mutex<Option<HashMap<u32, Slot>>> = Mutex::new(None);
-
-/// Keeps `slot` until [`release`] of process `id`.
-pub fn keep(id: u32, slot: Option<Slot>) {
-    if let Some(slot) = slot {
-        HELD.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_with(HashMap::new).insert(id, slot);
-    }
-}
-
-/// Gives back the slot [`keep`] kept for process `id`, if any.
-pub fn release(id: u32) {
-    let slot = HELD.lock().unwrap_or_else(|e| e.into_inner()).as_mut().and_then(|h| h.remove(&id));
-    drop(slot);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,16 +135,17 @@ mod tests {
     }
 
     #[test]
-    fn outside_a_pool_nothing_is_limited_and_a_kept_slot_is_given_back() {
+    fn outside_a_pool_nothing_is_limited_and_a_slot_is_given_back_when_dropped() {
         assert!(hold().is_none());
         let slots = Slots::new(1, None);
         within(&slots, || {
-            keep(7, hold());
-            // The one slot is kept for process 7 until it is released.
+            let slot = hold();
             assert_eq!(slots.state.lock().unwrap().in_use, 1);
-            release(7);
+            drop(slot);
             assert_eq!(slots.state.lock().unwrap().in_use, 0);
             drop(hold());
         });
+        // Back outside the pool.
+        assert!(hold().is_none());
     }
 }

@@ -490,9 +490,8 @@ fn unit_module(u: &Unit) -> TokenStream {
 
 /// A kernel's launch method, appended to `out` as Rust source; `index` is the place of its
 /// (first) function in the `KernelSet`, which knows each function's launch bound; `arch_note`
-/// says which images have it where some lack it.
-/// Appends kernel `k`'s launch method to `out`; returns the kinds of its parameters (the
-/// [`launch`] function it calls).
+/// says which images have it where some lack it. Returns the kinds of its parameters: the
+/// [`launch`] function its body calls.
 fn method(index: usize, k: &KernelSig, arch_note: Option<&str>, names: &TraitNames, out: &mut String) -> String {
     let f = ident(&k.name).to_string();
     // A generic kernel's method is generic too; the instance trait picks the function.
