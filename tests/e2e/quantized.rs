@@ -476,9 +476,56 @@ fn kernels_an_arch_leaves_out_are_typed_and_documented_with_the_archs_that_have_
     assert!(!module.contains("cast_f8_f32"), "no arch built it:\n{module}");
 }
 
+/// One kernel name defined on both sides of an arch's `#if` (nvcc compiles one side per arch):
+/// the source text shows both definitions. Same parameters: one typed method. Other parameters
+/// (a bf16 buffer for sm_80, a float one before): launched by name, with the reason; before, a
+/// valid file failed the build as a kernel "defined twice".
+const TWINS: &str = r#"#include <cuda_bf16.h>
+#if __CUDA_ARCH__ >= 800
+extern "C" __global__ void scale(__nv_bfloat16 *x, float a) { x[0] = __float2bfloat16(a * __bfloat162float(x[0])); }
+extern "C" __global__ void add(float *x, float a) { x[0] = __fadd_rn(x[0], a); }
+#else
+extern "C" __global__ void scale(float *x, float a) { x[0] *= a; }
+extern "C" __global__ void add(float *y, float b) { y[0] += b; }
+#endif
+"#;
+
+/// The same with a macro-stamped kernel, whose signatures come from the preprocessed unit.
+const TWINS_STAMPED: &str = r#"#include <cuda_bf16.h>
+#define NEG(T, NAME) extern "C" __global__ void NAME(T *x) { x[0] = -x[0]; }
+NEG(float, neg_f32)
+#if __CUDA_ARCH__ >= 800
+extern "C" __global__ void scale2(__nv_bfloat16 *x, float a) { x[0] = __float2bfloat16(a * __bfloat162float(x[0])); }
+#else
+extern "C" __global__ void scale2(float *x, float a) { x[0] *= a; }
+#endif
+"#;
+
+fn a_kernel_defined_on_both_sides_of_an_arch_if_is_typed_once_or_launched_by_name() {
+    common::nvcc();
+    let uses = "#[allow(dead_code)]\nunsafe fn call(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream, cfg: ptx_runtime::cudarc::driver::LaunchConfig,\n    y: &mut ptx_runtime::cudarc::driver::CudaSlice<f32>) -> Result<(), ptx_runtime::LaunchError> {\n    unsafe {\n        k.add(s, cfg, y, 1.0)?;\n        k.neg_f32(s, cfg, y)\n    }\n}\n";
+    let p = cuda_host("host_twins", &[("cuda/twins.cu", TWINS), ("cuda/twins_stamped.cu", TWINS_STAMPED)], uses);
+    write_at(
+        p.path().join("host/build.rs"),
+        "fn main() -> Result<(), ptx_build::Error> {\n    ptx_build::Builder::new().cuda(\"cuda/*.cu\").arch(\"sm_75,sm_80\").build()?;\n    Ok(())\n}\n",
+        std::time::SystemTime::now() - std::time::Duration::from_secs(3600),
+    );
+    let (ok, log) = cargo_build_with(p.path(), &[("CARGO_PTX_VERBOSE", "1")]);
+    assert!(ok, "the file builds, and the typed calls compile:\n{log}");
+    let module = generated_module("host_twins");
+    assert_eq!(module.matches("pub unsafe fn add(").count(), 1, "{module}");
+    assert!(!module.contains("pub unsafe fn scale(") && !module.contains("pub unsafe fn scale2("), "{module}");
+    assert!(module.contains("\"scale\"") && module.contains("\"scale2\""), "both load, by name:\n{module}");
+    for (kernel, first, second) in [("scale", "cuda/twins.cu:3", "cuda/twins.cu:6"), ("scale2", "cuda/twins_stamped.cu:5", "cuda/twins_stamped.cu:7")] {
+        let reason = format!("its definitions under `#if`s ({first}, {second}) take other parameters: no one typed method fits every arch's image");
+        assert!(log.contains(&format!("`{kernel}`")) && log.contains(&reason), "{kernel}: {reason}\n{log}");
+    }
+}
+
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::tests![
         kernels_an_arch_leaves_out_are_typed_and_documented_with_the_archs_that_have_them,
+        a_kernel_defined_on_both_sides_of_an_arch_if_is_typed_once_or_launched_by_name,
         candle_style_void_pointer_kernels_are_typed_and_a_no_op_build_says_one_line,
         cxx_value_templates_get_const_generic_methods_and_overloads_build_quietly,
         a_value_that_is_not_device_memory_for_void_pointer_says_what_to_pass,

@@ -60,14 +60,14 @@ impl CrateJob<'_> {
             source.iter().any(|s| s.name == name)
         };
         if entries.iter().all(shown) {
-            return Ok(source);
+            return Ok(one_per_name(source.clone(), &source));
         }
-        let Some(mut sigs) = self.preprocessed(arch, src, nvcc.0, nvcc.1, reporter) else { return Ok(source) };
+        let Some(mut sigs) = self.preprocessed(arch, src, nvcc.0, nvcc.1, reporter) else { return Ok(one_per_name(source.clone(), &source)) };
         // A kernel this arch's `#if __CUDA_ARCH__` leaves out (an older arch's fallback) is only
         // in the source text: as written there, checked against the images that have it.
         let read: std::collections::HashSet<String> = sigs.iter().map(|p| p.name.clone()).collect();
-        sigs.extend(source.into_iter().filter(|s| !read.contains(&s.name)));
-        Ok(sigs)
+        sigs.extend(source.iter().filter(|s| !read.contains(&s.name)).cloned());
+        Ok(one_per_name(sigs, &source))
     }
 
     /// The kernels of a .cu file read from its preprocessed translation unit: the one the first
@@ -159,6 +159,42 @@ impl CrateJob<'_> {
     }
 }
 
+/// One signature per `extern "C"` kernel name of a .cu file. Its text shows every definition,
+/// also those that `#if`s keep apart (a bf16 `scale` for sm_80, a float one before it), which
+/// nvcc never compiles together: where they all take the same parameter types, the first stands
+/// for them; where they differ, no one typed method fits every arch's image, and the kernel is
+/// launched by name with that reason. (Without this, a valid file failed the build as a kernel
+/// "defined twice".)
+fn one_per_name(mut sigs: Vec<KernelSig>, source: &[KernelSig]) -> Vec<KernelSig> {
+    let plain = |s: &KernelSig| !s.mangled && s.generic.is_none();
+    let mut defs: BTreeMap<&str, Vec<&KernelSig>> = BTreeMap::new();
+    for s in source.iter().filter(|s| plain(s)) {
+        defs.entry(&s.name).or_default().push(s);
+    }
+    let types = |s: &KernelSig| (s.params.iter().map(|p| p.ty.clone()).collect::<Vec<_>>(), s.untyped.is_some());
+    let differ: BTreeMap<&str, String> = defs
+        .iter()
+        .filter(|(_, d)| d.iter().any(|s| types(s) != types(d[0])))
+        .map(|(name, d)| {
+            let places: Vec<String> = d.iter().map(|s| format!("{}:{}", crate::diag::from_package(&s.file).display(), s.line)).collect();
+            let reason = format!(
+                "its definitions under `#if`s ({}) take other parameters: no one typed method fits every arch's image",
+                places.join(", ")
+            );
+            (*name, reason)
+        })
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    sigs.retain(|s| !plain(s) || seen.insert(s.name.clone()));
+    for s in sigs.iter_mut() {
+        if let Some(reason) = differ.get(s.name.as_str()).filter(|_| plain(s)) {
+            s.params.clear();
+            s.untyped = Some(reason.clone());
+        }
+    }
+    sigs
+}
+
 /// The Rust kernels of the crate rooted at `lib`: those the source reader found (`source`), and,
 /// when the bitcode exports kernels it did not (`exported`: kernels stamped out by macros),
 /// those read from the expanded crate that `expand` writes. When the expansion fails, those
@@ -195,6 +231,29 @@ fn rust_signatures(
 mod tests {
     use super::*;
     use crate::report::Recorder;
+
+    #[test]
+    fn a_kernel_under_two_ifs_is_one_signature_or_untyped_and_cxx_overloads_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let cu = dir.path().join("k.cu");
+        let text = "#if __CUDA_ARCH__ >= 800\nextern \"C\" __global__ void same(float *x, int n) {}\nextern \"C\" __global__ void other(double *x) {}\n#else\nextern \"C\" __global__ void same(float *y, int m) {}\nextern \"C\" __global__ void other(float *x) {}\n#endif\n__global__ void over(float *x) {}\n__global__ void over(double *x) {}\n";
+        std::fs::write(&cu, text).unwrap();
+        let source = signature::cuda_kernels(&cu).unwrap();
+        let sigs = one_per_name(source.clone(), &source);
+        let named = |n: &str| sigs.iter().filter(|s| s.name == n).collect::<Vec<_>>();
+        // The same parameter types: the first definition, typed.
+        assert_eq!(named("same").len(), 1);
+        assert_eq!((named("same")[0].line, named("same")[0].untyped.as_ref()), (2, None));
+        // Other types: one entry, launched by name, with both places in the reason.
+        let other = named("other");
+        assert_eq!(other.len(), 1);
+        let reason = other[0].untyped.as_deref().unwrap();
+        assert!(reason.contains(":3, ") && reason.contains(":6)") && reason.contains("no one typed method fits"), "{reason}");
+        assert!(other[0].params.is_empty());
+        // C++ overloads are two kernels (two mangled entries), as before.
+        assert_eq!(named("over").len(), 2);
+        assert!(named("over").iter().all(|s| s.untyped.is_none()));
+    }
 
     #[test]
     fn kernels_stamped_out_by_macros_are_read_from_the_expansion_or_stay_untyped_with_the_reason() {
