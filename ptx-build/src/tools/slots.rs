@@ -4,7 +4,7 @@
 //! the PTX's line table rewritten, the kept unit read for signatures, the outputs hashed. When a
 //! job held its share of `-j` from start to end, that work left a core idle between two nvcc
 //! runs: 60-100 ms a file, 0.3 s of a ten-file build on two cores (BENCHMARKS.md, issue 25). So
-//! the pool runs one job more than it may run tools, and the limit is taken here, around each
+//! the pool runs one thread more than it may run tools, and the limit is taken here, around each
 //! process: the next nvcc starts as soon as the last one ends.
 //!
 //! Past the first slot (the token cargo gave the build script), each slot is a token of cargo's
