@@ -516,8 +516,11 @@ fn a_kernel_defined_on_both_sides_of_an_arch_if_is_typed_once_or_launched_by_nam
     assert_eq!(module.matches("pub unsafe fn add(").count(), 1, "{module}");
     assert!(!module.contains("pub unsafe fn scale(") && !module.contains("pub unsafe fn scale2("), "{module}");
     assert!(module.contains("\"scale\"") && module.contains("\"scale2\""), "both load, by name:\n{module}");
-    for (kernel, first, second) in [("scale", "cuda/twins.cu:3", "cuda/twins.cu:6"), ("scale2", "cuda/twins_stamped.cu:5", "cuda/twins_stamped.cu:7")] {
-        let reason = format!("its definitions under `#if`s ({first}, {second}) take other parameters: no one typed method fits every arch's image");
+    for (kernel, first, second) in
+        [("scale", "cuda/twins.cu:3", "cuda/twins.cu:6"), ("scale2", "cuda/twins_stamped.cu:5", "cuda/twins_stamped.cu:7")]
+    {
+        let reason =
+            format!("its definitions under `#if`s ({first}, {second}) take other parameters: no one typed method fits every arch's image");
         assert!(log.contains(&format!("`{kernel}`")) && log.contains(&reason), "{kernel}: {reason}\n{log}");
     }
 }

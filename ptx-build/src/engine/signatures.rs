@@ -62,7 +62,9 @@ impl CrateJob<'_> {
         if entries.iter().all(shown) {
             return Ok(one_per_name(source.clone(), &source));
         }
-        let Some(mut sigs) = self.preprocessed(arch, src, nvcc.0, nvcc.1, reporter) else { return Ok(one_per_name(source.clone(), &source)) };
+        let Some(mut sigs) = self.preprocessed(arch, src, nvcc.0, nvcc.1, reporter) else {
+            return Ok(one_per_name(source.clone(), &source));
+        };
         // A kernel this arch's `#if __CUDA_ARCH__` leaves out (an older arch's fallback) is only
         // in the source text: as written there, checked against the images that have it.
         let read: std::collections::HashSet<String> = sigs.iter().map(|p| p.name.clone()).collect();

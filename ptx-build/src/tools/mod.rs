@@ -14,8 +14,8 @@
 mod cuda;
 pub mod gpu;
 pub mod process;
-pub mod slots;
 mod rust;
+pub mod slots;
 
 use std::fs;
 use std::path::{Path, PathBuf};

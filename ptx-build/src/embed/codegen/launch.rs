@@ -40,12 +40,8 @@ pub(super) fn is_reserved(param: &str) -> bool {
 /// launches function `at` of the set.
 pub(super) fn function(kinds: &str) -> String {
     let mut generics = Vec::new();
-    let mut params = vec![
-        "set: &KernelSet".to_string(),
-        "at: usize".into(),
-        "stream: &CudaStream".into(),
-        "grid: ::ptx_runtime::Grid".into(),
-    ];
+    let mut params =
+        vec!["set: &KernelSet".to_string(), "at: usize".into(), "stream: &CudaStream".into(), "grid: ::ptx_runtime::Grid".into()];
     let mut pushes = Vec::new();
     for (i, k) in kinds.chars().enumerate() {
         let (param, push) = match k {
@@ -62,7 +58,10 @@ pub(super) fn function(kinds: &str) -> String {
                 (format!("a{i}: &mut impl DeviceInOut<T{i}>"), format!("a{i}.push_arg(&mut args);"))
             }
             'x' => (format!("a{i}: &impl ::ptx_runtime::DeviceAnyIn"), format!("::ptx_runtime::DeviceAnyIn::push_arg(a{i}, &mut args);")),
-            _ => (format!("a{i}: &mut impl ::ptx_runtime::DeviceAnyInOut"), format!("::ptx_runtime::DeviceAnyInOut::push_arg(a{i}, &mut args);")),
+            _ => (
+                format!("a{i}: &mut impl ::ptx_runtime::DeviceAnyInOut"),
+                format!("::ptx_runtime::DeviceAnyInOut::push_arg(a{i}, &mut args);"),
+            ),
         };
         params.push(param);
         pushes.push(push);

@@ -342,7 +342,10 @@ fn void_pointers_take_any_device_buffer() {
     let code = generate(&units).unwrap().replace(char::is_whitespace, "");
     assert!(code.contains("vx:&impl::ptx_runtime::DeviceAnyIn,vy:&mutimpl::ptx_runtime::DeviceAnyInOut"), "{code}");
     assert!(code.contains("__launch_xy(&self._set,9usize,stream,grid.into(),vx,vy)"), "{code}");
-    assert!(code.contains("::ptx_runtime::DeviceAnyIn::push_arg(a0,&mutargs);::ptx_runtime::DeviceAnyInOut::push_arg(a1,&mutargs);"), "{code}");
+    assert!(
+        code.contains("::ptx_runtime::DeviceAnyIn::push_arg(a0,&mutargs);::ptx_runtime::DeviceAnyInOut::push_arg(a1,&mutargs);"),
+        "{code}"
+    );
 }
 
 #[test]
