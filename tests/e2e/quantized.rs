@@ -451,15 +451,21 @@ extern "C" __global__ void cast_f8_f32(const unsigned char *in, float *out) { ou
 #endif
 "#;
 
-fn kernels_an_arch_leaves_out_are_typed_and_documented_with_the_archs_that_have_them() {
-    common::nvcc();
-    let uses = "#[allow(dead_code)]\nunsafe fn call(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream, cfg: ptx_runtime::cudarc::driver::LaunchConfig,\n    x: &ptx_runtime::cudarc::driver::CudaSlice<f32>, y: &mut ptx_runtime::cudarc::driver::CudaSlice<f32>,\n    b: &mut ptx_runtime::cudarc::driver::CudaSlice<ptx_runtime::half::bf16>) -> Result<(), ptx_runtime::LaunchError> {\n    unsafe {\n        k.cast_f32_f32(s, cfg, 4usize, x, y)?;\n        k.cast_bf16_f32(s, cfg, 4usize, b, y)?;\n        k.scale_bf16(s, cfg, b, 2.0)?;\n        k.scale_fallback(s, cfg, y, 2.0)\n    }\n}\n";
-    let p = cuda_host("host_arch_guarded", &[("cuda/compat.cuh", COMPAT), ("cuda/cast.cu", ARCH_GUARDED)], uses);
+/// [`cuda_host`] built for `sm_75,sm_80`, whose `#if __CUDA_ARCH__` branches differ.
+fn two_arch_cuda_host(host: &str, files: &[(&str, &str)], uses: &str) -> tempfile::TempDir {
+    let p = cuda_host(host, files, uses);
     write_at(
         p.path().join("host/build.rs"),
         "fn main() -> Result<(), ptx_build::Error> {\n    ptx_build::Builder::new().cuda(\"cuda/*.cu\").arch(\"sm_75,sm_80\").build()?;\n    Ok(())\n}\n",
         std::time::SystemTime::now() - std::time::Duration::from_secs(3600),
     );
+    p
+}
+
+fn kernels_an_arch_leaves_out_are_typed_and_documented_with_the_archs_that_have_them() {
+    common::nvcc();
+    let uses = "#[allow(dead_code)]\nunsafe fn call(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream, cfg: ptx_runtime::cudarc::driver::LaunchConfig,\n    x: &ptx_runtime::cudarc::driver::CudaSlice<f32>, y: &mut ptx_runtime::cudarc::driver::CudaSlice<f32>,\n    b: &mut ptx_runtime::cudarc::driver::CudaSlice<ptx_runtime::half::bf16>) -> Result<(), ptx_runtime::LaunchError> {\n    unsafe {\n        k.cast_f32_f32(s, cfg, 4usize, x, y)?;\n        k.cast_bf16_f32(s, cfg, 4usize, b, y)?;\n        k.scale_bf16(s, cfg, b, 2.0)?;\n        k.scale_fallback(s, cfg, y, 2.0)\n    }\n}\n";
+    let p = two_arch_cuda_host("host_arch_guarded", &[("cuda/compat.cuh", COMPAT), ("cuda/cast.cu", ARCH_GUARDED)], uses);
     let (ok, log) = cargo_build(p.path());
     assert!(ok, "every kernel of either arch has its method, and the calls compile:\n{log}");
     assert_eq!(warning_lines(&log, "host_arch_guarded"), Vec::<&str>::new(), "no kernel untyped:\n{log}");
@@ -504,12 +510,7 @@ extern "C" __global__ void scale2(float *x, float a) { x[0] *= a; }
 fn a_kernel_defined_on_both_sides_of_an_arch_if_is_typed_once_or_launched_by_name() {
     common::nvcc();
     let uses = "#[allow(dead_code)]\nunsafe fn call(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream, cfg: ptx_runtime::cudarc::driver::LaunchConfig,\n    y: &mut ptx_runtime::cudarc::driver::CudaSlice<f32>) -> Result<(), ptx_runtime::LaunchError> {\n    unsafe {\n        k.add(s, cfg, y, 1.0)?;\n        k.neg_f32(s, cfg, y)\n    }\n}\n";
-    let p = cuda_host("host_twins", &[("cuda/twins.cu", TWINS), ("cuda/twins_stamped.cu", TWINS_STAMPED)], uses);
-    write_at(
-        p.path().join("host/build.rs"),
-        "fn main() -> Result<(), ptx_build::Error> {\n    ptx_build::Builder::new().cuda(\"cuda/*.cu\").arch(\"sm_75,sm_80\").build()?;\n    Ok(())\n}\n",
-        std::time::SystemTime::now() - std::time::Duration::from_secs(3600),
-    );
+    let p = two_arch_cuda_host("host_twins", &[("cuda/twins.cu", TWINS), ("cuda/twins_stamped.cu", TWINS_STAMPED)], uses);
     let (ok, log) = cargo_build_with(p.path(), &[("CARGO_PTX_VERBOSE", "1")]);
     assert!(ok, "the file builds, and the typed calls compile:\n{log}");
     let module = generated_module("host_twins");
