@@ -3,7 +3,7 @@
 
 Usage (from the repository root, after `cargo ptx setup`; needs crates.io or a warm cargo registry
 for bindgen_cuda 0.1.x on the first run):
-    python3 benches/bindgen_cuda.py [--runs N] [--keep] [--worktree] [--archs A,B,..] [--cache on|off] [--quick] [--path-deps]
+    python3 benches/bindgen_cuda.py [--runs N] [--keep] [--worktree] [--archs A,B,..] [--cache on|off] [--quick] [--path-deps] [--scratch]
 
 ptx-build and ptx-runtime come from a `git archive HEAD` snapshot (edits made meanwhile in the
 working tree can neither rebuild nor break them); --worktree builds the working tree as it is.
@@ -38,6 +38,9 @@ NVCC_APPEND_FLAGS/NVCC_PREPEND_FLAGS unset. Modes, ours and theirs alternating:
 other two build one arch whatever is asked (CUDA_COMPUTE_CAP is one number). --cache on points
 CARGO_PTX_CACHE_DIR at a cache the warm-up fills: a cold build then is a second checkout's.
 --quick measures the cold and no-op modes only.
+--scratch adds a user's first build: `cargo build` into an empty target dir, every dependency
+compiled (from the same vendored sources, no rustc wrapper), for ours and for bindgen_cuda's and
+cudaforge's crates with cudarc as a dependency (what a user needs to load their PTX).
 Then one cold build of each through a logging `nvcc` wrapper (PATH, and NVCC for ours) counts the
 nvcc starts by kind and sums nvcc's own per-phase times (`nvcc --time`).
 Prints a markdown table for BENCHMARKS.md.
@@ -50,6 +53,7 @@ OURS, THEIRS, FORGE = "bench_ours", "bench_theirs", "bench_forge"
 # bindgen_cuda's crate with what a user needs to load its PTX: cudarc as ptx-runtime has it. No-op
 # only: bindgen_cuda's crate alone has 11 packages for cargo to check, ours about 60.
 THEIRS_CUDARC = "bench_theirs_cudarc"
+FORGE_CUDARC = "bench_forge_cudarc"  # --scratch only
 
 OURS_BUILD = '''fn main() -> Result<(), ptx_build::Error> {
     ptx_build::Builder::new().cuda("src/**/*.cu").arch("%s").build()?;
@@ -274,6 +278,23 @@ def unit_times(crate):
     return out
 
 
+def first_build_units(crate):
+    """From the newest `--timings` report of a first build: when the kernel crate's build script
+    started running and how long it ran, the CPU seconds of every unit, and for ptx-build its own
+    compile (the unit a build script waits for last)."""
+    reports = sorted(glob.glob(os.path.join(crate.target, "cargo-timings", "cargo-timing-*.html")), key=os.path.getmtime)
+    m = re.search(r"const UNIT_DATA = (\[.*?\]);", open(reports[-1]).read(), re.S) if reports else None
+    out = {}
+    for u in json.loads(m.group(1)) if m else []:
+        out["units' CPU sum"] = out.get("units' CPU sum", 0) + float(u["duration"])
+        if u.get("name") == crate.name and u.get("mode") == "run-custom-build":
+            out["kernels' build script starts at"] = float(u["start"])
+            out["kernels' build script runs"] = float(u["duration"])
+        elif u.get("name") in ("ptx-build", "bindgen_cuda", "cudaforge") and "build-script" not in str(u.get("target", "")):
+            out["the builder crate's compile"] = float(u["duration"])
+    return out
+
+
 def flip_define(crate):
     path = os.path.join(crate.dir, "src", "utils.cuh")
     text = open(path).read()
@@ -304,6 +325,7 @@ def main():
     ap.add_argument("--archs", default="80", help="ours' archs, comma-separated capabilities")
     ap.add_argument("--cache", choices=("on", "off"), default="off", help="ptx-build's shared step cache")
     ap.add_argument("--quick", action="store_true", help="cold and no-op modes only")
+    ap.add_argument("--scratch", action="store_true", help="also a first build into an empty target dir, every dependency compiled")
     ap.add_argument("--worktree", action="store_true",
                     help="build ptx-build/ptx-runtime from the working tree as it is (default: a `git archive HEAD` snapshot, "
                          "so that edits made meanwhile neither rebuild nor break them)")
@@ -345,10 +367,12 @@ def main():
                   'include!(concat!(env!("OUT_DIR"), "/ptx.rs"));\n')
     cudarc = re.search(r"^cudarc = .*$", open(os.path.join(src, "ptx-runtime", "Cargo.toml")).read(), re.M).group(0)
     theirs_cudarc = Crate(work, THEIRS_CUDARC, THEIRS_BUILD, f'[dependencies]\n{cudarc}\n\n[build-dependencies]\nbindgen_cuda = "0.1"\n', "")
+    forge_cudarc = Crate(work, FORGE_CUDARC, FORGE_BUILD, f'[dependencies]\n{cudarc}\n\n[build-dependencies]\ncudaforge = "=0.1.5"\n',
+                         'include!(concat!(env!("OUT_DIR"), "/ptx.rs"));\n') if a.scratch else None
     ncu = len(glob.glob(os.path.join(FIXTURES, "*.cu")))
 
     print(f"work dir {work}; warming up (dependencies, tool caches)...", file=sys.stderr)
-    for c in (ours, theirs, forge, theirs_cudarc):
+    for c in (ours, theirs, forge, theirs_cudarc) + ((forge_cudarc,) if forge_cudarc else ()):
         try:
             c.cargo(env, "build")
         except SystemExit:
@@ -432,6 +456,21 @@ def main():
                 print(f"  note: no-op build of {c.name} compiled {compiled}", file=sys.stderr)
             noop[c.name].append(dt)
 
+    # A first build: every dependency compiled into an empty target dir.
+    scratch, scratch_units = collections.defaultdict(list), collections.defaultdict(list)
+    for r in range(a.runs if a.scratch else 0):
+        crates = [ours, theirs_cudarc, forge_cudarc]
+        for c in crates[r % 3:] + crates[:r % 3]:
+            target = c.target
+            c.target = target + "-scratch"
+            shutil.rmtree(c.target, ignore_errors=True)
+            dt, _, _ = c.build(env, "--timings")
+            scratch[c.name].append(dt)
+            scratch_units[c.name].append(first_build_units(c))
+            shutil.rmtree(c.target, ignore_errors=True)
+            c.target = target
+            print(f"  first build {r + 1}: {c.name} {dt:.2f} s", file=sys.stderr)
+
     m = statistics.median
     fmt = lambda xs: ", ".join(f"{x:.2f}" for x in xs)
     o, t, f, fa, cu = m(cold["ours"]), m(cold["theirs"]), m(cold["forge"]), m(cold["forge-all"]), m(cold["cubin"])
@@ -479,6 +518,10 @@ def main():
         print(f"| nvcc starts, one cold PTX-only build | {starts(OURS)} | {starts(THEIRS)} | {starts(FORGE)} | | |")
         print(f"| summed wall time of those nvcc runs | {nvcc_wall[OURS]:.1f} s | {nvcc_wall[THEIRS]:.1f} s | {nvcc_wall[FORGE]:.1f} s | "
               f"{nvcc_wall[OURS] / max(nvcc_wall[THEIRS], 1e-9):.2f}x / {nvcc_wall[OURS] / max(nvcc_wall[FORGE], 1e-9):.2f}x | |")
+    if a.scratch:
+        s_o, s_t, s_f = m(scratch[OURS]), m(scratch[THEIRS_CUDARC]), m(scratch[FORGE_CUDARC])
+        print(f"| first build, empty target dir, every dependency (theirs with cudarc) | {s_o:.2f} s | {s_t:.2f} s | {s_f:.2f} s | "
+              f"{s_o / s_t:.2f}x / {s_o / s_f:.2f}x | |")
     print()
     print(f"runs (s): cold PTX ours [{fmt(cold['ours'])}], bindgen_cuda [{fmt(cold['theirs'])}], cudaforge [{fmt(cold['forge'])}], cudaforge on every CPU [{fmt(cold['forge-all'])}], "
           f"cubins [{fmt(cold['cubin'])}]; no-op ours [{fmt(noop[OURS])}], bindgen_cuda [{fmt(noop[THEIRS])}], cudaforge [{fmt(noop[FORGE])}], "
@@ -490,6 +533,13 @@ def main():
     for name, label in ((OURS, "ptx-build"), (THEIRS, "bindgen_cuda"), (FORGE, "cudaforge")):
         if units.get(name):
             print(f"cargo --timings, one cold build, {label}: " + ", ".join(f"{k} {v:.2f} s" for k, v in units[name].items()))
+    if a.scratch:
+        print(f"first builds (s): ours [{fmt(scratch[OURS])}], bindgen_cuda + cudarc [{fmt(scratch[THEIRS_CUDARC])}], "
+              f"cudaforge + cudarc [{fmt(scratch[FORGE_CUDARC])}]")
+        for name, label in ((OURS, "ptx-build"), (THEIRS_CUDARC, "bindgen_cuda + cudarc"), (FORGE_CUDARC, "cudaforge + cudarc")):
+            rows = scratch_units[name]
+            keys = sorted({k for row in rows for k in row})
+            print(f"first build, {label} (medians, s): " + ", ".join(f"{k} {m([row[k] for row in rows if k in row]):.2f}" for k in keys))
     if summary.get(OURS):
         print("ptx-build said: " + " / ".join(summary[OURS]))
     keep_or_remove(work, a.keep)

@@ -9,7 +9,7 @@
 //! declares them `extern`: rustc sees only their names and lengths, and the linker copies the
 //! bytes once, into the final binary.
 //!
-//! Written with the `object` crate (ELF only: Linux is where this is tested; other targets keep
+//! Written as ELF (`embed::elf`; Linux is where this is tested; other targets keep
 //! `include_bytes!`, as does a host package that may be built as a `staticlib`: rustc puts no
 //! `-bundle` object into a static library). A `staticlib` of another crate that depends on the
 //! host still lacks the objects: its link must add them (`native-static-libs` names them).
@@ -19,16 +19,14 @@
 
 use std::path::Path;
 
-use object::write::{Comdat, Object, Symbol, SymbolSection};
-use object::{elf, Architecture, BinaryFormat, ComdatKind, Endianness, SectionFlags, SectionKind, SymbolFlags, SymbolKind, SymbolScope};
-
+use super::elf::{self, Machine};
 use crate::cache::{self, Key};
 use crate::error::{Error, Result};
 
 /// A target the build script can write an image object for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Target {
-    arch: Architecture,
+    arch: Machine,
 }
 
 impl Target {
@@ -58,8 +56,8 @@ impl Target {
             return None;
         }
         let arch = match arch {
-            "x86_64" => Architecture::X86_64,
-            "aarch64" => Architecture::Aarch64,
+            "x86_64" => Machine::X86_64,
+            "aarch64" => Machine::Aarch64,
             _ => return None,
         };
         Some(Target { arch })
@@ -103,7 +101,7 @@ pub fn write(target: Target, images: &[(&str, &[u8])], dir: &Path) -> Result<Ima
     // The name is the content's: an object already there is not written again, so the tag
     // changes with what `object_bytes` writes. Each symbol names its image's content already:
     // hashing the bytes again cost a cold build 30 ms of unoptimised xxh3 (3.3 MB of PTX).
-    let mut key = Key::new("image-object-v2");
+    let mut key = Key::new("image-object-v3");
     key.str(&format!("{:?}", target.arch));
     for (name, bytes) in images {
         key.str(name).str(&bytes.len().to_string());
@@ -111,7 +109,7 @@ pub fn write(target: Target, images: &[(&str, &[u8])], dir: &Path) -> Result<Ima
     let file_name = format!("ptx-images-{}.o", &key.finish()[..16]);
     let path = dir.join(&file_name);
     if !path.is_file() {
-        let bytes = object_bytes(target, images).map_err(|e| Error::io("write", &path, std::io::Error::other(e.to_string())))?;
+        let bytes = object_bytes(target, images).map_err(|e| Error::io("write", &path, std::io::Error::other(e)))?;
         cache::write_atomic(&path, &bytes)?;
     }
     // The objects of earlier builds of this module: each is linked by name, so only one may stay.
@@ -127,36 +125,15 @@ pub fn write(target: Target, images: &[(&str, &[u8])], dir: &Path) -> Result<Ima
     Ok(ImageObject { file_name, dir: dir.to_path_buf() })
 }
 
-fn object_bytes(target: Target, images: &[(&str, &[u8])]) -> object::write::Result<Vec<u8>> {
-    let mut obj = Object::new(BinaryFormat::Elf, target.arch, Endianness::Little);
-    let mut written: Vec<&str> = Vec::new();
-    for (name, bytes) in images {
-        // Equal images (`sm_80` and `compute_80` make the same PTX) are one symbol, defined once.
-        if written.contains(name) {
-            continue;
+fn object_bytes(target: Target, images: &[(&str, &[u8])]) -> std::result::Result<Vec<u8>, String> {
+    // Equal images (`sm_80` and `compute_80` make the same PTX) are one symbol, defined once.
+    let mut unique: Vec<(&str, &[u8])> = Vec::with_capacity(images.len());
+    for &(name, bytes) in images {
+        if !unique.iter().any(|(n, _)| *n == name) {
+            unique.push((name, bytes));
         }
-        written.push(name);
-        let section = obj.add_section(Vec::new(), format!(".rodata.{name}").into_bytes(), SectionKind::ReadOnlyData);
-        // A COMDAT group's member must say so: GNU ld refuses the whole file otherwise (lld does not).
-        obj.section_mut(section).flags = SectionFlags::Elf { sh_flags: u64::from(elf::SHF_ALLOC | elf::SHF_GROUP) };
-        // 64: more than a cubin's ELF header asks of the driver's loader, and a cache line.
-        obj.set_section_data(section, *bytes, 64);
-        let symbol = obj.add_symbol(Symbol {
-            name: name.as_bytes().to_vec(),
-            value: 0,
-            size: bytes.len() as u64,
-            kind: SymbolKind::Data,
-            // Visible to the linker only: not exported from a cdylib.
-            scope: SymbolScope::Linkage,
-            weak: false,
-            section: SymbolSection::Section(section),
-            flags: SymbolFlags::None,
-        });
-        obj.add_comdat(Comdat { kind: ComdatKind::Any, symbol, sections: vec![section] });
     }
-    // What assemblers write: the object needs no executable stack (GNU ld warns otherwise).
-    obj.add_section(Vec::new(), b".note.GNU-stack".to_vec(), SectionKind::Elf(elf::SHT_PROGBITS));
-    obj.write()
+    elf::relocatable(target.arch, &unique)
 }
 
 #[cfg(test)]

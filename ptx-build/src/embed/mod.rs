@@ -1,10 +1,12 @@
 //! The embed stage, run for a Builder: kernel signatures read from the sources (`signature`,
 //! by the engine when a Builder asks), bound to the PTX entries (`demangle` for C++ names) and
 //! checked against them with host type paths (`host_types`), each module's images copied to
-//! `OUT_DIR` (`unit`), and the generated module (`codegen`).
+//! `OUT_DIR` (`unit`) or linked as an ELF object (`linked`, `elf`), and the generated module
+//! (`codegen`).
 
 pub mod codegen;
 pub mod demangle;
+pub mod elf;
 pub mod functions;
 pub mod host_scope;
 pub mod host_types;
