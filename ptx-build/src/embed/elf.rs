@@ -38,12 +38,13 @@ const SHF_GROUP: u64 = 0x200;
 const GRP_COMDAT: u32 = 1;
 const STB_GLOBAL_STT_OBJECT: u8 = (1 << 4) | 1;
 const STV_HIDDEN: u8 = 2;
-/// Past this many sections the header's counts move elsewhere (`SHN_LORESERVE`).
+/// From this many sections on, the header's counts move elsewhere (`SHN_LORESERVE`).
 const MAX_SECTIONS: usize = 0xff00;
 /// 64: more than a cubin's ELF header asks of the driver's loader, and a cache line.
 const IMAGE_ALIGN: u64 = 64;
 
 /// One section header, as written at the end of the file.
+#[derive(Default)]
 struct Section {
     name: u32,
     kind: u32,
@@ -63,14 +64,16 @@ struct Section {
 pub fn relocatable(machine: Machine, images: &[(&str, &[u8])]) -> Result<Vec<u8>, String> {
     // Per image a group and its data; then the note, the symbol table and two string tables.
     let count = 2 * images.len() + 5;
-    if count > MAX_SECTIONS {
+    if count >= MAX_SECTIONS {
         return Err(format!("{} images are more than one ELF object of this kind holds", images.len()));
     }
     let (symtab, strtab, shstrtab) = (count - 3, count - 2, count - 1);
     let mut names = StringTable::default(); // section names
     let mut symbol_names = StringTable::default();
     let mut out = vec![0u8; 64]; // the header, filled in last
-    let mut sections = vec![Section { name: 0, kind: 0, flags: 0, offset: 0, size: 0, link: 0, info: 0, align: 0, entsize: 0 }];
+                                 // The images with their padding, group words and symbols: one allocation for megabytes of PTX.
+    out.reserve(images.iter().map(|(name, bytes)| bytes.len() + 2 * name.len() + 128).sum());
+    let mut sections = vec![Section::default()];
     let group_name = names.add(".group");
     for (i, (name, bytes)) in images.iter().enumerate() {
         let data_index = sections.len() as u32 + 1;
@@ -79,25 +82,17 @@ pub fn relocatable(machine: Machine, images: &[(&str, &[u8])]) -> Result<Vec<u8>
         out.extend(GRP_COMDAT.to_le_bytes());
         out.extend(data_index.to_le_bytes());
         let (link, info) = (symtab as u32, i as u32 + 1);
-        sections.push(Section { name: group_name, kind: SHT_GROUP, flags: 0, offset, size: 8, link, info, align: 4, entsize: 4 });
+        sections.push(Section { link, info, entsize: 4, ..Section::new(group_name, SHT_GROUP, offset, 8, 4) });
         let offset = pad(&mut out, IMAGE_ALIGN);
         out.extend_from_slice(bytes);
-        sections.push(Section {
-            name: names.add(&format!(".rodata.{name}")),
-            kind: SHT_PROGBITS,
-            // A COMDAT group's member must say so: GNU ld refuses the whole file otherwise (lld does not).
-            flags: SHF_ALLOC | SHF_GROUP,
-            offset,
-            size: bytes.len() as u64,
-            link: 0,
-            info: 0,
-            align: IMAGE_ALIGN,
-            entsize: 0,
-        });
+        let name = names.add(&format!(".rodata.{name}"));
+        // A COMDAT group's member must say so: GNU ld refuses the whole file otherwise (lld does not).
+        let flags = SHF_ALLOC | SHF_GROUP;
+        sections.push(Section { flags, ..Section::new(name, SHT_PROGBITS, offset, bytes.len() as u64, IMAGE_ALIGN) });
     }
     // What assemblers write: the object needs no executable stack (GNU ld warns otherwise).
     let offset = out.len() as u64;
-    sections.push(Section { name: names.add(".note.GNU-stack"), kind: SHT_PROGBITS, flags: 0, offset, size: 0, link: 0, info: 0, align: 1, entsize: 0 });
+    sections.push(Section::new(names.add(".note.GNU-stack"), SHT_PROGBITS, offset, 0, 1));
 
     // The symbols: the null one, then every image's (all global: the first global is 1).
     let offset = pad(&mut out, 8);
@@ -112,11 +107,12 @@ pub fn relocatable(machine: Machine, images: &[(&str, &[u8])]) -> Result<Vec<u8>
     }
     let size = out.len() as u64 - offset;
     let (symtab_name, strtab_name, shstrtab_name) = (names.add(".symtab"), names.add(".strtab"), names.add(".shstrtab"));
-    sections.push(Section { name: symtab_name, kind: SHT_SYMTAB, flags: 0, offset, size, link: strtab as u32, info: 1, align: 8, entsize: 24 });
+    let symtab_section = Section::new(symtab_name, SHT_SYMTAB, offset, size, 8);
+    sections.push(Section { link: strtab as u32, info: 1, entsize: 24, ..symtab_section });
     for (table, name) in [(&symbol_names, strtab_name), (&names, shstrtab_name)] {
         let offset = out.len() as u64;
         out.extend_from_slice(&table.bytes);
-        sections.push(Section { name, kind: SHT_STRTAB, flags: 0, offset, size: table.bytes.len() as u64, link: 0, info: 0, align: 1, entsize: 0 });
+        sections.push(Section::new(name, SHT_STRTAB, offset, table.bytes.len() as u64, 1));
     }
     debug_assert_eq!(sections.len(), count);
 
@@ -153,6 +149,13 @@ pub fn relocatable(machine: Machine, images: &[(&str, &[u8])]) -> Result<Vec<u8>
     header.extend((shstrtab as u16).to_le_bytes()); // e_shstrndx
     out[..64].copy_from_slice(&header);
     Ok(out)
+}
+
+impl Section {
+    /// A section of `kind` whose bytes lie at `offset`, `size` long.
+    fn new(name: u32, kind: u32, offset: u64, size: u64, align: u64) -> Section {
+        Section { name, kind, offset, size, align, ..Section::default() }
+    }
 }
 
 /// Zeros up to the next multiple of `align`; the offset reached.
@@ -199,7 +202,10 @@ mod tests {
             assert_eq!((file.architecture(), file.kind()), (arch, object::ObjectKind::Relocatable));
             for (name, data) in [(A, ptx), (B, cubin)] {
                 let symbol = file.symbol_by_name(name).unwrap();
-                assert_eq!((symbol.size(), symbol.scope(), symbol.is_global(), symbol.kind()), (data.len() as u64, SymbolScope::Linkage, true, object::SymbolKind::Data));
+                assert_eq!(
+                    (symbol.size(), symbol.scope(), symbol.is_global(), symbol.kind()),
+                    (data.len() as u64, SymbolScope::Linkage, true, object::SymbolKind::Data)
+                );
                 let section = file.section_by_index(symbol.section_index().unwrap()).unwrap();
                 assert_eq!(section.name().unwrap(), format!(".rodata.{name}"));
                 assert_eq!((section.data().unwrap(), section.align()), (data, 64));
@@ -215,6 +221,17 @@ mod tests {
         // No image: a valid, empty object.
         let empty = relocatable(Machine::X86_64, &[]).unwrap();
         assert_eq!(object::File::parse(empty.as_slice()).unwrap().symbols().count(), 0);
+    }
+
+    #[test]
+    fn more_images_than_an_object_has_section_numbers_for_is_an_error_not_a_corrupt_file() {
+        let names: Vec<String> = (0..32_638).map(|i| format!("__ptx_build_{i}")).collect();
+        let images: Vec<(&str, &[u8])> = names.iter().map(|n| (n.as_str(), b"".as_slice())).collect();
+        // 2 * 32,637 + 5 sections: the last count the header holds.
+        let most = relocatable(Machine::X86_64, &images[..32_637]).map(|b| object::File::parse(b.as_slice()).unwrap().symbols().count());
+        assert_eq!(most, Ok(32_637));
+        let e = relocatable(Machine::X86_64, &images).map(|b| b.len());
+        assert_eq!(e, Err("32638 images are more than one ELF object of this kind holds".to_string()));
     }
 
     /// What a host binary's link does with two crates' objects that share an image: GNU ld
