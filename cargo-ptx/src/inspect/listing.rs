@@ -45,15 +45,85 @@ impl Sources {
     /// is readable here).
     pub(super) fn annotation(&mut self, path: &str, line: u32) -> String {
         let (path, shown) = self.located(path);
-        let lines = self
-            .files
-            .entry(PathBuf::from(&path))
-            .or_insert_with(|| std::fs::read_to_string(&path).ok().map(|t| t.lines().map(|l| l.trim().to_string()).collect()));
-        match lines.as_ref().and_then(|l| l.get(line.checked_sub(1)? as usize)) {
+        match self.line_text(&path, line) {
             Some(text) if !text.is_empty() => format!("// {shown}:{line}  {text}"),
             _ => format!("// {shown}:{line}"),
         }
     }
+
+    /// Line `line` (1-based) of the file at `path` as read here, trimmed.
+    fn line_text(&mut self, path: &str, line: u32) -> Option<String> {
+        let lines = self
+            .files
+            .entry(PathBuf::from(path))
+            .or_insert_with(|| std::fs::read_to_string(path).ok().map(|t| t.lines().map(|l| l.trim().to_string()).collect()));
+        lines.as_ref()?.get(line.checked_sub(1)? as usize).cloned()
+    }
+
+    /// For a line of ptx-device's `#[kernel]` wrapper (`.. extern "ptx-kernel" fn $name ..` in
+    /// a library, where rustc puts a Rust kernel's first line table entry: its signature's
+    /// tokens are the macro's), the kernel's own `fn` in the kernel crate, `#[kernel]` above
+    /// it: `fn saxpy` for `saxpy`, `fn axpy` for its instance `axpy_f32`. `None` for any other
+    /// line, or where no such `fn` is found (a kernel stamped out by the crate's own macro).
+    pub(super) fn kernel_definition(&mut self, path: &str, line: u32, kernel: &str) -> Option<(String, u32)> {
+        if self.is_user(path) {
+            return None;
+        }
+        let (read, _) = self.located(path);
+        if !self.line_text(&read, line)?.contains("extern \"ptx-kernel\"") {
+            return None;
+        }
+        let mut files = Vec::new();
+        rust_files(&self.package.clone()?.join("src"), &mut files);
+        files.sort();
+        // The kernel's name, then without its last `_part` (a generic kernel's instance suffix).
+        let mut name = kernel;
+        loop {
+            for file in &files {
+                let file = file.to_string_lossy().into_owned();
+                let Some(lines) = self.files.entry(PathBuf::from(&file)).or_insert_with(|| read_lines(&file)).clone() else { continue };
+                if let Some(at) = kernel_fn_line(&lines, name) {
+                    return Some((file, at));
+                }
+            }
+            name = name.rsplit_once('_')?.0;
+        }
+    }
+}
+
+fn read_lines(path: &str) -> Option<Vec<String>> {
+    std::fs::read_to_string(path).ok().map(|t| t.lines().map(|l| l.trim().to_string()).collect())
+}
+
+/// The `.rs` files below `dir`.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The 1-based line of `fn name` (a whole word) in `lines` with a `#[kernel` attribute among
+/// the attributes and doc comments right above it.
+fn kernel_fn_line(lines: &[String], name: &str) -> Option<u32> {
+    let is_fn = |l: &str| {
+        l.split_whitespace()
+            .collect::<Vec<_>>()
+            .windows(2)
+            .any(|w| w[0] == "fn" && w[1].strip_prefix(name).is_some_and(|rest| rest.is_empty() || rest.starts_with(['(', '<'])))
+    };
+    let found = lines.iter().enumerate().filter(|(_, l)| !l.starts_with("//") && is_fn(l)).find(|(i, _)| {
+        lines[..*i]
+            .iter()
+            .rev()
+            .take_while(|l| l.starts_with('#') || l.starts_with("///") || l.is_empty())
+            .any(|l| l.starts_with("#[kernel"))
+    });
+    found.map(|(i, _)| i as u32 + 1)
 }
 
 /// `path` with `.` and `..` taken out without asking the file system.
@@ -119,7 +189,8 @@ pub(super) fn ptx_listing(ptx: &str, name: &str, sources: &mut Sources) -> Optio
             } else {
                 inlined.iter().find(|p| p.line != 0 && sources.is_user(&path(p))).map(|p| (path(p), p.line))
             };
-            let (shown_path, shown_line) = user.clone().unwrap_or_else(|| (own_path.clone(), own_line));
+            let wrapper = user.is_none().then(|| sources.kernel_definition(&own_path, own_line, name)).flatten();
+            let (shown_path, shown_line) = user.clone().or(wrapper).unwrap_or_else(|| (own_path.clone(), own_line));
             // Repeats of the last line shown add nothing.
             if last.as_ref() == Some(&(shown_path.clone(), shown_line)) {
                 continue;
@@ -207,7 +278,9 @@ pub(super) fn sass_listing(sass: &str, name: &str, sources: &mut Sources) -> Opt
         if let Some(rest) = t.strip_prefix("//## File \"") {
             let (path, tail) = rest.split_once("\", line ")?;
             let line: u32 = tail.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()?;
-            let _ = writeln!(out, "\t{}", sources.annotation(&unescape(path), line));
+            let path = unescape(path);
+            let (path, line) = sources.kernel_definition(&path, line, name).unwrap_or((path, line));
+            let _ = writeln!(out, "\t{}", sources.annotation(&path, line));
             continue;
         }
         out.push_str(&demangle_words(l));
@@ -329,6 +402,40 @@ mod tests {
         // Without the kernel crate's folder known, each line is the innermost frame's, as before.
         let plain = ptx_listing(ptx, "k", &mut Sources { roots: vec![pkg.clone()], ..Sources::default() }).unwrap();
         assert!(plain.contains("index.rs:2  ctaid() * ntid() + tid()") && !plain.contains("inlined"), "{plain}");
+    }
+
+    #[test]
+    fn the_kernel_wrappers_line_in_ptx_device_is_shown_as_the_kernels_own_fn() {
+        let dir = tempfile::tempdir().unwrap();
+        let pkg = dir.path().join("kernels");
+        std::fs::create_dir_all(pkg.join("src/ops")).unwrap();
+        std::fs::write(pkg.join("Cargo.toml"), "[package]\n").unwrap();
+        // A helper named like the kernel's prefix, and the kernels in a submodule.
+        std::fs::write(pkg.join("src/lib.rs"), "pub mod ops;\nfn axpy_helper() {}\nfn axpy() {}\n").unwrap();
+        let ops = "use ptx_device::kernel;\n\n/// y = a*x + y.\n///\n/// # Safety\n#[kernel]\npub unsafe fn saxpy(n: u32, y: *mut f32) {\n    *y = 1.0;\n}\n\n\
+                   #[kernel(instances(f32, f64))]\n#[launch_bounds(256)]\npub unsafe fn axpy<T: Copy>(n: u32, y: *mut T) {}\n";
+        std::fs::write(pkg.join("src/ops/mod.rs"), ops).unwrap();
+        let wrapper = dir.path().join("ptx-device/src/lib.rs");
+        std::fs::create_dir_all(wrapper.parent().unwrap()).unwrap();
+        std::fs::write(&wrapper, "macro_rules! __kernel {\n    ($name:ident) => {\n        $($vis)* unsafe extern \"ptx-kernel\" fn $name($($params)*) $body\n    };\n}\n").unwrap();
+        let ptx = |k: &str| {
+            format!(".visible .entry {k}()\n{{\n$L__func_begin0:\n\t.loc 2 3 0\n\tld.param.b32 %r1, [p];\n\t.loc 1 8 5\n\tst.f32 [%rd1], %f1;\n}}\n\t.file 1 \"src/ops/mod.rs\"\n\t.file 2 \"../ptx-device/src/lib.rs\"\n")
+        };
+        let mut sources = Sources { roots: vec![pkg.clone()], package: Some(pkg.clone()), ..Sources::default() };
+        let notes = |text: String| -> Vec<String> {
+            text.lines().filter(|l| l.trim_start().starts_with("//")).map(|l| l.trim().to_string()).collect()
+        };
+        let saxpy = notes(ptx_listing(&ptx("saxpy"), "saxpy", &mut sources).unwrap());
+        assert!(saxpy[0].ends_with("src/ops/mod.rs:7  pub unsafe fn saxpy(n: u32, y: *mut f32) {"), "{saxpy:?}");
+        assert!(saxpy[1].ends_with("src/ops/mod.rs:8  *y = 1.0;"), "{saxpy:?}");
+        // A generic kernel's instance: its generic `fn` under `#[kernel(..)]`, not lib.rs's plain `fn axpy`.
+        let axpy = notes(ptx_listing(&ptx("axpy_f32"), "axpy_f32", &mut sources).unwrap());
+        assert!(axpy[0].ends_with("src/ops/mod.rs:13  pub unsafe fn axpy<T: Copy>(n: u32, y: *mut T) {}"), "{axpy:?}");
+        // No `#[kernel] fn` of that name (stamped out by the crate's own macro): the line stays.
+        let other = notes(ptx_listing(&ptx("scale_f32"), "scale_f32", &mut sources).unwrap());
+        assert!(other[0].contains("ptx-device/src/lib.rs:3  $($vis)* unsafe extern \"ptx-kernel\""), "{other:?}");
+        // Another library line is never moved.
+        assert_eq!(sources.kernel_definition(&wrapper.to_string_lossy(), 1, "saxpy"), None);
     }
 
     #[test]
