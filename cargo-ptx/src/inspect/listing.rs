@@ -327,6 +327,19 @@ pub(crate) fn demangle_words(line: &str) -> String {
 mod tests {
     use super::*;
 
+    fn write(path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    /// A kernel crate `kernels` in `dir` with `lib_rs` as its `src/lib.rs`.
+    fn kernel_package(dir: &Path, lib_rs: &str) -> PathBuf {
+        let pkg = dir.join("kernels");
+        write(&pkg.join("Cargo.toml"), "[package]\n");
+        write(&pkg.join("src/lib.rs"), lib_rs);
+        pkg
+    }
+
     const PTX: &str = r#"
 .version 7.8
 .target sm_90
@@ -382,13 +395,8 @@ mod tests {
     #[test]
     fn code_inlined_from_a_library_is_shown_at_the_kernels_own_line() {
         let dir = tempfile::tempdir().unwrap();
-        let pkg = dir.path().join("kernels");
-        std::fs::create_dir_all(pkg.join("src")).unwrap();
-        std::fs::write(pkg.join("Cargo.toml"), "[package]\n").unwrap();
-        std::fs::write(pkg.join("src/lib.rs"), "\n\nlet i = global_index();\nif i < n {\n").unwrap();
-        let dep = dir.path().join("ptx-device/src/index.rs");
-        std::fs::create_dir_all(dep.parent().unwrap()).unwrap();
-        std::fs::write(&dep, "pub fn global_index() -> usize {\n  ctaid() * ntid() + tid()\n}\n").unwrap();
+        let pkg = kernel_package(dir.path(), "\n\nlet i = global_index();\nif i < n {\n");
+        write(&dir.path().join("ptx-device/src/index.rs"), "pub fn global_index() -> usize {\n  ctaid() * ntid() + tid()\n}\n");
         // Two instructions of the library's line 2 inlined into the kernel's line 3, then the
         // kernel's line 4 itself.
         let ptx = ".visible .entry k()\n{\n\t.loc 2 2 5 // src/index.rs:2:5 @[ src/lib.rs:3:9 ]\n\tmov.u32 %r1, %ctaid.x;\n\t.loc 2 2 12 // src/index.rs:2:12 @[ src/lib.rs:3:9 ]\n\tmov.u32 %r2, %ntid.x;\n\t.loc 1 4 1\n\tsetp.ge.u32 %p1, %r1, %r2;\n}\n\t.file 1 \"src/lib.rs\"\n\t.file 2 \"../ptx-device/src/index.rs\"\n";
@@ -407,17 +415,13 @@ mod tests {
     #[test]
     fn the_kernel_wrappers_line_in_ptx_device_is_shown_as_the_kernels_own_fn() {
         let dir = tempfile::tempdir().unwrap();
-        let pkg = dir.path().join("kernels");
-        std::fs::create_dir_all(pkg.join("src/ops")).unwrap();
-        std::fs::write(pkg.join("Cargo.toml"), "[package]\n").unwrap();
         // A helper named like the kernel's prefix, and the kernels in a submodule.
-        std::fs::write(pkg.join("src/lib.rs"), "pub mod ops;\nfn axpy_helper() {}\nfn axpy() {}\n").unwrap();
+        let pkg = kernel_package(dir.path(), "pub mod ops;\nfn axpy_helper() {}\nfn axpy() {}\n");
         let ops = "use ptx_device::kernel;\n\n/// y = a*x + y.\n///\n/// # Safety\n#[kernel]\npub unsafe fn saxpy(n: u32, y: *mut f32) {\n    *y = 1.0;\n}\n\n\
                    #[kernel(instances(f32, f64))]\n#[launch_bounds(256)]\npub unsafe fn axpy<T: Copy>(n: u32, y: *mut T) {}\n";
-        std::fs::write(pkg.join("src/ops/mod.rs"), ops).unwrap();
+        write(&pkg.join("src/ops/mod.rs"), ops);
         let wrapper = dir.path().join("ptx-device/src/lib.rs");
-        std::fs::create_dir_all(wrapper.parent().unwrap()).unwrap();
-        std::fs::write(&wrapper, "macro_rules! __kernel {\n    ($name:ident) => {\n        $($vis)* unsafe extern \"ptx-kernel\" fn $name($($params)*) $body\n    };\n}\n").unwrap();
+        write(&wrapper, "macro_rules! __kernel {\n    ($name:ident) => {\n        $($vis)* unsafe extern \"ptx-kernel\" fn $name($($params)*) $body\n    };\n}\n");
         let ptx = |k: &str| {
             format!(".visible .entry {k}()\n{{\n$L__func_begin0:\n\t.loc 2 3 0\n\tld.param.b32 %r1, [p];\n\t.loc 1 8 5\n\tst.f32 [%rd1], %f1;\n}}\n\t.file 1 \"src/ops/mod.rs\"\n\t.file 2 \"../ptx-device/src/lib.rs\"\n")
         };
