@@ -51,13 +51,18 @@ impl Sources {
         }
     }
 
-    /// Line `line` (1-based) of the file at `path` as read here, trimmed.
-    fn line_text(&mut self, path: &str, line: u32) -> Option<String> {
+    /// The lines of the file at `path` as read here, trimmed; each file read once.
+    fn lines(&mut self, path: &str) -> Option<&[String]> {
         let lines = self
             .files
             .entry(PathBuf::from(path))
             .or_insert_with(|| std::fs::read_to_string(path).ok().map(|t| t.lines().map(|l| l.trim().to_string()).collect()));
-        lines.as_ref()?.get(line.checked_sub(1)? as usize).cloned()
+        lines.as_deref()
+    }
+
+    /// Line `line` (1-based) of the file at `path` as read here, trimmed.
+    fn line_text(&mut self, path: &str, line: u32) -> Option<String> {
+        self.lines(path)?.get(line.checked_sub(1)? as usize).cloned()
     }
 
     /// For a line of ptx-device's `#[kernel]` wrapper (`.. extern "ptx-kernel" fn $name ..` in
@@ -81,18 +86,13 @@ impl Sources {
         loop {
             for file in &files {
                 let file = file.to_string_lossy().into_owned();
-                let Some(lines) = self.files.entry(PathBuf::from(&file)).or_insert_with(|| read_lines(&file)).clone() else { continue };
-                if let Some(at) = kernel_fn_line(&lines, name) {
+                if let Some(at) = self.lines(&file).and_then(|lines| kernel_fn_line(lines, name)) {
                     return Some((file, at));
                 }
             }
             name = name.rsplit_once('_')?.0;
         }
     }
-}
-
-fn read_lines(path: &str) -> Option<Vec<String>> {
-    std::fs::read_to_string(path).ok().map(|t| t.lines().map(|l| l.trim().to_string()).collect())
 }
 
 /// The `.rs` files below `dir`.
