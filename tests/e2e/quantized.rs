@@ -204,7 +204,8 @@ fn candle_style_void_pointer_kernels_are_typed_and_a_no_op_build_says_one_line()
 /// generic over const parameters (`k.ssm_scan::<128, 16>(..)`), a template over a device
 /// function over its marker types (`k.unary_op::<kernels::gelu::op_abs>(..)`, the function a
 /// `static` one); a combination the PTX lacks does not compile and the error lists those it
-/// has; only the template over a template is launched by name. No warning from the module.
+/// has; only the template over a template is launched by name. Parameters through a header's
+/// typedefs (sppark's `fr_t`) take the types the mangled names spell. No warning from the module.
 fn cxx_value_templates_get_const_generic_methods_and_overloads_build_quietly() {
     common::nvcc();
     const GELU: &str = r#"#include <cuda_fp16.h>
@@ -236,6 +237,7 @@ __global__ void k_tt(float* x) { x[0] = sizeof(V<float>); }
 template __global__ void k_tt<Vec2>(float*);
 "#;
     const ARGSORT: &str = r#"#include <stddef.h>
+#include "field.cuh"
 enum sort_order { SORT_ASC, SORT_DESC };
 template <sort_order order>
 __global__ void k_argsort(const float* x, int* dst, int n) { int i = threadIdx.x; if (i < n) dst[i] = order == SORT_ASC ? i : n - 1 - i; }
@@ -276,8 +278,17 @@ static void launch_mul_mat_vec_f(const T* x, const float* y, float* dst, int nco
 void mul_mat_vec_f_cuda(const float* x, const float* y, float* dst, int ncols, int ncols_dst, bool fusion, cudaStream_t s) {
     launch_mul_mat_vec_f(x, y, dst, ncols, ncols_dst, fusion, s);
 }
+
+// sppark's style: parameters through a header's typedefs, which the mangled names spell by
+// what they stand for.
+template <int POW>
+__global__ void fr_pow(fr_t* x, const real* w, real s, size_t n) { size_t i = threadIdx.x; if (i < n) x[i].v = x[i].v * POW + (unsigned long long)(w[i] * s); }
+template __global__ void fr_pow<3>(fr_t*, const real*, real, size_t);
+template __global__ void fr_pow<7>(fr_t*, const real*, real, size_t);
+__global__ void fr_scale(fr_t* x, real s) { x[threadIdx.x].v *= (unsigned long long)s; }
 "#;
-    let p = cuda_host("host_cxx_values", &[("cuda/gelu.cu", GELU), ("cuda/argsort.cu", ARGSORT)], "");
+    const FIELD: &str = "#pragma once\nstruct gl64_t { unsigned long long v; };\ntypedef gl64_t fr_t;\ntypedef float real;\n";
+    let p = cuda_host("host_cxx_values", &[("cuda/gelu.cu", GELU), ("cuda/argsort.cu", ARGSORT), ("cuda/field.cuh", FIELD)], "");
     let host = p.path().join("host");
     // The README's form in a binary: `mod kernels { include_kernels!(); }` in main.rs, one typed
     // method of each overload used, the rest of the module not.
@@ -285,9 +296,16 @@ void mul_mat_vec_f_cuda(const float* x, const float* y, float* dst, int ncols, i
     let main_rs = r#"mod kernels { ptx_runtime::include_kernels!(); }
 use ptx_runtime::cudarc::driver::{CudaSlice, CudaStream, LaunchConfig};
 use ptx_runtime::half::f16;
+#[allow(non_camel_case_types, dead_code)]
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct gl64_t { v: u64 }
+unsafe impl ptx_runtime::cudarc::driver::DeviceRepr for gl64_t {}
 #[allow(clippy::too_many_arguments)]
-unsafe fn launch(k: &kernels::Kernels, s: &CudaStream, cfg: LaunchConfig, r: &mut CudaSlice<f32>, x: &CudaSlice<f32>, h: &mut CudaSlice<f16>, h2: &CudaSlice<f16>, q: &CudaSlice<i8>, idx: &mut CudaSlice<i32>) {
+unsafe fn launch(k: &kernels::Kernels, s: &CudaStream, cfg: LaunchConfig, r: &mut CudaSlice<f32>, x: &CudaSlice<f32>, h: &mut CudaSlice<f16>, h2: &CudaSlice<f16>, q: &CudaSlice<i8>, idx: &mut CudaSlice<i32>, fr: &mut CudaSlice<gl64_t>) {
     unsafe {
+        k.fr_pow::<7>(s, cfg, fr, x, 2.0f32, 4usize).unwrap();
+        k.fr_scale(s, cfg, fr, 2.0f32).unwrap();
         k.fused_bias_residual_f32_f32_i32(s, cfg, r, x, 4).unwrap();
         k.fused_bias_residual::<f16>(s, cfg, h, h2, 4).unwrap();
         k.convert::<f32, f16>(s, cfg, x, h, 4).unwrap();

@@ -173,13 +173,37 @@ pub fn bind(sigs: Vec<KernelSig>, entries: &[&str]) -> Vec<KernelSig> {
                 let mut problem = None;
                 // An overload's instances are those whose parameters it declares: `k(T*, int)`
                 // and `k(T*, float)` both have two, and each takes only its own.
-                let own = |d: &Demangled| d.params.iter().zip(&sig.params).all(|(t, p)| instance_param_fits(t, &p.ty, &g.type_params));
-                let own: Vec<&&(&str, Demangled)> = candidates
-                    .iter()
-                    .filter(|(_, d)| {
-                        !d.template_args.is_empty() && own(d) && d.template_args.len() == g.type_params.len() + g.const_params.len()
+                let fits = |d: &Demangled, sig: &KernelSig, renaming: bool| {
+                    d.params.iter().zip(&sig.params).all(|(t, p)| {
+                        instance_param_fits(t, &p.ty, &g.type_params)
+                            || (renaming && !names_type_param(&p.ty, &g.type_params) && renamed(t, &p.ty).is_some())
                     })
-                    .collect();
+                };
+                let pick = |sig: &KernelSig, renaming: bool| -> Vec<&&(&str, Demangled)> {
+                    candidates
+                        .iter()
+                        .filter(|(_, d)| {
+                            !d.template_args.is_empty()
+                                && fits(d, sig, renaming)
+                                && d.template_args.len() == g.type_params.len() + g.const_params.len()
+                        })
+                        .collect()
+                };
+                let mut sig = sig;
+                let mut own = pick(&sig, false);
+                // None fits as written: a parameter's type may be a header's typedef (`fr_t` for
+                // sppark's `gl64_t`), which the mangled names spell by what it stands for.
+                if own.is_empty() {
+                    own = pick(&sig, true);
+                    if let Some((_, first)) = own.first() {
+                        let names = take_renamed(&mut sig.params, first, &g.type_params);
+                        if own.iter().any(|(_, d)| !fits(d, &sig, false)) {
+                            problem = Some(format!(
+                                "its instances pass different types as {names}, whose type is named by a typedef the signature reader does not see: each instance is launched by its PTX name"
+                            ));
+                        }
+                    }
+                }
                 // A parameter of a type the reader took for an enum's whose instances pass
                 // functions (`&dequantize_q4_0(..)`) is a function pointer's typedef.
                 let mut g = g;
@@ -208,7 +232,6 @@ pub fn bind(sigs: Vec<KernelSig>, entries: &[&str]) -> Vec<KernelSig> {
                         }
                     }
                 }
-                let mut sig = sig;
                 if let Some(why) = problem {
                     sig.untyped = Some(why);
                     sig.params.clear();
@@ -223,16 +246,23 @@ pub fn bind(sigs: Vec<KernelSig>, entries: &[&str]) -> Vec<KernelSig> {
                 out.push(sig);
             }
             None => {
-                let matching: Vec<&&(&str, Demangled)> = candidates
-                    .iter()
-                    .filter(|(_, d)| {
-                        d.template_args.is_empty()
-                            && d.params.iter().zip(&sig.params).all(|(t, p)| launch_type(t).is_none_or(|t| same_layout(&t, &p.ty)))
-                    })
-                    .collect();
+                let fits = |d: &Demangled, renaming: bool| {
+                    d.params
+                        .iter()
+                        .zip(&sig.params)
+                        .all(|(t, p)| launch_type(t).is_none_or(|t| same_layout(&t, &p.ty)) || (renaming && renamed(t, &p.ty).is_some()))
+                };
+                let pick = |renaming: bool| -> Vec<&&(&str, Demangled)> {
+                    candidates.iter().filter(|(_, d)| d.template_args.is_empty() && fits(d, renaming)).collect()
+                };
+                let mut matching = pick(false);
+                if matching.is_empty() {
+                    matching = pick(true);
+                }
                 match matching.as_slice() {
                     [(entry, d)] => {
                         let mut sig = sig;
+                        take_renamed(&mut sig.params, d, &[]);
                         sig.ptx_name = Some(entry.to_string());
                         sig.mangled = false;
                         plain.push((sig, d.clone()));
@@ -383,6 +413,43 @@ fn instance_param_fits(cxx: &str, ty: &ParamType, type_params: &[String]) -> boo
     } else {
         same_layout(&t, ty)
     }
+}
+
+/// Whether source parameter type `ty` names one of the template's type parameters (`T*`, `T`).
+fn names_type_param(ty: &ParamType, type_params: &[String]) -> bool {
+    matches!(ty, ParamType::Pointer { elem: t, .. } | ParamType::ByValue { ty: t } if type_params.contains(t))
+}
+
+/// The demangled parameter type `cxx`, where the source spells it by another name the reader
+/// cannot follow: a typedef from a header (`fr_t *out` with sppark's `typedef gl64_t fr_t;`, or
+/// `real x` with `typedef float real;`), read as a struct's name. The mangled name holds what
+/// the typedef stands for. `None` where the two differ in more than a name (a pointer and a
+/// value, a `const` pointee and a mutable one).
+fn renamed(cxx: &str, ty: &ParamType) -> Option<ParamType> {
+    let t = launch_type(cxx)?;
+    let named = |name: &str| name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    match (&t, ty) {
+        (ParamType::Pointer { mutable: a, .. }, ParamType::Pointer { mutable: b, elem }) if a == b && named(elem) => Some(t),
+        (ParamType::ByValue { .. } | ParamType::Scalar(_), ParamType::ByValue { ty }) if named(ty) => Some(t),
+        _ => None,
+    }
+}
+
+/// `params` with each type that differs only by its name from demangled `d`'s (see
+/// [`renamed`]) replaced by `d`'s, but those of `type_params`; returns the parameters
+/// replaced (`` `out`, `a` ``).
+fn take_renamed(params: &mut [crate::embed::signature::Param], d: &Demangled, type_params: &[String]) -> String {
+    let mut names = Vec::new();
+    for (p, cxx) in params.iter_mut().zip(&d.params) {
+        if names_type_param(&p.ty, type_params) || launch_type(cxx).is_none_or(|t| same_layout(&t, &p.ty)) {
+            continue;
+        }
+        if let Some(t) = renamed(cxx, &p.ty) {
+            p.ty = t;
+            names.push(format!("`{}`", p.name));
+        }
+    }
+    names.join(", ")
 }
 
 /// Whether a demangled parameter type and a source parameter type pass the same way (`T*` and
@@ -680,6 +747,34 @@ mod tests {
         let by_name = |n: &str| bound.iter().find(|s| s.name == n).unwrap_or_else(|| panic!("{n}: {bound:#?}"));
         assert_eq!(by_name("k_sz").params[1].ty, ParamType::Scalar(Scalar::Usize));
         assert_eq!(by_name("k_szt").generic.as_ref().unwrap().instances[0].values, ["1"]);
+    }
+
+    /// sppark's `fr_t` (`typedef gl64_t fr_t;` in a header the .cu file includes) and a header's
+    /// `typedef float real;`: the mangled names spell what the typedef stands for, which the
+    /// methods then take. Such templates were dropped as "not declared in a form the signature
+    /// reader follows".
+    #[test]
+    fn parameters_named_by_a_headers_typedef_take_the_mangled_names_type() {
+        let src = "template <int POW>\n__global__ void pw(fr_t *x, const real *y, real s, size_t n) {}\n__global__ void cp(fr_t *x, index_t i) {}\n";
+        let bound = bind(read(src), &["_Z2pwILi3EEvP6gl64_tPKffm", "_Z2pwILi7EEvP6gl64_tPKffm", "_Z2cpP6gl64_ti"]);
+        let by_name = |n: &str| bound.iter().find(|s| s.name == n).unwrap_or_else(|| panic!("{n}: {bound:#?}"));
+        let (pw, cp) = (by_name("pw"), by_name("cp"));
+        assert!(pw.untyped.is_none() && !pw.mangled && pw.generic.as_ref().is_some_and(|g| g.instances.len() == 2), "{pw:#?}");
+        let gl64 = |mutable| ParamType::Pointer { mutable, elem: "gl64_t".into() };
+        let tys: Vec<&ParamType> = pw.params.iter().map(|p| &p.ty).collect();
+        let f32_in = ParamType::Pointer { mutable: false, elem: "f32".into() };
+        assert_eq!(tys, [&gl64(true), &f32_in, &ParamType::Scalar(Scalar::F32), &ParamType::Scalar(Scalar::Usize)]);
+        assert_eq!(
+            (cp.ptx_name.as_deref(), &cp.params[0].ty, &cp.params[1].ty),
+            (Some("_Z2cpP6gl64_ti"), &gl64(true), &ParamType::Scalar(Scalar::I32))
+        );
+        // A pointer where the source passes a value is no typedef.
+        let bound = bind(read("__global__ void v(fr_t x) {}\n"), &["_Z1vP6gl64_t"]);
+        assert!(bound[0].mangled && bound[0].ptx_name.is_none(), "{bound:#?}");
+        // Instances that pass different types there: launched by name, with the reason.
+        let bound = bind(read("template <int N>\n__global__ void d(fr_t *x) {}\n"), &["_Z1dILi1EEvP6gl64_t", "_Z1dILi2EEvPf"]);
+        let why = bound[0].untyped.as_deref().unwrap_or_else(|| panic!("{bound:#?}"));
+        assert!(why.starts_with("its instances pass different types as `x`, whose type is named by a typedef"), "{why}");
     }
 
     #[test]
