@@ -472,6 +472,8 @@ fn setup_cuda(version: &str, force: bool, reporter: &dyn Reporter, report: &mut 
     let dest = base.join(version);
     if dest.exists() && !force {
         if let Some(root) = cuda_root(&dest).filter(|r| works(r)) {
+            // An install of an older setup, without the link.
+            link_lib64(&root)?;
             report.actions.push(format!("CUDA {version} already installed at {}", root.display()));
             report.cuda_root = Some(root);
             return Ok(());
@@ -514,6 +516,7 @@ fn setup_cuda(version: &str, force: bool, reporter: &dyn Reporter, report: &mut 
         message: format!("the CUDA {version} wheels installed, but their ptxas does not run on this machine"),
         help: "these wheels are built for Linux x86-64 and aarch64; elsewhere install a CUDA toolkit and set CUDA_PATH".into(),
     })?;
+    link_lib64(&root)?;
     let rel = root.strip_prefix(tmp.path()).map(Path::to_path_buf).unwrap_or_default();
     if dest.exists() {
         fs::remove_dir_all(&dest).map_err(|e| Error::io("remove the old install", &dest, e))?;
@@ -524,6 +527,20 @@ fn setup_cuda(version: &str, force: bool, reporter: &dyn Reporter, report: &mut 
     let root = dest.join(rel);
     report.actions.push(format!("installed CUDA {version} at {}", root.display()));
     report.cuda_root = Some(root);
+    Ok(())
+}
+
+/// Links `lib64` to `lib` in the install at `root`. The wheels put the CUDA runtime in `lib`,
+/// but their nvcc links from `lib64`, as a toolkit has it (`bin/nvcc.profile`: `-L$(TOP)/lib64`):
+/// without the link every `nvcc` that links a program failed with this install, as sppark's
+/// build script does (`cannot find -lcudart_static`). Relative, so it moves with the folder.
+fn link_lib64(root: &Path) -> Result<()> {
+    let link = root.join("lib64");
+    if link.symlink_metadata().is_ok() || !root.join("lib").is_dir() {
+        return Ok(());
+    }
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("lib", &link).map_err(|e| Error::io("link lib64 to lib in", root, e))?;
     Ok(())
 }
 
@@ -547,6 +564,18 @@ fn works(root: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_install_gets_the_lib64_that_nvcc_links_from() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir(dir.path().join("lib")).unwrap();
+        fs::write(dir.path().join("lib/libcudart_static.a"), b"!<arch>\n").unwrap();
+        link_lib64(dir.path()).unwrap();
+        assert!(dir.path().join("lib64/libcudart_static.a").is_file());
+        assert_eq!(fs::read_link(dir.path().join("lib64")).unwrap(), Path::new("lib"));
+        // Again (an install set up before): nothing to do, no error.
+        link_lib64(dir.path()).unwrap();
+    }
 
     #[test]
     fn pins_all_wheels_to_one_release() {

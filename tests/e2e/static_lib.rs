@@ -536,6 +536,22 @@ fn verbose_shows_each_nvcc_and_ar_command_and_the_link_of_a_static_library() {
     assert!(lines.contains(&link), "no `{link}` in:\n{log}");
 }
 
+/// What other crates' build scripts do with the nvcc of `cargo ptx setup`: sppark's compiles
+/// and links a program with the CUDA runtime (`nvcc cuda_available.cpp -o ..`). The wheels put
+/// the runtime in `lib`, their nvcc looks in `lib64`: this failed with `cannot find
+/// -lcudart_static` until setup linked the one to the other.
+fn nvcc_links_a_program_with_the_cuda_runtime_as_other_crates_build_scripts_do() {
+    let nvcc = common::nvcc();
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("cuda_available.cpp");
+    std::fs::write(&src, "#include <cuda_runtime.h>\nint main() { int n = 0; return cudaGetDeviceCount(&n) == cudaSuccess ? 0 : 1; }\n")
+        .unwrap();
+    let exe = dir.path().join("cuda_available");
+    let out = Command::new(&nvcc).arg("-x").arg("cu").arg(&src).arg("-o").arg(&exe).output().unwrap();
+    assert!(out.status.success(), "{} could not link:\n{}", nvcc.display(), String::from_utf8_lossy(&out.stderr));
+    assert!(exe.is_file());
+}
+
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::tests![
         a_static_library_of_host_launchers_links_runs_and_rebuilds_on_a_header_edit,
@@ -548,5 +564,6 @@ pub fn tests() -> Vec<crate::harness::Test> {
         a_second_checkout_fetches_every_object_from_the_shared_cache,
         cuda_file_archs_build_a_file_for_its_own_archs_and_warn_about_a_glob_that_matches_nothing,
         verbose_shows_each_nvcc_and_ar_command_and_the_link_of_a_static_library,
+        nvcc_links_a_program_with_the_cuda_runtime_as_other_crates_build_scripts_do,
     ]
 }
