@@ -163,10 +163,12 @@ fn install_without_runtime(root: &Path) {
     }
     std::fs::copy(&nvcc, root.join("bin/nvcc")).unwrap();
     for e in std::fs::read_dir(real).unwrap().map(Result::unwrap) {
-        if !["bin", "lib"].contains(&&*e.file_name().to_string_lossy()) {
+        if !["bin", "lib", "lib64"].contains(&&*e.file_name().to_string_lossy()) {
             std::os::unix::fs::symlink(e.path(), root.join(e.file_name())).unwrap();
         }
     }
+    // setup's `lib64 -> lib`, to this install's own `lib`.
+    std::os::unix::fs::symlink("lib", root.join("lib64")).unwrap();
 }
 
 fn a_missing_cuda_runtime_is_named_with_the_fix_for_its_install() {
