@@ -85,28 +85,47 @@ impl Qualifiers {
 
     /// Each qualifier macro's expansion into [`KEYWORDS`], macros naming macros followed.
     pub fn resolve(&self) -> Expansions {
+        let mut known = Known::new();
         let mut out = BTreeMap::new();
         for name in self.defs.keys() {
-            if let Some(words) = self.expand(name, DEPTH) {
+            if let (Some(words), _) = self.expand(name, DEPTH, &mut known) {
                 out.insert(name.clone(), words.join(" "));
             }
         }
         Expansions(out)
     }
 
-    /// The keywords `name` expands to; `None` where no definition of it is qualifier-like.
-    fn expand(&self, name: &str, depth: usize) -> Option<Vec<&'static str>> {
-        let defs = self.defs.get(name).filter(|_| depth > 0)?;
-        let mut out: Vec<&'static str> = Vec::new();
-        let mut any = false;
+    /// The keywords `name` expands to; `None` where no definition of it is qualifier-like. The
+    /// flag says the answer was cut short at `depth` (a chain deeper than that), so it is not
+    /// kept in `known`. Each macro is expanded once: walked anew at every use, macros whose
+    /// several definitions (`#if` branches) name other such macros took time exponential in
+    /// the depth, and risc0's CUDA kernels (nvtx3's headers) never finished their build script.
+    fn expand<'a>(&'a self, name: &'a str, depth: usize, known: &mut Known<'a>) -> (Option<Vec<&'static str>>, bool) {
+        if let Some(words) = known.get(name) {
+            return (words.clone(), false);
+        }
+        let Some(defs) = self.defs.get(name) else { return (None, false) };
+        if depth == 0 {
+            return (None, true);
+        }
+        // While it expands, a cycle back to it is no qualifier (as the preprocessor leaves a
+        // macro's own name in its expansion unexpanded).
+        known.insert(name, None);
+        let (mut out, mut any, mut cut): (Vec<&'static str>, _, _) = (Vec::new(), false, false);
         'defs: for body in defs {
             let mut words = Vec::new();
             for w in body {
                 match KEYWORDS.iter().find(|k| *k == w) {
                     Some(k) => words.push(*k),
-                    None => match self.expand(w, depth - 1) {
-                        Some(inner) => words.extend(inner),
-                        None => continue 'defs,
+                    None => match self.expand(w, depth - 1, known) {
+                        (Some(inner), c) => {
+                            cut |= c;
+                            words.extend(inner)
+                        }
+                        (None, c) => {
+                            cut |= c;
+                            continue 'defs;
+                        }
                     },
                 }
             }
@@ -117,9 +136,17 @@ impl Qualifiers {
                 }
             }
         }
-        any.then_some(out)
+        let words = any.then_some(out);
+        match cut {
+            true => known.remove(name),
+            false => known.insert(name, words.clone()),
+        };
+        (words, cut)
     }
 }
+
+/// Macros expanded so far, by name: their keywords, or `None` for no qualifier.
+type Known<'a> = BTreeMap<&'a str, Option<Vec<&'static str>>>;
 
 /// A macro body's identifiers, when it is qualifier-like: identifiers only, and
 /// `__attribute__((..))`-like groups (skipped). `None` for anything else, and for an empty body
@@ -193,5 +220,33 @@ mod tests {
         for no in ["CUTLASS_HELPER_MACROS_H", "LOOP", "N", "DEV_FLOAT", "CALL", "UNKNOWN", "HOST_PASS_ONLY"] {
             assert_eq!(e.get(no), None, "{no}");
         }
+    }
+
+    /// Macros naming macros, each with several definitions: 16 levels of 4 names, 2 definitions
+    /// each, was 8^16 expansions walked anew at every use (a build script that never ended on
+    /// risc0's kernels); expanded once each, it is instant. A cycle is no qualifier, and a ring of
+    /// macros naming each other ends as soon as it comes back.
+    #[test]
+    fn macros_of_many_definitions_naming_each_other_expand_once_each() {
+        let mut src = String::from("#define Q0 __device__\n");
+        for level in 1..16 {
+            for def in ["#if A", "#else"] {
+                src += &format!("{def}\n#define Q{level} Q{p} Q{p} Q{p} Q{p} inline\n", p = level - 1);
+            }
+            src += "#endif\n";
+        }
+        src += "#define CYC_A CYC_B __device__\n#define CYC_B CYC_A\n#define OUTER __host__ DEV\n#define DEV __device__\n";
+        // A ring of macros naming each other four times, twice defined: every walk is a cycle.
+        for i in 0..12 {
+            for def in ["#if A", "#else"] {
+                src += &format!("{def}\n#define R{i} R{n} R{n} R{n} R{n}\n", n = (i + 1) % 12);
+            }
+            src += "#endif\n";
+        }
+        let e = expansions(&src);
+        assert_eq!(e.get("Q15"), Some("__device__ inline"));
+        assert_eq!((e.get("CYC_A"), e.get("CYC_B")), (None, None));
+        assert_eq!(e.get("OUTER"), Some("__host__ __device__"));
+        assert_eq!(e.get("R0"), None);
     }
 }
