@@ -36,6 +36,9 @@ struct CAsm {
     clobbers: Vec<String>,
     /// The enclosing function can be inlined (a `__device__` function that is not `__noinline__`).
     inlinable: Option<String>,
+    /// PTX `{` that earlier asm statements of the same function opened and left open: sppark's
+    /// `asm("{"); asm(".reg.pred %brw;"); ..; asm("}");` scopes its declarations across statements.
+    scope: usize,
     /// A preprocessor line inside the statement (`#if` choosing the template, as CUTLASS's
     /// `cp.async` wrappers do): which text and operands the compiler sees is the preprocessor's
     /// choice, so nothing is checked.
@@ -76,6 +79,8 @@ fn scan_c(src: &str, inherited: &Qualifiers) -> Vec<CAsm> {
     let mut out = Vec::new();
     // For each open `{`, the text before it: a function header, `if (..)`, `namespace x`, ...
     let mut blocks: Vec<String> = Vec::new();
+    // For each open `{`, the PTX `{` its asm statements left open (see `CAsm::scope`).
+    let mut ptx_open: Vec<usize> = Vec::new();
     // Tokens since the last `;`, `{` or `}`: the header of the next block. A macro's body is
     // read like code (an asm in it is checked too), but a `#` that starts a header is left out
     // of it; other preprocessor lines (`#if`, `#include`, ...) are no code: a `#ifdef X` before
@@ -103,9 +108,13 @@ fn scan_c(src: &str, inherited: &Qualifiers) -> Vec<CAsm> {
             Kind::Str => header.push_str("\"\""),
             Kind::Char => {}
             Kind::Punct(b'#') if header.trim().is_empty() => {}
-            Kind::Punct(b'{') => blocks.push(std::mem::take(&mut header)),
+            Kind::Punct(b'{') => {
+                blocks.push(std::mem::take(&mut header));
+                ptx_open.push(0);
+            }
             Kind::Punct(b'}') => {
                 blocks.pop();
+                ptx_open.pop();
                 header.clear();
             }
             Kind::Punct(b';') => header.clear(),
@@ -113,6 +122,13 @@ fn scan_c(src: &str, inherited: &Qualifiers) -> Vec<CAsm> {
                 if matches!(t.text, "asm" | "__asm__" | "__asm") {
                     if let Some(mut a) = asm_statement(&toks, &mut i, t.line, t.col) {
                         a.inlinable = enclosing_inlinable(&blocks);
+                        if let Some(open) = enclosing_function_at(&blocks).and_then(|f| ptx_open.get_mut(f)) {
+                            a.scope = *open;
+                            if !a.opaque_template && !a.conditional {
+                                let net = a.template.matches('{').count() as isize - a.template.matches('}').count() as isize;
+                                *open = open.saturating_add_signed(net);
+                            }
+                        }
                         // Host code's asm (`rdtsc`, `pause`) is x86's, not PTX.
                         if !in_host_function(&blocks) && !never_taken.contains(t.line) {
                             out.push(a);
@@ -133,11 +149,20 @@ fn scan_c(src: &str, inherited: &Qualifiers) -> Vec<CAsm> {
 /// The innermost enclosing function's header (`__device__ int cube (int x)`) and its words,
 /// past the blocks of `if`, `for`, ... and those without a parameter list (`namespace x`).
 fn enclosing_function(blocks: &[String]) -> Option<(&str, Vec<&str>)> {
-    blocks.iter().rev().map(|b| b.trim()).find_map(|h| {
-        let words: Vec<&str> = h.split(|c: char| !c.is_ascii_alphanumeric() && c != '_').filter(|w| !w.is_empty()).collect();
-        let control = matches!(words.first().copied(), Some("if" | "else" | "for" | "while" | "do" | "switch" | "try" | "catch"));
-        (h.contains('(') && !control).then_some((h, words))
-    })
+    let h = blocks[enclosing_function_at(blocks)?].trim();
+    Some((h, function_words(h)?))
+}
+
+/// Where in `blocks` the innermost enclosing function's body opens.
+fn enclosing_function_at(blocks: &[String]) -> Option<usize> {
+    blocks.iter().rposition(|b| function_words(b.trim()).is_some())
+}
+
+/// The words of block header `h` when it is a function's.
+fn function_words(h: &str) -> Option<Vec<&str>> {
+    let words: Vec<&str> = h.split(|c: char| !c.is_ascii_alphanumeric() && c != '_').filter(|w| !w.is_empty()).collect();
+    let control = matches!(words.first().copied(), Some("if" | "else" | "for" | "while" | "do" | "switch" | "try" | "catch"));
+    (h.contains('(') && !control).then_some(words)
 }
 
 /// Whether the innermost enclosing function is host code: a header with neither `__device__`
@@ -186,6 +211,7 @@ fn asm_statement(toks: &[Token<'_>], i: &mut usize, line: u32, column: u32) -> O
         opaque_operands: false,
         clobbers: Vec::new(),
         inlinable: None,
+        scope: 0,
         conditional: false,
     };
     let mut section = 0;
@@ -411,7 +437,7 @@ fn check_c_asm(file: &Path, a: &CAsm, out: &mut Vec<Diagnostic>) {
 
     // Unscoped declarations and labels in an inlinable function.
     if let Some(func) = &a.inlinable {
-        for (off, what) in unscoped_definitions(t, &labels) {
+        for (off, what) in unscoped_definitions(t, &labels, a.scope) {
             out.push(at(
                 Diagnostic::warning(format!("{what} outside `{{ }}` in an asm of `{func}`, a __device__ function that can be inlined more than once"))
                     .note("each inlined copy declares it again and ptxas fails with a duplicate definition: wrap the asm's PTX in `{` and `}`, as in \"{\\n\\t.reg .u32 t1;\\n\\t...}\""),
@@ -662,6 +688,40 @@ __global__ void k(short *h, long long *l, float *f, double *d) {
         assert!(cu(&src.replace("__device__", "__device__ __noinline__")).is_empty());
         let label = "__device__ __forceinline__ void spin(int *p) {\n  if (p) {\n    asm volatile(\"L1: ld.volatile.global.u32 %0, [%1];\" : \"=r\"(*p) : \"l\"(p));\n  }\n}\n";
         one(&cu(label), "a label outside `{ }` in an asm of `spin`");
+    }
+
+    /// sppark's mont32_t (risc0's and SP1's field): the scope opens in an asm of its own, the
+    /// predicate is declared in the next, used in the ones after, closed in the last. Once
+    /// closed, a declaration is unscoped again, and a scope left open in one function does not
+    /// reach the next.
+    #[test]
+    fn a_scope_opened_by_an_earlier_asm_of_the_function_holds_its_declarations() {
+        let sppark = "struct m { unsigned val;
+__device__ __forceinline__ m& operator-=(const m b) {
+    asm(\"{\");
+    asm(\".reg.pred %brw;\");
+    asm(\"setp.lt.u32 %brw, %0, %1;\" :: \"r\"(val), \"r\"(b.val));
+    asm(\"@%brw add.u32 %0, %0, 7;\" : \"+r\"(val));
+    asm(\"}\");
+    return *this;
+} };
+";
+        assert!(cu(sppark).is_empty(), "{:?}", cu(sppark));
+        let reopened = sppark.replace(
+            "    return *this;",
+            "    asm(\".reg.pred %again;\");
+    return *this;",
+        );
+        assert_eq!(one(&cu(&reopened), "a `.reg` declaration outside `{ }` in an asm of `operator`"), "k.cu:8:10");
+        let next = sppark.replace(
+            "    asm(\"}\");
+",
+            "",
+        ) + "__device__ __forceinline__ void f(int x) {
+    asm(\".reg.pred %p;\");
+}
+";
+        assert_eq!(one(&cu(&next), "a `.reg` declaration outside `{ }` in an asm of `f`"), "k.cu:10:10");
     }
 
     #[test]

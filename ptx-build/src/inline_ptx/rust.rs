@@ -244,7 +244,7 @@ fn check_rust_asm(file: &Path, m: &syn::Macro, inlinable: Option<&str>, out: &mu
         ));
     }
     if let Some(func) = inlinable {
-        for (off, what) in unscoped_definitions(&ptx, &labels) {
+        for (off, what) in unscoped_definitions(&ptx, &labels, 0) {
             out.push(at(
                 Diagnostic::warning(format!("{what} outside `{{{{ }}}}` in an asm! of `{func}`, a function that can be inlined more than once"))
                     .note("each inlined copy declares it again and ptxas fails with a duplicate definition: wrap the PTX in `{{` and `}}` (braces are doubled in asm! templates), or mark the function #[inline(never)]"),

@@ -243,8 +243,12 @@ pub(super) fn declared_registers(t: &str) -> Vec<String> {
 }
 
 /// The first `.reg` declaration and the first label outside PTX's `{ }` scoping, as
-/// (offset, what): each inlined copy of the asm would define them again.
-pub(super) fn unscoped_definitions(ptx: &str, labels: &[(usize, usize)]) -> Vec<(usize, &'static str)> {
+/// (offset, what): each inlined copy of the asm would define them again. `scope`: the `{`
+/// earlier asm statements of the function left open.
+pub(super) fn unscoped_definitions(ptx: &str, labels: &[(usize, usize)], scope: usize) -> Vec<(usize, &'static str)> {
+    if scope > 0 {
+        return Vec::new();
+    }
     let reg = ptx.match_indices(".reg").map(|(off, _)| off).find(|off| brace_depth(ptx, *off) == 0);
     let label = labels.iter().find(|(_, depth)| *depth == 0).map(|(off, _)| *off);
     [(reg, "a `.reg` declaration"), (label, "a label")].into_iter().filter_map(|(off, what)| Some((off?, what))).collect()
