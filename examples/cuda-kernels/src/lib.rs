@@ -84,3 +84,19 @@ pub fn dequantize_q8_0_cpu(blocks: &[u8]) -> Vec<f32> {
         })
         .collect()
 }
+
+/// A Goldilocks element, the host twin of `gl64_t` in cuda/field.cuh: the kernels name it by its
+/// typedef `fr_t`, their mangled names by what it stands for, and their methods take this.
+#[allow(non_camel_case_types)]
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct gl64_t(pub u64);
+unsafe impl ptx_runtime::cudarc::driver::DeviceRepr for gl64_t {}
+
+/// Goldilocks' prime, 2^64 - 2^32 + 1.
+pub const GL_P: u64 = 0xffff_ffff_0000_0001;
+
+/// `a + b` mod [`GL_P`], what `gl_add` in cuda/field.cuh computes.
+pub fn gl_add_cpu(a: u64, b: u64) -> u64 {
+    ((a as u128 + b as u128) % GL_P as u128) as u64
+}

@@ -2,7 +2,8 @@
 //! driver each GPU test reports `ignored (no GPU: <reason>)`.
 
 use cuda_kernels::{
-    add_u128_cpu, block_sums_cpu, config, dequantize_q8_0_cpu, kernels, quantize_q8_0_cpu, saxpy_cpu, BLOCK_Q8_0_BYTES, QK8_0,
+    add_u128_cpu, block_sums_cpu, config, dequantize_q8_0_cpu, gl64_t, gl_add_cpu, kernels, quantize_q8_0_cpu, saxpy_cpu, BLOCK_Q8_0_BYTES,
+    GL_P, QK8_0,
 };
 use ptx_runtime::harness::{self, Context};
 use ptx_runtime::ImageKind;
@@ -40,6 +41,7 @@ fn check(k: &kernels::Kernels, ctx: &Context) {
     }
     stamped(k, &stream);
     quantized(k, &stream);
+    field(k, &stream);
     arch_guarded(k, &stream);
     // The header's kernel, through two modules' methods: each launches its own module's copy.
     let n = 1000usize;
@@ -194,6 +196,22 @@ fn quantized(k: &kernels::Kernels, stream: &std::sync::Arc<ptx_runtime::cudarc::
     assert_eq!(stream.clone_dtoh(&yh).unwrap(), want_h, "dequantize_q8_0_f16 from a view");
 }
 
+/// The kernels of cuda/field.cu, over a header's typedef'd struct: a C++ kernel and a template's
+/// instance through their typed methods, with values near the prime (the sums wrap past 2^64).
+fn field(k: &kernels::Kernels, stream: &std::sync::Arc<ptx_runtime::cudarc::driver::CudaStream>) {
+    let n = 100_003usize;
+    let a: Vec<gl64_t> = (0..n as u64).map(|i| gl64_t(GL_P - 1 - i.wrapping_mul(0x9E37_79B9) % (1 << 40))).collect();
+    let b: Vec<gl64_t> = (0..n as u64).map(|i| gl64_t(if i % 3 == 0 { i } else { GL_P - 1 - i })).collect();
+    let (da, db) = (stream.clone_htod(&a).unwrap(), stream.clone_htod(&b).unwrap());
+    let mut out = stream.clone_htod(&vec![gl64_t(0); n]).unwrap();
+    unsafe { k.fr_add(stream, config(n), &mut out, &da, &db, n) }.unwrap();
+    let want: Vec<gl64_t> = a.iter().zip(&b).map(|(x, y)| gl64_t(gl_add_cpu(x.0, y.0))).collect();
+    assert_eq!(stream.clone_dtoh(&out).unwrap(), want, "fr_add");
+    unsafe { k.fr_times::<7>(stream, config(n), &mut out, n) }.unwrap();
+    let want: Vec<gl64_t> = want.iter().map(|x| gl64_t((0..7).fold(0, |acc, _| gl_add_cpu(acc, x.0)))).collect();
+    assert_eq!(stream.clone_dtoh(&out).unwrap(), want, "fr_times::<7>");
+}
+
 fn cuda_kernels_match_the_cpu_from_the_cubin(ctx: &Context) {
     let k = kernels::Kernels::load(ctx).unwrap();
     let (major, minor) = ctx.compute_capability().unwrap();
@@ -214,6 +232,9 @@ fn every_cu_file_is_a_module_with_ptx_and_cubins() {
     assert_eq!(
         kernels::KERNEL_NAMES,
         &[
+            "_Z8fr_timesILi3EEvP6gl64_tm",
+            "_Z8fr_timesILi7EEvP6gl64_tm",
+            "_Z6fr_addP6gl64_tPKS_S2_m",
             // Each file that includes cuda/common.cuh has its `fill_f32`.
             "fill_f32",
             "add_u128",
@@ -243,9 +264,14 @@ fn every_cu_file_is_a_module_with_ptx_and_cubins() {
             "_Z3mapIXadL_Z5twicefEEEvPfi"
         ]
     );
-    for images in
-        [kernels::saxpy::IMAGES, kernels::reduce::IMAGES, kernels::inline_ptx::IMAGES, kernels::stamped::IMAGES, kernels::quantized::IMAGES]
-    {
+    for images in [
+        kernels::saxpy::IMAGES,
+        kernels::reduce::IMAGES,
+        kernels::inline_ptx::IMAGES,
+        kernels::stamped::IMAGES,
+        kernels::quantized::IMAGES,
+        kernels::field::IMAGES,
+    ] {
         let names: Vec<String> = images.iter().map(|i| i.to_string()).collect();
         assert_eq!(names, ["sm_80 PTX", "sm_80 cubin", "sm_90 PTX", "sm_90 cubin"]);
     }
