@@ -85,7 +85,7 @@ impl Qualifiers {
 
     /// Each qualifier macro's expansion into [`KEYWORDS`], macros naming macros followed.
     pub fn resolve(&self) -> Expansions {
-        let mut known = Known::new();
+        let mut known = Known::default();
         let mut out = BTreeMap::new();
         for name in self.defs.keys() {
             if let (Some(words), _) = self.expand(name, DEPTH, &mut known) {
@@ -96,13 +96,17 @@ impl Qualifiers {
     }
 
     /// The keywords `name` expands to; `None` where no definition of it is qualifier-like. The
-    /// flag says the answer was cut short at `depth` (a chain deeper than that), so it is not
-    /// kept in `known`. Each macro is expanded once: walked anew at every use, macros whose
-    /// several definitions (`#if` branches) name other such macros took time exponential in
-    /// the depth, and risc0's CUDA kernels (nvtx3's headers) never finished their build script.
+    /// flag says the answer was cut short at `depth` (a chain deeper than that): it holds for
+    /// that depth only. Each macro is expanded once (once per depth where it was cut): walked
+    /// anew at every use, macros whose several definitions (`#if` branches) name other such
+    /// macros took time exponential in the depth, and risc0's CUDA kernels (nvtx3's headers)
+    /// never finished their build script.
     fn expand<'a>(&'a self, name: &'a str, depth: usize, known: &mut Known<'a>) -> (Option<Vec<&'static str>>, bool) {
-        if let Some(words) = known.get(name) {
+        if let Some(words) = known.whole.get(name) {
             return (words.clone(), false);
+        }
+        if let Some(words) = known.cut.get(&(name, depth)) {
+            return (words.clone(), true);
         }
         let Some(defs) = self.defs.get(name) else { return (None, false) };
         if depth == 0 {
@@ -110,7 +114,7 @@ impl Qualifiers {
         }
         // While it expands, a cycle back to it is no qualifier (as the preprocessor leaves a
         // macro's own name in its expansion unexpanded).
-        known.insert(name, None);
+        known.whole.insert(name, None);
         let (mut out, mut any, mut cut): (Vec<&'static str>, _, _) = (Vec::new(), false, false);
         'defs: for body in defs {
             let mut words = Vec::new();
@@ -137,16 +141,23 @@ impl Qualifiers {
             }
         }
         let words = any.then_some(out);
-        match cut {
-            true => known.remove(name),
-            false => known.insert(name, words.clone()),
-        };
+        if cut {
+            known.whole.remove(name);
+            known.cut.insert((name, depth), words.clone());
+        } else {
+            known.whole.insert(name, words.clone());
+        }
         (words, cut)
     }
 }
 
-/// Macros expanded so far, by name: their keywords, or `None` for no qualifier.
-type Known<'a> = BTreeMap<&'a str, Option<Vec<&'static str>>>;
+/// Macros expanded so far: their keywords, or `None` for no qualifier; by name, and by name and
+/// depth where a chain deeper than the depth left cut the answer short.
+#[derive(Default)]
+struct Known<'a> {
+    whole: BTreeMap<&'a str, Option<Vec<&'static str>>>,
+    cut: BTreeMap<(&'a str, usize), Option<Vec<&'static str>>>,
+}
 
 /// A macro body's identifiers, when it is qualifier-like: identifiers only, and
 /// `__attribute__((..))`-like groups (skipped). `None` for anything else, and for an empty body
@@ -225,7 +236,8 @@ mod tests {
     /// Macros naming macros, each with several definitions: 16 levels of 4 names, 2 definitions
     /// each, was 8^16 expansions walked anew at every use (a build script that never ended on
     /// risc0's kernels); expanded once each, it is instant. A cycle is no qualifier, and a ring of
-    /// macros naming each other ends as soon as it comes back.
+    /// macros naming each other ends as soon as it comes back; a chain deeper than the depth
+    /// followed is cut short once per depth, not once per path.
     #[test]
     fn macros_of_many_definitions_naming_each_other_expand_once_each() {
         let mut src = String::from("#define Q0 __device__\n");
@@ -243,8 +255,18 @@ mod tests {
             }
             src += "#endif\n";
         }
+        // A chain deeper than the 16 levels followed, met from its top first: cut short, once
+        // for each depth, and its lower part is expanded all the same.
+        src += "#define D39 __device__\n";
+        for level in 0..39 {
+            for def in ["#if A", "#else"] {
+                src += &format!("{def}\n#define D{level:02} D{n:02} D{n:02} D{n:02} D{n:02}\n", n = level + 1);
+            }
+            src += "#endif\n";
+        }
         let e = expansions(&src);
         assert_eq!(e.get("Q15"), Some("__device__ inline"));
+        assert_eq!((e.get("D00"), e.get("D30")), (None, Some("__device__")));
         assert_eq!((e.get("CYC_A"), e.get("CYC_B")), (None, None));
         assert_eq!(e.get("OUTER"), Some("__host__ __device__"));
         assert_eq!(e.get("R0"), None);
