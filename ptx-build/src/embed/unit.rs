@@ -265,10 +265,17 @@ fn untyped_line(entry: &str, untypeable: &[KernelSig]) -> String {
                 .unwrap_or_default();
             format!("`{entry}` ({}:{}): {why}{here}", s.file.display(), s.line)
         }
-        None => match demangled.filter(|d| LIBRARY_NAMESPACES.iter().any(|ns| d.qualified.starts_with(ns))) {
+        None => match demangled {
             // CUB's `EmptyKernel`, a `DeviceScanKernel` that `cub::DeviceScan` instantiates:
             // declared in the library's headers, launched by its own host code.
-            Some(d) => format!("`{entry}`: `{}`, a kernel of a library's headers, which its own host code launches", d.qualified),
+            Some(d) if LIBRARY_NAMESPACES.iter().any(|ns| d.qualified.starts_with(ns)) => {
+                format!("`{entry}`: `{}`, a kernel of a library's headers, which its own host code launches", d.qualified)
+            }
+            // A C++ kernel says what it is: the declaration it lacks can be looked for.
+            Some(d) => format!(
+                "`{entry}` (C++ `{}`): no declaration the signature reader found takes these parameters (one a macro stamps out that it could not expand, or one in a header it does not read)",
+                d.text
+            ),
             None => format!(
                 "`{entry}`: not declared in a form the signature reader follows (a kernel stamped out by a macro whose expansion could not be read)"
             ),
@@ -378,6 +385,11 @@ mod tests {
             format!("`{entry}`: `cub::CUB_300001_SM_800::detail::EmptyKernel`, a kernel of a library's headers, which its own host code launches")
         );
         assert!(untyped_line("stamped_f32", &[]).contains("a kernel stamped out by a macro"));
+        // A C++ kernel that no declaration matches is named as C++ spells it.
+        assert_eq!(
+            untyped_line("_Z4tpowILi3EEvP4gl_tm", &[]),
+            "`_Z4tpowILi3EEvP4gl_tm` (C++ `tpow<3>(gl_t*, unsigned long)`): no declaration the signature reader found takes these parameters (one a macro stamps out that it could not expand, or one in a header it does not read)"
+        );
     }
 
     /// The instance's argument is said where one has no typed form, not beside a struct
