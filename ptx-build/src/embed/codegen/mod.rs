@@ -536,8 +536,10 @@ fn method(index: usize, k: &KernelSig, arch_note: Option<&str>, names: &TraitNam
         }
         None => (Vec::new(), None, String::new()),
     };
-    // A generic kernel's entry is the kernel's first index plus the instance's.
+    // A generic kernel's entry is the kernel's first index plus the instance's (`0 + instance`
+    // is clippy's `identity_op` in the user's crate).
     let (mut body, slot) = match k.generic {
+        Some(_) if index == 0 => (vec![format!("let instance: usize = {pick};")], "instance".to_string()),
         Some(_) => (vec![format!("let instance = {pick};")], format!("{index}usize + instance")),
         None => (vec![], format!("{index}usize")),
     };

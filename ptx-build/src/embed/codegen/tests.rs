@@ -473,3 +473,17 @@ fn kernels_of_one_camel_case_name_get_traits_of_their_own() {
     // Names of one CamelCase only where two kernels share it.
     assert!(code.contains("pub trait CastTypes"), "{code}");
 }
+
+#[test]
+fn a_template_first_in_the_module_takes_its_instance_as_the_index() {
+    // `0usize + instance` was clippy's `identity_op` in every crate whose first kernel is a template.
+    let mut units = sample();
+    let add = units[0].kernels.iter().position(|k| k.name == "add").unwrap();
+    let first = units[0].kernels.remove(add);
+    units[0].kernels.insert(0, first);
+    let code = generate(&units).unwrap();
+    let add = &code[code.find("pub unsafe fn add<").unwrap()..];
+    let add = &add[..add.find("\n    }").unwrap()];
+    assert!(add.contains("let instance: usize =") && add.contains("(&self._set, instance, stream"), "{add}");
+    assert!(!code.contains("0usize + instance"), "{code}");
+}
