@@ -122,7 +122,12 @@ impl<'a> CrateJob<'a> {
             Some(_) => self.archs_with_files().flat_map(|a| self.files_of(a).map(move |i| (a, i))).collect(),
             None => Vec::new(),
         };
-        pool::heaviest_first(&mut cuda_jobs, |(_, i)| &self.krate.cuda_sources[*i].path);
+        pool::heaviest_first(
+            &mut cuda_jobs,
+            |(_, i)| &self.krate.cuda_sources[*i].path,
+            &self.work.join("weights.json"),
+            |p| self.hash_of(p),
+        );
         let rust_steps = if self.rust.is_some() { 1 + self.archs.len() } else { 0 };
         reporter.report(Event::Plan { steps: rust_steps + cuda_jobs.len() });
 

@@ -64,7 +64,7 @@ impl CrateJob<'_> {
         reporter.report(Event::Plan { steps: sources.len() + 1 });
         let all_fresh = AtomicBool::new(true);
         let mut order: Vec<usize> = (0..sources.len()).collect();
-        pool::heaviest_first(&mut order, |i| &sources[*i].path);
+        pool::heaviest_first(&mut order, |i| &sources[*i].path, &self.work.join("weights.json"), |p| self.hash_of(p));
         let results = pool::parallel(self.jobs(), sources.len(), |j| {
             let i = order[j];
             let (out, fresh) = self.object(i, &sources[i], reporter)?;
