@@ -20,6 +20,10 @@ own PTX step excludes them):
   bindgen the same files and flags through bindgen_cuda 0.1.6 (candle-kernels up to 0.9)
 A cold build is `cargo clean -p <crate>` then `cargo build` (build script compile and run, then
 the crate); ptx-build's shared step cache off; modes alternate, each first in turn.
+
+`--edits N` then measures a user's edit of one file, N times per crate, alternating: a comment
+line appended to src/fill.cu (a small file), then `cargo build` (nvcc of that file, the build
+script's work over the ten unchanged ones, the crate).
 """
 import argparse, glob, os, shutil, statistics, subprocess, sys, tempfile
 
@@ -75,6 +79,7 @@ def main():
     ap.add_argument("--version", default="0.11.1")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--modes", default="ours,forge,forge-all,cubin,bindgen", help="which cold builds, comma-separated")
+    ap.add_argument("--edits", type=int, default=0, help="then N edits of src/fill.cu per crate, each rebuilt")
     a = ap.parse_args()
     env = base_env(cuda_bin())
     work = tempfile.mkdtemp(prefix="cargo-ptx-candle-bench-")
@@ -103,6 +108,20 @@ def main():
                 t, _ = ours.cold(env)
             runs[what].append(t)
             print(f"  run {r + 1}: {what} {t:.2f} s", file=sys.stderr)
+    edits = {}
+    if a.edits:
+        crates = [(m, c) for m, c in (("ours", ours), ("forge", forge), ("bindgen", bindgen)) if m in order]
+        if "ours" in order:
+            ours.write("build.rs", OURS_BUILD % "compute_80")
+        for m, c in crates:
+            c.cargo(mode_env(env, m), "build")
+        for r in range(a.edits):
+            for m, c in crates[r % len(crates):] + crates[:r % len(crates)]:
+                with open(os.path.join(c.dir, "src", "fill.cu"), "a") as f:
+                    f.write(f"// edit {r}\n")
+                t, _ = c.cargo(mode_env(env, m), "build")
+                edits.setdefault(m, []).append(t)
+                print(f"  edit {r + 1}: {m} {t:.2f} s", file=sys.stderr)
     ptx_of = {}  # one PTX file per module, whichever arch the last build left
     for p in glob.glob(os.path.join(ours.target, "debug", "build", "candle_ours-*", "out", "ptx-build", "kernels.rs", "*", "*.ptx")):
         ptx_of[os.path.dirname(p)] = p
@@ -120,6 +139,11 @@ def main():
         if base in med:
             print(f"| ratio to {base} (their PTX only) | " + " | ".join(f"{med[k] / med[base]:.2f}x" if k in med else "-" for k in ("ours", "cubin")) + " | | | |")
     print("\nruns (s): " + "; ".join(f"{k} [{', '.join(f'{x:.2f}' for x in v)}]" for k, v in runs.items()))
+    if edits:
+        print("\n| one-line edit of src/fill.cu, rebuild | " + " | ".join(f"{k} {m(v):.2f} s" for k, v in edits.items()) + " |")
+        if "ours" in edits:
+            print("| ratio of ours to | " + " | ".join(f"{k} {m(edits['ours']) / m(v):.2f}x" for k, v in edits.items() if k != "ours") + " |")
+        print("edits (s): " + "; ".join(f"{k} [{', '.join(f'{x:.2f}' for x in v)}]" for k, v in edits.items()))
     keep_or_remove(work, a.keep)
 
 
