@@ -14,7 +14,8 @@ impl CrateJob<'_> {
     /// Runs the inline-PTX checker over the crate's .cu files and Rust sources (their headers
     /// once nvcc has read them: [`CrateJob::check_header_asm`]).
     pub(super) fn check_inline_ptx(&self, reporter: &dyn Reporter) -> Result<()> {
-        let (_, diags) = inline_ptx::check_crate(self.krate, inline_ptx::Headers::AfterCompile, &mut Default::default())?;
+        let (_, diags) =
+            inline_ptx::check_crate_with(self.krate, inline_ptx::Headers::AfterCompile, &mut Default::default(), self.included_headers())?;
         self.report_inline_ptx(diags, reporter)
     }
 
@@ -31,9 +32,9 @@ impl CrateJob<'_> {
         // A header the sources reach by quoted `#include`s from outside the package and the
         // include folders (a monorepo's `../common/x.cuh`, a lone file's `../include/`) is the
         // user's too, where nvcc read it.
-        for h in inline_ptx::included_headers(&sources, &dirs, None) {
-            if inputs.contains(&h) && !headers.contains(&h) && !roots.iter().any(|r| h.starts_with(r)) {
-                headers.push(h);
+        for h in self.included_headers() {
+            if inputs.contains(h) && !headers.contains(h) && !roots.iter().any(|r| h.starts_with(r)) {
+                headers.push(h.clone());
             }
         }
         self.report_inline_ptx(inline_ptx::check_headers(&headers, &self.krate.dir), reporter)

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use super::steps::JobOut;
 use super::{pool, BuildOptions, CrateOutput};
@@ -33,6 +33,9 @@ pub(super) struct CrateJob<'a> {
     pub libdevice_hash: String,
     /// Content hashes of headers, computed once per build (several archs read them).
     hashes: Mutex<HashMap<PathBuf, Option<String>>>,
+    /// The headers the .cu files include, found once per build: the inline-PTX checks before
+    /// and after the compiles both read them ([`CrateJob::included_headers`]).
+    included: OnceLock<Vec<PathBuf>>,
     /// The machine's step cache, unless off.
     pub step_cache: Option<StepCache>,
     /// The program nvcc and ptxas run through.
@@ -91,6 +94,7 @@ impl<'a> CrateJob<'a> {
             file_archs,
             libdevice_hash: libdevice_hash.to_string(),
             hashes: Mutex::new(HashMap::new()),
+            included: OnceLock::new(),
             step_cache: krate.config.shared_cache.dir().map(StepCache::new),
             launcher: find_launcher(krate)?,
             target,
@@ -375,6 +379,15 @@ impl<'a> CrateJob<'a> {
         let h = cache::file_hash(path);
         self.hashes.lock().unwrap_or_else(|e| e.into_inner()).insert(path.to_path_buf(), h.clone());
         h
+    }
+
+    /// The headers the crate's .cu files include, transitively ([`crate::inline_ptx::included_headers`]
+    /// from the include folders).
+    pub fn included_headers(&self) -> &[PathBuf] {
+        self.included.get_or_init(|| {
+            let sources: Vec<PathBuf> = self.krate.cuda_sources.iter().map(|s| s.path.clone()).collect();
+            crate::inline_ptx::included_headers(&sources, &crate::inline_ptx::include_dirs(self.krate), None)
+        })
     }
 
     /// Each recorded input (relative to the package folder where it lies below it) still has

@@ -62,19 +62,29 @@ pub enum Headers {
 /// parsed files. Returns the number of files read and the diagnostics, paths relative to the
 /// package.
 pub fn check_crate(k: &KernelCrate, headers: Headers, seen: &mut BTreeSet<PathBuf>) -> Result<(usize, Vec<Diagnostic>)> {
+    let sources: Vec<PathBuf> = k.cuda_sources.iter().map(|s| s.path.clone()).collect();
+    check_crate_with(k, headers, seen, &headers::included_headers(&sources, &include_dirs(k), None))
+}
+
+/// [`check_crate`] with the headers the .cu files include (`found`: [`included_headers`]) known.
+/// They are read either way for their qualifier macros (`DS_D_INLINE`), and all of them, also
+/// those another crate's check has seen.
+pub(crate) fn check_crate_with(
+    k: &KernelCrate,
+    headers: Headers,
+    seen: &mut BTreeSet<PathBuf>,
+    found: &[PathBuf],
+) -> Result<(usize, Vec<Diagnostic>)> {
     let mut files = 0;
     let mut out = Vec::new();
     let sources: Vec<PathBuf> = k.cuda_sources.iter().map(|s| s.path.clone()).collect();
-    // The included headers are read either way for their qualifier macros (`DS_D_INLINE`), and
-    // all of them, also those another crate's check has seen.
-    let found = headers::included_headers(&sources, &include_dirs(k), None);
-    let quals = Qualifiers::of_files(sources.iter().chain(&found));
+    let quals = Qualifiers::of_files(sources.iter().chain(found));
     for src in &sources {
         out.extend(cuda::check_cuda_file_with(src, &relative(src, &k.dir), &quals)?);
         files += 1;
     }
     if headers == Headers::Included {
-        let found: Vec<PathBuf> = found.into_iter().filter(|h| seen.insert(h.clone())).collect();
+        let found: Vec<PathBuf> = found.iter().filter(|h| seen.insert((*h).clone())).cloned().collect();
         files += found.len();
         out.extend(headers::check_headers(&found, &k.dir, &quals));
     }
