@@ -205,7 +205,9 @@ fn candle_style_void_pointer_kernels_are_typed_and_a_no_op_build_says_one_line()
 /// function over its marker types (`k.unary_op::<kernels::gelu::op_abs>(..)`, the function a
 /// `static` one); a combination the PTX lacks does not compile and the error lists those it
 /// has; only the template over a template is launched by name. Parameters through a header's
-/// typedefs (sppark's `fr_t`) take the types the mangled names spell. No warning from the module.
+/// typedefs (sppark's `fr_t`) take the types the mangled names spell; a kernel whose `extern "C"`
+/// a macro spells (boojum-cuda's `EXTERN`) is typed from the preprocessed unit. No warning from
+/// the module.
 fn cxx_value_templates_get_const_generic_methods_and_overloads_build_quietly() {
     common::nvcc();
     const GELU: &str = r#"#include <cuda_fp16.h>
@@ -286,6 +288,12 @@ __global__ void fr_pow(fr_t* x, const real* w, real s, size_t n) { size_t i = th
 template __global__ void fr_pow<3>(fr_t*, const real*, real, size_t);
 template __global__ void fr_pow<7>(fr_t*, const real*, real, size_t);
 __global__ void fr_scale(fr_t* x, real s) { x[threadIdx.x].v *= (unsigned long long)s; }
+
+// boojum-cuda's style: C linkage through a macro, which the text alone reads as C++.
+#define EXTERN extern "C" [[maybe_unused]]
+EXTERN __global__ void pow_search(const unsigned long long* seed, const unsigned bits, unsigned long long* result) {
+    if (threadIdx.x == 0) result[0] = seed[0] >> bits;
+}
 "#;
     const FIELD: &str = "#pragma once\nstruct gl64_t { unsigned long long v; };\ntypedef gl64_t fr_t;\ntypedef float real;\n";
     let p = cuda_host("host_cxx_values", &[("cuda/gelu.cu", GELU), ("cuda/argsort.cu", ARGSORT), ("cuda/field.cuh", FIELD)], "");
@@ -302,8 +310,9 @@ use ptx_runtime::half::f16;
 struct gl64_t { v: u64 }
 unsafe impl ptx_runtime::cudarc::driver::DeviceRepr for gl64_t {}
 #[allow(clippy::too_many_arguments)]
-unsafe fn launch(k: &kernels::Kernels, s: &CudaStream, cfg: LaunchConfig, r: &mut CudaSlice<f32>, x: &CudaSlice<f32>, h: &mut CudaSlice<f16>, h2: &CudaSlice<f16>, q: &CudaSlice<i8>, idx: &mut CudaSlice<i32>, fr: &mut CudaSlice<gl64_t>) {
+unsafe fn launch(k: &kernels::Kernels, s: &CudaStream, cfg: LaunchConfig, r: &mut CudaSlice<f32>, x: &CudaSlice<f32>, h: &mut CudaSlice<f16>, h2: &CudaSlice<f16>, q: &CudaSlice<i8>, idx: &mut CudaSlice<i32>, fr: &mut CudaSlice<gl64_t>, seed: &CudaSlice<u64>, found: &mut CudaSlice<u64>) {
     unsafe {
+        k.pow_search(s, cfg, seed, 3u32, found).unwrap();
         k.fr_pow::<7>(s, cfg, fr, x, 2.0f32, 4usize).unwrap();
         k.fr_scale(s, cfg, fr, 2.0f32).unwrap();
         k.fused_bias_residual_f32_f32_i32(s, cfg, r, x, 4).unwrap();

@@ -371,7 +371,7 @@ mod tests {
         let list = list.expect("the list");
         let lines: Vec<&str> = list.lines().collect();
         assert_eq!(lines.len(), 3, "{list}");
-        assert!(lines[0].starts_with("`gather` (/pkg/cuda/q.cu:2): parameter `const float * * rows`: pointers to pointers"), "{list}");
+        assert!(lines[0].starts_with("`gather` (/pkg/cuda/q.cu:2): parameter `const float **rows`: pointers to pointers"), "{list}");
         assert_eq!(lines[1], "`_Z4tileI3VecEvPf` (/pkg/cuda/q.cu:3): template parameter `template class V` is a template template parameter, which Rust has no form of: each instance is launched by its PTX name");
         assert!(lines[2].starts_with("`stamped_f32`: not declared in a form the signature reader follows (a kernel stamped out"), "{list}");
     }

@@ -55,11 +55,7 @@ impl CrateJob<'_> {
         reporter: &dyn Reporter,
     ) -> Result<Vec<KernelSig>> {
         let source = signature::cuda_kernels(&src.path)?;
-        let shown = |entry: &String| {
-            let name = demangle::demangle(entry).map(|d| d.name().to_string()).unwrap_or_else(|| entry.clone());
-            source.iter().any(|s| s.name == name)
-        };
-        if entries.iter().all(shown) {
+        if entries.iter().all(|e| shown(&source, e)) {
             return Ok(one_per_name(source.clone(), &source));
         }
         let Some(mut sigs) = self.preprocessed(arch, src, nvcc.0, nvcc.1, reporter) else {
@@ -161,6 +157,16 @@ impl CrateJob<'_> {
     }
 }
 
+/// Whether the source text declares PTX entry `entry` as the PTX has it: by name, and C++ where
+/// the entry is mangled, `extern "C"` where it is not. A kernel declared through a macro that
+/// says `extern "C"` (boojum-cuda's `#define EXTERN extern "C" [[maybe_unused]]`) reads as C++
+/// in the text, and is read from the preprocessed unit instead.
+fn shown(source: &[KernelSig], entry: &str) -> bool {
+    let demangled = demangle::demangle(entry);
+    let name = demangled.as_ref().map_or(entry, |d| d.name());
+    source.iter().any(|s| s.name == name && s.mangled == demangled.is_some())
+}
+
 /// One signature per `extern "C"` kernel name of a .cu file. Its text shows every definition,
 /// also those that `#if`s keep apart (a bf16 `scale` for sm_80, a float one before it), which
 /// nvcc never compiles together: where they all take the same parameter types, the first stands
@@ -233,6 +239,21 @@ fn rust_signatures(
 mod tests {
     use super::*;
     use crate::report::Recorder;
+
+    #[test]
+    fn a_kernel_whose_linkage_a_macro_spells_is_not_taken_from_the_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let cu = dir.path().join("k.cu");
+        let text =
+            "#define EXTERN extern \"C\" [[maybe_unused]]\nEXTERN __global__ void pow(const unsigned long long *seed, unsigned bits) {}\n\
+                    extern \"C\" __global__ void plain(float *x) {}\n__global__ void cxx(float *x) {}\n";
+        std::fs::write(&cu, text).unwrap();
+        let source = signature::cuda_kernels(&cu).unwrap();
+        // The PTX names `pow` unmangled: the text, which reads it as C++, does not show it.
+        assert!(!shown(&source, "pow"));
+        assert!(shown(&source, "plain") && shown(&source, "_Z3cxxPf"));
+        assert!(!shown(&source, "_Z5plainPf") && !shown(&source, "cxx"), "linkage as the PTX has it");
+    }
 
     #[test]
     fn a_kernel_under_two_ifs_is_one_signature_or_untyped_and_cxx_overloads_stay() {

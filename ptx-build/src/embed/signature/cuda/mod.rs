@@ -76,7 +76,7 @@ pub(crate) fn c_type(text: &str) -> std::result::Result<ParamType, String> {
     if toks.is_empty() {
         return Err(format!("`{text}` is not a type"));
     }
-    c_param(&toks, 0, &Aliases::new()).map(|(_, ty)| ty)
+    c_param(&toks, 0, &Aliases::new(), text).map(|(_, ty)| ty)
 }
 
 /// Every `__global__` function of a .cu file, in source order (a declaration and its
@@ -146,12 +146,16 @@ pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> 
                 };
                 let name = name.to_string();
                 let line = toks[j - 1].1;
-                // Parameters up to the matching `)`.
-                let mut depth = 0;
+                // Parameters up to the matching `)`, split at the commas outside template
+                // arguments (boojum-cuda's `matrix_getter<bf, ld_modifier::cs> ys`): a `<` after
+                // a name opens them.
+                let (mut depth, mut angles) = (0, 0usize);
                 let mut k = j;
                 let mut params: Vec<Vec<CTok>> = vec![Vec::new()];
                 while k < toks.len() {
                     match &toks[k].0 {
+                        CTok::Punct('<') if depth == 1 && ident(k - 1).is_some() => angles += 1,
+                        CTok::Punct('>') if depth == 1 && angles > 0 => angles -= 1,
                         CTok::Punct('(') => {
                             depth += 1;
                             if depth == 1 {
@@ -165,7 +169,7 @@ pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> 
                                 break;
                             }
                         }
-                        CTok::Punct(',') if depth == 1 => {
+                        CTok::Punct(',') if depth == 1 && angles == 0 => {
                             params.push(Vec::new());
                             k += 1;
                             continue;
@@ -190,7 +194,7 @@ pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> 
                 // A parameter that cannot be typed leaves the kernel untyped, not the build
                 // refused: it is embedded and launched through cudarc's builder.
                 for (n, p) in params.iter().enumerate() {
-                    match c_param(p, n, &aliases) {
+                    match c_param(p, n, &aliases, src) {
                         Ok((pname, ty)) => sig.params.push(Param { name: pname, ty }),
                         Err(message) => {
                             sig.params.clear();
@@ -423,19 +427,59 @@ fn resolve_aliases<'a>(mut base: Vec<&'a str>, aliases: &Aliases<'a>) -> Vec<&'a
     base
 }
 
+/// The tokens as `src` has them, from the first word to the last, each run of whitespace one
+/// space: the tokens leave numbers out (`getter<int, 4> xs`). `None` where an end is not a word
+/// of `src` or a comment or directive lies between.
+fn source_text(src: &str, toks: &[CTok<'_>]) -> Option<String> {
+    let (CTok::Ident(first), CTok::Ident(last)) = (toks.first()?, toks.last()?) else { return None };
+    // Where the words lie in `src`, by address: they are slices of it.
+    let base = src.as_ptr() as usize;
+    let start = (first.as_ptr() as usize).checked_sub(base)?;
+    let end = (last.as_ptr() as usize).checked_sub(base)?.checked_add(last.len())?;
+    let text = src.get(start..end)?;
+    if text.contains("/*") || text.contains("//") || text.contains('#') {
+        return None;
+    }
+    Some(text.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+/// Tokens as C++ is usually written (`vector_setter<bf, st_modifier::cs> out`, `const float **p`),
+/// for messages: a space between two words, after a comma, and before a `*` or `&` after a word.
+fn c_text(toks: &[CTok<'_>]) -> String {
+    let mut out = String::new();
+    let mut prev: Option<&CTok> = None;
+    for t in toks {
+        let word = matches!(t, CTok::Ident(_) | CTok::Str(_));
+        let space = match prev {
+            None => false,
+            Some(CTok::Punct(',')) => true,
+            Some(CTok::Ident(_) | CTok::Str(_) | CTok::Punct('>' | ')' | ']')) if word => true,
+            Some(CTok::Ident(_) | CTok::Str(_) | CTok::Punct('>')) => matches!(t, CTok::Punct('*' | '&')),
+            Some(_) => false,
+        };
+        if space {
+            out.push(' ');
+        }
+        match t {
+            CTok::Ident(s) => out.push_str(s),
+            CTok::Str(s) => {
+                out.push('"');
+                out.push_str(s);
+                out.push('"');
+            }
+            CTok::Punct(c) => out.push(*c),
+        }
+        prev = Some(t);
+    }
+    out
+}
+
 /// One C parameter (`const float *__restrict__ x`) as a name and a launch type.
-fn c_param(toks: &[CTok<'_>], index: usize, aliases: &Aliases<'_>) -> std::result::Result<(String, ParamType), String> {
+/// `src` is the text the tokens come from, for messages.
+fn c_param(toks: &[CTok<'_>], index: usize, aliases: &Aliases<'_>, src: &str) -> std::result::Result<(String, ParamType), String> {
     // A default argument (ggml's `const int64_t mul_stride_row = 0`) says nothing of the type.
     let toks = toks.iter().position(|t| *t == CTok::Punct('=')).map_or(toks, |eq| &toks[..eq]);
-    let text = toks
-        .iter()
-        .map(|t| match t {
-            CTok::Ident(s) => s.to_string(),
-            CTok::Str(s) => format!("\"{s}\""),
-            CTok::Punct(c) => c.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join(" ");
+    let text = source_text(src, toks).unwrap_or_else(|| c_text(toks));
     // Qualifiers that change nothing of how the host passes it (`__grid_constant__`: a by-value
     // parameter the kernel may take the address of, as TMA descriptors are passed).
     let toks: Vec<&CTok> = toks
@@ -638,6 +682,20 @@ template <typename T> __global__ void tmpl(T *x) {}
         assert!(untyped("extern \"C\" __global__ void k(int n, long double x) {}")
             .contains("`long double` has no Rust equivalent here; device code passes it as a 64-bit `double`: declare it `double`"));
         assert!(untyped("extern \"C\" __global__ void k(int a[4]) {}").contains("arrays, templates and qualified types"));
+        // A template's arguments are one parameter, named as written (boojum-cuda's accessors).
+        let k = cuda_kernels_in(
+            Path::new("k.cu"),
+            "template <typename T, int M = 0> struct getter { const T *ptr; };\n\
+             extern \"C\" __global__ void k(getter<float, st::cs> ys, const unsigned n) {}\n\
+             extern \"C\" __global__ void k2(getter<getter<int,\n 1>> zs, const float *__restrict__ x) {}\n\
+             extern \"C\" __global__ void k3(getter<getter<int, 1>> /* two */ zs) {}",
+        )
+        .unwrap();
+        let why = k[0].untyped.as_deref().unwrap();
+        assert_eq!(why, "parameter `getter<float, st::cs> ys`: arrays, templates and qualified types cannot be launched with typed arguments; use a pointer, a scalar or a plain struct");
+        assert!(k[1].untyped.as_deref().unwrap().starts_with("parameter `getter<getter<int, 1>> zs`: "), "{:?}", k[1].untyped);
+        // With a comment between, from the tokens: without their numbers.
+        assert!(k[2].untyped.as_deref().unwrap().starts_with("parameter `getter<getter<int, >> zs`: "), "{:?}", k[2].untyped);
         assert!(untyped("extern \"C\" __global__ void k(const Params &p) {}").contains("cannot take a reference"));
         assert!(untyped("extern \"C\" __global__ void k(std::size_t n) {}").contains("qualified types"));
         // The other kernels of the file keep their types.
