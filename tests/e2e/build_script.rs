@@ -157,7 +157,7 @@ fn kernels_that_cannot_be_typed_are_embedded_with_a_warning_and_an_untyped_launc
     let list = lines[0].split(" in ").nth(1).and_then(|r| r.split(" (or set").next()).expect("the list's path");
     assert!(list.ends_with("ptx-build/kernels.rs/k/untyped-kernels.txt"), "{list}");
     let text = std::fs::read_to_string(list).unwrap();
-    assert!(text.contains("`raw` (") && text.contains("k.cu:3): parameter `const float * * src`: pointers to pointers"), "{text}");
+    assert!(text.contains("`raw` (") && text.contains("k.cu:3): parameter `const float **src`: pointers to pointers"), "{text}");
     assert!(text.contains("`_Z4tileI2V2EvPf`"), "the template over a template, by its PTX name:\n{text}");
     assert!(!text.contains("fill") && !text.contains("scale"), "typed kernels are not listed:\n{text}");
 }
