@@ -381,13 +381,9 @@ impl<'a> CrateJob<'a> {
         h
     }
 
-    /// The headers the crate's .cu files include, transitively ([`crate::inline_ptx::included_headers`]
-    /// from the include folders).
+    /// The headers the crate's .cu files include ([`crate::inline_ptx::crate_headers`]).
     pub fn included_headers(&self) -> &[PathBuf] {
-        self.included.get_or_init(|| {
-            let sources: Vec<PathBuf> = self.krate.cuda_sources.iter().map(|s| s.path.clone()).collect();
-            crate::inline_ptx::included_headers(&sources, &crate::inline_ptx::include_dirs(self.krate), None)
-        })
+        self.included.get_or_init(|| crate::inline_ptx::crate_headers(self.krate))
     }
 
     /// Each recorded input (relative to the package folder where it lies below it) still has

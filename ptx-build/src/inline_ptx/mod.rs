@@ -62,11 +62,16 @@ pub enum Headers {
 /// parsed files. Returns the number of files read and the diagnostics, paths relative to the
 /// package.
 pub fn check_crate(k: &KernelCrate, headers: Headers, seen: &mut BTreeSet<PathBuf>) -> Result<(usize, Vec<Diagnostic>)> {
-    let sources: Vec<PathBuf> = k.cuda_sources.iter().map(|s| s.path.clone()).collect();
-    check_crate_with(k, headers, seen, &headers::included_headers(&sources, &include_dirs(k), None))
+    check_crate_with(k, headers, seen, &crate_headers(k))
 }
 
-/// [`check_crate`] with the headers the .cu files include (`found`: [`included_headers`]) known.
+/// The headers a kernel crate's .cu files include, transitively, from its include folders.
+pub(crate) fn crate_headers(k: &KernelCrate) -> Vec<PathBuf> {
+    let sources: Vec<PathBuf> = k.cuda_sources.iter().map(|s| s.path.clone()).collect();
+    headers::included_headers(&sources, &include_dirs(k), None)
+}
+
+/// [`check_crate`] with the headers the .cu files include (`found`: [`crate_headers`]) known.
 /// They are read either way for their qualifier macros (`DS_D_INLINE`), and all of them, also
 /// those another crate's check has seen.
 pub(crate) fn check_crate_with(
