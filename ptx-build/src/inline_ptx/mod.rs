@@ -42,7 +42,7 @@ mod rust;
 mod template;
 
 pub use cuda::{check_cuda, check_cuda_file};
-pub(crate) use headers::{included_headers, user_headers};
+pub(crate) use headers::user_headers;
 use qualifiers::Qualifiers;
 pub use rust::check_rust_file;
 
