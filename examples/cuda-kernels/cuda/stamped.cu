@@ -89,3 +89,35 @@ __global__ void map(float *x, int n) {
 
 template __global__ void map<cube>(float *, int);
 template __global__ void map<twice>(float *, int);
+
+// ggml's binbcast: a template over a device function and types whose last parameter is a
+// parameter pack, instantiated by the host launcher for 0, 1 and 2 more sources to fuse. The
+// pack's length is a const parameter on the Rust side and its elements one array
+// (`k.bin_bcast::<stamped::op_add, f32, f32, f32, 2>(.., [&c, &d])`).
+__device__ float op_add(const float a, const float b) { return a + b; }
+__device__ float op_mul(const float a, const float b) { return a * b; }
+
+template <float (*bin_op)(const float, const float), typename src0_t, typename src1_t, typename dst_t, typename... src1_ptrs>
+static __global__ void bin_bcast(const src0_t *src0, const src1_t *src1, dst_t *dst, const int ne0, const int ne10,
+                                 src1_ptrs... src1s) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= ne0) {
+        return;
+    }
+    float result = (float)src0[i];
+    if constexpr (sizeof...(src1_ptrs) > 0) {
+        result = (..., (result = bin_op(result, (float)src1s[i % ne10])));
+    } else {
+        result = bin_op(result, (float)src1[i % ne10]);
+    }
+    dst[i] = (dst_t)result;
+}
+
+void bin_bcast_cuda(const float *x, const float *y, float *dst, int n, int ny, const float *fused0, const float *fused1,
+                    __half *dst_h, cudaStream_t stream) {
+    const int blocks = (n + 255) / 256;
+    bin_bcast<op_add, float, float, float><<<blocks, 256, 0, stream>>>(x, y, dst, n, ny);
+    bin_bcast<op_add, float, float, float><<<blocks, 256, 0, stream>>>(x, y, dst, n, ny, fused0);
+    bin_bcast<op_add, float, float, float><<<blocks, 256, 0, stream>>>(x, y, dst, n, ny, fused0, fused1);
+    bin_bcast<op_mul, float, float, __half><<<blocks, 256, 0, stream>>>(x, y, dst_h, n, ny);
+}

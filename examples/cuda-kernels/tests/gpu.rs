@@ -156,6 +156,28 @@ fn stamped(k: &kernels::Kernels, stream: &std::sync::Arc<ptx_runtime::cudarc::dr
     let doubled: Vec<f32> = cubed.iter().map(|v| 2.0 * v).collect();
     assert_eq!(stream.clone_dtoh(&y).unwrap(), doubled, "map::<twice>");
 
+    // A template whose last parameter is a parameter pack (ggml's binbcast): the pack's length
+    // is the last generic argument, its elements one array (a buffer and a view together).
+    let ny = 7usize;
+    let src1: Vec<f32> = (0..ny).map(|i| i as f32 + 1.0).collect();
+    let (f0, f1): (Vec<f32>, Vec<f32>) = ((0..ny).map(|i| i as f32 * 0.5).collect(), (0..2 * ny).map(|i| i as f32 * -0.25).collect());
+    let (d1, df0, df1) = (stream.clone_htod(&src1).unwrap(), stream.clone_htod(&f0).unwrap(), stream.clone_htod(&f1).unwrap());
+    let (m, mny) = (n as i32, ny as i32);
+    let add = |with: &[&[f32]]| -> Vec<f32> { x.iter().enumerate().map(|(i, v)| with.iter().fold(*v, |r, s| r + s[i % ny])).collect() };
+    let mut out = stream.alloc_zeros::<f32>(n).unwrap();
+    unsafe { k.bin_bcast::<kernels::stamped::op_add, f32, f32, f32, 0>(stream, config(n), &dx, &d1, &mut out, m, mny, []) }.unwrap();
+    assert_eq!(stream.clone_dtoh(&out).unwrap(), add(&[&src1]), "bin_bcast, no pack");
+    unsafe { k.bin_bcast::<kernels::stamped::op_add, f32, f32, f32, 1>(stream, config(n), &dx, &d1, &mut out, m, mny, [&df0]) }.unwrap();
+    assert_eq!(stream.clone_dtoh(&out).unwrap(), add(&[&f0]), "bin_bcast, one fused source");
+    let view = df1.slice(ny..);
+    unsafe { k.bin_bcast::<kernels::stamped::op_add, f32, f32, f32, _>(stream, config(n), &dx, &d1, &mut out, m, mny, [&df0, &view]) }
+        .unwrap();
+    assert_eq!(stream.clone_dtoh(&out).unwrap(), add(&[&f0, &f1[ny..]]), "bin_bcast, two fused sources");
+    let mut outh = stream.alloc_zeros::<f16>(n).unwrap();
+    unsafe { k.bin_bcast::<kernels::stamped::op_mul, f32, f32, f16, 0>(stream, config(n), &dx, &d1, &mut outh, m, mny, []) }.unwrap();
+    let want: Vec<f16> = x.iter().enumerate().map(|(i, v)| f16::from_f32(v * src1[i % ny])).collect();
+    assert_eq!(stream.clone_dtoh(&outh).unwrap(), want, "bin_bcast::<op_mul, .., f16, 0>");
+
     // Any kernel by its PTX name, typed or not: cudarc's builder on the loaded function,
     // arguments in the kernel's order (the way to launch a kernel that has no typed method).
     let mut launch = k.launch_builder(stream, "_Z3mapIXadL_Z5twicefEEEvPfi").expect("map<twice> is loaded");
@@ -261,7 +283,11 @@ fn every_cu_file_is_a_module_with_ptx_and_cubins() {
             "_Z10add_scaledIfL4Mode1ELb1EEvPT_PKS1_i",
             "_Z10add_scaledIfL4Mode1ELb0EEvPT_PKS1_i",
             "_Z3mapIXadL_Z4cubefEEEvPfi",
-            "_Z3mapIXadL_Z5twicefEEEvPfi"
+            "_Z3mapIXadL_Z5twicefEEEvPfi",
+            "_Z9bin_bcastIXadL_Z6op_addffEEfffJEEvPKT0_PKT1_PT2_iiDpT3_",
+            "_Z9bin_bcastIXadL_Z6op_addffEEfffJPKfEEvPKT0_PKT1_PT2_iiDpT3_",
+            "_Z9bin_bcastIXadL_Z6op_addffEEfffJPKfS1_EEvPKT0_PKT1_PT2_iiDpT3_",
+            "_Z9bin_bcastIXadL_Z6op_mulffEEff6__halfJEEvPKT0_PKT1_PT2_iiDpT3_"
         ]
     );
     for images in [

@@ -192,7 +192,7 @@ macro_rules! options_list {
                 builder launcher(program: impl Into<String>) set Ok(program.into());
 
             /// Kernels a build script embeds without a typed launch method (a parameter with no host
-            /// type, a template over a parameter pack): `warn` prints one line per module with their count and
+            /// type, a template over a template): `warn` prints one line per module with their count and
             /// the file in `OUT_DIR` that lists each with its line and reason; `allow` accepts them
             /// silently [default: warn]. `CARGO_PTX_VERBOSE=1` prints the whole list.
             #[cfg_attr(feature = "clap", arg(long, value_name = "WARN|ALLOW", value_enum, help_heading = "Kernel options"))]

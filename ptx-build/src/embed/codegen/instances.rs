@@ -158,6 +158,7 @@ pub(super) fn spellings(g: &Generic) -> Vec<Spelling> {
             GenericParam::Const(c) => match c.ty {
                 ConstType::Function => Spelling::Function(const_param_ident(&c.name)),
                 ConstType::Value(ty) => Spelling::Const(const_param_ident(&c.name), format_ident!("{}", ty.rust_name())),
+                ConstType::PackLength => Spelling::Const(const_param_ident(&c.name), format_ident!("usize")),
             },
         })
         .collect()

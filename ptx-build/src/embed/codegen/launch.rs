@@ -12,7 +12,8 @@ use std::fmt::Write;
 
 use crate::embed::signature::ParamType;
 
-/// The letter of a parameter's kind in a launch function's name.
+/// The letter of a parameter's kind in a launch function's name; a parameter pack's array of
+/// such parameters is the letter in upper case.
 pub(super) fn kind(ty: &ParamType) -> char {
     match ty {
         ParamType::Scalar(_) | ParamType::ByValue { .. } => 'v',
@@ -58,10 +59,25 @@ pub(super) fn function(kinds: &str) -> String {
                 (format!("a{i}: &mut impl DeviceInOut<T{i}>"), format!("a{i}.push_arg(&mut args);"))
             }
             'x' => (format!("a{i}: &impl ::ptx_runtime::DeviceAnyIn"), format!("::ptx_runtime::DeviceAnyIn::push_arg(a{i}, &mut args);")),
-            _ => (
+            'y' => (
                 format!("a{i}: &mut impl ::ptx_runtime::DeviceAnyInOut"),
                 format!("::ptx_runtime::DeviceAnyInOut::push_arg(a{i}, &mut args);"),
             ),
+            // A parameter pack's elements: an array of its length, each pushed as its kind.
+            'V' => {
+                generics.push(format!("const N{i}: usize, V{i}: ::ptx_runtime::cudarc::driver::DeviceRepr"));
+                (format!("a{i}: [V{i}; N{i}]"), format!("for a in &a{i} {{\n        args.arg(a);\n    }}"))
+            }
+            _ => {
+                let (elem, generic) = match k {
+                    'I' => (format!("&dyn DeviceIn<T{i}>"), format!(", T{i}")),
+                    'O' => (format!("&mut dyn DeviceInOut<T{i}>"), format!(", T{i}")),
+                    'X' => ("&dyn ::ptx_runtime::DeviceAnyIn".to_string(), String::new()),
+                    _ => ("&mut dyn ::ptx_runtime::DeviceAnyInOut".to_string(), String::new()),
+                };
+                generics.push(format!("const N{i}: usize{generic}"));
+                (format!("a{i}: [{elem}; N{i}]"), format!("for a in a{i} {{\n        a.push_arg(&mut args);\n    }}"))
+            }
         };
         params.push(param);
         pushes.push(push);
@@ -69,8 +85,10 @@ pub(super) fn function(kinds: &str) -> String {
     let generics = if generics.is_empty() { String::new() } else { format!("<{}>", generics.join(", ")) };
     let binding = if kinds.is_empty() { "args" } else { "mut args" };
     let mut out = String::new();
-    // Dead where the methods that call it are (a private module whose kernels are not launched yet).
-    out.push_str("#[allow(clippy::too_many_arguments, dead_code)]\n");
+    // An upper-case letter in the name: a parameter pack's array. Dead where the methods that
+    // call it are (a private module whose kernels are not launched yet).
+    let snake = if kinds.chars().any(|k| k.is_ascii_uppercase()) { ", non_snake_case" } else { "" };
+    let _ = writeln!(out, "#[allow(clippy::too_many_arguments, dead_code{snake})]");
     let _ = writeln!(out, "unsafe fn {}{generics}(", name(kinds));
     for p in &params {
         let _ = writeln!(out, "    {p},");
@@ -102,6 +120,24 @@ mod tests {
             "    a2.push_arg(&mut args);",
             "    ::ptx_runtime::DeviceAnyInOut::push_arg(a4, &mut args);",
             "    unsafe { set.launch(at, args, grid) }",
+        ] {
+            assert!(f.contains(line), "{line}: {f}");
+        }
+    }
+
+    #[test]
+    fn a_parameter_packs_array_is_pushed_element_by_element() {
+        let f = function("iV");
+        assert!(f.starts_with("#[allow(clippy::too_many_arguments, dead_code, non_snake_case)]\nunsafe fn __launch_iV<T0, const N1: usize, V1: ::ptx_runtime::cudarc::driver::DeviceRepr>(\n"), "{f}");
+        assert!(f.contains("    a1: [V1; N1],\n") && f.contains("    for a in &a1 {\n        args.arg(a);\n    }\n"), "{f}");
+        let f = function("IOXY");
+        for line in [
+            "unsafe fn __launch_IOXY<const N0: usize, T0, const N1: usize, T1, const N2: usize, const N3: usize>(",
+            "    a0: [&dyn DeviceIn<T0>; N0],",
+            "    a1: [&mut dyn DeviceInOut<T1>; N1],",
+            "    a2: [&dyn ::ptx_runtime::DeviceAnyIn; N2],",
+            "    a3: [&mut dyn ::ptx_runtime::DeviceAnyInOut; N3],",
+            "    for a in a3 {\n        a.push_arg(&mut args);\n    }",
         ] {
             assert!(f.contains(line), "{line}: {f}");
         }

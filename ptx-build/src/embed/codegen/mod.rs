@@ -11,7 +11,7 @@ use quote::{format_ident, quote};
 
 use crate::arch::{Arch, Variant};
 use crate::embed::functions::FunctionMarker;
-use crate::embed::signature::{KernelSig, ParamType};
+use crate::embed::signature::{ConstType, KernelSig, Pack, ParamType};
 use crate::error::{Error, Result};
 use crate::report::ArtifactKind;
 use instances::{instance_trait, instance_type_text, listed_instances, TraitNames};
@@ -571,6 +571,25 @@ fn method(index: usize, k: &KernelSig, arch_note: Option<&str>, names: &TraitNam
         params.push(param);
         passed.push(name);
     }
+    // A parameter pack's elements: one array of the pack's length (`src1s: [&dyn DeviceIn<T>;
+    // src1_ptrs]`); `dyn`, so that one launch can mix buffers and views.
+    if let Some((Pack { param, elem: Some(elem), .. }, len)) =
+        k.generic.as_ref().and_then(|g| Some((g.pack.as_ref()?, g.const_params.iter().find(|c| c.ty == ConstType::PackLength)?)))
+    {
+        let name = ident(param).to_string();
+        let name = if taken.contains(&name.as_str()) || launch::is_reserved(&name) { format!("{name}_") } else { name };
+        let ty = match elem {
+            ParamType::Scalar(s) => s.rust_name().to_string(),
+            ParamType::ByValue { ty } => rust_type(ty),
+            ParamType::Pointer { mutable: false, elem } => format!("&dyn DeviceIn<{}>", rust_type(elem)),
+            ParamType::Pointer { mutable: true, elem } => format!("&mut dyn DeviceInOut<{}>", rust_type(elem)),
+            ParamType::AnyPointer { mutable: false } => "&dyn ::ptx_runtime::DeviceAnyIn".into(),
+            ParamType::AnyPointer { mutable: true } => "&mut dyn ::ptx_runtime::DeviceAnyInOut".into(),
+        };
+        params.push(format!("{name}: [{ty}; {}]", instances::const_param_ident(&len.name)));
+        kinds.push(launch::kind(elem).to_ascii_uppercase());
+        passed.push(name);
+    }
     // One call resolves the grid for this kernel (its plan, its launch bound) and launches:
     // a `?` and the drop of cudarc's events in every method cost rustc more, and a
     // `<kernel>_config` and `<kernel>_plan` method beside each were two thirds of the module's
@@ -579,11 +598,16 @@ fn method(index: usize, k: &KernelSig, arch_note: Option<&str>, names: &TraitNam
     body.push(format!("unsafe {{ {}(&self._set, {slot}, stream, grid.into(){args}) }}", launch::name(&kinds)));
     let doc = match &k.generic {
         Some(g) if !g.const_params.is_empty() => {
-            let enums: Vec<String> = g
+            let mut enums: Vec<String> = g
                 .const_params
                 .iter()
                 .filter_map(|c| Some(format!(" `{}` is a `{}` by its integer value.", c.name, c.cxx_type.as_deref()?)))
                 .collect();
+            if let (Some(Pack { param, elem: Some(_), .. }), Some(len)) =
+                (&g.pack, g.const_params.iter().find(|c| c.ty == ConstType::PackLength))
+            {
+                enums.push(format!(" `{param}` holds the elements of parameter pack `{}`, as many as its length.", len.name));
+            }
             format!(
                 " Launches `{}` ({}:{}) with the template arguments it is instantiated with: {}.{}",
                 k.name,

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::embed::functions::FunctionMarker;
-use crate::embed::signature::{ConstParam, ConstType, Generic, Instance, Param, Scalar};
+use crate::embed::signature::{ConstParam, ConstType, Generic, Instance, Pack, Param, Scalar};
 
 pub(crate) fn sample() -> Vec<Unit> {
     let sig = |name: &str, params: Vec<(&str, ParamType)>| KernelSig {
@@ -41,6 +41,7 @@ pub(crate) fn sample() -> Vec<Unit> {
                             ptx_name: "_Z3addI6__halfEvPT_PKS1_i".into(),
                         },
                     ],
+                    pack: None,
                 }),
                 ..sig(
                     "add",
@@ -60,6 +61,7 @@ pub(crate) fn sample() -> Vec<Unit> {
                         values: Vec::new(),
                         ptx_name: "cast_f32_u32".into(),
                     }],
+                    pack: None,
                 }),
                 ..sig(
                     "cast",
@@ -97,6 +99,7 @@ pub(crate) fn sample() -> Vec<Unit> {
                             ptx_name: "_Z13mul_mat_vec_qIL9ggml_type2E6__halfLin1ELb0EEvPKvPT0_i".into(),
                         },
                     ],
+                    pack: None,
                 }),
                 ..sig(
                     "mul_mat_vec_q",
@@ -124,6 +127,7 @@ pub(crate) fn sample() -> Vec<Unit> {
                             ptx_name: "_Z8unary_opIXadL_Z4typefEEfEvPKT0_PS1_i".into(),
                         },
                     ],
+                    pack: None,
                 }),
                 ..sig(
                     "unary_op",
@@ -486,4 +490,33 @@ fn a_template_first_in_the_module_takes_its_instance_as_the_index() {
     let add = &add[..add.find("\n    }").unwrap()];
     assert!(add.contains("let instance: usize =") && add.contains("(&self._set, instance, stream"), "{add}");
     assert!(!code.contains("0usize + instance"), "{code}");
+}
+
+/// ggml's binbcast: a trailing parameter pack is a `usize` const generic parameter, the last of
+/// the instance's arguments, and its elements one array of that length.
+#[test]
+fn a_parameter_pack_is_a_length_and_an_array() {
+    let mut units = sample();
+    let mut k = units[0].kernels[0].clone();
+    k.name = "fused".into();
+    k.params = vec![Param { name: "dst".into(), ty: ParamType::Pointer { mutable: true, elem: "T".into() } }];
+    let inst = |args: &str, len: &str, ptx: &str| Instance { args: vec![args.into()], values: vec![len.into()], ptx_name: ptx.into() };
+    k.generic = Some(Generic {
+        type_params: vec!["T".into()],
+        const_params: vec![ConstParam { name: "Ps".into(), ty: ConstType::PackLength, cxx_type: None, position: 1 }],
+        instances: vec![inst("f32", "2", "_Z5fusedIfJPKfS1_EEvPT_DpT0_"), inst("f64", "0", "_Z5fusedIdJEEvPT_DpT0_")],
+        pack: Some(Pack {
+            param: "srcs".into(),
+            written: ParamType::ByValue { ty: "Ps".into() },
+            elem: Some(ParamType::Pointer { mutable: false, elem: "T".into() }),
+        }),
+    });
+    units[0].kernels.push(k);
+    let code = generate(&units).unwrap();
+    let flat = code.replace(char::is_whitespace, "").replace(",>", ">").replace(",)", ")");
+    assert!(flat.contains("pubunsafefnfused<T:::ptx_runtime::cudarc::driver::DeviceRepr,constPs:usize>("), "{code}");
+    assert!(flat.contains("dst:&mutimplDeviceInOut<T>,srcs:[&dynDeviceIn<T>;Ps])"), "{code}");
+    assert!(flat.contains("implFusedInstancesforFusedInstance<f32,2>") && flat.contains("forFusedInstance<f64,0>"), "{code}");
+    assert!(flat.contains("__launch_oI(&self._set,9usize+instance,stream,grid.into(),dst,srcs)"), "{code}");
+    assert!(code.contains("`srcs` holds the elements of parameter pack `Ps`, as many as its length."), "{code}");
 }

@@ -149,6 +149,25 @@ pub struct Generic {
     pub const_params: Vec<ConstParam>,
     /// One per instantiation, in source order.
     pub instances: Vec<Instance>,
+    /// A C++ parameter pack that the kernel's last parameter expands (ggml's binbcast:
+    /// `typename... src1_ptrs`, `src1_ptrs... src1s`): its length is the const parameter of
+    /// [`ConstType::PackLength`], its elements one array parameter of the method.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pack: Option<Pack>,
+}
+
+/// The function parameter a [`Generic`] kernel's parameter pack expands into.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Pack {
+    /// As the source names it (`src1s`).
+    pub param: String,
+    /// Its type as written, naming the pack: `src1_ptrs... src1s` (`ByValue { ty: "src1_ptrs" }`:
+    /// each element is the pack's type argument) or `const Ts *... ptrs` (a pointer to each).
+    pub written: ParamType,
+    /// The type of each element in every instance, naming a type parameter where the elements
+    /// follow one (`const src1_t *` elements: `Pointer { elem: "src1_t" }`); `None` where
+    /// every instance's pack is empty (the method then has no such parameter).
+    pub elem: Option<ParamType>,
 }
 
 /// A C++ template parameter over a value, as a Rust const generic parameter.
@@ -176,6 +195,9 @@ pub enum ConstType {
     /// parameter taking the marker type the generated module has for each function passed
     /// (`unary::op_gelu`).
     Function,
+    /// The length of a parameter pack (`typename... src1_ptrs`): a `usize` const generic
+    /// parameter, the length of the method's array of the pack's elements ([`Pack`]).
+    PackLength,
 }
 
 /// One instantiation of a [`Generic`] kernel.
@@ -205,6 +227,12 @@ impl Generic {
     /// Every parameter in source order, types and values interleaved as declared.
     pub fn params(&self) -> Vec<GenericParam<'_>> {
         self.in_order(self.type_params.iter().map(|t| GenericParam::Type(t)), self.const_params.iter().map(GenericParam::Const))
+    }
+
+    /// The length of an instance's parameter pack, for a kernel with one.
+    pub fn pack_len(&self, inst: &Instance) -> Option<usize> {
+        let at = self.const_params.iter().position(|c| c.ty == ConstType::PackLength)?;
+        inst.values.get(at)?.parse().ok()
     }
 
     /// An instance's arguments in source order (`f32`, `128`, `true`).
@@ -240,30 +268,28 @@ impl KernelSig {
     }
 
     /// Each PTX entry's name and signature: a generic kernel's instances with their type
-    /// arguments put in (named `add::<f32>` in messages), or the kernel itself.
+    /// arguments put in (named `add::<f32>` in messages) and their parameter pack's elements
+    /// (`src1s[0]`, `src1s[1]`), or the kernel itself.
     pub fn monomorphic(&self) -> Vec<(String, KernelSig)> {
         let Some(g) = &self.generic else { return vec![(self.ptx_names()[0].to_string(), self.clone())] };
         g.instances
             .iter()
             .map(|inst| {
                 let bind = |ty: &str| g.type_params.iter().position(|t| t == ty).map(|i| inst.args[i].clone());
-                let params = self
-                    .params
-                    .iter()
-                    .map(|p| {
-                        let ty = match &p.ty {
-                            ParamType::Pointer { mutable, elem } => {
-                                ParamType::Pointer { mutable: *mutable, elem: bind(elem).unwrap_or_else(|| elem.clone()) }
-                            }
-                            ParamType::ByValue { ty } => match bind(ty) {
-                                Some(arg) => Scalar::from_name(&arg).map(ParamType::Scalar).unwrap_or(ParamType::ByValue { ty: arg }),
-                                None => p.ty.clone(),
-                            },
-                            other => other.clone(),
-                        };
-                        Param { name: p.name.clone(), ty }
-                    })
-                    .collect();
+                let bound = |ty: &ParamType| match ty {
+                    ParamType::Pointer { mutable, elem } => {
+                        ParamType::Pointer { mutable: *mutable, elem: bind(elem).unwrap_or_else(|| elem.clone()) }
+                    }
+                    ParamType::ByValue { ty: t } => match bind(t) {
+                        Some(arg) => Scalar::from_name(&arg).map(ParamType::Scalar).unwrap_or(ParamType::ByValue { ty: arg }),
+                        None => ty.clone(),
+                    },
+                    other => other.clone(),
+                };
+                let mut params: Vec<Param> = self.params.iter().map(|p| Param { name: p.name.clone(), ty: bound(&p.ty) }).collect();
+                if let (Some(Pack { param, elem: Some(elem), .. }), Some(len)) = (&g.pack, g.pack_len(inst)) {
+                    params.extend((0..len).map(|i| Param { name: format!("{param}[{i}]"), ty: bound(elem) }));
+                }
                 let name = format!("{}::<{}>", self.name, g.instance_args(inst).join(", "));
                 (inst.ptx_name.clone(), KernelSig { name, params, generic: None, ..self.clone() })
             })

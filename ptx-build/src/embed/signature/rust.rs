@@ -244,7 +244,7 @@ fn generic_of(f: &syn::ItemFn, name: &str) -> std::result::Result<Option<Generic
     if out.is_empty() {
         return Err("`instances()` lists no type".into());
     }
-    Ok(Some(Generic { type_params, const_params: Vec::new(), instances: out }))
+    Ok(Some(Generic { type_params, const_params: Vec::new(), instances: out, pack: None }))
 }
 
 /// `instances(f32, f64)` or `instances((f32, u32), ..)`: each instance's types as written.
@@ -494,7 +494,8 @@ mod tests {
             Some(Generic {
                 type_params: vec!["T".into()],
                 const_params: Vec::new(),
-                instances: vec![inst(&["f32"], "add_f32"), inst(&["f64"], "add_f64")]
+                instances: vec![inst(&["f32"], "add_f32"), inst(&["f64"], "add_f64")],
+                pack: None,
             })
         );
         assert_eq!(
@@ -512,7 +513,8 @@ mod tests {
             Some(Generic {
                 type_params: vec!["A".into(), "B".into()],
                 const_params: Vec::new(),
-                instances: vec![inst(&["f32", "u32"], "cast_f32_u32"), inst(&["crate::Pair", "*const u8"], "cast_crate_Pair_const_u8")]
+                instances: vec![inst(&["f32", "u32"], "cast_f32_u32"), inst(&["crate::Pair", "*const u8"], "cast_crate_Pair_const_u8")],
+                pack: None,
             })
         );
         assert_eq!(k[2].generic, None);

@@ -3,7 +3,7 @@
 //! (function pointers, templates: the kernel stays untyped).
 
 use super::{c_scalar, resolve_aliases, Aliases, CTok, C_TYPE_WORDS};
-use crate::embed::signature::{ConstParam, ConstType, Generic, ParamType, Scalar};
+use crate::embed::signature::{ConstParam, ConstType, Generic, Pack, Param, ParamType, Scalar};
 
 /// One parameter of a `template <...>`.
 #[derive(Debug, PartialEq, Eq)]
@@ -97,11 +97,20 @@ pub(super) fn template_params(toks: &[(CTok<'_>, u32)], open: usize) -> Vec<Temp
 /// gets no typed launch method: a parameter over a template, a floating value or a value of a
 /// type parameter's type has no Rust form.
 pub(super) fn template_generic(params: &[TemplateParam], aliases: &Aliases<'_>) -> Result<Generic, String> {
-    let mut generic = Generic { type_params: Vec::new(), const_params: Vec::new(), instances: Vec::new() };
+    let mut generic = Generic { type_params: Vec::new(), const_params: Vec::new(), instances: Vec::new(), pack: None };
     let mut problems = Vec::new();
     for (position, p) in params.iter().enumerate() {
+        // The last parameter, a pack of types (ggml's `typename... src1_ptrs`): its length is a
+        // const parameter, and the kernel's last parameter must expand it (see `expand_pack`).
+        if p.pack && p.is_type && position + 1 == params.len() {
+            generic.const_params.push(ConstParam { name: p.name.clone(), ty: ConstType::PackLength, cxx_type: None, position });
+            continue;
+        }
         if p.pack {
-            problems.push(format!("template parameter `{}` is a parameter pack, which Rust has no form of", p.decl));
+            problems.push(format!(
+                "template parameter `{}` is a parameter pack of values or before other parameters, which Rust has no form of",
+                p.decl
+            ));
             continue;
         }
         if p.is_type {
@@ -117,6 +126,29 @@ pub(super) fn template_generic(params: &[TemplateParam], aliases: &Aliases<'_>) 
         true => Ok(generic),
         false => Err(format!("{}: each instance is launched by its PTX name", problems.join("; "))),
     }
+}
+
+/// Moves the kernel's last parameter, the expansion of `generic`'s parameter pack
+/// (`src1_ptrs... src1s`, or `const Ts *... ptrs`), from `params` into [`Generic::pack`]; the
+/// instances say what its elements are. `expands`: that parameter was written with `...`.
+/// Without a pack nothing changes; a pack the parameters do not end with is why the kernel
+/// stays untyped.
+pub(super) fn expand_pack(generic: &mut Generic, params: &mut Vec<Param>, expands: bool) -> Result<(), String> {
+    let Some(pack) = generic.const_params.iter().find(|c| c.ty == ConstType::PackLength) else { return Ok(()) };
+    let expanded = match params.last().map(|p| &p.ty) {
+        Some(ParamType::ByValue { ty } | ParamType::Pointer { elem: ty, .. }) => expands && *ty == pack.name,
+        _ => false,
+    };
+    if !expanded {
+        return Err(format!(
+            "template parameter `typename... {}` is a parameter pack that the kernel's last parameter does not expand (as `{}... name`), which Rust has no form of: each instance is launched by its PTX name",
+            pack.name, pack.name
+        ));
+    }
+    if let Some(p) = params.pop() {
+        generic.pack = Some(Pack { param: p.name, written: p.ty, elem: None });
+    }
+    Ok(())
 }
 
 /// The Rust type of a template parameter over a value (`int ncols` -> `i32`, `size_t N` ->
@@ -219,9 +251,15 @@ mod tests {
         let params = template_params(&toks, open);
         assert_eq!(params.len(), 2, "{params:?}");
         assert!(params[0].is_type && !params[1].is_type, "{params:?}");
-        // ggml's binbcast: `typename... src1_ptrs`.
-        let e = generic("float (*bin_op)(const float, const float), typename src0_t, typename... src1_ptrs").unwrap_err();
-        assert!(e.starts_with("template parameter `typename src1_ptrs` is a parameter pack"), "{e}");
+        // ggml's binbcast: `typename... src1_ptrs`, last: its length is a const parameter (the
+        // kernel's last parameter must expand it: `demangle::pack`).
+        let g = generic("float (*bin_op)(const float, const float), typename src0_t, typename... src1_ptrs").unwrap();
+        assert_eq!(
+            (g.const_params[1].name.as_str(), g.const_params[1].ty, g.const_params[1].position),
+            ("src1_ptrs", ConstType::PackLength, 2)
+        );
+        let e = generic("typename... Ts, typename U").unwrap_err();
+        assert!(e.starts_with("template parameter `typename Ts` is a parameter pack of values or before other parameters"), "{e}");
         let g = generic(
             "typename T, int ncols, bool has_fusion, size_t splitD, unsigned n, uint m, const int64_t big, ggml_type type, char c, Big b",
         )
@@ -232,7 +270,7 @@ mod tests {
             .iter()
             .map(|c| match c.ty {
                 ConstType::Value(s) => (c.name.as_str(), s, c.cxx_type.as_deref(), c.position),
-                ConstType::Function => panic!("{c:?}"),
+                ConstType::Function | ConstType::PackLength => panic!("{c:?}"),
             })
             .collect();
         assert_eq!(
