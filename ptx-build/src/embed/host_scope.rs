@@ -99,9 +99,11 @@ impl HostNames {
                 let last = ty.rsplit("::").next().unwrap_or(ty);
                 user && !self.knows(last)
             };
-            let in_param = sig.params.iter().find_map(|p| match &p.ty {
+            // A parameter pack's elements are a parameter of the method too.
+            let pack = sig.generic.as_ref().and_then(|g| g.pack.as_ref()).and_then(|p| Some((p.param.as_str(), p.elem.as_ref()?)));
+            let in_param = sig.params.iter().map(|p| (p.name.as_str(), &p.ty)).chain(pack).find_map(|(name, ty)| match ty {
                 ParamType::ByValue { ty } | ParamType::Pointer { elem: ty, .. } if unknown_type(ty) => {
-                    Some(format!("parameter `{}`: the host crate has no type `{ty}`", p.name))
+                    Some(format!("parameter `{name}`: the host crate has no type `{ty}`"))
                 }
                 _ => None,
             });
@@ -183,6 +185,33 @@ mod tests {
         let mut sigs = bind(src);
         HostNames::read(host.path()).untype_unknown(&mut sigs);
         assert!(sigs[0].untyped.is_none() && sigs[0].generic.is_some(), "{sigs:#?}");
+    }
+
+    /// A parameter pack's elements name the struct (`const Ts *... blocks` over `block_q4_0`):
+    /// the method's array would, so the host must have it too.
+    #[test]
+    fn a_pack_of_a_struct_the_host_lacks_is_untyped() {
+        let host = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(host.path().join("src")).unwrap();
+        std::fs::write(host.path().join("src/lib.rs"), "pub mod kernels { ptx_runtime::include_kernels!(); }\n").unwrap();
+        let src =
+            "struct block_q4_0 { float d; };\ntemplate <typename... Ts>\n__global__ void gather(float *out, const Ts *... blocks) {}\n";
+        let bind = || {
+            crate::embed::demangle::bind(
+                cuda_kernels_in(Path::new("/h/cuda/k.cu"), src).unwrap(),
+                &["_Z6gatherIJ10block_q4_0S0_EEvPfDpPKT_"],
+            )
+        };
+        let mut sigs = bind();
+        assert!(sigs[0].generic.as_ref().is_some_and(|g| g.pack.is_some()), "{sigs:#?}");
+        HostNames::read(host.path()).untype_unknown(&mut sigs);
+        let why = sigs[0].untyped.as_deref().expect("untyped");
+        assert!(why.starts_with("parameter `blocks`: the host crate has no type `block_q4_0`"), "{why}");
+        std::fs::write(host.path().join("src/lib.rs"), "pub struct block_q4_0;\npub mod kernels { ptx_runtime::include_kernels!(); }\n")
+            .unwrap();
+        let mut sigs = bind();
+        HostNames::read(host.path()).untype_unknown(&mut sigs);
+        assert!(sigs[0].untyped.is_none(), "{sigs:#?}");
     }
 
     #[test]
