@@ -121,7 +121,7 @@ fn units(
             let (u, lines) = unit::unit(&name, sigs, &artifacts, host, out_dir, images, link)?;
             let total = u.kernels.iter().map(|k| k.ptx_names().len()).sum::<usize>() + u.untyped.len();
             if reported {
-                untyped.push(unit::ModuleUntyped { name: name.clone(), total, lines });
+                untyped.push(unit::ModuleUntyped { name: name.clone(), total, lines: lines.lines, library: lines.library });
             }
             units.push((u, source));
         }

@@ -33,7 +33,7 @@ pub fn unit(
     out_dir: &Path,
     images_dir: &str,
     link: Option<linked::Target>,
-) -> Result<(Unit, Vec<String>)> {
+) -> Result<(Unit, UntypedLines)> {
     // Every PTX image's entries: an arch's `#if __CUDA_ARCH__` may leave kernels out of its
     // image (candle's bf16 kernels are in sm_80's, not in sm_75's).
     let ptx_images: Vec<&&Artifact> = artifacts.iter().filter(|a| a.kind == ArtifactKind::Ptx).collect();
@@ -166,17 +166,28 @@ pub fn verbose() -> bool {
 /// The file name of a module's list of untyped kernels, beside its images.
 pub const UNTYPED_LIST: &str = "untyped-kernels.txt";
 
+/// A module's list of untyped kernels.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UntypedLines {
+    /// One per untyped kernel: its PTX entry, where its source declares it, and why.
+    pub lines: Vec<String>,
+    /// How many of them are kernels of a CUDA library's headers (CUB's `DeviceReduceKernel`,
+    /// which `cub::DeviceReduce::Sum` in the file's host code instantiates): listed, not counted
+    /// in the warning, since no one launches them from Rust.
+    pub library: usize,
+}
+
 /// Writes `dir/untyped-kernels.txt`, each PTX entry of `untyped` with its source line and
 /// reason (removed when there is none); returns its lines.
-fn write_untyped_list(untypeable: &[KernelSig], untyped: &[String], dir: &Path) -> Result<Vec<String>> {
+fn write_untyped_list(untypeable: &[KernelSig], untyped: &[String], dir: &Path) -> Result<UntypedLines> {
     let list = dir.join(UNTYPED_LIST);
     if untyped.is_empty() {
         let _ = std::fs::remove_file(&list);
-        return Ok(Vec::new());
+        return Ok(UntypedLines::default());
     }
-    let lines: Vec<String> = untyped.iter().map(|entry| untyped_line(entry, untypeable)).collect();
+    let (lines, library): (Vec<String>, Vec<bool>) = untyped.iter().map(|entry| untyped_line(entry, untypeable)).unzip();
     cache::write_atomic(&list, format!("{}\n", lines.join("\n")).as_bytes())?;
-    Ok(lines)
+    Ok(UntypedLines { lines, library: library.iter().filter(|l| **l).count() })
 }
 
 /// One module's share of a crate's untyped kernels.
@@ -187,6 +198,8 @@ pub struct ModuleUntyped {
     pub total: usize,
     /// Its list's lines, one per untyped kernel.
     pub lines: Vec<String>,
+    /// How many of those are a CUDA library's kernels ([`UntypedLines::library`]).
+    pub library: usize,
 }
 
 /// Reports the untyped kernels of a generated file's `modules` (those of crates with
@@ -204,8 +217,12 @@ pub fn report_untyped(modules: &[ModuleUntyped], dir: &Path, verbose: bool, remo
             let _ = std::fs::remove_file(&combined);
         }
     };
-    let with: Vec<&ModuleUntyped> = modules.iter().filter(|m| !m.lines.is_empty()).collect();
-    let count: usize = with.iter().map(|m| m.lines.len()).sum();
+    // A CUDA library's kernels are listed, not counted: a file whose own kernels are all typed
+    // says nothing (unless asked for every list).
+    let own = |m: &ModuleUntyped| m.lines.len() - m.library;
+    let with: Vec<&ModuleUntyped> = modules.iter().filter(|m| own(m) > 0 || verbose && !m.lines.is_empty()).collect();
+    let count: usize = with.iter().map(|m| own(m)).sum();
+    let library: usize = with.iter().map(|m| m.library).sum();
     let (list, lines, whose, total) = match with.as_slice() {
         [] => {
             remove();
@@ -213,20 +230,24 @@ pub fn report_untyped(modules: &[ModuleUntyped], dir: &Path, verbose: bool, remo
         }
         [one] => {
             remove();
-            (dir.join(&one.name).join(UNTYPED_LIST), one.lines.clone(), format!("of `{}`", one.name), one.total)
+            (dir.join(&one.name).join(UNTYPED_LIST), one.lines.clone(), format!("of `{}`", one.name), one.total - one.library)
         }
         several => {
             let lines: Vec<String> = several.iter().flat_map(|m| m.lines.iter().map(move |l| format!("{}: {l}", m.name))).collect();
             cache::write_atomic(&combined, format!("{}\n", lines.join("\n")).as_bytes())?;
             let names: Vec<String> = several.iter().take(3).map(|m| format!("`{}`", m.name)).collect();
             let more = if several.len() > 3 { ", ..." } else { "" };
-            let total = modules.iter().map(|m| m.total).sum();
+            let total = modules.iter().map(|m| m.total - m.library).sum();
             (combined, lines, format!("in {} modules ({}{more})", several.len(), names.join(", ")), total)
         }
     };
     let (verb, noun) = if count == 1 { ("has", "method") } else { ("have", "methods") };
+    let libraries = match library {
+        0 => String::new(),
+        n => format!("; {n} more of CUDA libraries' headers (CUB's), which their own host code launches, are listed too"),
+    };
     let head = format!(
-        "ptx-build: {count} of {total} kernels {whose} {verb} no typed launch {noun} (launch them by name: `kernels.launch_builder(&stream, NAME)`)"
+        "ptx-build: {count} of {total} kernels {whose} {verb} no typed launch {noun} (launch them by name: `kernels.launch_builder(&stream, NAME)`){libraries}"
     );
     let text = if verbose {
         format!("{head}:\n{}", lines.iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n"))
@@ -241,8 +262,8 @@ pub fn report_untyped(modules: &[ModuleUntyped], dir: &Path, verbose: bool, remo
 const LIBRARY_NAMESPACES: &[&str] = &["cub::", "thrust::", "cuda::"];
 
 /// One line of the list: the PTX entry, where its source declares it, and why it has no typed
-/// method.
-fn untyped_line(entry: &str, untypeable: &[KernelSig]) -> String {
+/// method; and whether it is a kernel of a CUDA library's headers.
+fn untyped_line(entry: &str, untypeable: &[KernelSig]) -> (String, bool) {
     let demangled = demangle::demangle(entry);
     let source = untypeable
         .iter()
@@ -263,22 +284,22 @@ fn untyped_line(entry: &str, untypeable: &[KernelSig]) -> String {
                 .and_then(|d| d.unbound_argument())
                 .map(|a| format!(" (here `{a}`)"))
                 .unwrap_or_default();
-            format!("`{entry}` ({}:{}): {why}{here}", s.file.display(), s.line)
+            (format!("`{entry}` ({}:{}): {why}{here}", s.file.display(), s.line), false)
         }
         None => match demangled {
             // CUB's `EmptyKernel`, a `DeviceScanKernel` that `cub::DeviceScan` instantiates:
             // declared in the library's headers, launched by its own host code.
             Some(d) if LIBRARY_NAMESPACES.iter().any(|ns| d.qualified.starts_with(ns)) => {
-                format!("`{entry}`: `{}`, a kernel of a library's headers, which its own host code launches", d.qualified)
+                (format!("`{entry}`: `{}`, a kernel of a library's headers, which its own host code launches", d.qualified), true)
             }
             // A C++ kernel says what it is: the declaration it lacks can be looked for.
-            Some(d) => format!(
+            Some(d) => (format!(
                 "`{entry}` (C++ `{}`): no declaration the signature reader found takes these parameters (one a macro stamps out that it could not expand, or one in a header it does not read)",
                 d.text
-            ),
-            None => format!(
+            ), false),
+            None => (format!(
                 "`{entry}`: not declared in a form the signature reader follows (a kernel stamped out by a macro whose expansion could not be read)"
-            ),
+            ), false),
         },
     }
 }
@@ -299,8 +320,8 @@ mod tests {
             entries.iter().filter(|e| !typed.iter().any(|s| s.ptx_names().contains(e))).map(|e| e.to_string()).collect();
         let dir = tempfile::tempdir().unwrap();
         let r = Recorder::default();
-        let lines = write_untyped_list(&untypeable, &untyped, &dir.path().join("q")).unwrap();
-        let q = ModuleUntyped { name: "q".into(), total: typed.len() + untyped.len(), lines };
+        let list = write_untyped_list(&untypeable, &untyped, &dir.path().join("q")).unwrap();
+        let q = ModuleUntyped { name: "q".into(), total: typed.len() + untyped.len(), lines: list.lines, library: list.library };
         let reported: Vec<ModuleUntyped> = (verbose || !allow).then_some(q).into_iter().collect();
         report_untyped(&reported, dir.path(), verbose, true, &r).unwrap();
         (r.0.into_inner().unwrap(), std::fs::read_to_string(dir.path().join("q").join(UNTYPED_LIST)).ok())
@@ -379,15 +400,16 @@ mod tests {
     #[test]
     fn a_kernel_of_cubs_headers_is_named_as_the_librarys() {
         let entry = "_ZN3cub17CUB_300001_SM_8006detail11EmptyKernelIvEEvv";
-        let line = untyped_line(entry, &[]);
+        let (line, library) = untyped_line(entry, &[]);
+        assert!(library);
         assert_eq!(
             line,
             format!("`{entry}`: `cub::CUB_300001_SM_800::detail::EmptyKernel`, a kernel of a library's headers, which its own host code launches")
         );
-        assert!(untyped_line("stamped_f32", &[]).contains("a kernel stamped out by a macro"));
+        assert!(untyped_line("stamped_f32", &[]).0.contains("a kernel stamped out by a macro"));
         // A C++ kernel that no declaration matches is named as C++ spells it.
         assert_eq!(
-            untyped_line("_Z4tpowILi3EEvP4gl_tm", &[]),
+            untyped_line("_Z4tpowILi3EEvP4gl_tm", &[]).0,
             "`_Z4tpowILi3EEvP4gl_tm` (C++ `tpow<3>(gl_t*, unsigned long)`): no declaration the signature reader found takes these parameters (one a macro stamps out that it could not expand, or one in a header it does not read)"
         );
     }
@@ -398,13 +420,14 @@ mod tests {
     fn an_instances_argument_is_named_only_for_a_templates_reason() {
         let mut sig = cuda_kernels_in(Path::new("/pkg/k.cu"), "template <int N>\n__global__ void k(Params p) {}\n").unwrap().remove(0);
         sig.untyped = Some("parameter `p`: the host crate names no type `Params`".into());
-        let line = untyped_line("_Z1kILi1EEv6Params", &[sig.clone()]);
+        let (line, _) = untyped_line("_Z1kILi1EEv6Params", &[sig.clone()]);
         assert_eq!(line, "`_Z1kILi1EEv6Params` (/pkg/k.cu:2): parameter `p`: the host crate names no type `Params`");
         // A class template's instance is what keeps this one untyped; a value or a function is not.
         sig.untyped = Some("an instance has a template argument with no Rust type".into());
         assert!(untyped_line("_Z1kI13Kernel_traitsILi128ELi2EfEEv6Params", &[sig.clone()])
+            .0
             .ends_with("no Rust type (here `Kernel_traits<128, 2, float>`)"));
-        assert!(!untyped_line("_Z1kIXadL_Z3negfEEEv6Params", &[sig]).contains("(here"));
+        assert!(!untyped_line("_Z1kIXadL_Z3negfEEEv6Params", &[sig]).0.contains("(here"));
     }
 
     #[test]
@@ -427,9 +450,9 @@ mod tests {
         for list in [dir.path().join(UNTYPED_LIST), dir.path().join("q").join(UNTYPED_LIST)] {
             std::fs::write(list, "`old` (k.cu:1): gone\n").unwrap();
         }
-        let lines = write_untyped_list(&[], &[], &dir.path().join("q")).unwrap();
+        let list = write_untyped_list(&[], &[], &dir.path().join("q")).unwrap();
         let r = Recorder::default();
-        let module = || ModuleUntyped { name: "q".into(), total: 1, lines: lines.clone() };
+        let module = || ModuleUntyped { name: "q".into(), total: 1, lines: list.lines.clone(), library: list.library };
         // A second Builder of the same file keeps the first one's list of several modules.
         report_untyped(&[module()], dir.path(), false, false, &r).unwrap();
         assert!(dir.path().join(UNTYPED_LIST).exists());
@@ -446,6 +469,7 @@ mod tests {
             name: name.into(),
             total: 6,
             lines: (0..untyped).map(|i| format!("`{name}_{i}` (k.cu:{i}): parameter `op`")).collect(),
+            library: 0,
         };
         let modules = [module("abs", 2), module("axpy", 0), module("relu", 2), module("tanh", 1), module("sin", 1)];
         let r = Recorder::default();
@@ -461,5 +485,32 @@ mod tests {
         let list = std::fs::read_to_string(dir.path().join(UNTYPED_LIST)).unwrap();
         assert_eq!(list.lines().count(), 6);
         assert!(list.starts_with("abs: `abs_0` (k.cu:0): parameter `op`\n"), "{list}");
+    }
+
+    /// A file whose host code calls `cub::DeviceReduce::Sum` has CUB's kernels in its PTX (nvcc
+    /// 13.0's names below): listed as the library's, never counted, so a file whose own kernels
+    /// are typed builds quietly.
+    #[test]
+    fn kernels_of_cubs_headers_are_listed_not_counted() {
+        let src = "extern \"C\" __global__ void scale(float *x, float a, int n) {}\nextern \"C\" __global__ void gather(const float **rows, float *out) {}\n";
+        let cub = [
+            "_ZN3cub17CUB_300001_SM_8006detail11EmptyKernelIvEEvv",
+            "_ZN3cub17CUB_300001_SM_8006detail6reduce28DeviceReduceSingleTileKernelINS2_10policy_hubIfjN4cuda3std3__44plusIvEEE10Policy1000EPKfPfjS9_ffNS7_10__identityEEEvT0_T1_T2_T3_T4_T6_",
+        ];
+        let (warnings, list) = report(src, &[&["scale"][..], &cub].concat(), false, false);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(list.expect("the list is written").lines().count(), 2);
+        let (warnings, list) = report(src, &[&["scale", "gather"][..], &cub].concat(), false, false);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].starts_with("ptx-build: 1 of 2 kernels of `q` has no typed launch method"), "{}", warnings[0]);
+        assert!(
+            warnings[0].contains("; 2 more of CUDA libraries' headers (CUB's), which their own host code launches, are listed too"),
+            "{}",
+            warnings[0]
+        );
+        assert_eq!(list.unwrap().lines().count(), 3);
+        // Every list asked for: CUB's alone are printed too.
+        let (warnings, _) = report(src, &[&["scale"][..], &cub].concat(), false, true);
+        assert!(warnings.len() == 1 && warnings[0].contains("EmptyKernel"), "{warnings:?}");
     }
 }
