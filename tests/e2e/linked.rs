@@ -133,6 +133,34 @@ fn images_are_linked_from_objects_that_two_hosts_of_one_kernel_share_in_one_bina
     assert!(files[0].starts_with("ptx-images-") && files[1..] == ["sm_90.cubin", "sm_90.ptx"], "{files:?}");
 }
 
+/// Two .cu files without a kernel (host code only, or kernels under another arch's `#if`, as
+/// four of ggml-cuda's files for sm_80) make equal images, one object name: linked once, or
+/// rustc refuses the crate (`overriding linking modifiers from command line is not supported`).
+fn files_without_kernels_link_their_one_object_once() {
+    let (root, target) = workspace("linked-empty", &["gpu_e"]);
+    host(root.path(), "gpu_e");
+    let dir = root.path().join("gpu_e");
+    write(dir.join("cuda/host_only.cu"), "int answer() { return 42; }\n");
+    write(
+        dir.join("cuda/later_arch.cu"),
+        "#if __CUDA_ARCH__ >= 900 || !defined(__CUDA_ARCH__)\nextern \"C\" __global__ void k90(float *x) { x[0] = 1.0f; }\n#endif\n",
+    );
+    let (ok, _, log) = cargo(root.path(), &target, &["build", "-v", "-p", "gpu_e"]);
+    assert!(ok, "{log}");
+    let empty = out_file(&target, "gpu_e", "ptx-build/kernels.rs/host_only/sm_80.ptx");
+    assert_eq!(std::fs::read(&empty).unwrap(), std::fs::read(empty.with_file_name("../later_arch/sm_80.ptx")).unwrap(), "equal images");
+    let links = log
+        .lines()
+        .filter(|l| l.contains("Running") && l.contains("--crate-name gpu_e") && l.contains("--crate-type lib"))
+        .collect::<Vec<_>>();
+    let args = links.first().unwrap_or_else(|| panic!("rustc of gpu_e: {log}"));
+    let objects: Vec<&str> = args.split(' ').filter(|a| a.contains("verbatim=ptx-images-")).collect();
+    let mut unique = objects.clone();
+    unique.sort();
+    unique.dedup();
+    assert!(objects.len() == 2 && unique.len() == 2, "k's object and the equal modules' one, each once: {objects:?}");
+}
+
 /// A host crate that is also a `staticlib`, linked into a C program by `cc` alone: rustc leaves
 /// an unbundled object out of the archive (only `native-static-libs` names it, without its
 /// folder), so such a host keeps its images in its own code.
@@ -168,6 +196,7 @@ fn a_host_built_as_a_static_library_links_into_a_c_program_by_itself() {
 pub fn tests() -> Vec<crate::harness::Test> {
     crate::tests![
         images_are_linked_from_objects_that_two_hosts_of_one_kernel_share_in_one_binary,
+        files_without_kernels_link_their_one_object_once,
         a_host_built_as_a_static_library_links_into_a_c_program_by_itself
     ]
 }

@@ -404,9 +404,16 @@ impl Builder {
         let manifest = std::fs::read_to_string(manifest_dir.join("Cargo.toml")).unwrap_or_default();
         let link = embed::linked::Target::of_build_for(&manifest);
         let written = embed::write_module(&crates, out_dir, self.out_file_name(), &host, link, reporter)?;
+        // Modules of equal images (ggml-cuda's four .cu files with no kernel for sm_80) have
+        // one object name, and rustc refuses a crate given one `-l` twice (`overriding linking
+        // modifiers from command line is not supported`): each object is linked once per build
+        // script, whichever of its Builders wrote it (its copies are the same bytes).
+        static LINKED: std::sync::Mutex<BTreeSet<String>> = std::sync::Mutex::new(BTreeSet::new());
         for object in &written.objects {
-            for d in object.cargo_directives() {
-                reporter.directive(d);
+            if LINKED.lock().unwrap_or_else(|e| e.into_inner()).insert(object.file_name.clone()) {
+                for d in object.cargo_directives() {
+                    reporter.directive(d);
+                }
             }
         }
         // A kernel waits for a host type, or a typed method names one: defining or removing it
