@@ -118,10 +118,10 @@ fn units(
                 Some(s) => s.display().to_string(),
                 None => format!("kernel crate `{}`", c.lib_name),
             };
-            let (u, lines) = unit::unit(&name, sigs, &artifacts, host, out_dir, images, link)?;
+            let (u, list) = unit::unit(&name, sigs, &artifacts, host, out_dir, images, link)?;
             let total = u.kernels.iter().map(|k| k.ptx_names().len()).sum::<usize>() + u.untyped.len();
             if reported {
-                untyped.push(unit::ModuleUntyped { name: name.clone(), total, lines: lines.lines, library: lines.library });
+                untyped.push(unit::ModuleUntyped { name: name.clone(), total, list });
             }
             units.push((u, source));
         }

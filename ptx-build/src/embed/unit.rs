@@ -196,10 +196,8 @@ pub struct ModuleUntyped {
     pub name: String,
     /// Its kernels, typed or not.
     pub total: usize,
-    /// Its list's lines, one per untyped kernel.
-    pub lines: Vec<String>,
-    /// How many of those are a CUDA library's kernels ([`UntypedLines::library`]).
-    pub library: usize,
+    /// Its list of untyped kernels.
+    pub list: UntypedLines,
 }
 
 /// Reports the untyped kernels of a generated file's `modules` (those of crates with
@@ -219,10 +217,10 @@ pub fn report_untyped(modules: &[ModuleUntyped], dir: &Path, verbose: bool, remo
     };
     // A CUDA library's kernels are listed, not counted: a file whose own kernels are all typed
     // says nothing (unless asked for every list).
-    let own = |m: &ModuleUntyped| m.lines.len() - m.library;
-    let with: Vec<&ModuleUntyped> = modules.iter().filter(|m| own(m) > 0 || verbose && !m.lines.is_empty()).collect();
+    let own = |m: &ModuleUntyped| m.list.lines.len() - m.list.library;
+    let with: Vec<&ModuleUntyped> = modules.iter().filter(|m| own(m) > 0 || verbose && !m.list.lines.is_empty()).collect();
     let count: usize = with.iter().map(|m| own(m)).sum();
-    let library: usize = with.iter().map(|m| m.library).sum();
+    let library: usize = with.iter().map(|m| m.list.library).sum();
     let (list, lines, whose, total) = match with.as_slice() {
         [] => {
             remove();
@@ -230,14 +228,14 @@ pub fn report_untyped(modules: &[ModuleUntyped], dir: &Path, verbose: bool, remo
         }
         [one] => {
             remove();
-            (dir.join(&one.name).join(UNTYPED_LIST), one.lines.clone(), format!("of `{}`", one.name), one.total - one.library)
+            (dir.join(&one.name).join(UNTYPED_LIST), one.list.lines.clone(), format!("of `{}`", one.name), one.total - one.list.library)
         }
         several => {
-            let lines: Vec<String> = several.iter().flat_map(|m| m.lines.iter().map(move |l| format!("{}: {l}", m.name))).collect();
+            let lines: Vec<String> = several.iter().flat_map(|m| m.list.lines.iter().map(move |l| format!("{}: {l}", m.name))).collect();
             cache::write_atomic(&combined, format!("{}\n", lines.join("\n")).as_bytes())?;
             let names: Vec<String> = several.iter().take(3).map(|m| format!("`{}`", m.name)).collect();
             let more = if several.len() > 3 { ", ..." } else { "" };
-            let total = modules.iter().map(|m| m.total - m.library).sum();
+            let total = modules.iter().map(|m| m.total - m.list.library).sum();
             (combined, lines, format!("in {} modules ({}{more})", several.len(), names.join(", ")), total)
         }
     };
@@ -321,7 +319,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let r = Recorder::default();
         let list = write_untyped_list(&untypeable, &untyped, &dir.path().join("q")).unwrap();
-        let q = ModuleUntyped { name: "q".into(), total: typed.len() + untyped.len(), lines: list.lines, library: list.library };
+        let q = ModuleUntyped { name: "q".into(), total: typed.len() + untyped.len(), list };
         let reported: Vec<ModuleUntyped> = (verbose || !allow).then_some(q).into_iter().collect();
         report_untyped(&reported, dir.path(), verbose, true, &r).unwrap();
         (r.0.into_inner().unwrap(), std::fs::read_to_string(dir.path().join("q").join(UNTYPED_LIST)).ok())
@@ -452,7 +450,7 @@ mod tests {
         }
         let list = write_untyped_list(&[], &[], &dir.path().join("q")).unwrap();
         let r = Recorder::default();
-        let module = || ModuleUntyped { name: "q".into(), total: 1, lines: list.lines.clone(), library: list.library };
+        let module = || ModuleUntyped { name: "q".into(), total: 1, list: list.clone() };
         // A second Builder of the same file keeps the first one's list of several modules.
         report_untyped(&[module()], dir.path(), false, false, &r).unwrap();
         assert!(dir.path().join(UNTYPED_LIST).exists());
@@ -468,8 +466,7 @@ mod tests {
         let module = |name: &str, untyped: usize| ModuleUntyped {
             name: name.into(),
             total: 6,
-            lines: (0..untyped).map(|i| format!("`{name}_{i}` (k.cu:{i}): parameter `op`")).collect(),
-            library: 0,
+            list: UntypedLines { lines: (0..untyped).map(|i| format!("`{name}_{i}` (k.cu:{i}): parameter `op`")).collect(), library: 0 },
         };
         let modules = [module("abs", 2), module("axpy", 0), module("relu", 2), module("tanh", 1), module("sin", 1)];
         let r = Recorder::default();

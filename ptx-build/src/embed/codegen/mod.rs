@@ -11,7 +11,7 @@ use quote::{format_ident, quote};
 
 use crate::arch::{Arch, Variant};
 use crate::embed::functions::FunctionMarker;
-use crate::embed::signature::{ConstType, KernelSig, Pack, ParamType};
+use crate::embed::signature::{KernelSig, Pack, ParamType};
 use crate::error::{Error, Result};
 use crate::report::ArtifactKind;
 use instances::{instance_trait, instance_type_text, listed_instances, TraitNames};
@@ -555,38 +555,36 @@ fn method(index: usize, k: &KernelSig, arch_note: Option<&str>, names: &TraitNam
     // The arguments go to the launch function of the parameters' kinds (see [`launch`]).
     let mut kinds = String::new();
     let mut passed = Vec::new();
+    let arg_name = |name: &str| {
+        let name = ident(name).to_string();
+        if taken.contains(&name.as_str()) || launch::is_reserved(&name) {
+            format!("{name}_")
+        } else {
+            name
+        }
+    };
+    // A buffer is `&impl DeviceIn<T>` (`dispatch`), or `&dyn DeviceIn<T>` in a parameter
+    // pack's array, so that one launch can mix buffers and views.
+    let host_type = |ty: &ParamType, dispatch: &str| match ty {
+        ParamType::Scalar(s) => s.rust_name().to_string(),
+        ParamType::ByValue { ty } => rust_type(ty),
+        ParamType::Pointer { mutable: false, elem } => format!("&{dispatch} DeviceIn<{}>", rust_type(elem)),
+        ParamType::Pointer { mutable: true, elem } => format!("&mut {dispatch} DeviceInOut<{}>", rust_type(elem)),
+        // `void *`: any buffer or view, of any element type, or a raw device address.
+        ParamType::AnyPointer { mutable: false } => format!("&{dispatch} ::ptx_runtime::DeviceAnyIn"),
+        ParamType::AnyPointer { mutable: true } => format!("&mut {dispatch} ::ptx_runtime::DeviceAnyInOut"),
+    };
     for p in &k.params {
-        let name = ident(&p.name).to_string();
-        let name = if taken.contains(&name.as_str()) || launch::is_reserved(&name) { format!("{name}_") } else { name };
-        let param = match &p.ty {
-            ParamType::Scalar(s) => format!("{name}: {}", s.rust_name()),
-            ParamType::ByValue { ty } => format!("{name}: {}", rust_type(ty)),
-            ParamType::Pointer { mutable: false, elem } => format!("{name}: &impl DeviceIn<{}>", rust_type(elem)),
-            ParamType::Pointer { mutable: true, elem } => format!("{name}: &mut impl DeviceInOut<{}>", rust_type(elem)),
-            // `void *`: any buffer or view, of any element type, or a raw device address.
-            ParamType::AnyPointer { mutable: false } => format!("{name}: &impl ::ptx_runtime::DeviceAnyIn"),
-            ParamType::AnyPointer { mutable: true } => format!("{name}: &mut impl ::ptx_runtime::DeviceAnyInOut"),
-        };
+        let name = arg_name(&p.name);
         kinds.push(launch::kind(&p.ty));
-        params.push(param);
+        params.push(format!("{name}: {}", host_type(&p.ty, "impl")));
         passed.push(name);
     }
     // A parameter pack's elements: one array of the pack's length (`src1s: [&dyn DeviceIn<T>;
-    // src1_ptrs]`); `dyn`, so that one launch can mix buffers and views.
-    if let Some((Pack { param, elem: Some(elem), .. }, len)) =
-        k.generic.as_ref().and_then(|g| Some((g.pack.as_ref()?, g.const_params.iter().find(|c| c.ty == ConstType::PackLength)?)))
-    {
-        let name = ident(param).to_string();
-        let name = if taken.contains(&name.as_str()) || launch::is_reserved(&name) { format!("{name}_") } else { name };
-        let ty = match elem {
-            ParamType::Scalar(s) => s.rust_name().to_string(),
-            ParamType::ByValue { ty } => rust_type(ty),
-            ParamType::Pointer { mutable: false, elem } => format!("&dyn DeviceIn<{}>", rust_type(elem)),
-            ParamType::Pointer { mutable: true, elem } => format!("&mut dyn DeviceInOut<{}>", rust_type(elem)),
-            ParamType::AnyPointer { mutable: false } => "&dyn ::ptx_runtime::DeviceAnyIn".into(),
-            ParamType::AnyPointer { mutable: true } => "&mut dyn ::ptx_runtime::DeviceAnyInOut".into(),
-        };
-        params.push(format!("{name}: [{ty}; {}]", instances::const_param_ident(&len.name)));
+    // src1_ptrs]`).
+    if let Some((Pack { param, elem: Some(elem), .. }, len)) = k.generic.as_ref().and_then(|g| Some((g.pack.as_ref()?, g.pack_length()?))) {
+        let name = arg_name(param);
+        params.push(format!("{name}: [{}; {}]", host_type(elem, "dyn"), instances::const_param_ident(&len.name)));
         kinds.push(launch::kind(elem).to_ascii_uppercase());
         passed.push(name);
     }
@@ -603,9 +601,7 @@ fn method(index: usize, k: &KernelSig, arch_note: Option<&str>, names: &TraitNam
                 .iter()
                 .filter_map(|c| Some(format!(" `{}` is a `{}` by its integer value.", c.name, c.cxx_type.as_deref()?)))
                 .collect();
-            if let (Some(Pack { param, elem: Some(_), .. }), Some(len)) =
-                (&g.pack, g.const_params.iter().find(|c| c.ty == ConstType::PackLength))
-            {
+            if let (Some(Pack { param, elem: Some(_), .. }), Some(len)) = (&g.pack, g.pack_length()) {
                 enums.push(format!(" `{param}` holds the elements of parameter pack `{}`, as many as its length.", len.name));
             }
             format!(

@@ -229,6 +229,11 @@ impl Generic {
         self.in_order(self.type_params.iter().map(|t| GenericParam::Type(t)), self.const_params.iter().map(GenericParam::Const))
     }
 
+    /// The const parameter that is the length of the kernel's parameter pack, if it has one.
+    pub fn pack_length(&self) -> Option<&ConstParam> {
+        self.const_params.iter().find(|c| c.ty == ConstType::PackLength)
+    }
+
     /// The length of an instance's parameter pack, for a kernel with one.
     pub fn pack_len(&self, inst: &Instance) -> Option<usize> {
         let at = self.const_params.iter().position(|c| c.ty == ConstType::PackLength)?;

@@ -134,7 +134,7 @@ pub(super) fn template_generic(params: &[TemplateParam], aliases: &Aliases<'_>) 
 /// Without a pack nothing changes; a pack the parameters do not end with is why the kernel
 /// stays untyped.
 pub(super) fn expand_pack(generic: &mut Generic, params: &mut Vec<Param>, expands: bool) -> Result<(), String> {
-    let Some(pack) = generic.const_params.iter().find(|c| c.ty == ConstType::PackLength) else { return Ok(()) };
+    let Some(pack) = generic.pack_length() else { return Ok(()) };
     let expanded = match params.last().map(|p| &p.ty) {
         Some(ParamType::ByValue { ty } | ParamType::Pointer { elem: ty, .. }) => expands && *ty == pack.name,
         _ => false,
