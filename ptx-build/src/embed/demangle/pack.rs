@@ -187,6 +187,18 @@ mod tests {
             "{:?}",
             unexpanded.untyped
         );
+        // Elements of one type each but not the same across instances, and none that a type
+        // parameter follows; an element with no Rust type.
+        let src = "template <typename... Ts>\n__global__ void s(float *dst, Ts... xs) {}\n";
+        let why = |entries: &[&str]| bind(read(src), entries).remove(0).untyped.unwrap_or_default();
+        assert_eq!(
+            why(&["_Z1sIJfEEvPfDpT_", "_Z1sIJiEEvPfDpT_"]),
+            "its parameter pack `xs` has elements of different types in different instances, which no one type parameter names: each instance is launched by its PTX name"
+        );
+        assert_eq!(
+            why(&["_Z1sIJeEEvPfDpT_"]),
+            "its parameter pack `xs` has an element of a type with no Rust form (`long double`): each instance is launched by its PTX name"
+        );
         let values = by_name("values");
         assert!(values.untyped.as_deref().is_some_and(|u| u.contains("`int Ns` is a parameter pack of values")), "{:?}", values.untyped);
     }
