@@ -660,7 +660,8 @@ fn nvcc_warnings_come_once_per_message_and_a_missing_header_once_with_its_folder
 
 /// A Builder's .cu files share a header with a store lacking its "memory" clobber (DeepSpeed's
 /// and ggml-cuda's asm lives in headers): `cargo build` warns once, at the header's line with
-/// the line shown; a clean header beside it says nothing.
+/// the line shown; a clean header beside it says nothing, and so does the same store in a
+/// library's header (another repository, behind `.cuda_include`, as CUTLASS's are).
 fn a_builders_header_asm_is_checked_once_at_its_line() {
     common::cuda();
     let asm = |clobber: &str| {
@@ -675,13 +676,25 @@ fn a_builders_header_asm_is_checked_once_at_its_line() {
                 "cuda/a.cu",
                 "#include \"include/clean.h\"\n#include \"include/store.h\"\nextern \"C\" __global__ void a(float *p) { st(p); }\n",
             ),
-            ("cuda/b.cu", "#include \"include/store.h\"\nextern \"C\" __global__ void b(float *p) { st(p); }\n"),
+            (
+                "cuda/b.cu",
+                "#include \"include/store.h\"\n#include <lib/store.h>\nextern \"C\" __global__ void b(float *p) { st(p); lib::st(p); }\n",
+            ),
         ],
         "",
+    );
+    let lib = p.path().join("cutlass");
+    std::fs::create_dir_all(lib.join("include/lib")).unwrap();
+    write(lib.join(".git"), "gitdir: ../.git/modules/cutlass\n");
+    write(lib.join("include/lib/store.h"), &format!("#pragma once\nnamespace lib {{\n{}}}\n", asm("")));
+    write(
+        p.path().join("host/build.rs"),
+        "fn main() -> Result<(), ptx_build::Error> {\n    ptx_build::Builder::new().cuda(\"cuda/*.cu\").cuda_include(\"../cutlass/include\").arch(\"sm_80\").build()?;\n    Ok(())\n}\n",
     );
     let (ok, log) = cargo_build(p.path());
     assert!(ok, "{log}");
     assert_eq!(log.matches("without a \"memory\" clobber").count(), 1, "{log}");
+    assert!(!log.contains("lib/store.h"), "a library's header is not the user's to fix:\n{log}");
     let at = format!(" --> {}:3:17", p.path().join("host/cuda/include/store.h").display());
     assert!(log.contains(&at) && log.contains("3 |   asm volatile(\"st.global.f32"), "{log}");
     assert!(!log.contains("clean.h") && !log.contains("the same warning"), "{log}");

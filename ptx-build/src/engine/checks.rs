@@ -21,8 +21,8 @@ impl CrateJob<'_> {
 
     /// The inline-PTX checker over the user's headers among the files the crate's nvcc runs
     /// read (`inputs`: what the steps record for rebuilds, so a fresh build checks them too):
-    /// those below the package or an include folder, not the CUDA install's or the system's,
-    /// each once however many .cu files include it, at its own lines.
+    /// those below the package or an include folder, not the CUDA install's, the system's or
+    /// another repository's, each once however many .cu files include it, at its own lines.
     pub(super) fn check_header_asm(&self, inputs: &std::collections::BTreeSet<std::path::PathBuf>, reporter: &dyn Reporter) -> Result<()> {
         let Some(nvcc) = self.nvcc else { return Ok(()) };
         let roots = crate::cuda::install_roots(&nvcc.tool.path);
@@ -37,6 +37,7 @@ impl CrateJob<'_> {
                 headers.push(h.clone());
             }
         }
+        let headers = inline_ptx::own_headers(headers, &self.krate.dir);
         self.report_inline_ptx(inline_ptx::check_headers(&headers, &self.krate.dir), reporter)
     }
 

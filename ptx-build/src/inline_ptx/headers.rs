@@ -7,8 +7,12 @@
 //! system's); `cargo ptx check` runs no compiler and follows the `#include` lines instead
 //! ([`included_headers`]). Either way each header is checked once, however many files include
 //! it, and its diagnostics name it at its own line.
+//!
+//! A header of another repository ([`own_headers`]) is a library's: CUTLASS's `cute/arch/`
+//! behind `-I`, a vendored submodule. Its asm is not the user's to fix, so it is not checked,
+//! as cargo caps the lints of a dependency it did not take from the workspace.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use super::cuda::check_cuda_with;
@@ -160,6 +164,41 @@ pub(crate) fn user_headers<'a>(
     out
 }
 
+/// Of `headers`, those of the package's own project: headers in the repository the package
+/// lies in, or (the package in none) in no repository either. A header in another one (the
+/// nearest folder above it with `.git`, a folder or a submodule's file, or `.hg` is another
+/// than the package's) is a library's. Measured from outside: CUTLASS 4.2's headers behind
+/// `-I` gave 16 warnings of 40 stores of its own design (`cp.async`, `stmatrix` with no
+/// `"memory"`), on every build of a crate that includes `cute/tensor.hpp`.
+pub(crate) fn own_headers(headers: Vec<PathBuf>, package_dir: &Path) -> Vec<PathBuf> {
+    let mut roots = RepositoryRoots::default();
+    // `cargo ptx check k.cu` names its files relative to the current folder.
+    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let own = roots.of(&absolute(package_dir));
+    headers.into_iter().filter(|h| absolute(h).parent().is_some_and(|d| roots.of(d) == own)).collect()
+}
+
+/// The repository each folder lies in, each folder looked up once.
+#[derive(Default)]
+struct RepositoryRoots {
+    known: HashMap<PathBuf, Option<PathBuf>>,
+}
+
+impl RepositoryRoots {
+    fn of(&mut self, dir: &Path) -> Option<PathBuf> {
+        if let Some(root) = self.known.get(dir) {
+            return root.clone();
+        }
+        let root = if [".git", ".hg"].iter().any(|m| dir.join(m).exists()) {
+            Some(dir.to_path_buf())
+        } else {
+            dir.parent().and_then(|up| self.of(up))
+        };
+        self.known.insert(dir.to_path_buf(), root.clone());
+        root
+    }
+}
+
 /// What makes two paths one file: the real path where it resolves (`a/../b.h` and a link to it
 /// are one header).
 fn identity(p: &Path) -> PathBuf {
@@ -245,6 +284,31 @@ mod tests {
         let cuda = root.join("cuda");
         let picked = user_headers(&read, &root.join("csrc"), &[root.join("extra")], &[&cuda, Path::new("/usr")], &sources);
         assert_eq!(picked, [root.join("csrc/include/store.h"), root.join("extra/inc2.h")]);
+    }
+
+    /// A package in a git repository: its headers and a monorepo neighbour's are its own; a
+    /// submodule's (a `.git` file) below the package, a clone's and an unversioned install's
+    /// outside it are a library's. A package in no repository owns what is in none either.
+    #[test]
+    fn headers_of_another_repository_are_a_librarys() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let w = |p: &str| {
+            let p = root.join(p);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, "").unwrap();
+            p
+        };
+        std::fs::create_dir_all(root.join("repo/.git")).unwrap();
+        w("repo/crates/k/third_party/cutlass/.git");
+        w("clone/.hg/store");
+        let own = [w("repo/crates/k/cuda/a.cuh"), w("repo/common/b.cuh")];
+        let library = [w("repo/crates/k/third_party/cutlass/include/cute/x.hpp"), w("clone/include/y.h"), w("site-packages/z.h")];
+        let all: Vec<PathBuf> = own.iter().chain(&library).cloned().collect();
+        assert_eq!(own_headers(all.clone(), &root.join("repo/crates/k")), own);
+        // No repository: only what lies in none.
+        let lone = w("lone/k.cu");
+        assert_eq!(own_headers(all, lone.parent().unwrap()), [root.join("site-packages/z.h")]);
     }
 
     #[test]

@@ -42,7 +42,7 @@ mod rust;
 mod template;
 
 pub use cuda::{check_cuda, check_cuda_file};
-pub(crate) use headers::user_headers;
+pub(crate) use headers::{own_headers, user_headers};
 use qualifiers::Qualifiers;
 pub use rust::check_rust_file;
 
@@ -56,7 +56,7 @@ pub enum Headers {
 }
 
 /// Checks every asm of a kernel crate: its .cu files and, with [`Headers::Included`], the
-/// user's headers they include (each once; those in `seen` already, another crate's, are
+/// user's headers they include (not a library's: [`own_headers`]; each once; those in `seen` already, another crate's, are
 /// left out and the rest added), and the `asm!` of its Rust kernels (following the module tree
 /// from the lib's root file), with the Rust kernel lints (`crate::rust::lints`) over the same
 /// parsed files. Returns the number of files read and the diagnostics, paths relative to the
@@ -90,6 +90,7 @@ pub(crate) fn check_crate_with(
     }
     if headers == Headers::Included {
         let found: Vec<PathBuf> = found.iter().filter(|h| seen.insert((*h).clone())).cloned().collect();
+        let found = own_headers(found, &k.dir);
         files += found.len();
         out.extend(headers::check_headers(&found, &k.dir, &quals));
     }
@@ -123,7 +124,8 @@ pub fn check_headers(headers: &[PathBuf], root: &Path) -> Vec<Diagnostic> {
 /// Checks .cu files that no package holds (a folder given to `cargo ptx check`) and the
 /// headers they include, each once: quoted names from the including file's folder, then from
 /// `include_dirs` (`check -I`, absolute; bracketed names from these only), else the one header
-/// below `dir` (the folder given) with that path, as the build's `-I` would find it.
+/// below `dir` (the folder given) with that path, as the build's `-I` would find it. Headers
+/// of another repository than `dir`'s are a library's, not checked ([`own_headers`]).
 /// Returns the number of files read and the diagnostics, named as `dir` is.
 pub fn check_loose(
     dir: &Path,
@@ -139,6 +141,7 @@ pub fn check_loose(
         out.extend(cuda::check_cuda_file_with(f, f, &quals)?);
     }
     let found: Vec<PathBuf> = found.into_iter().filter(|h| seen.insert(h.clone())).collect();
+    let found = own_headers(found, dir);
     out.extend(headers::check_headers(&found, Path::new(""), &quals));
     Ok((files.len() + found.len(), out))
 }
