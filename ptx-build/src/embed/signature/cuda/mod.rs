@@ -279,7 +279,9 @@ fn c_scalar(words: &[&str]) -> Option<ParamType> {
         (false, ["short"]) => scalar(Scalar::I16),
         (true, ["short"]) => scalar(Scalar::U16),
         (false, ["char"]) => scalar(Scalar::I8),
-        (true, ["char"]) => scalar(Scalar::U8),
+        (true, ["char"]) | (false, ["char8_t"]) => scalar(Scalar::U8),
+        (false, ["char16_t"]) => scalar(Scalar::U16),
+        (false, ["char32_t"]) => scalar(Scalar::U32),
         (false, ["bool"]) => scalar(Scalar::Bool),
         (false, ["float"]) => scalar(Scalar::F32),
         (false, ["double"]) => scalar(Scalar::F64),
@@ -355,8 +357,29 @@ const VECTOR_TYPES: &[(&str, &str)] = &[
     ("cuDoubleComplex", "Double2"),
 ];
 
-const C_TYPE_WORDS: &[&str] =
-    &["const", "volatile", "unsigned", "signed", "int", "long", "short", "char", "bool", "float", "double", "void", "struct"];
+/// The words of C's built-in types. The last five have no size every host agrees on or no
+/// Rust twin: a parameter of one is untyped with the advice to use a fixed-size type, not to
+/// define a host type of its name.
+const C_TYPE_WORDS: &[&str] = &[
+    "const",
+    "volatile",
+    "unsigned",
+    "signed",
+    "int",
+    "long",
+    "short",
+    "char",
+    "bool",
+    "float",
+    "double",
+    "void",
+    "struct",
+    "wchar_t",
+    "__int128",
+    "__int128_t",
+    "__uint128_t",
+    "__fp16",
+];
 
 /// Plain type aliases (`typedef __nv_bfloat16 floatX;`): alias -> the words it stands for.
 type Aliases<'a> = std::collections::HashMap<&'a str, Vec<&'a str>>;
@@ -482,6 +505,30 @@ fn c_text(toks: &[CTok<'_>]) -> String {
     out
 }
 
+/// `toks` with `std::`, `cuda::std::` (libcu++'s) or `::` taken off the C library's type names
+/// (`std::size_t`, `::int64_t`: `<cstddef>` and `<cstdint>` declare them in both namespaces).
+fn unqualified_c_names<'t, 'a>(toks: Vec<&'t CTok<'a>>) -> Vec<&'t CTok<'a>> {
+    let colons = |i: usize| matches!(toks.get(i..i + 2), Some([CTok::Punct(':'), CTok::Punct(':')]));
+    let c_name = |i: usize| matches!(toks.get(i), Some(CTok::Ident(w)) if c_scalar(&[w]).is_some());
+    let word = |i: usize, w: &str| matches!(toks.get(i), Some(CTok::Ident(x)) if *x == w);
+    let mut out = Vec::with_capacity(toks.len());
+    let mut i = 0;
+    while i < toks.len() {
+        let after_word = i > 0 && matches!(toks[i - 1], CTok::Ident(_));
+        if word(i, "cuda") && colons(i + 1) && word(i + 3, "std") && colons(i + 4) && c_name(i + 6) {
+            i += 6;
+        } else if word(i, "std") && colons(i + 1) && c_name(i + 3) {
+            i += 3;
+        } else if !after_word && colons(i) && c_name(i + 2) {
+            i += 2;
+        } else {
+            out.push(toks[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
 /// One C parameter (`const float *__restrict__ x`) as a name and a launch type.
 /// `src` is the text the tokens come from, for messages.
 fn c_param(toks: &[CTok<'_>], index: usize, aliases: &Aliases<'_>, src: &str) -> std::result::Result<(String, ParamType), String> {
@@ -494,6 +541,7 @@ fn c_param(toks: &[CTok<'_>], index: usize, aliases: &Aliases<'_>, src: &str) ->
         .iter()
         .filter(|t| !matches!(t, CTok::Ident(w) if w.starts_with("__restrict") || matches!(*w, "restrict" | "__grid_constant__")))
         .collect();
+    let toks = unqualified_c_names(toks);
     if toks.iter().any(|t| matches!(t, CTok::Punct('&'))) {
         return Err(format!("parameter `{text}`: a kernel cannot take a reference; take a pointer to device memory"));
     }

@@ -122,6 +122,10 @@ fn c_parameters_without_a_launch_type_leave_the_kernel_untyped_with_the_reason()
     assert!(untyped("extern \"C\" __global__ void k(int n, long double x) {}")
         .contains("`long double` has no Rust equivalent here; device code passes it as a 64-bit `double`: declare it `double`"));
     assert!(untyped("extern \"C\" __global__ void k(int a[4]) {}").contains("arrays, templates and qualified types"));
+    for (param, words) in [("wchar_t w", "wchar_t"), ("unsigned __int128 x", "unsigned __int128"), ("__int128 x", "__int128")] {
+        let why = untyped(&format!("extern \"C\" __global__ void k({param}) {{}}"));
+        assert_eq!(why, format!("parameter `{param}`: `{words}` has no Rust equivalent here; use a fixed-size type such as int, unsigned, long long, float, double or a struct"));
+    }
     // A template's arguments are one parameter, named as written (boojum-cuda's accessors).
     let k = cuda_kernels_in(
         Path::new("k.cu"),
@@ -137,7 +141,8 @@ fn c_parameters_without_a_launch_type_leave_the_kernel_untyped_with_the_reason()
     // With a comment between, from the tokens: without their numbers.
     assert!(k[2].untyped.as_deref().unwrap().starts_with("parameter `getter<getter<int, >> zs`: "), "{:?}", k[2].untyped);
     assert!(untyped("extern \"C\" __global__ void k(const Params &p) {}").contains("cannot take a reference"));
-    assert!(untyped("extern \"C\" __global__ void k(std::size_t n) {}").contains("qualified types"));
+    assert!(untyped("extern \"C\" __global__ void k(ns::Params p) {}").contains("qualified types"));
+    assert!(untyped("extern \"C\" __global__ void k(thrust::size_t n) {}").contains("qualified types"));
     // The other kernels of the file keep their types.
     let k = cuda_kernels_in(Path::new("k.cu"), "extern \"C\" __global__ void a(float **p) {}\nextern \"C\" __global__ void b(float *x) {}")
         .unwrap();
@@ -199,6 +204,13 @@ fn common_parameter_shapes_of_public_cuda_code_are_typed() {
     assert_eq!(ty("const int8_t *__restrict__ qs"), ptr(false, "i8"));
     // Sizes, dims and strides (candle's `const size_t *info`).
     assert_eq!(ty("const size_t num_dims"), ParamType::Scalar(Scalar::Usize));
+    // The C library's names in `std` or the global namespace (`<cstddef>`, `<cstdint>`).
+    assert_eq!(ty("std::size_t n"), ParamType::Scalar(Scalar::Usize));
+    assert_eq!(ty("const std::int64_t *__restrict__ offsets"), ptr(false, "i64"));
+    assert_eq!(ty("::uint32_t seed"), ParamType::Scalar(Scalar::U32));
+    assert_eq!(ty("std :: ptrdiff_t stride"), ParamType::Scalar(Scalar::Isize));
+    assert_eq!(ty("cuda::std::uint64_t *counts"), ptr(true, "u64"));
+    assert_eq!(ty("const char32_t *text"), ptr(false, "u32"));
     assert_eq!(ty("const size_t *info"), ptr(false, "usize"));
     // dfdx's slice kernels take addresses as integers.
     assert_eq!(ty("uintptr_t base"), ParamType::Scalar(Scalar::Usize));
