@@ -263,9 +263,16 @@ const LIBRARY_NAMESPACES: &[&str] = &["cub::", "thrust::", "cuda::"];
 /// method; and whether it is a kernel of a CUDA library's headers.
 fn untyped_line(entry: &str, untypeable: &[KernelSig]) -> (String, bool) {
     let demangled = demangle::demangle(entry);
-    let source = untypeable
-        .iter()
-        .find(|s| s.ptx_names().contains(&entry) || (s.mangled && demangled.as_ref().is_some_and(|d| d.name() == s.name.as_str())));
+    // A C++ kernel's declaration by its name, the one in the entry's namespace first (`a::k` and
+    // `b::k` are declared at two lines).
+    let declares = |s: &&KernelSig, namespaced: bool| {
+        s.ptx_names().contains(&entry)
+            || (s.mangled
+                && demangled
+                    .as_ref()
+                    .is_some_and(|d| d.name() == s.name.as_str() && (!namespaced || demangle::declared_in(d, &s.namespace))))
+    };
+    let source = untypeable.iter().find(|s| declares(s, true)).or_else(|| untypeable.iter().find(|s| declares(s, false)));
     match source {
         Some(s) => {
             let why = match &s.untyped {

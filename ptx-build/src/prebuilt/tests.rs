@@ -99,6 +99,7 @@ fn fixture() -> Fixture {
         doc: vec!["Scales.".into()],
         generic: None,
         ptx_name: None,
+        namespace: String::new(),
     };
     let signatures = BTreeMap::from([
         ("fastblur_kernels".to_string(), vec![sig("scale", "kernels/src/lib.rs")]),

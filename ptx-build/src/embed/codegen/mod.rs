@@ -543,9 +543,13 @@ fn method(index: usize, k: &KernelSig, arch_note: Option<&str>, names: &TraitNam
         Some(_) => (vec![format!("let instance = {pick};")], format!("{index}usize + instance")),
         None => (vec![], format!("{index}usize")),
     };
-    // The kernel's own parameter names, but never one of the method's: a C kernel may well have
-    // a parameter called `stream` or `args`.
-    let taken = RESERVED_NAMES;
+    // The kernel's own parameter names, but never one of the method's (a C kernel may well have
+    // a parameter called `stream`), nor one twice: an unnamed parameter's `arg0` beside a named
+    // `arg0`, `super` and `super_` (both `super_` in Rust) each get one more `_`.
+    let mut taken: Vec<String> = RESERVED_NAMES.iter().map(|n| n.to_string()).collect();
+    if let Some(g) = &k.generic {
+        taken.extend(g.const_params.iter().map(|c| instances::const_param_ident(&c.name).to_string()));
+    }
     // Paths in full: a user's type named `Grid` (a stencil's by-value struct) must stay theirs.
     let mut params = vec!["&self".to_string(), "stream: &CudaStream".into(), "grid: impl Into<::ptx_runtime::Grid>".into()];
     // A type parameter as its generic parameter is spelled (`Self_`, `r#type`): `Self` would be
@@ -555,13 +559,16 @@ fn method(index: usize, k: &KernelSig, arch_note: Option<&str>, names: &TraitNam
     // The arguments go to the launch function of the parameters' kinds (see [`launch`]).
     let mut kinds = String::new();
     let mut passed = Vec::new();
-    let arg_name = |name: &str| {
-        let name = ident(name).to_string();
-        if taken.contains(&name.as_str()) || launch::is_reserved(&name) {
-            format!("{name}_")
-        } else {
-            name
+    let mut arg_name = |name: &str| {
+        let mut name = ident(name).to_string();
+        if launch::is_reserved(&name) {
+            name.push('_');
         }
+        while taken.contains(&name) {
+            name.push('_');
+        }
+        taken.push(name.clone());
+        name
     };
     // A buffer is `&impl DeviceIn<T>` (`dispatch`), or `&dyn DeviceIn<T>` in a parameter
     // pack's array, so that one launch can mix buffers and views.

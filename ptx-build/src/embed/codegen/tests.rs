@@ -15,6 +15,7 @@ pub(crate) fn sample() -> Vec<Unit> {
         doc: vec![" `y = a * x + y` for `i < n`.".into()],
         generic: None,
         ptx_name: None,
+        namespace: String::new(),
     };
     vec![Unit {
         name: "saxpy_kernels".into(),
@@ -436,6 +437,27 @@ fn kernel_parameters_named_like_the_methods_own_are_renamed() {
         assert!(saxpy.contains(name), "{name}: {saxpy}");
     }
     assert!(saxpy.contains("__launch_vvio(&self._set, 0usize, stream, grid.into(), stream_, __launch_vvio_, grid_, instance_)"), "{saxpy}");
+}
+
+/// Names that meet only in Rust: an unnamed C parameter's `arg0` beside one named `arg0`,
+/// `stream` (renamed `stream_`) beside a `stream_`, `super` (which has no raw form) beside
+/// `super_`. Each parameter keeps a name of its own, in order.
+#[test]
+fn kernel_parameters_that_meet_in_rust_get_names_of_their_own() {
+    let mut units = sample();
+    for (p, name) in units[0].kernels[0].params.iter_mut().zip(["arg0", "stream_", "stream", "arg0"]) {
+        p.name = name.into();
+    }
+    let code = generate(&units).unwrap();
+    let saxpy = &code[code.find("pub unsafe fn saxpy(").unwrap()..];
+    let saxpy = &saxpy[..saxpy.find("\n    }\n").unwrap()];
+    assert!(saxpy.contains("grid.into(), arg0, stream_, stream__, arg0_)"), "{saxpy}");
+    let mut units = sample();
+    for (p, name) in units[0].kernels[0].params.iter_mut().zip(["super", "super_", "self", "r#type"]) {
+        p.name = name.into();
+    }
+    let code = generate(&units).unwrap();
+    assert!(code.contains("grid.into(), super_, super__, self_, r#type)"), "{code}");
 }
 
 #[test]

@@ -216,8 +216,14 @@ pub fn bind(sigs: Vec<KernelSig>, entries: &[&str]) -> Vec<KernelSig> {
                         (c.ty, c.cxx_type) = (ConstType::Function, None);
                     }
                 }
-                // Templates of one name and parameters in two namespaces (`c::k`, `d::k`) are one
+                // Templates of one name and parameters in two namespaces (`c::k`, `d::k`): each
+                // declaration takes the instances of its own namespace. Where that finds none (a
+                // namespace a macro opens, in a file read unpreprocessed), they are one
                 // declaration to the reader: one method would launch both, `k::<1>` twice.
+                let here: Vec<_> = own.iter().copied().filter(|(_, d)| declared_in(d, &sig.namespace)).collect();
+                if !here.is_empty() {
+                    own = here;
+                }
                 let mut namespaces: Vec<&str> = own.iter().map(|(_, d)| d.qualified.as_str()).collect();
                 namespaces.sort_unstable();
                 namespaces.dedup();
@@ -287,6 +293,11 @@ pub fn bind(sigs: Vec<KernelSig>, entries: &[&str]) -> Vec<KernelSig> {
                 if matching.is_empty() {
                     matching = pick(true);
                 }
+                // Kernels of one name and parameters in two namespaces: this declaration's is the
+                // one of its namespace.
+                if matching.len() > 1 {
+                    matching.retain(|(_, d)| declared_in(d, &sig.namespace));
+                }
                 match matching.as_slice() {
                     [(entry, d)] => {
                         let mut sig = sig;
@@ -300,28 +311,37 @@ pub fn bind(sigs: Vec<KernelSig>, entries: &[&str]) -> Vec<KernelSig> {
             }
         }
     }
-    // Overloads: the C++ name is shared, the method names must not be. A template keeps the
-    // name where it is the only one of its name (its instances are one generic method), plain
-    // kernels get their parameter types in theirs (`residual_f32_f32_i32`); two templates of
-    // one name both get theirs (`dequantize_t_i8_f32_i32`).
+    // Overloads: the C++ name is shared, the method names must not be. Kernels of one name in
+    // several namespaces (`a::scale`, `b::scale`) get their namespaces in theirs (`a_scale`,
+    // `b_scale`). Within a namespace a template keeps the name where it is the only template of
+    // its name (its instances are one generic method), plain kernels get their parameter types
+    // in theirs (`residual_f32_f32_i32`); two templates of one name both get theirs
+    // (`dequantize_t_i8_f32_i32`).
     let typed_template = |s: &KernelSig| s.generic.is_some() && s.untyped.is_none() && !s.mangled;
-    let (mut plain_count, mut template_count): (BTreeMap<String, usize>, BTreeMap<String, usize>) = Default::default();
+    let key = |s: &KernelSig| (s.name.clone(), s.namespace.clone());
+    // Plain kernels and templates of each name in each namespace.
+    let mut counts: BTreeMap<(String, String), (usize, usize)> = BTreeMap::new();
     for (sig, _) in &plain {
-        *plain_count.entry(sig.name.clone()).or_default() += 1;
+        counts.entry(key(sig)).or_default().0 += 1;
     }
     for sig in out.iter().filter(|s| typed_template(s)) {
-        *template_count.entry(sig.name.clone()).or_default() += 1;
+        counts.entry(key(sig)).or_default().1 += 1;
     }
-    let count = |map: &BTreeMap<String, usize>, name: &str| map.get(name).copied().unwrap_or(0);
-    for sig in out.iter_mut().filter(|s| typed_template(s)) {
-        if count(&template_count, &sig.name) > 1 {
+    let rename = |sig: &mut KernelSig, template: bool| {
+        let (plain, templates) = counts[&key(sig)];
+        let by_types = if template { templates > 1 } else { plain + templates > 1 };
+        if counts.keys().filter(|(name, _)| *name == sig.name).count() > 1 {
+            sig.name = namespaced_name(sig);
+        }
+        if by_types {
             sig.name = overload_name(sig);
         }
+    };
+    for sig in out.iter_mut().filter(|s| typed_template(s)) {
+        rename(sig, true);
     }
     for (mut sig, d) in plain {
-        if count(&plain_count, &sig.name) + count(&template_count, &sig.name) > 1 {
-            sig.name = overload_name(&sig);
-        }
+        rename(&mut sig, false);
         sig.doc.push(format!(" C++ `{}`.", d.text));
         out.push(sig);
     }
@@ -515,6 +535,25 @@ fn same_scalar(s: Scalar) -> Scalar {
 }
 
 /// `scale` with parameters `(float*, int)` -> `scale_f32_i32`.
+/// Whether `d` is the kernel of that name declared in `namespace` (as [`KernelSig::namespace`]).
+pub(crate) fn declared_in(d: &Demangled, namespace: &str) -> bool {
+    match d.qualified.strip_suffix(d.name()) {
+        Some(scope) => scope.strip_suffix("::").unwrap_or(scope) == namespace,
+        None => false,
+    }
+}
+
+/// A kernel's name after its namespaces' (`ops_v2_relu` for `ops::v2::relu`; the anonymous
+/// namespace is `anonymous`).
+fn namespaced_name(sig: &KernelSig) -> String {
+    let mut parts: Vec<&str> = sig.namespace.split("::").filter(|p| !p.is_empty()).collect();
+    for p in parts.iter_mut().filter(|p| **p == "(anonymous namespace)") {
+        *p = "anonymous";
+    }
+    parts.push(&sig.name);
+    parts.join("_")
+}
+
 fn overload_name(sig: &KernelSig) -> String {
     let mut name = sig.name.clone();
     for p in &sig.params {

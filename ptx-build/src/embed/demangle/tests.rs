@@ -178,23 +178,53 @@ fn templates_over_device_functions_are_typed_by_the_functions_passed() {
     assert_eq!(g.instances[0].values, ["32", "&dequantize_q4_0(void const*, float&)"]);
 }
 
-/// One template in two namespaces (`c::kk`, `d::kk`) is one declaration to the reader: its
-/// instances `<1>` were two implementations of one trait (a module that did not compile),
-/// or one namespace's were refused as the other's ("a value where the template declares a
-/// type").
+/// Kernels of one name and parameters in two namespaces (`c::kk`, `d::kk`) each take their own
+/// namespace's entries and get its name in their method's (`c_kk`, `d_kk`): before, one method
+/// launched both namespaces' `<1>` (a module that did not compile), or they were untyped.
+/// Where the reader cannot see the namespaces (opened by a macro in an unpreprocessed file),
+/// they stay untyped, with that reason.
 #[test]
-fn templates_of_one_name_in_two_namespaces_are_untyped() {
-    let why = |src: &str, entries: &[&str]| bind(read(src), entries).into_iter().map(|s| s.untyped.unwrap_or_default()).collect::<Vec<_>>();
+fn kernels_of_one_name_in_two_namespaces_get_a_method_each() {
+    let names = |bound: &[KernelSig]| {
+        bound.iter().map(|s| (s.name.clone(), s.ptx_names().join(" "), s.untyped.clone().unwrap_or_default())).collect::<Vec<_>>()
+    };
     let src = "namespace c { template <int N> __global__ void kk(float *x) {} }\nnamespace d { template <int N> __global__ void kk(float *x) {} }\n";
-    let w = why(src, &["_ZN1c2kkILi1EEEvPf", "_ZN1d2kkILi1EEEvPf"]);
-    assert_eq!(w, ["templates of one name in several namespaces (`c::kk`, `d::kk`), which the signature reader does not tell apart: each instance is launched by its PTX name"]);
+    let bound = bind(read(src), &["_ZN1c2kkILi1EEEvPf", "_ZN1d2kkILi1EEEvPf"]);
+    assert_eq!(
+        names(&bound),
+        [("c_kk".into(), "_ZN1c2kkILi1EEEvPf".into(), String::new()), ("d_kk".into(), "_ZN1d2kkILi1EEEvPf".into(), String::new())]
+    );
     let src = "namespace a { template <typename T> __global__ void k(T *x, int n) {} }\nnamespace b { template <int N> __global__ void k(float *x, int n) {} }\n";
-    for w in why(src, &["_ZN1a1kIfEEvPT_i", "_ZN1b1kILi7EEEvPfi"]) {
-        assert!(w.starts_with("templates of one name in several namespaces (`a::k`, `b::k`)"), "{w}");
-    }
-    // One namespace's instances alone are typed.
+    let bound = bind(read(src), &["_ZN1a1kIfEEvPT_i", "_ZN1b1kILi7EEEvPfi"]);
+    let got: Vec<(String, Vec<String>)> =
+        bound.iter().map(|s| (s.name.clone(), s.generic.as_ref().unwrap().instances[0].args.clone())).collect();
+    assert_eq!(got, [("a_k".into(), vec!["f32".into()]), ("b_k".into(), vec![])]);
+    // One namespace's instances alone: the method keeps the C++ name.
     let bound = bind(read(src), &["_ZN1b1kILi7EEEvPfi"]);
-    assert!(bound.iter().any(|s| s.generic.as_ref().is_some_and(|g| g.instances[0].values == ["7"])), "{bound:#?}");
+    assert!(bound.iter().any(|s| s.name == "k" && s.generic.as_ref().is_some_and(|g| g.instances[0].values == ["7"])), "{bound:#?}");
+
+    // Plain kernels (nvcc 13.0's names), a namespace nested in another, a definition qualified
+    // outside the block that declared it (one kernel), and an overload inside one namespace.
+    let src = "namespace a { __global__ void scale(float *x, float s) {} }\nnamespace b { __global__ void scale(float *x, float s) {} }\n\
+               namespace ops { __global__ void relu(float *x, int n); }\n__global__ void ops::relu(float *x, int n) {}\n\
+               namespace ops { namespace v2 { __global__ void relu(float *x, int n) {} } }\n\
+               namespace ops { __global__ void relu(double *x, int n) {} }\n";
+    let bound = bind(read(src), &["_ZN1a5scaleEPff", "_ZN1b5scaleEPff", "_ZN3ops4reluEPfi", "_ZN3ops2v24reluEPfi", "_ZN3ops4reluEPdi"]);
+    let got: Vec<(String, String)> = names(&bound).into_iter().map(|(n, e, why)| (n, format!("{e}{why}"))).collect();
+    assert_eq!(
+        got,
+        [
+            ("a_scale".to_string(), "_ZN1a5scaleEPff".to_string()),
+            ("b_scale".into(), "_ZN1b5scaleEPff".into()),
+            ("ops_relu_f32_i32".into(), "_ZN3ops4reluEPfi".into()),
+            ("ops_v2_relu".into(), "_ZN3ops2v24reluEPfi".into()),
+            ("ops_relu_f64_i32".into(), "_ZN3ops4reluEPdi".into()),
+        ]
+    );
+
+    let src = "#define BEGIN(n) namespace n {\n#define END }\nBEGIN(c) template <int N> __global__ void kk(float *x) {} END\nBEGIN(d) template <int N> __global__ void kk(float *x) {} END\n";
+    let bound = bind(read(src), &["_ZN1c2kkILi1EEEvPf", "_ZN1d2kkILi1EEEvPf"]);
+    assert_eq!(names(&bound)[0].2, "templates of one name in several namespaces (`c::kk`, `d::kk`), which the signature reader does not tell apart: each instance is launched by its PTX name");
 }
 
 /// A value parameter of a class template's type: ggml's `dequantize_kq_t<dst_t>` (an alias

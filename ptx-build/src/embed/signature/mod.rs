@@ -135,6 +135,11 @@ pub struct KernelSig {
     /// The PTX entry's name where it is not `name`: a C++ kernel's mangled name
     /// (`_ZN2ns5scaleEPdi` for method `scale`).
     pub ptx_name: Option<String>,
+    /// The namespaces a C++ kernel is declared in, as its demangled name spells them (`ops::v2`,
+    /// `(anonymous namespace)`); empty at file scope. It tells apart kernels of one name and
+    /// parameters in two namespaces.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
 }
 
 /// A generic kernel: a C++ template with its instances in the PTX, or a Rust `#[kernel]`
@@ -436,6 +441,7 @@ mod tests {
             doc: Vec::new(),
             generic: None,
             ptx_name: None,
+            namespace: String::new(),
         };
         let m = ptx::Module::parse(".visible .entry k(\n.param .u32 k_param_0\n)\n{\nret;\n}\n");
         let e = check(&sig, m.entry("k")).unwrap_err().to_string();

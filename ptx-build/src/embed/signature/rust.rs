@@ -68,6 +68,7 @@ pub fn rust_kernels_expanded(lib_rs: &Path, source: Vec<KernelSig>, expanded: &P
                             doc: Vec::new(),
                             generic: None,
                             ptx_name: None,
+                            namespace: String::new(),
                         });
                     }
                 },
@@ -193,7 +194,18 @@ fn kernel_of(f: &syn::ItemFn, file: &Path) -> Result<Option<KernelSig>> {
         .collect();
     let generic =
         generic_of(f, &name).map_err(|message| Error::Signature { file: file.to_path_buf(), line, kernel: name.clone(), message })?;
-    Ok(Some(KernelSig { name, params, file: file.to_path_buf(), line, mangled: false, untyped: None, doc, generic, ptx_name: None }))
+    Ok(Some(KernelSig {
+        name,
+        params,
+        file: file.to_path_buf(),
+        line,
+        mangled: false,
+        untyped: None,
+        doc,
+        generic,
+        ptx_name: None,
+        namespace: String::new(),
+    }))
 }
 
 /// `#[kernel]` or `#[ptx_device::kernel]` (ptx-device's attribute, which exports the function

@@ -99,8 +99,9 @@ pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> 
     let punct = |i: usize, c: char| matches!(toks.get(i), Some((CTok::Punct(p), _)) if *p == c);
     let mut out: Vec<KernelSig> = Vec::new();
     let mut seen_names = std::collections::HashSet::new();
-    // For each open brace: does it open an `extern "C" {` block?
+    // For each open brace: does it open an `extern "C" {` block, and the namespace it opens.
     let mut blocks: Vec<bool> = Vec::new();
+    let mut namespaces: Vec<Option<String>> = Vec::new();
     let mut extern_c_blocks = 0usize;
     let mut decl_start = 0;
     // The last `template` and the last `extern "C"` (index of `extern`) before `summarised`.
@@ -111,11 +112,13 @@ pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> 
             CTok::Punct('{') => {
                 let extern_c = i >= 2 && ident(i - 2) == Some("extern") && toks[i - 1].0 == CTok::Str("C");
                 blocks.push(extern_c);
+                namespaces.push(namespace_opened(&toks, i));
                 extern_c_blocks += usize::from(extern_c);
                 decl_start = i + 1;
             }
             CTok::Punct('}') => {
                 extern_c_blocks -= usize::from(blocks.pop().unwrap_or(false));
+                namespaces.pop();
                 decl_start = i + 1;
             }
             CTok::Punct(';') => decl_start = i + 1,
@@ -190,6 +193,7 @@ pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> 
                     doc: Vec::new(),
                     generic: None,
                     ptx_name: None,
+                    namespace: enclosing_namespace(&namespaces, &toks, j - 1),
                 };
                 // A parameter that cannot be typed leaves the kernel untyped, not the build
                 // refused: it is embedded and launched through cudarc's builder.
@@ -223,8 +227,8 @@ pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> 
                     }
                 }
                 // A declaration and its definition count once; C++ overloads (same name, other
-                // parameters or template parameters) are kernels of their own.
-                if seen_names.insert((name, format!("{:?}{:?}{:?}", sig.params, sig.untyped, sig.generic))) {
+                // parameters or template parameters, or another namespace) are kernels of their own.
+                if seen_names.insert((name, format!("{}{:?}{:?}{:?}", sig.namespace, sig.params, sig.untyped, sig.generic))) {
                     out.push(sig);
                 }
                 i = k;
@@ -235,6 +239,44 @@ pub(crate) fn cuda_kernels_in(file: &Path, src: &str) -> Result<Vec<KernelSig>> 
         i += 1;
     }
     Ok(out)
+}
+
+/// The namespace of the kernel named at `name`: the open namespaces', and a qualified name's
+/// (`__global__ void ops::relu(..) {`, defining one an `ops` block declared).
+fn enclosing_namespace(open: &[Option<String>], toks: &[(CTok<'_>, u32)], name: usize) -> String {
+    let mut parts: Vec<&str> = open.iter().flatten().map(String::as_str).collect();
+    let mut qualifiers = Vec::new();
+    let mut j = name;
+    while j >= 3 && toks[j - 1].0 == CTok::Punct(':') && toks[j - 2].0 == CTok::Punct(':') {
+        let CTok::Ident(w) = toks[j - 3].0 else { break };
+        qualifiers.push(w);
+        j -= 3;
+    }
+    parts.extend(qualifiers.iter().rev());
+    parts.join("::")
+}
+
+/// The namespace that the `{` at `open` opens, as a demangled name spells it: `namespace a {`,
+/// `inline namespace v1 {`, `namespace a::b {` (C++17), `namespace {` (`(anonymous namespace)`).
+fn namespace_opened(toks: &[(CTok<'_>, u32)], open: usize) -> Option<String> {
+    let mut names = Vec::new();
+    let mut j = open;
+    while let Some(CTok::Ident(w)) = j.checked_sub(1).map(|p| toks[p].0) {
+        if w == "namespace" {
+            break;
+        }
+        names.push(w);
+        j -= 1;
+        match (j.checked_sub(2).map(|p| toks[p].0), j.checked_sub(1).map(|p| toks[p].0)) {
+            (Some(CTok::Punct(':')), Some(CTok::Punct(':'))) => j -= 2,
+            _ => break,
+        }
+    }
+    if j.checked_sub(1).map(|p| toks[p].0) != Some(CTok::Ident("namespace")) {
+        return None;
+    }
+    names.reverse();
+    Some(if names.is_empty() { "(anonymous namespace)".to_string() } else { names.join("::") })
 }
 
 /// Whether a part of a preprocessed unit from `file` (`system`: flagged a system header) is not
