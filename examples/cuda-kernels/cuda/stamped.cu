@@ -5,6 +5,8 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+#include <cstddef>
+
 #define UNARY_OP(TYPENAME, FN_NAME, FUNC)                                                        \
     extern "C" __global__ void FN_NAME(const size_t numel, const TYPENAME *inp, TYPENAME *out) { \
         for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < numel;                       \
@@ -121,3 +123,22 @@ void bin_bcast_cuda(const float *x, const float *y, float *dst, int n, int ny, c
     bin_bcast<op_add, float, float, float><<<blocks, 256, 0, stream>>>(x, y, dst, n, ny, fused0, fused1);
     bin_bcast<op_mul, float, float, __half><<<blocks, 256, 0, stream>>>(x, y, dst_h, n, ny);
 }
+
+// One name in two namespaces, as a library writes a forward and a backward pass: each gets a
+// method after its namespace (`k.fwd_scale(..)`, `k.bwd_scale(..)`); `std::size_t` is `usize`.
+namespace fwd {
+__global__ void scale(float *x, float s, std::size_t n) {
+    std::size_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        x[i] *= s;
+    }
+}
+}  // namespace fwd
+namespace bwd {
+__global__ void scale(float *x, float s, std::size_t n) {
+    std::size_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        x[i] /= s;
+    }
+}
+}  // namespace bwd

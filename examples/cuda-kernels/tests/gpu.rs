@@ -184,6 +184,14 @@ fn stamped(k: &kernels::Kernels, stream: &std::sync::Arc<ptx_runtime::cudarc::dr
     launch.arg(&mut y).arg(&count);
     unsafe { launch.launch(config(n)) }.unwrap();
     assert_eq!(stream.clone_dtoh(&y).unwrap(), doubled.iter().map(|v| 2.0 * v).collect::<Vec<_>>(), "map<twice> by name");
+
+    // `fwd::scale` and `bwd::scale`: one C++ name and signature, a method each, each launching
+    // its own namespace's kernel.
+    let mut y = stream.clone_htod(&x).unwrap();
+    unsafe { k.fwd_scale(stream, config(n), &mut y, 4.0, n) }.unwrap();
+    assert_eq!(stream.clone_dtoh(&y).unwrap(), x.iter().map(|v| v * 4.0).collect::<Vec<_>>(), "fwd::scale");
+    unsafe { k.bwd_scale(stream, config(n), &mut y, 2.0, n) }.unwrap();
+    assert_eq!(stream.clone_dtoh(&y).unwrap(), x.iter().map(|v| v * 2.0).collect::<Vec<_>>(), "bwd::scale after fwd::scale");
 }
 
 /// The kernels of cuda/quantized.cu: q8_0 blocks behind `void *`, passed as buffers of bytes,
@@ -287,7 +295,9 @@ fn every_cu_file_is_a_module_with_ptx_and_cubins() {
             "_Z9bin_bcastIXadL_Z6op_addffEEfffJEEvPKT0_PKT1_PT2_iiDpT3_",
             "_Z9bin_bcastIXadL_Z6op_addffEEfffJPKfEEvPKT0_PKT1_PT2_iiDpT3_",
             "_Z9bin_bcastIXadL_Z6op_addffEEfffJPKfS1_EEvPKT0_PKT1_PT2_iiDpT3_",
-            "_Z9bin_bcastIXadL_Z6op_mulffEEff6__halfJEEvPKT0_PKT1_PT2_iiDpT3_"
+            "_Z9bin_bcastIXadL_Z6op_mulffEEff6__halfJEEvPKT0_PKT1_PT2_iiDpT3_",
+            "_ZN3fwd5scaleEPffm",
+            "_ZN3bwd5scaleEPffm"
         ]
     );
     for images in [
