@@ -47,6 +47,14 @@ fn c_tokens(src: &str) -> Vec<(CTok<'_>, u32)> {
         if toks.len() - i >= GLOBAL.len() && toks[i..i + GLOBAL.len()].iter().map(|t| t.0).eq(GLOBAL) {
             out.push((CTok::Ident("__global__"), toks[i].1));
             i += GLOBAL.len();
+        } else if toks[i].0 == CTok::Punct('[') && toks.get(i + 1).is_some_and(|t| t.0 == CTok::Punct('[')) {
+            // A C++11 attribute (`[[maybe_unused]] int n`, `[[nodiscard]]`): nothing of the
+            // signature. Dropped up to its `]]`.
+            i += 2;
+            while i < toks.len() && !(toks[i].0 == CTok::Punct(']') && toks.get(i + 1).is_some_and(|t| t.0 == CTok::Punct(']'))) {
+                i += 1;
+            }
+            i += 2;
         } else if matches!(toks[i].0, CTok::Ident(w) if SKIPPED.contains(&w)) && toks.get(i + 1).is_some_and(|t| t.0 == CTok::Punct('(')) {
             let mut depth = 0usize;
             i += 1;

@@ -175,6 +175,14 @@ fn const_param_type(p: &TemplateParam, params: &[TemplateParam], aliases: &Alias
         return Ok((ConstType::Value(Scalar::I32), Some(ty)));
     }
     let ty: Vec<&str> = words[..words.len().saturating_sub(1)].iter().copied().filter(|w| !matches!(*w, "typename" | "class")).collect();
+    // `std::size_t N`, `cuda::std::int64_t N` (the words leave the `::` out): the C names.
+    let named: Vec<&str> = ty.iter().copied().filter(|w| !matches!(*w, "const" | "volatile")).collect();
+    let ty = match named.as_slice() {
+        ["std", name] | ["cuda", "std", name] if c_scalar(&[name]).is_some() => {
+            ty.into_iter().filter(|w| !matches!(*w, "std" | "cuda")).collect()
+        }
+        _ => ty,
+    };
     let written = ty.iter().copied().filter(|w| !matches!(*w, "const" | "volatile" | "enum")).collect::<Vec<_>>().join("::");
     let ty = resolve_aliases(ty, aliases);
     match c_scalar(&ty) {
@@ -261,7 +269,8 @@ mod tests {
         let e = generic("typename... Ts, typename U").unwrap_err();
         assert!(e.starts_with("template parameter `typename Ts` is a parameter pack of values or before other parameters"), "{e}");
         let g = generic(
-            "typename T, int ncols, bool has_fusion, size_t splitD, unsigned n, uint m, const int64_t big, ggml_type type, char c, Big b",
+            "typename T, int ncols, bool has_fusion, size_t splitD, unsigned n, uint m, const int64_t big, ggml_type type, char c, Big b, \
+             std::size_t STRIDE, const cuda::std::uint32_t BITS, ns::mode m2",
         )
         .unwrap();
         assert_eq!(g.type_params, ["T"]);
@@ -286,6 +295,10 @@ mod tests {
                 ("c", Scalar::I8, None, 8),
                 // `enum Big : unsigned long long`: its underlying type.
                 ("b", Scalar::U64, Some("Big"), 9),
+                // The C names in `std` (not an enum `std::size_t`, as read before).
+                ("STRIDE", Scalar::Usize, None, 10),
+                ("BITS", Scalar::U32, None, 11),
+                ("m2", Scalar::I32, Some("ns::mode"), 12),
             ]
         );
         // ggml's unary and binary ops: a function, a type parameter on the Rust side.

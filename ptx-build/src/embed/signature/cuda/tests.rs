@@ -211,6 +211,9 @@ fn common_parameter_shapes_of_public_cuda_code_are_typed() {
     assert_eq!(ty("std :: ptrdiff_t stride"), ParamType::Scalar(Scalar::Isize));
     assert_eq!(ty("cuda::std::uint64_t *counts"), ptr(true, "u64"));
     assert_eq!(ty("const char32_t *text"), ptr(false, "u32"));
+    // Attributes say nothing of the type (`[[maybe_unused]]`, GNU's after the name).
+    assert_eq!(ty("[[maybe_unused]] const int n"), ParamType::Scalar(Scalar::I32));
+    assert_eq!(ty("float *x __attribute__((unused))"), ptr(true, "f32"));
     assert_eq!(ty("const size_t *info"), ptr(false, "usize"));
     // dfdx's slice kernels take addresses as integers.
     assert_eq!(ty("uintptr_t base"), ParamType::Scalar(Scalar::Usize));
