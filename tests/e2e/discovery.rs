@@ -76,7 +76,8 @@ fn build_and_check_at_the_root_of_a_new_project_find_the_excluded_kernels() {
 
 /// A host whose build.rs builds `csrc/` (llama.cpp's, DeepSpeed's layout) is checked there,
 /// less what it excludes: the globs are read from its `.cuda(..)`, `.cuda_static_lib(..)` and
-/// `.cuda_exclude(..)` calls.
+/// `.cuda_exclude(..)` calls, and a header that only its `.cuda_include(..)` folder finds
+/// (`<ops/store.h>`) is checked as a build would.
 fn check_reads_the_globs_a_build_script_gives_its_builder() {
     let (_tmp, dir) = new_project();
     std::fs::create_dir_all(dir.join("csrc/kernels")).unwrap();
@@ -85,17 +86,23 @@ fn check_reads_the_globs_a_build_script_gives_its_builder() {
     std::fs::write(dir.join("csrc/launch.cu"), bad).unwrap();
     // Excluded: never checked, however wrong.
     std::fs::write(dir.join("csrc/kernels/skip_me.cu"), bad).unwrap();
+    std::fs::create_dir_all(dir.join("csrc/include/ops")).unwrap();
+    let store = "__device__ void st(float *p) { asm volatile(\"st.global.f32 [%0], 1.0;\" :: \"l\"(p)); }\n";
+    std::fs::write(dir.join("csrc/include/ops/store.h"), store).unwrap();
+    std::fs::write(dir.join("csrc/kernels/store.cu"), "#include <ops/store.h>\nextern \"C\" __global__ void k(float *p) { st(p); }\n")
+        .unwrap();
     let build_rs = std::fs::read_to_string(dir.join("build.rs")).unwrap();
     let build_rs = build_rs.replace(
         ".cuda(\"cuda/*.cu\")",
-        ".cuda(\"csrc/kernels/*.cu\")\n        .cuda_exclude(\"skip_*.cu\")\n        .cuda_static_lib(\"launch\", \"csrc/launch.cu\")",
+        ".cuda(\"csrc/kernels/*.cu\")\n        .cuda_exclude(\"skip_*.cu\")\n        .cuda_static_lib(\"launch\", \"csrc/launch.cu\")\n        .cuda_include(\"csrc/include\")",
     );
     std::fs::write(dir.join("build.rs"), build_rs).unwrap();
     let out = cargo_ptx().arg("check").current_dir(&dir).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("special register `%tid` should be written `%%tid`") && stderr.contains("csrc/launch.cu:1:"), "{stderr}");
     assert!(!stderr.contains("skip_me.cu"), "an excluded file is not checked: {stderr}");
-    assert!(stderr.contains("Checked demo-kernels, demo (3 files, 1 warning)"), "{stderr}");
+    assert!(stderr.contains("without a \"memory\" clobber") && stderr.contains("csrc/include/ops/store.h:1:"), "{stderr}");
+    assert!(stderr.contains("Checked demo-kernels, demo (5 files, 2 warnings)"), "{stderr}");
 }
 
 fn a_broken_manifest_below_is_skipped_with_a_warning() {

@@ -203,7 +203,7 @@ fn builder_file_defining(name: &str, manifest: Option<&Path>) -> Option<PathBuf>
                 .match_indices(name)
                 .any(|(at, _)| !text[..at].ends_with(is_word) && text[at + name.len()..].trim_start().starts_with('('))
     };
-    let file = groups.into_iter().flat_map(|g| g.files).find(|f| std::fs::read_to_string(f).is_ok_and(|t| names(&t)))?;
+    let file = groups.into_iter().flat_map(|g| g.files.files).find(|f| std::fs::read_to_string(f).is_ok_and(|t| names(&t)))?;
     Some(file.strip_prefix(&cwd).map(Path::to_path_buf).unwrap_or(file))
 }
 

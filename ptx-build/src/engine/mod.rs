@@ -241,10 +241,10 @@ impl BuildOptions {
         };
         if builders {
             let front = self.options.clone().or(Options::from_env()?);
-            for files in project::builder_cuda_files(self.manifest_path.as_deref()) {
+            for group in project::builder_cuda_files(self.manifest_path.as_deref()) {
                 // A host with a table of its own is a kernel crate already.
-                if !crates.iter().any(|k| k.dir == files.dir) {
-                    crates.push(files.into_crate(&front, &self.source)?);
+                if !crates.iter().any(|k| k.dir == group.files.dir) {
+                    crates.push(group.files.into_crate(&front.clone().or(group.options), &self.source)?);
                 }
             }
         }

@@ -2,20 +2,32 @@
 //! what `cargo ptx check` checks in a host crate without building it, and where `cargo ptx
 //! doctor` says a static library is built. A build script is code,
 //! so this reads the common form only: string literals passed to `.cuda(..)`,
-//! `.cuda_static_lib(name, ..)` and `.cuda_exclude(..)`; a glob built at run time is not seen.
+//! `.cuda_static_lib(name, ..)`, `.cuda_exclude(..)` and `.cuda_include(..)`; a glob built at
+//! run time is not seen.
 
 use std::path::{Path, PathBuf};
 
 use proc_macro2::{Delimiter, TokenStream, TokenTree};
 
 use super::{glob_files, matches_in, metadata, CudaFiles};
+use crate::options::Options;
+
+/// The .cu files of one build script's Builders, with the options its build.rs gives them.
+#[derive(Debug)]
+pub struct BuilderGroup {
+    /// The files, as the globs find them.
+    pub files: CudaFiles,
+    /// `.cuda_include(..)`'s folders (relative to the package, as the Builder takes them).
+    pub options: Options,
+}
 
 /// The .cu files that build scripts of the workspace around `manifest_path` (or the current
 /// folder) give a Builder, one group a member that build-depends on ptx-build: the globs its
 /// build.rs passes to `.cuda(..)` and `.cuda_static_lib(..)` less its `.cuda_exclude(..)` (read
-/// as tokens, see [`builder_globs`]), else `cuda/**/*.cu`, where `cargo ptx new` puts them. What
-/// `cargo ptx check` checks beside the kernel crates.
-pub fn builder_cuda_files(manifest_path: Option<&Path>) -> Vec<CudaFiles> {
+/// as tokens, see [`builder_globs`]), else `cuda/**/*.cu`, where `cargo ptx new` puts them, and
+/// its `.cuda_include(..)` folders, which find the headers to check. What `cargo ptx check`
+/// checks beside the kernel crates.
+pub fn builder_cuda_files(manifest_path: Option<&Path>) -> Vec<BuilderGroup> {
     let Ok(meta) = metadata(manifest_path) else { return Vec::new() };
     let hosts = meta.packages.iter().filter(|p| p.builds_kernels_in_build_rs());
     hosts
@@ -27,7 +39,11 @@ pub fn builder_cuda_files(manifest_path: Option<&Path>) -> Vec<CudaFiles> {
             let files: std::collections::BTreeSet<PathBuf> = sources.iter().filter_map(|g| glob_files(&dir, g).ok()).flatten().collect();
             let files: Vec<PathBuf> = files.into_iter().filter(|f| !globs.excludes.iter().any(|g| matches_in(&dir, g, f))).collect();
             let files = Some(files).filter(|f| !f.is_empty())?;
-            Some(CudaFiles { name: p.name.clone(), dir, files, target_dir: None, static_lib: None, siblings: Vec::new() })
+            let cuda_include = Some(globs.includes.iter().map(PathBuf::from).collect()).filter(|i: &Vec<PathBuf>| !i.is_empty());
+            Some(BuilderGroup {
+                files: CudaFiles { name: p.name.clone(), dir, files, target_dir: None, static_lib: None, siblings: Vec::new() },
+                options: Options { cuda_include, ..Options::default() },
+            })
         })
         .collect()
 }
@@ -39,6 +55,8 @@ pub struct BuilderGlobs {
     pub sources: Vec<String>,
     /// `.cuda_exclude("*_dummy.cu")`.
     pub excludes: Vec<String>,
+    /// `.cuda_include("csrc/include")`.
+    pub includes: Vec<String>,
     /// The line of the first `.cuda_static_lib(..)` call, whatever its arguments.
     pub static_lib_line: Option<usize>,
 }
@@ -74,6 +92,7 @@ fn walk(tokens: TokenStream, out: &mut BuilderGlobs) {
                         out.static_lib_line = out.static_lib_line.or(Some(name.span().start().line));
                     }
                     "cuda_exclude" => out.excludes.extend(arg(0)),
+                    "cuda_include" => out.includes.extend(arg(0)),
                     _ => {}
                 }
             }
@@ -128,6 +147,7 @@ fn main() -> Result<(), ptx_build::Error> {
             BuilderGlobs {
                 sources: vec!["csrc/src/ggml-cuda/*.cu".into(), "csrc/moe/*.cu".into(), "csrc/ggml/*.cu".into()],
                 excludes: vec!["fattn*.cu".into()],
+                includes: vec!["csrc/include".into()],
                 static_lib_line: Some(7),
             }
         );

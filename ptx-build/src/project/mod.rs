@@ -2,7 +2,7 @@
 //! front end's layer over `[package.metadata.ptx]` over `[workspace.metadata.ptx]`.
 
 mod build_rs;
-pub use build_rs::{builder_cuda_files, builder_globs, BuilderGlobs};
+pub use build_rs::{builder_cuda_files, builder_globs, BuilderGlobs, BuilderGroup};
 pub mod cargo;
 
 use std::path::{Path, PathBuf};
