@@ -434,8 +434,12 @@ const C_TYPE_WORDS: &[&str] = &[
 /// Plain type aliases (`typedef __nv_bfloat16 floatX;`): alias -> the words it stands for.
 type Aliases<'a> = std::collections::HashMap<&'a str, Vec<&'a str>>;
 
+/// What a function pointer's alias (`typedef float (*unary_fn)(float)`) stands for in [`Aliases`].
+pub(super) const FUNCTION_POINTER: &str = "(*)";
+
 /// The `typedef`s of `toks` that name a type by words alone (llm.c's `floatX`, from the
-/// preprocessed unit where it comes from a header). An alias defined twice differently (one per
+/// preprocessed unit where it comes from a header), and those of function pointers (`typedef
+/// float (*unary_fn)(float)`, `using unary_fn = float (*)(float)`: [`FUNCTION_POINTER`]). An alias defined twice differently (one per
 /// `#if` branch, read before preprocessing) is left out: which one applies is not known.
 fn typedefs<'a>(toks: &[(CTok<'a>, u32)]) -> Aliases<'a> {
     let mut out: Aliases<'a> = Aliases::new();
@@ -466,6 +470,21 @@ fn typedefs<'a>(toks: &[(CTok<'a>, u32)]) -> Aliases<'a> {
             i += 1;
             continue;
         }
+        // `using unary_fn = float (*)(float);`: a function pointer's alias.
+        if let (CTok::Ident("using"), Some((CTok::Ident(name), _)), Some((CTok::Punct('='), _))) =
+            (toks[i].0, toks.get(i + 1), toks.get(i + 2))
+        {
+            let mut j = i + 3;
+            while let Some((CTok::Ident(_), _)) = toks.get(j) {
+                j += 1;
+            }
+            let shape = [CTok::Punct('('), CTok::Punct('*'), CTok::Punct(')'), CTok::Punct('(')];
+            if toks.get(j..j + 4).is_some_and(|t| t.iter().map(|t| t.0).eq(shape)) {
+                out.insert(name, vec![FUNCTION_POINTER]);
+            }
+            i = j.max(i + 1);
+            continue;
+        }
         if toks[i].0 != CTok::Ident("typedef") {
             i += 1;
             continue;
@@ -475,6 +494,19 @@ fn typedefs<'a>(toks: &[(CTok<'a>, u32)]) -> Aliases<'a> {
         while let Some((CTok::Ident(w), _)) = toks.get(j) {
             words.push(*w);
             j += 1;
+        }
+        // `typedef float (*unary_fn)(float);`: a function pointer's alias.
+        if let (
+            Some((CTok::Punct('('), _)),
+            Some((CTok::Punct('*'), _)),
+            Some((CTok::Ident(name), _)),
+            Some((CTok::Punct(')'), _)),
+            Some((CTok::Punct('('), _)),
+        ) = (toks.get(j), toks.get(j + 1), toks.get(j + 2), toks.get(j + 3), toks.get(j + 4))
+        {
+            out.insert(name, vec![FUNCTION_POINTER]);
+            i = j + 5;
+            continue;
         }
         // Only `typedef WORDS NAME;`: structs, pointers and function types are not aliases here.
         if toks.get(j).is_some_and(|t| t.0 == CTok::Punct(';')) && words.len() >= 2 {
@@ -628,6 +660,11 @@ fn c_param(toks: &[CTok<'_>], index: usize, aliases: &Aliases<'_>, src: &str) ->
     let base: Vec<&str> = type_words.iter().copied().filter(|w| before_star.contains(w)).collect();
     let base = resolve_aliases(base, aliases);
     let base_ty = || -> std::result::Result<String, String> {
+        if base.contains(&FUNCTION_POINTER) {
+            return Err(format!(
+                "parameter `{text}`: a pointer to a device function, whose address only device code can take (the host reads one from a `__device__` variable with `cudaMemcpyFromSymbol`), which a typed method has no form of"
+            ));
+        }
         if base.contains(&"void") {
             return Err(format!("parameter `{text}`: `void` is not a parameter type; use `void *` for device memory of any type"));
         }

@@ -185,6 +185,10 @@ fn const_param_type(p: &TemplateParam, params: &[TemplateParam], aliases: &Alias
     };
     let written = ty.iter().copied().filter(|w| !matches!(*w, "const" | "volatile" | "enum")).collect::<Vec<_>>().join("::");
     let ty = resolve_aliases(ty, aliases);
+    // ggml's `dequantize_kernel_t dequantize_kernel`: a function pointer's typedef.
+    if ty.contains(&super::FUNCTION_POINTER) {
+        return Ok((ConstType::Function, None));
+    }
     match c_scalar(&ty) {
         Some(ParamType::Scalar(Scalar::F32 | Scalar::F64)) => {
             Err("is a floating-point value, which Rust's const generics cannot take".into())

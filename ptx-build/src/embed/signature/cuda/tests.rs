@@ -122,6 +122,16 @@ fn c_parameters_without_a_launch_type_leave_the_kernel_untyped_with_the_reason()
     assert!(untyped("extern \"C\" __global__ void k(int n, long double x) {}")
         .contains("`long double` has no Rust equivalent here; device code passes it as a 64-bit `double`: declare it `double`"));
     assert!(untyped("extern \"C\" __global__ void k(int a[4]) {}").contains("arrays, templates and qualified types"));
+    // A function pointer by its typedef or alias: not a host type to define.
+    for alias in ["typedef float (*unary_fn)(float);", "using unary_fn = float (*)(const float);"] {
+        let why = untyped(&format!(
+            "{alias}\n__device__ float twice(float v) {{ return 2 * v; }}\nextern \"C\" __global__ void k(unary_fn f, float *x) {{}}"
+        ));
+        assert!(
+            why.starts_with("parameter `unary_fn f`: a pointer to a device function, whose address only device code can take"),
+            "{why}"
+        );
+    }
     for (param, words) in [("wchar_t w", "wchar_t"), ("unsigned __int128 x", "unsigned __int128"), ("__int128 x", "__int128")] {
         let why = untyped(&format!("extern \"C\" __global__ void k({param}) {{}}"));
         assert_eq!(why, format!("parameter `{param}`: `{words}` has no Rust equivalent here; use a fixed-size type such as int, unsigned, long long, float, double or a struct"));
