@@ -534,7 +534,6 @@ fn same_scalar(s: Scalar) -> Scalar {
     }
 }
 
-/// `scale` with parameters `(float*, int)` -> `scale_f32_i32`.
 /// Whether `d` is the kernel of that name declared in `namespace` (as [`KernelSig::namespace`]).
 pub(crate) fn declared_in(d: &Demangled, namespace: &str) -> bool {
     match d.qualified.strip_suffix(d.name()) {
@@ -554,6 +553,7 @@ fn namespaced_name(sig: &KernelSig) -> String {
     parts.join("_")
 }
 
+/// `scale` with parameters `(float*, int)` -> `scale_f32_i32`.
 fn overload_name(sig: &KernelSig) -> String {
     let mut name = sig.name.clone();
     for p in &sig.params {

@@ -439,8 +439,9 @@ pub(super) const FUNCTION_POINTER: &str = "(*)";
 
 /// The `typedef`s of `toks` that name a type by words alone (llm.c's `floatX`, from the
 /// preprocessed unit where it comes from a header), and those of function pointers (`typedef
-/// float (*unary_fn)(float)`, `using unary_fn = float (*)(float)`: [`FUNCTION_POINTER`]). An alias defined twice differently (one per
-/// `#if` branch, read before preprocessing) is left out: which one applies is not known.
+/// float (*unary_fn)(float)`, `using unary_fn = float (*)(float)`: [`FUNCTION_POINTER`]). An
+/// alias defined twice differently (one per `#if` branch, read before preprocessing) is left
+/// out: which one applies is not known.
 fn typedefs<'a>(toks: &[(CTok<'a>, u32)]) -> Aliases<'a> {
     let mut out: Aliases<'a> = Aliases::new();
     let mut conflicting = std::collections::HashSet::new();
