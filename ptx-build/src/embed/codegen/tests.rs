@@ -424,15 +424,20 @@ fn one_method_per_kernel_whatever_the_names() {
     assert!(!code.contains("_plan(") && !code.contains("fn saxpy_config(&self, n"), "{code}");
 }
 
-#[test]
-fn kernel_parameters_named_like_the_methods_own_are_renamed() {
+/// The sample's saxpy method, its four parameters named `names` in the C source.
+fn saxpy_with_parameters(names: [&str; 4]) -> String {
     let mut units = sample();
-    for (p, name) in units[0].kernels[0].params.iter_mut().zip(["stream", "__launch_vvio", "grid", "instance"]) {
+    for (p, name) in units[0].kernels[0].params.iter_mut().zip(names) {
         p.name = name.into();
     }
     let code = generate(&units).unwrap();
     let saxpy = &code[code.find("pub unsafe fn saxpy(").unwrap()..];
-    let saxpy = &saxpy[..saxpy.find("\n    }\n").unwrap()];
+    saxpy[..saxpy.find("\n    }\n").unwrap()].to_string()
+}
+
+#[test]
+fn kernel_parameters_named_like_the_methods_own_are_renamed() {
+    let saxpy = saxpy_with_parameters(["stream", "__launch_vvio", "grid", "instance"]);
     for name in ["stream_: u32", "__launch_vvio_: f32", "grid_: &impl DeviceIn<f32>", "instance_: &mut impl DeviceInOut<f32>"] {
         assert!(saxpy.contains(name), "{name}: {saxpy}");
     }
@@ -444,19 +449,9 @@ fn kernel_parameters_named_like_the_methods_own_are_renamed() {
 /// `super_`. Each parameter keeps a name of its own, in order.
 #[test]
 fn kernel_parameters_that_meet_in_rust_get_names_of_their_own() {
-    let mut units = sample();
-    for (p, name) in units[0].kernels[0].params.iter_mut().zip(["arg0", "stream_", "stream", "arg0"]) {
-        p.name = name.into();
-    }
-    let code = generate(&units).unwrap();
-    let saxpy = &code[code.find("pub unsafe fn saxpy(").unwrap()..];
-    let saxpy = &saxpy[..saxpy.find("\n    }\n").unwrap()];
+    let saxpy = saxpy_with_parameters(["arg0", "stream_", "stream", "arg0"]);
     assert!(saxpy.contains("grid.into(), arg0, stream_, stream__, arg0_)"), "{saxpy}");
-    let mut units = sample();
-    for (p, name) in units[0].kernels[0].params.iter_mut().zip(["super", "super_", "self", "r#type"]) {
-        p.name = name.into();
-    }
-    let code = generate(&units).unwrap();
+    let code = saxpy_with_parameters(["super", "super_", "self", "r#type"]);
     assert!(code.contains("grid.into(), super_, super__, self_, r#type)"), "{code}");
 }
 
