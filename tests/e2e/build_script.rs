@@ -136,14 +136,15 @@ fn cuda_files_of_the_host_get_typed_methods_and_header_edits_rerun() {
 
 fn kernels_that_cannot_be_typed_are_embedded_with_a_warning_and_an_untyped_launcher() {
     // A C++ kernel (mangled name, typed by its C++ name), one taking a pointer to pointers, a
-    // template over a template, and a typed one beside them: the build succeeds, the typed methods
+    // template over a template, one named like a method of `Kernels` (`load`: a library's file
+    // cannot be renamed), and a typed one beside them: the build succeeds, the typed methods
     // stay, and the untyped ones launch through cudarc's builder.
-    let uses = "#[allow(dead_code)]\nunsafe fn launchers(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream, cfg: ptx_runtime::cudarc::driver::LaunchConfig, x: &mut ptx_runtime::cudarc::driver::CudaSlice<f32>) -> bool {\n    unsafe { k.scale(s, cfg, 2.0f32, x).unwrap() };\n    unsafe { k.fill(s, cfg, x).unwrap() };\n    k.launch_builder(s, \"_Z4fillPf\").is_some() && k.launch_builder(s, \"raw\").is_some() && k.function(\"scale\").is_some()\n}\n";
+    let uses = "#[allow(dead_code)]\nunsafe fn launchers(k: &kernels::Kernels, s: &ptx_runtime::cudarc::driver::CudaStream, cfg: ptx_runtime::cudarc::driver::LaunchConfig, x: &mut ptx_runtime::cudarc::driver::CudaSlice<f32>) -> bool {\n    unsafe { k.scale(s, cfg, 2.0f32, x).unwrap() };\n    unsafe { k.fill(s, cfg, x).unwrap() };\n    k.launch_builder(s, \"_Z4fillPf\").is_some() && k.launch_builder(s, \"raw\").is_some() && k.launch_builder(s, \"load\").is_some() && k.function(\"scale\").is_some()\n}\n";
     let p = cuda_host(
         "host_untyped",
         &[(
             "cuda/k.cu",
-            "\n__global__ void fill(float *x) { x[0] = 1.0f; }\nextern \"C\" __global__ void raw(const float **src, float *dst) { dst[0] = *src[0]; }\nextern \"C\" __global__ void scale(float a, float *x) { x[0] *= a; }\ntemplate <typename T> struct V2 { T x; };\ntemplate <template <typename> class V> __global__ void tile(float *x) { x[0] = sizeof(V<float>); }\ntemplate __global__ void tile<V2>(float *);\n",
+            "\n__global__ void fill(float *x) { x[0] = 1.0f; }\nextern \"C\" __global__ void raw(const float **src, float *dst) { dst[0] = *src[0]; }\nextern \"C\" __global__ void scale(float a, float *x) { x[0] *= a; }\ntemplate <typename T> struct V2 { T x; };\ntemplate <template <typename> class V> __global__ void tile(float *x) { x[0] = sizeof(V<float>); }\ntemplate __global__ void tile<V2>(float *);\nextern \"C\" __global__ void load(float *x) { x[0] = 0.0f; }\n",
         )],
         uses,
     );
@@ -152,13 +153,17 @@ fn kernels_that_cannot_be_typed_are_embedded_with_a_warning_and_an_untyped_launc
     // One line for the module: the count, the file with the list, the way to silence it.
     let lines: Vec<&str> = log.lines().filter(|l| l.starts_with("warning: host_untyped@0.1.0:")).collect();
     assert_eq!(lines.len(), 1, "one warning line:\n{log}");
-    assert!(lines[0].contains("2 of 4 kernels of `k` have no typed launch methods"), "{log}");
+    assert!(lines[0].contains("3 of 5 kernels of `k` have no typed launch methods"), "{log}");
     assert!(lines[0].contains("CARGO_PTX_VERBOSE=1") && lines[0].contains("`untyped-kernels = \"allow\"`"), "{log}");
     let list = lines[0].split(" in ").nth(1).and_then(|r| r.split(" (or set").next()).expect("the list's path");
     assert!(list.ends_with("ptx-build/kernels.rs/k/untyped-kernels.txt"), "{list}");
     let text = std::fs::read_to_string(list).unwrap();
     assert!(text.contains("`raw` (") && text.contains("k.cu:3): parameter `const float **src`: pointers to pointers"), "{text}");
     assert!(text.contains("`_Z4tileI2V2EvPf`"), "the template over a template, by its PTX name:\n{text}");
+    assert!(
+        text.contains("`load` (") && text.contains("k.cu:8): its method would be `load`, a method of the generated `Kernels` itself"),
+        "{text}"
+    );
     assert!(!text.contains("fill") && !text.contains("scale"), "typed kernels are not listed:\n{text}");
 }
 

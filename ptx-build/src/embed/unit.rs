@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use super::codegen::{EmbeddedImage, StructLayout, Unit};
+use super::codegen::{EmbeddedImage, StructLayout, Unit, RESERVED_METHODS};
 use super::demangle;
 use super::host_scope::HostNames;
 use super::linked;
@@ -57,6 +57,17 @@ pub fn unit(
     // Types the generated module would name but the host lacks: by-value parameters, pointees
     // and a template's arguments (known once bound).
     host.untype_unknown(&mut sigs);
+    // A .cu file's kernel whose method would be one of `Kernels`' own (`load`) is launched by
+    // name: the file may be a library's, which the user cannot rename. A Rust kernel's name is
+    // the user's to change: codegen refuses it at its line.
+    let cuda = |s: &KernelSig| s.file.extension().is_none_or(|e| e != "rs");
+    for s in sigs.iter_mut().filter(|s| s.untyped.is_none() && cuda(s) && RESERVED_METHODS.contains(&s.name.as_str())) {
+        s.untyped = Some(format!(
+            "its method would be `{}`, a method of the generated `Kernels` itself ({}): launched by its PTX name",
+            s.name,
+            RESERVED_METHODS.join(", ")
+        ));
+    }
     let functions = super::functions::name_functions(name, &mut sigs);
     let (mut sigs, untypeable): (Vec<_>, Vec<_>) = sigs.into_iter().partition(|s| s.untyped.is_none() && !s.mangled);
     // A .cu file's kernel that no image has is one its `#if`s leave out for every arch built

@@ -352,8 +352,9 @@ fn pretty(tokens: TokenStream) -> Result<String> {
     Ok(prettyplease::unparse(&parsed))
 }
 
-/// Methods of `Kernels` itself: a typed kernel of one of these names would collide with it.
-const RESERVED_METHODS: &[&str] =
+/// Methods of `Kernels` itself: a typed kernel of one of these names would collide with it
+/// (a .cu file's is launched by name instead: `unit`; a Rust kernel's is refused here).
+pub(crate) const RESERVED_METHODS: &[&str] =
     &["load", "load_ptx_only", "load_with", "images", "function", "launch_builder", "allow_dynamic_shared_memory", "plan_of", "config_of"];
 
 fn check_unique(units: &[Unit]) -> Result<()> {
