@@ -56,11 +56,11 @@ pub enum Headers {
 }
 
 /// Checks every asm of a kernel crate: its .cu files and, with [`Headers::Included`], the
-/// user's headers they include (not a library's: [`own_headers`]; each once; those in `seen` already, another crate's, are
-/// left out and the rest added), and the `asm!` of its Rust kernels (following the module tree
-/// from the lib's root file), with the Rust kernel lints (`crate::rust::lints`) over the same
-/// parsed files. Returns the number of files read and the diagnostics, paths relative to the
-/// package.
+/// user's headers they include (not a library's: [`own_headers`]; each once; those in `seen`
+/// already, another crate's, are left out and the rest added), and the `asm!` of its Rust
+/// kernels (following the module tree from the lib's root file), with the Rust kernel lints
+/// (`crate::rust::lints`) over the same parsed files. Returns the number of files read and the
+/// diagnostics, paths relative to the package.
 pub fn check_crate(k: &KernelCrate, headers: Headers, seen: &mut BTreeSet<PathBuf>) -> Result<(usize, Vec<Diagnostic>)> {
     check_crate_with(k, headers, seen, &crate_headers(k))
 }

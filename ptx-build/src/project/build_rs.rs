@@ -39,7 +39,7 @@ pub fn builder_cuda_files(manifest_path: Option<&Path>) -> Vec<BuilderGroup> {
             let files: std::collections::BTreeSet<PathBuf> = sources.iter().filter_map(|g| glob_files(&dir, g).ok()).flatten().collect();
             let files: Vec<PathBuf> = files.into_iter().filter(|f| !globs.excludes.iter().any(|g| matches_in(&dir, g, f))).collect();
             let files = Some(files).filter(|f| !f.is_empty())?;
-            let cuda_include = Some(globs.includes.iter().map(PathBuf::from).collect()).filter(|i: &Vec<PathBuf>| !i.is_empty());
+            let cuda_include = (!globs.includes.is_empty()).then(|| globs.includes.iter().map(PathBuf::from).collect());
             Some(BuilderGroup {
                 files: CudaFiles { name: p.name.clone(), dir, files, target_dir: None, static_lib: None, siblings: Vec::new() },
                 options: Options { cuda_include, ..Options::default() },

@@ -327,10 +327,15 @@ pub fn bind(sigs: Vec<KernelSig>, entries: &[&str]) -> Vec<KernelSig> {
     for sig in out.iter().filter(|s| typed_template(s)) {
         counts.entry(key(sig)).or_default().1 += 1;
     }
+    // How many namespaces have kernels of each name (counted once: candle has 1,400 kernels).
+    let mut namespaces: BTreeMap<&str, usize> = BTreeMap::new();
+    for (name, _) in counts.keys() {
+        *namespaces.entry(name.as_str()).or_default() += 1;
+    }
     let rename = |sig: &mut KernelSig, template: bool| {
         let (plain, templates) = counts[&key(sig)];
         let by_types = if template { templates > 1 } else { plain + templates > 1 };
-        if counts.keys().filter(|(name, _)| *name == sig.name).count() > 1 {
+        if namespaces[sig.name.as_str()] > 1 {
             sig.name = namespaced_name(sig);
         }
         if by_types {
