@@ -93,10 +93,17 @@ extern "C" __global__ void copy_bytes(const void *src, void *dst, size_t n) {
     if (i < n) ((uint8_t *) dst)[i] = ((const uint8_t *) src)[i];
 }
 
-// Rows through a table of row pointers: a pointer to pointers has no typed launch.
+// Rows through a table of row pointers: a buffer of device addresses.
 extern "C" __global__ void gather_rows(const float * const * rows, float *out, int ncols) {
     const int i = global_index();
     out[i] = rows[i / ncols][i % ncols];
+}
+
+// A struct by value that the host does not define: no typed launch.
+struct Strides { int s[4]; };
+extern "C" __global__ void strided_copy(const float *src, float *dst, Strides st) {
+    const int i = global_index();
+    dst[i] = src[i * st.s[0]];
 }
 "#;
 
@@ -109,7 +116,7 @@ use ptx_runtime::DeviceAddress;
 
 #[allow(dead_code, clippy::too_many_arguments)]
 unsafe fn call(k: &kernels::Kernels, s: &CudaStream, cfg: LaunchConfig, blocks: &CudaSlice<u8>, floats: &CudaSlice<f32>,
-    y: &mut CudaSlice<f32>, yh: &mut CudaSlice<f16>, q: &mut CudaSlice<u8>, view: CudaView<'_, u8>, mut out: CudaViewMut<'_, u16>, raw: DeviceAddress) {
+    y: &mut CudaSlice<f32>, yh: &mut CudaSlice<f16>, q: &mut CudaSlice<u8>, view: CudaView<'_, u8>, mut out: CudaViewMut<'_, u16>, raw: DeviceAddress, rows: &CudaSlice<u64>) {
     unsafe {
         k.dequantize_block_q8_0_f32(s, cfg, blocks, y, 64).unwrap();
         k.dequantize_block_q8_0_f32(s, cfg, floats, y, 64).unwrap();
@@ -122,7 +129,8 @@ unsafe fn call(k: &kernels::Kernels, s: &CudaStream, cfg: LaunchConfig, blocks: 
         k.scale_dfloat(s, cfg, y, 2.0f32, 64).unwrap();
         k.mul_mat_vec_q8_0_q8_1_cuda1(s, cfg, blocks, &raw, y, 64, 2).unwrap();
         k.copy_bytes(s, cfg, &raw, &mut DeviceAddress(raw.0 + 64), 64usize).unwrap();
-        let _ = k.launch_builder(s, "gather_rows");
+        k.gather_rows(s, cfg, rows, y, 64).unwrap();
+        let _ = k.launch_builder(s, "strided_copy");
     }
 }
 "#;
@@ -169,7 +177,7 @@ fn candle_style_void_pointer_kernels_are_typed_and_a_no_op_build_says_one_line()
     // `quantized` is typed entirely: no line for it; `bytes` has one untyped kernel: one line.
     let lines = warning_lines(&log, "host_quantized");
     assert_eq!(lines.len(), 1, "{log}");
-    assert!(lines[0].contains("1 of 2 kernels of `bytes` has no typed launch method"), "{log}");
+    assert!(lines[0].contains("1 of 3 kernels of `bytes` has no typed launch method"), "{log}");
     let (ok, noop) = cargo_build(p.path());
     assert!(ok && !build_script_ran(&noop), "{noop}");
     assert_eq!(warning_lines(&noop, "host_quantized"), lines, "a no-op build replays the same one line:\n{noop}");
@@ -180,8 +188,7 @@ fn candle_style_void_pointer_kernels_are_typed_and_a_no_op_build_says_one_line()
     let lines = warning_lines(&log, "host_quantized");
     assert_eq!(lines.len(), 2, "the count, then one line per untyped kernel:\n{log}");
     assert!(
-        lines[1].contains("`gather_rows` (")
-            && lines[1].contains("bytes.cu:9): parameter `const float * const * rows`: pointers to pointers"),
+        lines[1].contains("`strided_copy` (") && lines[1].contains("bytes.cu:16): parameter `st`: the host crate has no type `Strides`"),
         "{log}"
     );
 
@@ -294,6 +301,19 @@ __global__ void fr_scale(fr_t* x, real s) { x[threadIdx.x].v *= (unsigned long l
 EXTERN __global__ void pow_search(const unsigned long long* seed, const unsigned bits, unsigned long long* result) {
     if (threadIdx.x == 0) result[0] = seed[0] >> bits;
 }
+
+// cuBLAS's batched style: arrays of device addresses, one matrix or vector each.
+__global__ void gemv_batched(const float *const *A, const float *const *x, float **y, int n) {
+    int b = blockIdx.x, i = threadIdx.x; if (i < n) y[b][i] = A[b][i] * x[b][i];
+}
+template <typename T>
+__global__ void scale_batched(T *const *xs, T a, int n) { if (threadIdx.x < n) xs[blockIdx.x][threadIdx.x] *= a; }
+template __global__ void scale_batched<float>(float *const *, float, int);
+template __global__ void scale_batched<double>(double *const *, double, int);
+template <typename T>
+__global__ void zero_batched(T **xs, int n) { if (threadIdx.x < n) xs[blockIdx.x][threadIdx.x] = T(0); }
+template __global__ void zero_batched<float>(float **, int);
+template __global__ void zero_batched<double>(double **, int);
 "#;
     const FIELD: &str = "#pragma once\nstruct gl64_t { unsigned long long v; };\ntypedef gl64_t fr_t;\ntypedef float real;\n";
     let p = cuda_host("host_cxx_values", &[("cuda/gelu.cu", GELU), ("cuda/argsort.cu", ARGSORT), ("cuda/field.cuh", FIELD)], "");
@@ -312,6 +332,11 @@ unsafe impl ptx_runtime::cudarc::driver::DeviceRepr for gl64_t {}
 #[allow(clippy::too_many_arguments)]
 unsafe fn launch(k: &kernels::Kernels, s: &CudaStream, cfg: LaunchConfig, r: &mut CudaSlice<f32>, x: &CudaSlice<f32>, h: &mut CudaSlice<f16>, h2: &CudaSlice<f16>, q: &CudaSlice<i8>, idx: &mut CudaSlice<i32>, fr: &mut CudaSlice<gl64_t>, seed: &CudaSlice<u64>, found: &mut CudaSlice<u64>) {
     unsafe {
+        // Buffers of device addresses are buffers of `u64`.
+        k.gemv_batched(s, cfg, seed, seed, found, 4).unwrap();
+        k.scale_batched::<f64>(s, cfg, seed, 2.0f64, 4).unwrap();
+        k.scale_batched(s, cfg, seed, 2.0f32, 4).unwrap();
+        k.zero_batched::<f64>(s, cfg, found, 4).unwrap();
         k.pow_search(s, cfg, seed, 3u32, found).unwrap();
         k.fr_pow::<7>(s, cfg, fr, x, 2.0f32, 4usize).unwrap();
         k.fr_scale(s, cfg, fr, 2.0f32).unwrap();
@@ -346,6 +371,11 @@ fn main() {
     assert!(lines[0].contains("1 of 8 kernels of `gelu` has no typed launch method"), "{log}");
     let generated = generated_module("host_cxx_values");
     assert!(generated.contains("`order` is a `sort_order` by its integer value."), "{generated}");
+    // What a buffer of `u64` holds, said where its type no longer does.
+    assert!(
+        generated.contains("/// `A`: device addresses (`u64`, as cudarc's `DevicePtr::device_ptr` gives them), each a `*const f32`."),
+        "{generated}"
+    );
     let (ok, log) = cargo_build_with(p.path(), &[("CARGO_PTX_VERBOSE", "1")]);
     assert!(ok, "{log}");
     for expected in ["`_Z4k_ttI4Vec2EvPf`", "template parameter `template class V` is a template template parameter"] {

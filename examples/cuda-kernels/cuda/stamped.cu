@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include <cstddef>
+#include <type_traits>
 
 #define UNARY_OP(TYPENAME, FN_NAME, FUNC)                                                        \
     extern "C" __global__ void FN_NAME(const size_t numel, const TYPENAME *inp, TYPENAME *out) { \
@@ -142,3 +143,33 @@ __global__ void scale(float *x, float s, std::size_t n) {
     }
 }
 }  // namespace bwd
+
+// cuBLAS's batched style: arrays of device addresses, one vector each. On the Rust side a
+// buffer of `u64` (`CudaSlice<u64>` of `device_ptr` addresses), the element type a generic
+// parameter (`k.axpy_batched::<f32>(..)`).
+template <typename T>
+__global__ void axpy_batched(const T *const *xs, T *const *ys, T a, int n) {
+    const T *x = xs[blockIdx.y];
+    T *y = ys[blockIdx.y];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        y[i] += a * x[i];
+    }
+}
+
+template __global__ void axpy_batched<float>(const float *const *, float *const *, float, int);
+template __global__ void axpy_batched<double>(const double *const *, double *const *, double, int);
+
+// llm.c's tag dispatch: the value is in an unnamed `std::bool_constant`'s type, which the
+// method leaves out and the launch passes (`k.store_scaled::<f32, true>(..)`).
+template <typename T, bool Accumulate>
+__global__ void store_scaled(T *out, const T *in, float s, int n, std::bool_constant<Accumulate>) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        T v = (T)((float)in[i] * s);
+        out[i] = Accumulate ? out[i] + v : v;
+    }
+}
+
+template __global__ void store_scaled<float, true>(float *, const float *, float, int, std::bool_constant<true>);
+template __global__ void store_scaled<float, false>(float *, const float *, float, int, std::bool_constant<false>);

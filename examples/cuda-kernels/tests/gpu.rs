@@ -192,6 +192,35 @@ fn stamped(k: &kernels::Kernels, stream: &std::sync::Arc<ptx_runtime::cudarc::dr
     assert_eq!(stream.clone_dtoh(&y).unwrap(), x.iter().map(|v| v * 4.0).collect::<Vec<_>>(), "fwd::scale");
     unsafe { k.bwd_scale(stream, config(n), &mut y, 2.0, n) }.unwrap();
     assert_eq!(stream.clone_dtoh(&y).unwrap(), x.iter().map(|v| v * 2.0).collect::<Vec<_>>(), "bwd::scale after fwd::scale");
+
+    // Arrays of device addresses (`const T *const *`): a buffer of `u64`, one address a vector,
+    // here three vectors of `x` and three views into one buffer of `y`s.
+    use ptx_runtime::cudarc::driver::DevicePtr;
+    let batch = 3usize;
+    let xs: Vec<Vec<f32>> = (0..batch).map(|b| x.iter().map(|v| v + b as f32).collect()).collect();
+    let dxs: Vec<_> = xs.iter().map(|v| stream.clone_htod(v).unwrap()).collect();
+    let ys0: Vec<f32> = (0..batch * n).map(|i| (i % 13) as f32).collect();
+    let dys = stream.clone_htod(&ys0).unwrap();
+    let x_addresses: Vec<u64> = dxs.iter().map(|d| d.device_ptr(stream).0).collect();
+    let y_base = dys.device_ptr(stream).0;
+    let y_addresses: Vec<u64> = (0..batch).map(|b| y_base + (b * n * 4) as u64).collect();
+    let (xa, ya) = (stream.clone_htod(&x_addresses).unwrap(), stream.clone_htod(&y_addresses).unwrap());
+    let grid = ptx_runtime::cudarc::driver::LaunchConfig {
+        grid_dim: (n.div_ceil(256) as u32, batch as u32, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    unsafe { k.axpy_batched::<f32>(stream, grid, &xa, &ya, 0.5, count) }.unwrap();
+    let want: Vec<f32> = ys0.iter().enumerate().map(|(i, y)| y + 0.5 * xs[i / n][i % n]).collect();
+    assert_eq!(stream.clone_dtoh(&dys).unwrap(), want, "axpy_batched::<f32>");
+
+    // A template value in an empty tag's type (`std::bool_constant<Accumulate>`): a const
+    // parameter, the tag passed by the launch.
+    let mut out = stream.clone_htod(&x).unwrap();
+    unsafe { k.store_scaled::<f32, true>(stream, config(n), &mut out, &dx, 2.0, count) }.unwrap();
+    assert_eq!(stream.clone_dtoh(&out).unwrap(), x.iter().map(|v| v * 3.0).collect::<Vec<_>>(), "store_scaled::<f32, true>");
+    unsafe { k.store_scaled::<f32, false>(stream, config(n), &mut out, &dx, 0.5, count) }.unwrap();
+    assert_eq!(stream.clone_dtoh(&out).unwrap(), x.iter().map(|v| v * 0.5).collect::<Vec<_>>(), "store_scaled::<f32, false>");
 }
 
 /// The kernels of cuda/quantized.cu: q8_0 blocks behind `void *`, passed as buffers of bytes,

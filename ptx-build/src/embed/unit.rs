@@ -343,7 +343,7 @@ mod tests {
         (r.0.into_inner().unwrap(), std::fs::read_to_string(dir.path().join("q").join(UNTYPED_LIST)).ok())
     }
 
-    const SRC: &str = "extern \"C\" __global__ void deq(const void *vx, float *y) {}\nextern \"C\" __global__ void gather(const float **rows, float *out) {}\ntemplate <template <typename> class V> __global__ void tile(float *x) {}\n";
+    const SRC: &str = "extern \"C\" __global__ void deq(const void *vx, float *y) {}\nextern \"C\" __global__ void gather(long double w, float *out) {}\ntemplate <template <typename> class V> __global__ void tile(float *x) {}\n";
     const ENTRIES: &[&str] = &["deq", "gather", "_Z4tileI3VecEvPf", "stamped_f32"];
 
     fn artifact(dir: &Path, arch: &str, kind: ArtifactKind, bytes: &[u8]) -> Artifact {
@@ -408,7 +408,10 @@ mod tests {
         let list = list.expect("the list");
         let lines: Vec<&str> = list.lines().collect();
         assert_eq!(lines.len(), 3, "{list}");
-        assert!(lines[0].starts_with("`gather` (/pkg/cuda/q.cu:2): parameter `const float **rows`: pointers to pointers"), "{list}");
+        assert!(
+            lines[0].starts_with("`gather` (/pkg/cuda/q.cu:2): parameter `long double w`: `long double` has no Rust equivalent"),
+            "{list}"
+        );
         assert_eq!(lines[1], "`_Z4tileI3VecEvPf` (/pkg/cuda/q.cu:3): template parameter `template class V` is a template template parameter, which Rust has no form of: each instance is launched by its PTX name");
         assert!(lines[2].starts_with("`stamped_f32`: not declared in a form the signature reader follows (a kernel stamped out"), "{list}");
     }
@@ -507,7 +510,7 @@ mod tests {
     /// are typed builds quietly.
     #[test]
     fn kernels_of_cubs_headers_are_listed_not_counted() {
-        let src = "extern \"C\" __global__ void scale(float *x, float a, int n) {}\nextern \"C\" __global__ void gather(const float **rows, float *out) {}\n";
+        let src = "extern \"C\" __global__ void scale(float *x, float a, int n) {}\nextern \"C\" __global__ void gather(long double w, float *out) {}\n";
         let cub = [
             "_ZN3cub17CUB_300001_SM_8006detail11EmptyKernelIvEEvv",
             "_ZN3cub17CUB_300001_SM_8006detail6reduce28DeviceReduceSingleTileKernelINS2_10policy_hubIfjN4cuda3std3__44plusIvEEE10Policy1000EPKfPfjS9_ffNS7_10__identityEEEvT0_T1_T2_T3_T4_T6_",

@@ -94,11 +94,11 @@ impl CrateJob<'_> {
         // follow nvcc's path, which the shared compile key leaves out.
         let roots = self.nvcc.map(|n| crate::cuda::install_roots(&n.tool.path)).unwrap_or_default();
         // The tag changes with what the reader makes of a unit (v15: values of a class template's type decided by the instances).
-        let mut k = Key::new("preprocessed-signatures-v15");
+        let mut k = Key::new("preprocessed-signatures-v16");
         k.str(&compile.key);
         let shared = compile.shared.as_ref().map(|(cache, compile_key)| {
             // ptx-build's version: what the reader makes of a unit changes with it.
-            let mut k = Key::new("preprocessed-signatures-shared-v9");
+            let mut k = Key::new("preprocessed-signatures-shared-v10");
             k.str(compile_key).str(env!("CARGO_PKG_VERSION"));
             for r in &roots {
                 k.str(&r.to_string_lossy());

@@ -17,10 +17,11 @@ use crate::embed::signature::ParamType;
 pub(super) fn kind(ty: &ParamType) -> char {
     match ty {
         ParamType::Scalar(_) | ParamType::ByValue { .. } => 'v',
-        ParamType::Pointer { mutable: false, .. } => 'i',
-        ParamType::Pointer { mutable: true, .. } => 'o',
+        ParamType::Pointer { mutable: false, .. } | ParamType::Addresses { mutable: false, .. } => 'i',
+        ParamType::Pointer { mutable: true, .. } | ParamType::Addresses { mutable: true, .. } => 'o',
         ParamType::AnyPointer { mutable: false } => 'x',
         ParamType::AnyPointer { mutable: true } => 'y',
+        ParamType::Tag { .. } => 'e',
     }
 }
 
@@ -63,6 +64,11 @@ pub(super) fn function(kinds: &str) -> String {
                 format!("a{i}: &mut impl ::ptx_runtime::DeviceAnyInOut"),
                 format!("::ptx_runtime::DeviceAnyInOut::push_arg(a{i}, &mut args);"),
             ),
+            // An empty struct's byte, which the kernel never reads: no argument.
+            'e' => {
+                pushes.push("args.arg(&0u8);".to_string());
+                continue;
+            }
             // A parameter pack's elements: an array of its length, each pushed as its kind.
             'V' => {
                 generics.push(format!("const N{i}: usize, V{i}: ::ptx_runtime::cudarc::driver::DeviceRepr"));

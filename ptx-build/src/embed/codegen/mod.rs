@@ -581,10 +581,25 @@ fn method(index: usize, k: &KernelSig, arch_note: Option<&str>, names: &TraitNam
         // `void *`: any buffer or view, of any element type, or a raw device address.
         ParamType::AnyPointer { mutable: false } => format!("&{dispatch} ::ptx_runtime::DeviceAnyIn"),
         ParamType::AnyPointer { mutable: true } => format!("&mut {dispatch} ::ptx_runtime::DeviceAnyInOut"),
+        // `float **`: a buffer of the addresses, as cudarc gives them (`CUdeviceptr`).
+        ParamType::Addresses { mutable: false, .. } => format!("&{dispatch} DeviceIn<u64>"),
+        ParamType::Addresses { mutable: true, .. } => format!("&mut {dispatch} DeviceInOut<u64>"),
+        // Never a parameter of the method (below): the launch passes it.
+        ParamType::Tag { .. } => "()".into(),
     };
+    // What the method's types no longer say: what a buffer of `u64` holds, which parameters
+    // the launch passes itself.
+    let mut notes = Vec::new();
     for p in &k.params {
-        let name = arg_name(&p.name);
         kinds.push(launch::kind(&p.ty));
+        if let ParamType::Tag { written } = &p.ty {
+            notes.push(format!(" The kernel's `{written}` is passed for you: an empty struct, whose type is the template's value."));
+            continue;
+        }
+        let name = arg_name(&p.name);
+        if let ParamType::Addresses { pointee, .. } = &p.ty {
+            notes.push(format!(" `{name}`: device addresses (`u64`, as cudarc's `DevicePtr::device_ptr` gives them), each a `{pointee}`."));
+        }
         params.push(format!("{name}: {}", host_type(&p.ty, "impl")));
         passed.push(name);
     }
@@ -653,6 +668,10 @@ fn method(index: usize, k: &KernelSig, arch_note: Option<&str>, names: &TraitNam
     }
     docs.extend(["", " `grid`: a `LaunchConfig`, or a `ptx_runtime::Grid` (`Grid::elements(n)`, `Grid::resident()`)"]);
     docs.extend([" that this kernel's occupancy-derived plan fills in.", ""]);
+    if !notes.is_empty() {
+        docs.extend(notes.iter().map(String::as_str));
+        docs.push("");
+    }
     if safety.is_empty() {
         docs.push(" # Safety");
     } else {

@@ -353,6 +353,55 @@ fn void_pointers_take_any_device_buffer() {
     );
 }
 
+/// A Rust kernel's `*const *mut f32` and C's `float **`: buffers of `u64`, with what each
+/// address points to in the method's docs.
+#[test]
+fn buffers_of_device_addresses_take_u64_buffers_and_say_what_they_hold() {
+    let mut units = sample();
+    let mut q = units[0].kernels[0].clone();
+    q.name = "gemv_batched".into();
+    q.params = vec![
+        Param { name: "a".into(), ty: ParamType::Addresses { mutable: false, pointee: "*mut f32".into() } },
+        Param { name: "y".into(), ty: ParamType::Addresses { mutable: true, pointee: "*mut f32".into() } },
+    ];
+    units[0].kernels.push(q);
+    let code = generate(&units).unwrap();
+    assert!(
+        code.contains(
+            "/// `a`: device addresses (`u64`, as cudarc's `DevicePtr::device_ptr` gives them), each a `*mut f32`.\n    /// `y`: "
+        ),
+        "{code}"
+    );
+    let code = code.replace(char::is_whitespace, "");
+    assert!(code.contains("a:&implDeviceIn<u64>,y:&mutimplDeviceInOut<u64>"), "{code}");
+    assert!(code.contains("__launch_io(&self._set,9usize,stream,grid.into(),a,y)"), "{code}");
+}
+
+/// llm.c's unnamed `std::bool_constant<Atomic>`: not a parameter of the method; its launch
+/// function passes the byte.
+#[test]
+fn standard_tags_are_passed_by_the_launch_not_the_caller() {
+    let mut units = sample();
+    let mut q = units[0].kernels[0].clone();
+    q.name = "bias".into();
+    q.params = vec![
+        Param { name: "dbias".into(), ty: ParamType::Pointer { mutable: true, elem: "f32".into() } },
+        Param { name: "arg1".into(), ty: ParamType::Tag { written: "std::bool_constant<Atomic>".into() } },
+    ];
+    units[0].kernels.push(q);
+    let code = generate(&units).unwrap();
+    assert!(
+        code.contains(
+            "/// The kernel's `std::bool_constant<Atomic>` is passed for you: an empty struct, whose type is the template's value."
+        ),
+        "{code}"
+    );
+    let code = code.replace(char::is_whitespace, "");
+    assert!(code.contains("dbias:&mutimplDeviceInOut<f32>,)->Result"), "{code}");
+    assert!(code.contains("__launch_oe(&self._set,9usize,stream,grid.into(),dbias)"), "{code}");
+    assert!(code.contains("a0.push_arg(&mutargs);args.arg(&0u8);"), "{code}");
+}
+
 #[test]
 fn struct_checks_name_the_kernel_and_parameter() {
     let code = generate(&sample()).unwrap();

@@ -138,7 +138,7 @@ fn host_type(cxx: &str) -> Option<String> {
     match launch_type(cxx)? {
         ParamType::Scalar(s) => Some(s.rust_name().to_string()),
         ParamType::ByValue { ty } => Some(ty),
-        ParamType::Pointer { .. } | ParamType::AnyPointer { .. } => None,
+        ParamType::Pointer { .. } | ParamType::AnyPointer { .. } | ParamType::Addresses { .. } | ParamType::Tag { .. } => None,
     }
 }
 
@@ -466,11 +466,11 @@ fn const_value(arg: &str, ty: Scalar) -> Option<String> {
 fn instance_param_fits(cxx: &str, ty: &ParamType, type_params: &[String]) -> bool {
     let Some(t) = launch_type(cxx) else { return true };
     let pointer = |p: &ParamType| matches!(p, ParamType::Pointer { .. } | ParamType::AnyPointer { .. });
-    let generic = match ty {
-        ParamType::Pointer { elem, .. } | ParamType::ByValue { ty: elem } => type_params.contains(elem),
-        _ => false,
-    };
-    if generic {
+    // `T **` takes any buffer of addresses of that depth.
+    let generic = names_type_param(ty, type_params);
+    if let (true, ParamType::Addresses { pointee: a, .. }, ParamType::Addresses { pointee: b, .. }) = (generic, &t, ty) {
+        a.matches('*').count() == b.matches('*').count()
+    } else if generic {
         pointer(&t) == pointer(ty)
     } else {
         same_layout(&t, ty)
@@ -479,7 +479,11 @@ fn instance_param_fits(cxx: &str, ty: &ParamType, type_params: &[String]) -> boo
 
 /// Whether source parameter type `ty` names one of the template's type parameters (`T*`, `T`).
 fn names_type_param(ty: &ParamType, type_params: &[String]) -> bool {
-    matches!(ty, ParamType::Pointer { elem: t, .. } | ParamType::ByValue { ty: t } if type_params.contains(t))
+    match ty {
+        ParamType::Pointer { elem: t, .. } | ParamType::ByValue { ty: t } => type_params.contains(t),
+        ParamType::Addresses { pointee, .. } => type_params.iter().any(|p| pointee.ends_with(&format!(" {p}"))),
+        _ => false,
+    }
 }
 
 /// The demangled parameter type `cxx`, where the source spells it by another name the reader
@@ -492,6 +496,12 @@ fn renamed(cxx: &str, ty: &ParamType) -> Option<ParamType> {
     let named = |name: &str| name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     match (&t, ty) {
         (ParamType::Pointer { mutable: a, .. }, ParamType::Pointer { mutable: b, elem }) if a == b && named(elem) => Some(t),
+        // `real **x`: the same pointers to another name.
+        (ParamType::Addresses { mutable: a, pointee: x }, ParamType::Addresses { mutable: b, pointee: y }) => {
+            let (xp, _) = x.rsplit_once(' ')?;
+            let (yp, elem) = y.rsplit_once(' ')?;
+            (a == b && xp == yp && named(elem)).then(|| t.clone())
+        }
         (ParamType::ByValue { .. } | ParamType::Scalar(_), ParamType::ByValue { ty }) if named(ty) => Some(t),
         _ => None,
     }
@@ -520,9 +530,11 @@ fn same_layout(a: &ParamType, b: &ParamType) -> bool {
     match (a, b) {
         (ParamType::Pointer { elem: x, .. }, ParamType::Pointer { elem: y, .. }) => x == y,
         (ParamType::AnyPointer { .. }, ParamType::AnyPointer { .. }) => true,
-        (ParamType::Pointer { .. } | ParamType::AnyPointer { .. }, _) | (_, ParamType::Pointer { .. } | ParamType::AnyPointer { .. }) => {
-            false
-        }
+        (ParamType::Addresses { pointee: x, .. }, ParamType::Addresses { pointee: y, .. }) => x == y,
+        // `std::bool_constant<Atomic>` is `std::integral_constant<bool, true>` in an instance.
+        (ParamType::Tag { .. }, ParamType::Tag { .. }) => true,
+        (ParamType::Pointer { .. } | ParamType::AnyPointer { .. } | ParamType::Addresses { .. }, _)
+        | (_, ParamType::Pointer { .. } | ParamType::AnyPointer { .. } | ParamType::Addresses { .. }) => false,
         // `size_t` in the source is `unsigned long` in the mangled name (`m`), `ptrdiff_t`
         // `long`: one type by two names.
         (ParamType::Scalar(x), ParamType::Scalar(y)) => same_scalar(*x) == same_scalar(*y),
@@ -565,6 +577,12 @@ fn overload_name(sig: &KernelSig) -> String {
         let t = match &p.ty {
             ParamType::Scalar(s) => s.rust_name().to_string(),
             ParamType::AnyPointer { .. } => "void".to_string(),
+            ParamType::Tag { .. } => "tag".to_string(),
+            // `float **` -> `f32ptr`.
+            ParamType::Addresses { pointee, .. } => {
+                let elem = pointee.rsplit([' ', ':']).next().unwrap_or(pointee).to_lowercase();
+                format!("{elem}{}", "ptr".repeat(pointee.matches('*').count()))
+            }
             ParamType::Pointer { elem, .. } | ParamType::ByValue { ty: elem } => elem.rsplit("::").next().unwrap_or(elem).to_lowercase(),
         };
         name.push('_');

@@ -79,6 +79,8 @@ fn spelled(t: &ParamType) -> String {
         ParamType::Scalar(s) => format!("`{}`", s.rust_name()),
         ParamType::Pointer { mutable, elem } => format!("`*{} {elem}`", if *mutable { "mut" } else { "const" }),
         ParamType::AnyPointer { mutable } => format!("`*{} c_void`", if *mutable { "mut" } else { "const" }),
+        ParamType::Addresses { mutable, pointee } => format!("`*{} {pointee}`", if *mutable { "mut" } else { "const" }),
+        ParamType::Tag { written } => format!("`{written}`"),
         ParamType::ByValue { ty } => format!("`{ty}`"),
     }
 }

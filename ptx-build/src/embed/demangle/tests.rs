@@ -316,3 +316,57 @@ fn plain_cxx_kernels_keep_their_name_and_overloads_get_typed_names() {
     );
     assert!(bound[2].doc.iter().any(|d| d.contains("C++ `ns::scale(double*, int)`")), "{:?}", bound[2].doc);
 }
+
+/// Batched kernels' arrays of device addresses, as nvcc 13.0 mangles them: a plain kernel, an
+/// overload of a pointer and a pointer to pointers, a template over the addresses' element type.
+#[test]
+fn buffers_of_device_addresses_bind_to_their_mangled_names() {
+    let sigs = read(
+        "__global__ void batched(const float *const *a, float **c, int n) {}\n__global__ void over(float *x) {}\n__global__ void over(float **x) {}\n\
+         template <typename T> __global__ void tbatched(const T *const *a, T **c, int n) {}\n",
+    );
+    let bound =
+        bind(sigs, &["_Z7batchedPKPKfPPfi", "_Z4overPf", "_Z4overPPf", "_Z8tbatchedIfEvPKPKT_PPS0_i", "_Z8tbatchedIdEvPKPKT_PPS0_i"]);
+    let mut names: Vec<(&str, Option<&str>, Option<&str>)> =
+        bound.iter().map(|s| (s.name.as_str(), s.ptx_name.as_deref(), s.untyped.as_deref())).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            ("batched", Some("_Z7batchedPKPKfPPfi"), None),
+            ("over_f32", Some("_Z4overPf"), None),
+            ("over_f32ptr", Some("_Z4overPPf"), None),
+            ("tbatched", None, None)
+        ]
+    );
+    let t = bound.iter().find(|s| s.name == "tbatched").unwrap();
+    let g = t.generic.as_ref().unwrap_or_else(|| panic!("{t:#?}"));
+    assert_eq!(g.instances.iter().map(|i| i.args[0].as_str()).collect::<Vec<_>>(), ["f32", "f64"]);
+    // Each instance's addresses are of its own type.
+    let mono = t.monomorphic();
+    assert_eq!(mono[1].1.params[1].ty, ParamType::Addresses { mutable: true, pointee: "*mut f64".into() });
+    assert_eq!(mono[0].1.params[0].ty, ParamType::Addresses { mutable: false, pointee: "*const f32".into() });
+}
+
+/// llm.c's matmul_backward_bias_kernel8, as nvcc 13.0 names its two instances: the value
+/// `Atomic` is only in the unnamed tag's type, and becomes the method's const parameter.
+#[test]
+fn a_template_value_in_a_standard_tag_is_a_const_parameter() {
+    let sigs = read(
+        "#include <cuda_bf16.h>\ntypedef __nv_bfloat16 floatX;\ntemplate<typename OutFloat, bool Atomic>\n__global__ void matmul_backward_bias_kernel8(OutFloat* dbias, const floatX* dout, int B, int T, int OC,\n    std::bool_constant<Atomic>) {}\n",
+    );
+    let bound = bind(
+        sigs,
+        &[
+            "_Z28matmul_backward_bias_kernel8I13__nv_bfloat16Lb0EEvPT_PKS0_iiiSt17integral_constantIbXT0_EE",
+            "_Z28matmul_backward_bias_kernel8IfLb1EEvPT_PK13__nv_bfloat16iiiSt17integral_constantIbXT0_EE",
+        ],
+    );
+    assert_eq!(bound.len(), 1);
+    assert_eq!(bound[0].untyped, None, "{:#?}", bound[0]);
+    let g = bound[0].generic.as_ref().unwrap();
+    assert_eq!((g.type_params.as_slice(), g.const_params[0].name.as_str()), (&["OutFloat".to_string()][..], "Atomic"));
+    let instances: Vec<(&str, &str)> = g.instances.iter().map(|i| (i.args[0].as_str(), i.values[0].as_str())).collect();
+    assert_eq!(instances, [("::ptx_runtime::half::bf16", "false"), ("f32", "true")]);
+    assert_eq!(bound[0].params[5].ty, ParamType::Tag { written: "std::bool_constant<Atomic>".into() });
+}

@@ -102,6 +102,22 @@ pub enum ParamType {
     AnyPointer {
         mutable: bool,
     },
+    /// Device memory holding device addresses: C's `float **` and `const float *const *`
+    /// (batched kernels' arrays of matrices), Rust's `*const *mut f32`. The host passes a
+    /// buffer of `u64` (cudarc's `CUdeviceptr`); `pointee` is each address's type as Rust
+    /// spells it (`*mut f32`, `*const c_void`), for the method's docs. `mutable`: whether the
+    /// kernel may write the addresses (C's `float **`), not what they point to.
+    Addresses {
+        mutable: bool,
+        pointee: String,
+    },
+    /// An empty struct by value whose type carries a template's value (llm.c's unnamed
+    /// `std::bool_constant<Atomic>`, `std::true_type`): one byte the kernel never reads. The
+    /// method takes nothing for it and the launch passes a zero byte; `written` is the type
+    /// as the source spells it.
+    Tag {
+        written: String,
+    },
     /// A `#[repr(C)]` type by value, named as written; the host must have it in scope and
     /// implement cudarc's `DeviceRepr` for it.
     ByValue {
@@ -294,6 +310,14 @@ impl KernelSig {
                         Some(arg) => Scalar::from_name(&arg).map(ParamType::Scalar).unwrap_or(ParamType::ByValue { ty: arg }),
                         None => ty.clone(),
                     },
+                    // `T **`: `*mut T` with the instance's type put in.
+                    ParamType::Addresses { mutable, pointee } => {
+                        let (ptr, elem) = pointee.rsplit_once(' ').unwrap_or(("", pointee));
+                        match bind(elem) {
+                            Some(arg) => ParamType::Addresses { mutable: *mutable, pointee: format!("{ptr} {arg}") },
+                            None => ty.clone(),
+                        }
+                    }
                     other => other.clone(),
                 };
                 let mut params: Vec<Param> = self.params.iter().map(|p| Param { name: p.name.clone(), ty: bound(&p.ty) }).collect();
@@ -346,7 +370,8 @@ pub fn check(sig: &KernelSig, entry: Option<&ptx::Entry>) -> Result<()> {
     for (p, e) in sig.params.iter().zip(&entry.params) {
         let expected = match &p.ty {
             ParamType::Scalar(s) => s.size(),
-            ParamType::Pointer { .. } | ParamType::AnyPointer { .. } => 8,
+            ParamType::Pointer { .. } | ParamType::AnyPointer { .. } | ParamType::Addresses { .. } => 8,
+            ParamType::Tag { .. } => 1,
             ParamType::ByValue { .. } => continue,
         };
         if e.size != expected {

@@ -347,10 +347,16 @@ fn param_type(ty: &syn::Type) -> std::result::Result<ParamType, String> {
         syn::Type::Ptr(p) => {
             let elem = p.elem.to_token_stream().to_string().replace(' ', "");
             let elem = device_type(&elem).map(str::to_string).unwrap_or(elem);
+            // `*const *mut f32`: a buffer of device addresses, as C's `float *const *`.
             if matches!(*p.elem, syn::Type::Ptr(_)) {
-                return Err(format!(
-                    "`{text}`: pointers to pointers cannot be launched with typed arguments; pass a `u64` device address instead"
-                ));
+                let mut pointee = String::new();
+                let mut t = &*p.elem;
+                while let syn::Type::Ptr(inner) = t {
+                    pointee.push_str(if matches!(inner.mutability, syn::PointerMutability::Mut(_)) { "*mut " } else { "*const " });
+                    t = &inner.elem;
+                }
+                pointee.push_str(&type_text(t));
+                return Ok(ParamType::Addresses { mutable: matches!(p.mutability, syn::PointerMutability::Mut(_)), pointee });
             }
             // A fat pointer: 16 bytes of address and length (or vtable) that no typed launch passes.
             let text = type_text(ty).replacen("const[", "const [", 1).replacen("mut[", "mut [", 1).replacen("const(", "const (", 1);
@@ -439,18 +445,20 @@ mod tests {
     #[test]
     fn c_void_pointers_take_any_device_buffer() {
         let src = "use core::ffi::c_void;\n#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn q(x: *const c_void, y: *mut core::ffi::c_void, z: *const ::std::ffi::c_void, p: *const *mut c_void) {}\n";
-        let e = rust_kernels_in_text(Path::new("lib.rs"), src).unwrap_err().to_string();
-        assert!(e.contains("parameter `p`") && e.contains("pointers to pointers"), "{e}");
-        let k = rust_kernels_in_text(Path::new("lib.rs"), &src.replace(", p: *const *mut c_void", "")).unwrap();
+        let k = rust_kernels_in_text(Path::new("lib.rs"), src).unwrap();
         let tys: Vec<&ParamType> = k[0].params.iter().map(|p| &p.ty).collect();
         assert_eq!(
             tys,
             [
                 &ParamType::AnyPointer { mutable: false },
                 &ParamType::AnyPointer { mutable: true },
-                &ParamType::AnyPointer { mutable: false }
+                &ParamType::AnyPointer { mutable: false },
+                // A buffer of device addresses, as C's `void *const *`.
+                &ParamType::Addresses { mutable: false, pointee: "*mut c_void".into() }
             ]
         );
+        let k = rust_kernels_in_text(Path::new("lib.rs"), &src.replace("*const *mut c_void", "*mut *const *const f32")).unwrap();
+        assert_eq!(k[0].params[3].ty, ParamType::Addresses { mutable: true, pointee: "*const *const f32".into() });
     }
 
     #[test]

@@ -612,6 +612,49 @@ fn unqualified_c_names<'t, 'a>(toks: Vec<&'t CTok<'a>>) -> Vec<&'t CTok<'a>> {
     out
 }
 
+/// The standard library's empty tags, whose type is their value.
+const STD_TAGS: &[&str] = &["bool_constant", "integral_constant", "true_type", "false_type"];
+
+/// Whether a parameter is of an empty standard tag type (`std::bool_constant<Atomic>`, `const
+/// cuda::std::true_type t`), and its name if it has one.
+fn std_tag<'a>(toks: &[&CTok<'a>]) -> Option<Option<&'a str>> {
+    let word = |i: usize, w: &str| matches!(toks.get(i), Some(CTok::Ident(x)) if *x == w);
+    let colons = |i: usize| matches!(toks.get(i..i + 2), Some([CTok::Punct(':'), CTok::Punct(':')]));
+    let mut i = usize::from(word(0, "const"));
+    if word(i, "cuda") && colons(i + 1) {
+        i += 3;
+    } else if colons(i) {
+        i += 2;
+    }
+    if word(i, "std") && colons(i + 1) {
+        i += 3;
+    }
+    let Some(CTok::Ident(tag)) = toks.get(i) else { return None };
+    if !STD_TAGS.contains(tag) {
+        return None;
+    }
+    i += 1;
+    if matches!(toks.get(i), Some(CTok::Punct('<'))) {
+        let mut depth = 0;
+        while let Some(t) = toks.get(i) {
+            match t {
+                CTok::Punct('<') => depth += 1,
+                CTok::Punct('>') => depth -= 1,
+                _ => {}
+            }
+            i += 1;
+            if depth == 0 {
+                break;
+            }
+        }
+    }
+    match toks.get(i..) {
+        Some([]) => Some(None),
+        Some([CTok::Ident(name)]) => Some(Some(*name)),
+        _ => None,
+    }
+}
+
 /// One C parameter (`const float *__restrict__ x`) as a name and a launch type.
 /// `src` is the text the tokens come from, for messages.
 fn c_param(toks: &[CTok<'_>], index: usize, aliases: &Aliases<'_>, src: &str) -> std::result::Result<(String, ParamType), String> {
@@ -625,6 +668,12 @@ fn c_param(toks: &[CTok<'_>], index: usize, aliases: &Aliases<'_>, src: &str) ->
         .filter(|t| !matches!(t, CTok::Ident(w) if w.starts_with("__restrict") || matches!(*w, "restrict" | "__grid_constant__")))
         .collect();
     let toks = unqualified_c_names(toks);
+    if let Some(name) = std_tag(&toks) {
+        // The type as written, numbers included (the tokens have none).
+        let written = name.and_then(|n| text.strip_suffix(n)).unwrap_or(&text).trim();
+        let written = written.strip_prefix("const ").unwrap_or(written).to_string();
+        return Ok((name.map_or_else(|| format!("arg{index}"), str::to_string), ParamType::Tag { written }));
+    }
     if toks.iter().any(|t| matches!(t, CTok::Punct('&'))) {
         return Err(format!("parameter `{text}`: a kernel cannot take a reference; take a pointer to device memory"));
     }
@@ -690,10 +739,17 @@ fn c_param(toks: &[CTok<'_>], index: usize, aliases: &Aliases<'_>, src: &str) ->
         // `void *`: device memory of any element type (candle's `const void * __restrict__ vx`).
         1 if base.contains(&"void") => ParamType::AnyPointer { mutable: !before_star.contains(&"const") },
         1 => ParamType::Pointer { mutable: !before_star.contains(&"const"), elem: base_ty()? },
+        // `float **`, `const float *const *`: a buffer of device addresses. `const` between two
+        // stars qualifies the pointer before it: `float *const *` is a read-only buffer of
+        // `*mut f32`.
         _ => {
-            return Err(format!(
-                "parameter `{text}`: pointers to pointers cannot be launched with typed arguments; pass a `u64` device address instead"
-            ))
+            let mut levels: Vec<bool> = vec![before_star.contains(&"const")];
+            for seg in toks[first_star + 1..].split(|t| matches!(t, CTok::Punct('*'))).take(stars - 1) {
+                levels.push(seg.iter().any(|t| matches!(t, CTok::Ident("const"))));
+            }
+            let elem = if base.contains(&"void") { "c_void".to_string() } else { base_ty()? };
+            let pointee = levels[..stars - 1].iter().rev().map(|c| if *c { "*const " } else { "*mut " }).collect::<String>() + &elem;
+            ParamType::Addresses { mutable: !levels[stars - 1], pointee }
         }
     };
     Ok((name, ty))

@@ -36,7 +36,7 @@ fn cuda_vendor_types_map_to_ptx_runtime_host_types() {
             ParamType::ByValue { ty } => ty.clone(),
             ParamType::Pointer { mutable, elem } => format!("{}{elem}", if *mutable { "*mut " } else { "*const " }),
             ParamType::Scalar(s) => s.rust_name().into(),
-            ParamType::AnyPointer { .. } => unreachable!(),
+            ParamType::AnyPointer { .. } | ParamType::Addresses { .. } | ParamType::Tag { .. } => unreachable!(),
         })
         .collect();
     assert_eq!(
@@ -117,8 +117,6 @@ fn c_parameters_without_a_launch_type_leave_the_kernel_untyped_with_the_reason()
         assert!(k[0].params.is_empty());
         k[0].untyped.clone().expect("untyped")
     };
-    assert!(untyped("extern \"C\" __global__ void k(\n float **pp) {}\n").contains("pointers to pointers"));
-    assert!(untyped("extern \"C\" __global__ void k(const void **pp) {}").contains("pointers to pointers"));
     assert!(untyped("extern \"C\" __global__ void k(int n, long double x) {}")
         .contains("`long double` has no Rust equivalent here; device code passes it as a 64-bit `double`: declare it `double`"));
     assert!(untyped("extern \"C\" __global__ void k(int a[4]) {}").contains("arrays, templates and qualified types"));
@@ -154,9 +152,74 @@ fn c_parameters_without_a_launch_type_leave_the_kernel_untyped_with_the_reason()
     assert!(untyped("extern \"C\" __global__ void k(ns::Params p) {}").contains("qualified types"));
     assert!(untyped("extern \"C\" __global__ void k(thrust::size_t n) {}").contains("qualified types"));
     // The other kernels of the file keep their types.
-    let k = cuda_kernels_in(Path::new("k.cu"), "extern \"C\" __global__ void a(float **p) {}\nextern \"C\" __global__ void b(float *x) {}")
-        .unwrap();
+    let k =
+        cuda_kernels_in(Path::new("k.cu"), "extern \"C\" __global__ void a(float *p[4]) {}\nextern \"C\" __global__ void b(float *x) {}")
+            .unwrap();
     assert_eq!((k[0].untyped.is_some(), k[1].untyped.is_none(), k[1].params.len()), (true, true, 1));
+}
+
+/// Batched kernels take arrays of device addresses (`const float *const *A`, as cuBLAS's
+/// batched GEMMs): a buffer of `u64` whose constness is that of the addresses, not of what
+/// they point to.
+#[test]
+fn pointers_to_pointers_are_buffers_of_device_addresses() {
+    let src = "typedef float real;\nstruct Pair { int a; };\n\
+        extern \"C\" __global__ void k(float **a, const float **b, float *const *c, const float *const *__restrict__ d,\n\
+        float const * const * e, const void **f, Pair **g, real **h, float ***i, float **const j, float **) {}\n";
+    let k = cuda_kernels_in(Path::new("k.cu"), src).unwrap();
+    assert_eq!(k[0].untyped, None);
+    let got: Vec<(&str, &ParamType)> = k[0].params.iter().map(|p| (p.name.as_str(), &p.ty)).collect();
+    let a = |mutable: bool, pointee: &str| ParamType::Addresses { mutable, pointee: pointee.into() };
+    assert_eq!(
+        got,
+        [
+            ("a", &a(true, "*mut f32")),
+            ("b", &a(true, "*const f32")),
+            ("c", &a(false, "*mut f32")),
+            ("d", &a(false, "*const f32")),
+            ("e", &a(false, "*const f32")),
+            ("f", &a(true, "*const c_void")),
+            ("g", &a(true, "*mut Pair")),
+            ("h", &a(true, "*mut f32")),
+            ("i", &a(true, "*mut *mut f32")),
+            // `const` after the last star: the parameter itself, which the host does not see.
+            ("j", &a(true, "*mut f32")),
+            ("arg10", &a(true, "*mut f32")),
+        ]
+    );
+    // What the demangler spells (`float const* const*`) reads the same.
+    assert_eq!(c_type("float const* const*"), Ok(a(false, "*const f32")));
+    assert_eq!(c_type("float**"), Ok(a(true, "*mut f32")));
+}
+
+/// llm.c's tag dispatch: an unnamed `std::bool_constant<Atomic>` whose type is the value.
+#[test]
+fn empty_standard_tags_are_passed_for_the_caller() {
+    let src = "template <typename OutFloat, bool Atomic>\n__global__ void k8(OutFloat* dbias, int OC, std::bool_constant<Atomic>) {}\n\
+        extern \"C\" __global__ void t(const cuda::std::true_type yes, std::integral_constant<int, 4> four, ::std::false_type, bool_constant<true> b, float *x) {}\n";
+    let k = cuda_kernels_in(Path::new("k.cu"), src).unwrap();
+    let tag = |w: &str| ParamType::Tag { written: w.into() };
+    assert_eq!(k[0].params[2], Param { name: "arg2".into(), ty: tag("std::bool_constant<Atomic>") });
+    let got: Vec<(&str, &ParamType)> = k[1].params.iter().map(|p| (p.name.as_str(), &p.ty)).collect();
+    assert_eq!(
+        got,
+        [
+            ("yes", &tag("cuda::std::true_type")),
+            ("four", &tag("std::integral_constant<int, 4>")),
+            ("arg2", &tag("::std::false_type")),
+            ("b", &tag("bool_constant<true>")),
+            ("x", &ParamType::Pointer { mutable: true, elem: "f32".into() }),
+        ]
+    );
+    // What the demangler spells; anything else of `std::` stays untyped.
+    assert_eq!(c_type("std::integral_constant<bool, true>"), Ok(tag("std::integral_constant<bool, true>")));
+    let k = cuda_kernels_in(Path::new("k.cu"), "extern \"C\" __global__ void u(std::bool_constant<true> *p, std::pair<int, int> q) {}")
+        .unwrap();
+    assert!(
+        k[0].untyped.as_deref().unwrap().starts_with("parameter `std::bool_constant<true> *p`: arrays, templates"),
+        "{:?}",
+        k[0].untyped
+    );
 }
 
 #[test]
