@@ -325,6 +325,10 @@ fn every_cu_file_is_a_module_with_ptx_and_cubins() {
             "_Z9bin_bcastIXadL_Z6op_addffEEfffJPKfEEvPKT0_PKT1_PT2_iiDpT3_",
             "_Z9bin_bcastIXadL_Z6op_addffEEfffJPKfS1_EEvPKT0_PKT1_PT2_iiDpT3_",
             "_Z9bin_bcastIXadL_Z6op_mulffEEff6__halfJEEvPKT0_PKT1_PT2_iiDpT3_",
+            "_Z12axpy_batchedIfEvPKPKT_PKPS0_S0_i",
+            "_Z12axpy_batchedIdEvPKPKT_PKPS0_S0_i",
+            "_Z12store_scaledIfLb1EEvPT_PKS0_fiSt17integral_constantIbXT0_EE",
+            "_Z12store_scaledIfLb0EEvPT_PKS0_fiSt17integral_constantIbXT0_EE",
             "_ZN3fwd5scaleEPffm",
             "_ZN3bwd5scaleEPffm"
         ]
