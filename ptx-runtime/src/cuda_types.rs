@@ -84,7 +84,7 @@ vectors! {
     Int3("`int3`"): i32, 4, [x, y, z];
     Int4("`int4`"): i32, 16, [x, y, z, w];
     UInt2("`uint2`"): u32, 8, [x, y];
-    UInt3("`uint3`"): u32, 4, [x, y, z];
+    UInt3("`uint3` (and `dim3`)"): u32, 4, [x, y, z];
     UInt4("`uint4`"): u32, 16, [x, y, z, w];
     LongLong2("`longlong2` and `long2`"): i64, 16, [x, y];
     LongLong3("`longlong3` and `long3`"): i64, 8, [x, y, z];
@@ -92,10 +92,10 @@ vectors! {
     ULongLong2("`ulonglong2` and `ulong2`"): u64, 16, [x, y];
     ULongLong3("`ulonglong3` and `ulong3`"): u64, 8, [x, y, z];
     ULongLong4("`ulonglong4` and `ulong4`"): u64, 16, [x, y, z, w];
-    Float2("`float2` (and `cuFloatComplex`)"): f32, 8, [x, y];
+    Float2("`float2` (and `cuFloatComplex`, `cufftComplex`)"): f32, 8, [x, y];
     Float3("`float3`"): f32, 4, [x, y, z];
     Float4("`float4`"): f32, 16, [x, y, z, w];
-    Double2("`double2` (and `cuDoubleComplex`)"): f64, 16, [x, y];
+    Double2("`double2` (and `cuDoubleComplex`, `cufftDoubleComplex`)"): f64, 16, [x, y];
     Double3("`double3`"): f64, 8, [x, y, z];
     Double4("`double4`"): f64, 16, [x, y, z, w];
 }

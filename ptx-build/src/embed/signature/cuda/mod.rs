@@ -355,6 +355,9 @@ fn c_scalar(words: &[&str]) -> Option<ParamType> {
         (false, ["CUtensorMap"]) | (false, ["CUtensorMap_st"]) => by_value("::ptx_runtime::TensorMap"),
         // Texture and surface objects are `unsigned long long` handles.
         (false, ["cudaTextureObject_t"]) | (false, ["cudaSurfaceObject_t"]) => scalar(Scalar::U64),
+        // cuFFT's typedefs (`cufft.h`), for a file read without its headers.
+        (false, ["cufftReal"]) => scalar(Scalar::F32),
+        (false, ["cufftDoubleReal"]) => scalar(Scalar::F64),
         (false, [one]) => {
             VECTOR_TYPES.iter().find(|(c, _)| c == one).and_then(|(_, host)| by_value(&format!("::ptx_runtime::cuda_types::{host}")))
         }
@@ -362,7 +365,7 @@ fn c_scalar(words: &[&str]) -> Option<ParamType> {
     }
 }
 
-/// CUDA's vector types (`vector_types.h`) and cuComplex's typedefs of them, with their host
+/// CUDA's vector types (`vector_types.h`), cuComplex's and cuFFT's typedefs of them, with their host
 /// twins in `ptx_runtime::cuda_types` (same size and alignment; `long` is 64-bit on the hosts
 /// CUDA supports, so `long2` is `longlong2`'s twin).
 const VECTOR_TYPES: &[(&str, &str)] = &[
@@ -405,6 +408,10 @@ const VECTOR_TYPES: &[(&str, &str)] = &[
     ("cuFloatComplex", "Float2"),
     ("cuComplex", "Float2"),
     ("cuDoubleComplex", "Double2"),
+    ("cufftComplex", "Float2"),
+    ("cufftDoubleComplex", "Double2"),
+    // `struct dim3 { unsigned x, y, z; }` by value: `uint3`'s layout.
+    ("dim3", "UInt3"),
 ];
 
 /// The words of C's built-in types. The last five have no size every host agrees on or no

@@ -303,6 +303,9 @@ fn common_parameter_shapes_of_public_cuda_code_are_typed() {
     assert_eq!(ty("uchar4 *rgba"), ptr(true, &vector("UChar4")));
     assert_eq!(ty("const double2 *__restrict__ z"), ptr(false, &vector("Double2")));
     assert_eq!(ty("cuFloatComplex *c"), ptr(true, &vector("Float2")));
+    assert_eq!(ty("const cufftDoubleComplex *c"), ptr(false, &vector("Double2")));
+    assert_eq!(ty("cufftReal scale"), ParamType::Scalar(Scalar::F32));
+    assert_eq!(ty("const dim3 shape"), val(&vector("UInt3")));
     assert_eq!(ty("ulong2 v"), val(&vector("ULongLong2")));
     assert_eq!(ty("cudaTextureObject_t tex"), ParamType::Scalar(Scalar::U64));
     assert_eq!(ty("const __grid_constant__ CUtensorMap tmap"), val("::ptx_runtime::TensorMap"));
