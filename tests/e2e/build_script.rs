@@ -135,7 +135,7 @@ fn cuda_files_of_the_host_get_typed_methods_and_header_edits_rerun() {
 }
 
 fn kernels_that_cannot_be_typed_are_embedded_with_a_warning_and_an_untyped_launcher() {
-    // A C++ kernel (mangled name, typed by its C++ name), one taking a pointer to pointers, a
+    // A C++ kernel (mangled name, typed by its C++ name), one taking a struct the host lacks, a
     // template over a template, one named like a method of `Kernels` (`load`: a library's file
     // cannot be renamed), and a typed one beside them: the build succeeds, the typed methods
     // stay, and the untyped ones launch through cudarc's builder.
@@ -144,7 +144,7 @@ fn kernels_that_cannot_be_typed_are_embedded_with_a_warning_and_an_untyped_launc
         "host_untyped",
         &[(
             "cuda/k.cu",
-            "\n__global__ void fill(float *x) { x[0] = 1.0f; }\nextern \"C\" __global__ void raw(const float **src, float *dst) { dst[0] = *src[0]; }\nextern \"C\" __global__ void scale(float a, float *x) { x[0] *= a; }\ntemplate <typename T> struct V2 { T x; };\ntemplate <template <typename> class V> __global__ void tile(float *x) { x[0] = sizeof(V<float>); }\ntemplate __global__ void tile<V2>(float *);\nextern \"C\" __global__ void load(float *x) { x[0] = 0.0f; }\n",
+            "\n__global__ void fill(float *x) { x[0] = 1.0f; }\nstruct Pair { float a, b; };\nextern \"C\" __global__ void raw(Pair p, float *dst) { dst[0] = p.a; }\nextern \"C\" __global__ void scale(float a, float *x) { x[0] *= a; }\ntemplate <typename T> struct V2 { T x; };\ntemplate <template <typename> class V> __global__ void tile(float *x) { x[0] = sizeof(V<float>); }\ntemplate __global__ void tile<V2>(float *);\nextern \"C\" __global__ void load(float *x) { x[0] = 0.0f; }\n",
         )],
         uses,
     );
@@ -158,10 +158,10 @@ fn kernels_that_cannot_be_typed_are_embedded_with_a_warning_and_an_untyped_launc
     let list = lines[0].split(" in ").nth(1).and_then(|r| r.split(" (or set").next()).expect("the list's path");
     assert!(list.ends_with("ptx-build/kernels.rs/k/untyped-kernels.txt"), "{list}");
     let text = std::fs::read_to_string(list).unwrap();
-    assert!(text.contains("`raw` (") && text.contains("k.cu:3): parameter `const float **src`: pointers to pointers"), "{text}");
+    assert!(text.contains("`raw` (") && text.contains("k.cu:4): parameter `p`: the host crate has no type `Pair`"), "{text}");
     assert!(text.contains("`_Z4tileI2V2EvPf`"), "the template over a template, by its PTX name:\n{text}");
     assert!(
-        text.contains("`load` (") && text.contains("k.cu:8): its method would be `load`, a method of the generated `Kernels` itself"),
+        text.contains("`load` (") && text.contains("k.cu:9): its method would be `load`, a method of the generated `Kernels` itself"),
         "{text}"
     );
     assert!(!text.contains("fill") && !text.contains("scale"), "typed kernels are not listed:\n{text}");

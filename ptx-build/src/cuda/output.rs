@@ -157,7 +157,11 @@ fn parse(text: &str, root: &Path, arch: Arch, nvcc: &Tool, flag_help: Option<&dy
                 Some((shown, caret)) => edg_column(shown, caret, original_line),
                 None => (None, None),
             };
+            let dynamic_parallelism = message.contains("requires separate compilation mode");
             let mut d = Diagnostic::new(level, message).at(&shown_file, Some(line_no), column).rooted(root);
+            if dynamic_parallelism {
+                d = d.note(DYNAMIC_PARALLELISM_HELP);
+            }
             d.notes.extend(block.more.iter().map(|m| m.to_string()));
             d.notes.extend(expansion);
             d.notes.extend(context);
@@ -214,6 +218,9 @@ fn library_help(lib: &crate::tools::CudaLibrary, header: &str, nvcc: &Tool) -> S
 }
 
 /// The note on nvcc's failures with the host C++ compiler (one it refuses, one it cannot run).
+/// A kernel that launches kernels (CUDA's `cdpSimpleQuicksort`): what builds it.
+const DYNAMIC_PARALLELISM_HELP: &str = "a kernel that launches kernels (dynamic parallelism) needs relocatable device code linked against cudadevrt, which a PTX module cannot have: build the file into a static library (`.cuda_static_lib(NAME, GLOB)` in build.rs, not `.cuda(..)`) with `-rdc=true` in `nvcc-flags`, and start it from a host function";
+
 const HOST_COMPILER_HELP: &str = "nvcc runs the host C++ compiler that the `cc` crate picks (CXX, else c++): `cargo ptx doctor` says which it is, why nvcc fails with it, and names one on PATH that nvcc accepts; set CXX to that one";
 
 fn level_and_message(rest: &str) -> Option<(Level, String)> {
@@ -450,6 +457,18 @@ kernels/common.cuh:3:9: warning: \"GGML_MAX_DIMS\" redefined\n";
         // Output without a warning is not kept; output with one is.
         assert_eq!(Compiled::kept_output("ptxas info: 0 bytes\n".into()), "");
         assert_eq!(Compiled::kept_output(text.into()), text);
+    }
+
+    /// nvcc 13.0's words on CUDA's cdpSimpleQuicksort sample: the note names the static library
+    /// path that builds it (tested from outside on an H200).
+    #[test]
+    fn a_kernel_launching_kernels_says_how_to_build_it() {
+        let text = "cuda/qsort.cu(114): error: kernel launch from __device__ or __global__ functions requires separate compilation mode\n      cdp_simple_quicksort<<<1, 1, 0, s>>>(data, left, nright, depth + 1);\n      ^\n\n";
+        let d = diagnostics(text, Path::new("/p"), Arch::sm(80), &tool());
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].location().unwrap().starts_with("cuda/qsort.cu:114:"));
+        assert_eq!(d[0].notes, [DYNAMIC_PARALLELISM_HELP]);
+        assert!(DYNAMIC_PARALLELISM_HELP.contains("`.cuda_static_lib(NAME, GLOB)`") && DYNAMIC_PARALLELISM_HELP.contains("`-rdc=true`"));
     }
 
     #[test]
