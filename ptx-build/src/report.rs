@@ -61,12 +61,24 @@ pub struct KernelInfo {
     pub shared_bytes: Option<u32>,
     /// Stack frame per thread, in bytes.
     pub stack_bytes: Option<u32>,
+    /// It syncs its whole grid (cooperative groups' `this_grid().sync()`): launched with
+    /// `cuLaunchCooperativeKernel`, every block resident at once.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cooperative: bool,
 }
 
 impl KernelInfo {
     /// A kernel whose resources are not known (no ptxas run).
     pub fn named(name: &str) -> Self {
-        KernelInfo { name: name.to_string(), registers: None, spill_stores: None, spill_loads: None, shared_bytes: None, stack_bytes: None }
+        KernelInfo {
+            name: name.to_string(),
+            registers: None,
+            spill_stores: None,
+            spill_loads: None,
+            shared_bytes: None,
+            stack_bytes: None,
+            cooperative: false,
+        }
     }
 }
 

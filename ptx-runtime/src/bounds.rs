@@ -50,6 +50,14 @@ pub enum LaunchError {
         /// The loaded image's arch.
         arch: &'static str,
     },
+    /// The kernel syncs its whole grid (cooperative groups), so it is launched cooperatively,
+    /// and the device cannot hold all of the grid's blocks at once.
+    CooperativeTooLarge {
+        /// The kernel's PTX name.
+        kernel: &'static str,
+        /// The grid's blocks.
+        blocks: u64,
+    },
 }
 
 impl fmt::Display for LaunchError {
@@ -73,6 +81,10 @@ impl fmt::Display for LaunchError {
                 f,
                 "kernel `{kernel}` is not in the {arch} image loaded for this GPU: its source leaves it out for {arch} (an `#if` on `__CUDA_ARCH__`)\n  help: on this GPU launch a kernel its image has; the method's docs list the archs that have this one"
             ),
+            LaunchError::CooperativeTooLarge { kernel, blocks } => write!(
+                f,
+                "kernel `{kernel}` syncs its whole grid (cooperative groups' `this_grid().sync()`), so all {blocks} blocks of its grid must be resident at once, more than this device holds of it\n  help: launch it with `Grid::resident()` (as many blocks as fit) and loop over the work inside the kernel"
+            ),
         }
     }
 }
@@ -84,7 +96,8 @@ impl std::error::Error for LaunchError {
             LaunchError::TooManyThreads { .. }
             | LaunchError::TooMuchSharedMemory { .. }
             | LaunchError::UnknownKernel { .. }
-            | LaunchError::NotInImage { .. } => None,
+            | LaunchError::NotInImage { .. }
+            | LaunchError::CooperativeTooLarge { .. } => None,
         }
     }
 }
@@ -102,6 +115,7 @@ impl From<LaunchError> for DriverError {
             LaunchError::TooManyThreads { .. } | LaunchError::TooMuchSharedMemory { .. } => {
                 DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE)
             }
+            LaunchError::CooperativeTooLarge { .. } => DriverError(sys::CUresult::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE),
             LaunchError::UnknownKernel { .. } | LaunchError::NotInImage { .. } => DriverError(sys::CUresult::CUDA_ERROR_NOT_FOUND),
         }
     }
@@ -126,9 +140,44 @@ pub fn launched(result: Result<Option<(CudaEvent, CudaEvent)>, DriverError>) -> 
     result.map(drop).map_err(LaunchError::Driver)
 }
 
+/// A cooperative launch's result: the driver's "too large" as the error that says what to do.
+pub(crate) fn launched_cooperatively(
+    kernel: &'static str,
+    cfg: &LaunchConfig,
+    result: Result<Option<(CudaEvent, CudaEvent)>, DriverError>,
+) -> Result<(), LaunchError> {
+    match result {
+        Err(DriverError(sys::CUresult::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE)) => {
+            let (x, y, z) = cfg.grid_dim;
+            Err(LaunchError::CooperativeTooLarge { kernel, blocks: u64::from(x) * u64::from(y) * u64::from(z) })
+        }
+        other => launched(other),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A grid larger than the device holds at once, for a kernel that syncs its grid: the
+    /// driver's "too large" names the kernel, the blocks and the grid that fits.
+    #[test]
+    fn a_cooperative_grid_too_large_says_which_grid_fits() {
+        let cfg = LaunchConfig { grid_dim: (1000, 2, 1), block_dim: (256, 1, 1), shared_mem_bytes: 0 };
+        let too_large = Err(DriverError(sys::CUresult::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE));
+        let e = launched_cooperatively("two_phase", &cfg, too_large).unwrap_err();
+        assert!(matches!(e, LaunchError::CooperativeTooLarge { kernel: "two_phase", blocks: 2000 }), "{e:?}");
+        let text = e.to_string();
+        assert!(
+            text.starts_with("kernel `two_phase` syncs its whole grid (cooperative groups' `this_grid().sync()`), so all 2000 blocks"),
+            "{text}"
+        );
+        assert!(text.contains("help: launch it with `Grid::resident()`"), "{text}");
+        assert_eq!(DriverError::from(e).0, sys::CUresult::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+        assert!(launched_cooperatively("two_phase", &cfg, Ok(None)).is_ok());
+        let other = launched_cooperatively("two_phase", &cfg, Err(DriverError(sys::CUresult::CUDA_ERROR_INVALID_VALUE)));
+        assert!(matches!(other, Err(LaunchError::Driver(_))));
+    }
 
     #[test]
     fn a_launch_result_becomes_the_launch_methods_result() {

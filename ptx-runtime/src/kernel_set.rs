@@ -76,6 +76,9 @@ pub struct EmbeddedModule {
     /// absent from the loaded image, they fail at launch. Any other function the image lacks
     /// fails the load (the image and the generated code would not be of one build).
     pub partial: &'static [&'static str],
+    /// The functions that sync their whole grid (cooperative groups' `this_grid().sync()`):
+    /// launched with `cuLaunchCooperativeKernel`.
+    pub cooperative: &'static [&'static str],
 }
 
 /// Every module of a generated `Kernels`, loaded on one device: the functions of all modules
@@ -90,6 +93,7 @@ pub struct KernelSet {
     modules: Vec<Loaded>,
     names: Vec<&'static str>,
     bounds: Vec<u32>,
+    cooperative: Vec<bool>,
     /// `None`: not in the image loaded for this GPU (`arch` of its module's image).
     functions: Vec<Option<CudaFunction>>,
     /// The arch of the image each function's module was loaded from.
@@ -110,6 +114,7 @@ impl KernelSet {
             modules: Vec::with_capacity(modules.len()),
             names: Vec::with_capacity(count),
             bounds: Vec::with_capacity(count),
+            cooperative: Vec::with_capacity(count),
             functions: Vec::with_capacity(count),
             archs: Vec::with_capacity(count),
             plans: PlanCache::new(ctx),
@@ -127,6 +132,7 @@ impl KernelSet {
                 set.archs.push(module.image.arch);
                 set.names.push(name);
                 set.bounds.push(m.bounds.get(i).copied().unwrap_or(0));
+                set.cooperative.push(m.cooperative.contains(name));
             }
             set.modules.push(module);
         }
@@ -217,6 +223,9 @@ impl KernelSet {
             self.shared.ensure(&self.ctx, index, self.names[index], self.at(index)?, cfg.shared_mem_bytes)?;
         }
         // SAFETY: the caller's promise.
+        if self.cooperative[index] {
+            return crate::bounds::launched_cooperatively(self.names[index], &cfg, unsafe { args.launch_cooperative(cfg) });
+        }
         launched(unsafe { args.launch(cfg) })
     }
 }

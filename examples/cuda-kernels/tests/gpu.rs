@@ -43,6 +43,7 @@ fn check(k: &kernels::Kernels, ctx: &Context) {
     quantized(k, &stream);
     field(k, &stream);
     arch_guarded(k, &stream);
+    grid_sync(k, &stream);
     // The header's kernel, through two modules' methods: each launches its own module's copy.
     let n = 1000usize;
     let mut buf = stream.alloc_zeros::<f32>(n).unwrap();
@@ -271,6 +272,28 @@ fn field(k: &kernels::Kernels, stream: &std::sync::Arc<ptx_runtime::cudarc::driv
     assert_eq!(stream.clone_dtoh(&out).unwrap(), want, "fr_times::<7>");
 }
 
+/// cuda/grid_sync.cu: a grid-wide sync through the typed method (a cooperative launch), the
+/// grid the device holds, and a grid it cannot hold refused with the way out.
+fn grid_sync(k: &kernels::Kernels, stream: &std::sync::Arc<ptx_runtime::cudarc::driver::CudaStream>) {
+    use ptx_runtime::cudarc::driver::LaunchConfig;
+    use ptx_runtime::{Grid, LaunchError};
+    // More elements than the resident grid has threads: each thread loops.
+    let n = 3_000_011usize;
+    let x: Vec<f32> = (0..n).map(|i| (i % 1024) as f32 * 0.5).collect();
+    let mut dx = stream.clone_htod(&x).unwrap();
+    let mut out = stream.alloc_zeros::<f32>(n).unwrap();
+    unsafe { k.mirror_sum(stream, Grid::resident(), &mut dx, &mut out, n as i32) }.unwrap();
+    let want: Vec<f32> = (0..n).map(|i| 2.0 * x[i] + 2.0 * x[n - 1 - i]).collect();
+    assert_eq!(stream.clone_dtoh(&out).unwrap(), want, "mirror_sum after the grid's sync");
+    let too_many = LaunchConfig { grid_dim: (1 << 20, 1, 1), block_dim: (1024, 1, 1), shared_mem_bytes: 0 };
+    let e = unsafe { k.mirror_sum(stream, too_many, &mut dx, &mut out, n as i32) }.unwrap_err();
+    assert!(matches!(e, LaunchError::CooperativeTooLarge { kernel: "mirror_sum", blocks: 1_048_576 }), "{e}");
+    // The plain kernel of the file takes that grid, and the stream is still usable.
+    unsafe { k.plain_scale(stream, LaunchConfig { grid_dim: (n.div_ceil(1024) as u32, 1, 1), ..too_many }, &mut dx, 0.5, n as i32) }
+        .unwrap();
+    assert_eq!(stream.clone_dtoh(&dx).unwrap(), x, "plain_scale undoes mirror_sum's doubling");
+}
+
 fn cuda_kernels_match_the_cpu_from_the_cubin(ctx: &Context) {
     let k = kernels::Kernels::load(ctx).unwrap();
     let (major, minor) = ctx.compute_capability().unwrap();
@@ -294,6 +317,8 @@ fn every_cu_file_is_a_module_with_ptx_and_cubins() {
             "_Z8fr_timesILi3EEvP6gl64_tm",
             "_Z8fr_timesILi7EEvP6gl64_tm",
             "_Z6fr_addP6gl64_tPKS_S2_m",
+            "mirror_sum",
+            "plain_scale",
             // Each file that includes cuda/common.cuh has its `fill_f32`.
             "fill_f32",
             "add_u128",
@@ -340,6 +365,7 @@ fn every_cu_file_is_a_module_with_ptx_and_cubins() {
         kernels::stamped::IMAGES,
         kernels::quantized::IMAGES,
         kernels::field::IMAGES,
+        kernels::grid_sync::IMAGES,
     ] {
         let names: Vec<String> = images.iter().map(|i| i.to_string()).collect();
         assert_eq!(names, ["sm_80 PTX", "sm_80 cubin", "sm_90 PTX", "sm_90 cubin"]);
@@ -347,6 +373,8 @@ fn every_cu_file_is_a_module_with_ptx_and_cubins() {
     assert!(kernels::inline_ptx::PTX_SM_80.contains("addc.u64"), "the carry chain is in the PTX");
     assert!(kernels::inline_ptx::PTX_SM_80.contains("%clock64"));
     assert_eq!(&kernels::reduce::CUBIN_SM_90[..4], b"\x7fELF");
+    // Only the kernel that syncs its grid is launched cooperatively.
+    assert_eq!(kernels::grid_sync::COOPERATIVE, ["mirror_sum"]);
     // Each side of saxpy.cu's `#if __CUDA_ARCH__ >= 900` is in its own arch's image only.
     assert!(kernels::saxpy::PTX_SM_90.contains(".entry saxpy_sm90(") && !kernels::saxpy::PTX_SM_90.contains("saxpy_before_sm90"));
     assert!(kernels::saxpy::PTX_SM_80.contains(".entry saxpy_before_sm90(") && !kernels::saxpy::PTX_SM_80.contains("saxpy_sm90"));

@@ -204,6 +204,37 @@ impl Module {
     }
 }
 
+/// The entries whose bodies read the grid's workspace (`%envreg1`, `%envreg2`): cooperative
+/// groups' `this_grid().sync()` and `is_valid()`, which only a cooperative launch sets up (a
+/// plain launch leaves them 0, and the sync faults or hangs). A device function that reads it
+/// and is not inlined is not followed into its callers. Scans the whole text: callers run it
+/// only for a file that includes `cooperative_groups.h`.
+pub fn cooperative_entries(text: &str) -> Vec<String> {
+    // Each function's header: its position, and its name where it is an entry.
+    let mut headers: Vec<(usize, Option<&str>)> = Vec::new();
+    for pos in crate::text::occurrences(text, ".entry").chain(crate::text::occurrences(text, ".func")) {
+        let start = text[..pos].rfind('\n').map_or(0, |p| p + 1);
+        let line = text[start..].lines().next().unwrap_or_default();
+        if !is_function_header(line.trim()) || headers.iter().any(|(p, _)| *p == start) {
+            continue;
+        }
+        let name = line.split_once(".entry").map(|(_, rest)| rest.trim().split(['(', ' ', '\t']).next().unwrap_or_default());
+        headers.push((start, name));
+    }
+    headers.sort_unstable();
+    let mut out: Vec<String> = Vec::new();
+    for (at, _) in text.match_indices("%envreg") {
+        if !matches!(text.as_bytes().get(at + "%envreg".len()..at + "%envreg".len() + 2), Some([b'1' | b'2', b';' | b',' | b' ' | b')'])) {
+            continue;
+        }
+        let function = headers.partition_point(|(p, _)| *p < at).checked_sub(1).and_then(|i| headers[i].1);
+        if let Some(name) = function.filter(|n| !out.iter().any(|o| o == n)) {
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
 fn is_function_header(line: &str) -> bool {
     let l = line.trim_start_matches(".visible").trim_start_matches(".weak").trim_start_matches(".extern").trim();
     l.starts_with(".entry") || l.starts_with(".func")
@@ -495,6 +526,20 @@ fn scalar_size(ty: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// nvcc 13.0's PTX (`-arch=compute_80`) of three kernels: one that syncs its grid, one that
+    /// only takes its grid's rank (no workspace read), one that asks `is_valid()`.
+    #[test]
+    fn entries_that_read_the_grid_workspace_need_a_cooperative_launch() {
+        let ptx = ".version 9.0\n.target sm_80\n.address_size 64\n\n\t// .globl\ttwo_phase\n\
+            .visible .entry two_phase(\n\t.param .u64 .ptr .align 1 two_phase_param_0,\n\t.param .u32 two_phase_param_1\n)\n{\n\
+            \t// begin inline asm\n\tmov.u32 %r5, %envreg2;\n\t// end inline asm\n\tmov.u32 %r6, %envreg1;\n\tbarrier.sync \t0;\n\tret;\n}\n\
+            \t// .globl\trank_only\n.visible .entry rank_only(\n\t.param .u64 .ptr .align 1 rank_only_param_0\n)\n{\n\tmov.u32 \t%r7, %ctaid.z;\n\tret;\n}\n\
+            .func  (.param .b32 func_retval0) helper(\n\t.param .b32 helper_param_0\n)\n{\n\tmov.u32 %r1, %envreg1;\n\tret;\n}\n\
+            .visible .entry valid(\n\t.param .u64 .ptr .align 1 valid_param_0\n)\n{\n\tmov.u32 %r1, %envreg2;\n\tmov.u32 %r2, %envreg10;\n\tret;\n}\n";
+        assert_eq!(cooperative_entries(ptx), ["two_phase", "valid"]);
+        assert!(cooperative_entries(&ptx.replace("%envreg", "%ctaid.x //")).is_empty());
+    }
 
     const LLVM: &str = r#"//
 .version 7.8

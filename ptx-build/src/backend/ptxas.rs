@@ -313,6 +313,7 @@ impl From<&Resources> for KernelInfo {
             spill_loads: Some(r.spill_loads),
             shared_bytes: Some(r.shared_bytes),
             stack_bytes: Some(r.stack_bytes),
+            cooperative: false,
         }
     }
 }

@@ -249,7 +249,8 @@ impl CudaCompile<'_> {
             None => std::fs::read_to_string(&dep_file).map(|d| depfile::parse(&d).prerequisites).unwrap_or_default(),
         };
         let deps: Vec<PathBuf> = prerequisites.into_iter().map(|p| if p.is_relative() { self.package_dir.join(p) } else { p }).collect();
-        Ok(Compiled { read: files_read(&self.source.path, deps), output: Compiled::kept_output(text) })
+        let cooperative_groups = deps.iter().any(|d| d.file_name().is_some_and(|n| n == "cooperative_groups.h"));
+        Ok(Compiled { read: files_read(&self.source.path, deps), output: Compiled::kept_output(text), cooperative_groups })
     }
 }
 
@@ -262,6 +263,8 @@ pub struct Compiled {
     /// records it, so a build that reuses the step shows the warnings again, as cargo does
     /// for rustc's.
     pub output: String,
+    /// It included `cooperative_groups.h`: its PTX may have kernels that sync their grid.
+    pub cooperative_groups: bool,
 }
 
 impl Compiled {

@@ -132,7 +132,7 @@ impl ObjectCompile<'_> {
         for f in files.iter_mut().skip(1) {
             *f = crate::diag::joined(f, Path::new(""));
         }
-        Ok(Compiled { read: files, output: Compiled::kept_output(text) })
+        Ok(Compiled { read: files, output: Compiled::kept_output(text), cooperative_groups: false })
     }
 }
 

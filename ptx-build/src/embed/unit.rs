@@ -52,6 +52,12 @@ pub fn unit(
     }
     let partial: Vec<(String, Vec<crate::arch::Arch>)> =
         entries.iter().filter(|e| archs_of[*e].len() < ptx_images.len()).map(|e| (e.to_string(), archs_of[e].clone())).collect();
+    let mut cooperative: Vec<String> = Vec::new();
+    for k in ptx_images.iter().flat_map(|a| &a.kernels).filter(|k| k.cooperative) {
+        if !cooperative.contains(&k.name) {
+            cooperative.push(k.name.clone());
+        }
+    }
     // C++ kernels are bound to their mangled entries (templates become generic kernels).
     let mut sigs = demangle::bind(sigs, &entries);
     // Types the generated module would name but the host lacks: by-value parameters, pointees
@@ -158,7 +164,19 @@ pub fn unit(
         _ => None,
     };
     let lines = write_untyped_list(&untypeable, &untyped, &unit_dir)?;
-    Ok((Unit { name: name.to_string(), kernels: sigs, images, struct_layouts, untyped, launch_bounds, functions, object, partial }, lines))
+    let unit = Unit {
+        name: name.to_string(),
+        kernels: sigs,
+        images,
+        struct_layouts,
+        untyped,
+        launch_bounds,
+        functions,
+        object,
+        partial,
+        cooperative,
+    };
+    Ok((unit, lines))
 }
 
 /// The variable that asks a build script for every list its warnings only count, and for each

@@ -192,7 +192,7 @@ impl CrateJob<'_> {
                 });
                 let compiled = compile.run()?;
                 let inputs = self.record_inputs(&compiled.read, nvcc);
-                Ok(CudaRecord { inputs, kernels: Vec::new(), output: compiled.output })
+                Ok(CudaRecord { inputs, kernels: Vec::new(), cooperative: Vec::new(), output: compiled.output })
             },
         )?;
         reporter.report(Event::StepDone);

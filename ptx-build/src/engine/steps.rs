@@ -38,6 +38,10 @@ pub(super) struct CudaRecord {
     pub inputs: Vec<(PathBuf, String)>,
     /// The PTX's kernels.
     pub kernels: Vec<String>,
+    /// Those that sync their grid, which only a cooperative launch allows
+    /// ([`crate::backend::ptx::cooperative_entries`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cooperative: Vec<String>,
     /// nvcc's output when it holds warnings (`cuda::Compiled::output`).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub output: String,
@@ -48,6 +52,8 @@ struct Module<'a> {
     name: &'a str,
     source: Option<&'a Path>,
     kernels: &'a [String],
+    /// Those that sync their grid ([`CudaRecord::cooperative`]).
+    cooperative: &'a [String],
     /// What relative `.file` paths in the PTX are relative to (see `rust::Frontend`'s flags and
     /// `ptx::relative_file_lines`).
     root: &'a Path,
@@ -137,6 +143,8 @@ impl CrateJob<'_> {
             name: &self.krate.lib_name,
             source: self.krate.lib_src.as_deref(),
             kernels: &rust.kernels,
+            // ptx-device has no grid sync.
+            cooperative: &[],
             root: &self.krate.workspace_root,
         };
         let artifacts = self.with_cubin(arch, &module, &ptx_path, &done.hashes[0], done.outcome == Outcome::Fresh, &work, reporter)?;
@@ -159,7 +167,7 @@ impl CrateJob<'_> {
         let nvcc = compile.nvcc;
         // Keyed by the flags, nvcc and its host compiler; the record adds the hash of every file
         // nvcc read last time (headers inside the CUDA install are covered by its version).
-        let (key, shared) = self.nvcc_keys(("cuda-v3", "cuda-shared-v2"), nvcc, src, &compile.flags());
+        let (key, shared) = self.nvcc_keys(("cuda-v4", "cuda-shared-v3"), nvcc, src, &compile.flags());
         let step =
             CachedStep { stamp: work.join(format!("cuda-{}.json", src.module)), key, shared, outputs: vec![("ptx", ptx_path.clone())] };
         let done = step.run(
@@ -173,12 +181,20 @@ impl CrateJob<'_> {
                 let inputs = self.record_inputs(&compiled.read, nvcc);
                 let text = std::fs::read_to_string(&ptx_path).map_err(|e| crate::error::Error::io("read", &ptx_path, e))?;
                 let kernels = crate::backend::ptx::Module::parse_entries(&text).entries.into_iter().map(|e| e.name).collect();
-                Ok(CudaRecord { inputs, kernels, output: compiled.output })
+                // A scan of the whole PTX, so only where cooperative groups are included.
+                let cooperative = if compiled.cooperative_groups { crate::backend::ptx::cooperative_entries(&text) } else { Vec::new() };
+                Ok(CudaRecord { inputs, kernels, cooperative, output: compiled.output })
             },
         )?;
         reporter.report(Event::StepDone);
         let record = done.meta;
-        let module = Module { name: &src.module, source: Some(&src.path), kernels: &record.kernels, root: &self.krate.dir };
+        let module = Module {
+            name: &src.module,
+            source: Some(&src.path),
+            kernels: &record.kernels,
+            cooperative: &record.cooperative,
+            root: &self.krate.dir,
+        };
         let artifacts = self.with_cubin(arch, &module, &ptx_path, &done.hashes[0], done.outcome == Outcome::Fresh, &work, reporter)?;
         let inputs = record.inputs.iter().map(|(p, _)| joined(&self.krate.dir, p)).collect();
         let cuda_signatures = match first_arch && self.opts.signatures {
@@ -265,7 +281,7 @@ impl CrateJob<'_> {
         let mut artifacts = vec![artifact(
             ArtifactKind::Ptx,
             ptx_path.to_path_buf(),
-            module.kernels.iter().map(|k| KernelInfo::named(k)).collect(),
+            module.kernels.iter().map(|k| KernelInfo { cooperative: module.cooperative.contains(k), ..KernelInfo::named(k) }).collect(),
             ptx_fresh,
             ptx_hash,
         )];

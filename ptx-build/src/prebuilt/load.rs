@@ -261,7 +261,11 @@ fn build_output(req: &Request<'_>, dir: &Path, m: &Manifest) -> BuildOutput {
                     arch: a.arch.parse().ok()?,
                     kind: if a.kind == "cubin" { ArtifactKind::Cubin } else { ArtifactKind::Ptx },
                     path: under(dir, &a.file),
-                    kernels: a.kernels.iter().map(|k| KernelInfo::named(k)).collect(),
+                    kernels: a
+                        .kernels
+                        .iter()
+                        .map(|k| KernelInfo { cooperative: a.cooperative.contains(k), ..KernelInfo::named(k) })
+                        .collect(),
                     fresh: true,
                     content_hash: None,
                 })

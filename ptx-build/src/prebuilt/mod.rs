@@ -171,6 +171,9 @@ pub struct ArtifactFile {
     pub hash: String,
     /// The PTX entries.
     pub kernels: Vec<String>,
+    /// Those that sync their grid (launched cooperatively).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cooperative: Vec<String>,
 }
 
 /// What decides the key besides the sources, as a Builder knows it without a tool.

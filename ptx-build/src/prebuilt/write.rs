@@ -60,6 +60,7 @@ pub(crate) fn write(req: &Request<'_>, output: &BuildOutput, target_dir: Option<
                 file: rel,
                 hash: cache::bytes_hash(&bytes),
                 kernels: a.kernels.iter().map(|k| k.name.clone()).collect(),
+                cooperative: a.kernels.iter().filter(|k| k.cooperative).map(|k| k.name.clone()).collect(),
             });
         }
         let signatures = c

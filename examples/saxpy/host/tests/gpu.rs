@@ -84,6 +84,7 @@ fn a_function_the_image_lacks_fails_the_load_unless_some_images_lack_it(ctx: &Ct
         functions: &["saxpy", "not_there"],
         bounds: &[0, 0],
         partial,
+        cooperative: &[],
     };
     let e = KernelSet::load(ctx, &[module(&[])], Policy::Best).map(|_| ()).unwrap_err();
     assert!(matches!(e, LoadError::MissingKernel { ref name, .. } if name == "not_there"), "{e}");

@@ -53,9 +53,21 @@ pub struct Unit {
     /// PTX entries that some archs' images lack (the source leaves them out for those archs,
     /// `#if __CUDA_ARCH__ >= 800`), with the archs whose images have them.
     pub partial: Vec<(String, Vec<Arch>)>,
+    /// PTX entries that sync their grid: launched cooperatively.
+    pub cooperative: Vec<String>,
 }
 
 impl Unit {
+    /// What the method's docs say of how it launches: which images have the kernel
+    /// ([`Unit::arch_note`]) and whether it is launched cooperatively.
+    fn launch_note(&self, k: &KernelSig) -> Option<String> {
+        let cooperative = k.ptx_names().iter().any(|n| self.cooperative.iter().any(|c| c == n)).then_some(COOPERATIVE_NOTE);
+        match (self.arch_note(k), cooperative) {
+            (Some(archs), Some(c)) => Some(format!("{archs}{c}")),
+            (archs, c) => archs.or(c.map(str::to_string)),
+        }
+    }
+
     /// The doc sentence of kernel `k`'s method where some images lack it (or some instances):
     /// the archs that have it, or for instances that differ, each instance's.
     fn arch_note(&self, k: &KernelSig) -> Option<String> {
@@ -170,7 +182,7 @@ pub fn generate(units: &[Unit]) -> Result<String> {
     let mut typed: Vec<(usize, &KernelSig, Option<String>)> = Vec::new();
     for u in units {
         for k in &u.kernels {
-            typed.push((next_index, k, u.arch_note(k)));
+            typed.push((next_index, k, u.launch_note(k)));
             next_index += k.ptx_names().len();
         }
         next_index += u.untyped.len();
@@ -211,7 +223,7 @@ pub fn generate(units: &[Unit]) -> Result<String> {
         units.iter().flat_map(|u| u.kernels.iter().flat_map(|k| k.ptx_names()).chain(u.untyped.iter().map(String::as_str))).collect();
     let unit_modules = units.iter().map(|u| {
         let m = format_ident!("{}", u.name);
-        quote! { ::ptx_runtime::EmbeddedModule { images: #m::IMAGES, functions: #m::FUNCTIONS, bounds: #m::BOUNDS, partial: #m::PARTIAL } }
+        quote! { ::ptx_runtime::EmbeddedModule { images: #m::IMAGES, functions: #m::FUNCTIONS, bounds: #m::BOUNDS, partial: #m::PARTIAL, cooperative: #m::COOPERATIVE } }
     });
     let any_generic = units.iter().flat_map(|u| u.kernels.iter()).any(|k| k.generic.is_some());
     let sealed = any_generic.then(|| {
@@ -457,6 +469,7 @@ fn unit_module(u: &Unit) -> TokenStream {
     let functions: Vec<&str> = names.iter().copied().chain(u.untyped.iter().map(String::as_str)).collect();
     let bounds = functions.iter().map(|f| u.max_threads(f));
     let partial = u.partial.iter().map(|(name, _)| name.as_str());
+    let cooperative = &u.cooperative;
     let doc = format!(" PTX and cubins of `{}`, for users who load or launch by hand.", u.name);
     let markers = u.functions.iter().map(|f| {
         let name: TokenStream = f.name.parse().unwrap_or_else(|_| quote!(function));
@@ -485,6 +498,8 @@ fn unit_module(u: &Unit) -> TokenStream {
             pub const BOUNDS: &[u32] = &[#(#bounds),*];
             /// The functions some images lack (the source leaves them out for those archs).
             pub const PARTIAL: &[&str] = &[#(#partial),*];
+            /// The functions that sync their grid (cooperative groups): launched cooperatively.
+            pub const COOPERATIVE: &[&str] = &[#(#cooperative),*];
         }
     }
 }
@@ -688,6 +703,9 @@ fn method(index: usize, k: &KernelSig, arch_note: Option<&str>, names: &TraitNam
     m.write(out, &generics, where_clause.as_deref());
     kinds
 }
+
+/// The docs of a kernel that syncs its grid.
+const COOPERATIVE_NOTE: &str = " Launched cooperatively: the kernel syncs its whole grid (cooperative groups' `this_grid().sync()`), so every block must be resident at once; `Grid::resident()` is such a grid, and a larger one fails with `LaunchError::CooperativeTooLarge`.";
 
 /// Names a launch method binds itself: a kernel's parameters and const parameters of these
 /// names get a `_` after them.

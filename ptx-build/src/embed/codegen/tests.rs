@@ -166,6 +166,8 @@ pub(crate) fn sample() -> Vec<Unit> {
         ],
         object: None,
         partial: Vec::new(),
+        // One instance of `add` syncs its grid.
+        cooperative: vec!["_Z3addIfEvPT_PKS0_i".into()],
     }]
 }
 
