@@ -207,8 +207,8 @@ impl Module {
 /// The entries whose bodies read the grid's workspace (`%envreg1`, `%envreg2`): cooperative
 /// groups' `this_grid().sync()` and `is_valid()`, which only a cooperative launch sets up (a
 /// plain launch leaves them 0, and the sync faults or hangs). A device function that reads it
-/// and is not inlined is not followed into its callers. Scans the whole text: callers run it
-/// only for a file that includes `cooperative_groups.h`.
+/// and is not inlined (`__noinline__`) is not followed into its callers. Scans the whole text:
+/// callers run it only for a file that includes `cooperative_groups.h`.
 pub fn cooperative_entries(text: &str) -> Vec<String> {
     // Each function's header: its position, and its name where it is an entry.
     let mut headers: Vec<(usize, Option<&str>)> = Vec::new();
@@ -224,7 +224,10 @@ pub fn cooperative_entries(text: &str) -> Vec<String> {
     headers.sort_unstable();
     let mut out: Vec<String> = Vec::new();
     for (at, _) in text.match_indices("%envreg") {
-        if !matches!(text.as_bytes().get(at + "%envreg".len()..at + "%envreg".len() + 2), Some([b'1' | b'2', b';' | b',' | b' ' | b')'])) {
+        if !matches!(
+            text.as_bytes().get(at + "%envreg".len()..at + "%envreg".len() + 2),
+            Some([b'1' | b'2', b';' | b',' | b' ' | b')' | b'}'])
+        ) {
             continue;
         }
         let function = headers.partition_point(|(p, _)| *p < at).checked_sub(1).and_then(|i| headers[i].1);

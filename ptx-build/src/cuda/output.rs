@@ -217,10 +217,10 @@ fn library_help(lib: &crate::tools::CudaLibrary, header: &str, nvcc: &Tool) -> S
     }
 }
 
-/// The note on nvcc's failures with the host C++ compiler (one it refuses, one it cannot run).
 /// A kernel that launches kernels (CUDA's `cdpSimpleQuicksort`): what builds it.
 const DYNAMIC_PARALLELISM_HELP: &str = "a kernel that launches kernels (dynamic parallelism) needs relocatable device code linked against cudadevrt, which a PTX module cannot have: build the file into a static library (`.cuda_static_lib(NAME, GLOB)` in build.rs, not `.cuda(..)`) with `-rdc=true` in `nvcc-flags`, and start it from a host function";
 
+/// The note on nvcc's failures with the host C++ compiler (one it refuses, one it cannot run).
 const HOST_COMPILER_HELP: &str = "nvcc runs the host C++ compiler that the `cc` crate picks (CXX, else c++): `cargo ptx doctor` says which it is, why nvcc fails with it, and names one on PATH that nvcc accepts; set CXX to that one";
 
 fn level_and_message(rest: &str) -> Option<(Level, String)> {

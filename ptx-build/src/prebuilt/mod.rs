@@ -38,7 +38,8 @@ pub(crate) use load::{host_policy, load, Use};
 pub(crate) use write::write;
 
 /// The manifest format this ptx-build writes and reads; a newer one is refused by name.
-pub const FORMAT: u32 = 1;
+/// 2: parameters of address buffers and empty tags, and each artifact's cooperative kernels.
+pub const FORMAT: u32 = 2;
 
 /// Set by `cargo ptx package` for the build it runs: `<package>:<nonce>:<mode>` (see
 /// [`write_value`], [`check_value`]). The Builder of that package writes its prebuilt set after

@@ -608,7 +608,7 @@ fn method(index: usize, k: &KernelSig, arch_note: Option<&str>, names: &TraitNam
     for p in &k.params {
         kinds.push(launch::kind(&p.ty));
         if let ParamType::Tag { written } = &p.ty {
-            notes.push(format!(" The kernel's `{written}` is passed for you: an empty struct, whose type is the template's value."));
+            notes.push(format!(" The kernel's `{written}` is passed for you: an empty struct, whose value is its type."));
             continue;
         }
         let name = arg_name(&p.name);

@@ -393,9 +393,7 @@ fn standard_tags_are_passed_by_the_launch_not_the_caller() {
     units[0].kernels.push(q);
     let code = generate(&units).unwrap();
     assert!(
-        code.contains(
-            "/// The kernel's `std::bool_constant<Atomic>` is passed for you: an empty struct, whose type is the template's value."
-        ),
+        code.contains("/// The kernel's `std::bool_constant<Atomic>` is passed for you: an empty struct, whose value is its type."),
         "{code}"
     );
     let code = code.replace(char::is_whitespace, "");

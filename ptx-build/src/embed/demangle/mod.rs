@@ -465,7 +465,9 @@ fn const_value(arg: &str, ty: Scalar) -> Option<String> {
 /// pointer), the others their own layout.
 fn instance_param_fits(cxx: &str, ty: &ParamType, type_params: &[String]) -> bool {
     let Some(t) = launch_type(cxx) else { return true };
-    let pointer = |p: &ParamType| matches!(p, ParamType::Pointer { .. } | ParamType::AnyPointer { .. });
+    // `T *x` instantiated with `float *` is `float**`: it fits, and the template is untyped
+    // later with that reason.
+    let pointer = |p: &ParamType| matches!(p, ParamType::Pointer { .. } | ParamType::AnyPointer { .. } | ParamType::Addresses { .. });
     // `T **` takes any buffer of addresses of that depth.
     let generic = names_type_param(ty, type_params);
     if let (true, ParamType::Addresses { pointee: a, .. }, ParamType::Addresses { pointee: b, .. }) = (generic, &t, ty) {

@@ -26,7 +26,8 @@ pub(super) fn pack_elements(written: &ParamType, args: &[String]) -> Result<Vec<
             let ty = match written {
                 ParamType::Pointer { mutable, .. } if a == "void" => Some(ParamType::AnyPointer { mutable: *mutable }),
                 ParamType::Pointer { mutable, .. } => host_type(a).map(|elem| ParamType::Pointer { mutable: *mutable, elem }),
-                _ => launch_type(a),
+                // An empty tag has no element the method could take.
+                _ => launch_type(a).filter(|t| !matches!(t, ParamType::Tag { .. })),
             };
             ty.ok_or_else(|| format!("has an element of a type with no Rust form (`{a}`)"))
         })
@@ -193,6 +194,12 @@ mod tests {
         // parameter follows; an element with no Rust type.
         let src = "template <typename... Ts>\n__global__ void s(float *dst, Ts... xs) {}\n";
         let why = |entries: &[&str]| bind(read(src), entries).remove(0).untyped.unwrap_or_default();
+        // A pack of empty tags (nvcc 13.0's name of `s<std::true_type>`): no element a method takes.
+        assert!(
+            why(&["_Z1sIJSt17integral_constantIbLb1EEEEvPfDpT_"]).contains("has an element of a type with no Rust form"),
+            "{}",
+            why(&["_Z1sIJSt17integral_constantIbLb1EEEEvPfDpT_"])
+        );
         assert_eq!(
             why(&["_Z1sIJfEEvPfDpT_", "_Z1sIJiEEvPfDpT_"]),
             "its parameter pack `xs` has elements of different types in different instances, which no one type parameter names: each instance is launched by its PTX name"

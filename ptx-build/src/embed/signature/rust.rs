@@ -355,6 +355,18 @@ fn param_type(ty: &syn::Type) -> std::result::Result<ParamType, String> {
                     pointee.push_str(if matches!(inner.mutability, syn::PointerMutability::Mut(_)) { "*mut " } else { "*const " });
                     t = &inner.elem;
                 }
+                while let syn::Type::Paren(syn::TypeParen { elem, .. }) | syn::Type::Group(syn::TypeGroup { elem, .. }) = t {
+                    t = elem;
+                }
+                let fat = matches!(t, syn::Type::Slice(_) | syn::Type::TraitObject(_))
+                    || matches!(t, syn::Type::Path(e) if e.path.is_ident("str"));
+                if fat {
+                    let outer = if matches!(p.mutability, syn::PointerMutability::Mut(_)) { "*mut " } else { "*const " };
+                    return Err(format!(
+                        "`{outer}{pointee}{}`: its elements are fat pointers (an address and a length or vtable each), which no buffer of device addresses holds; take `*const *const T` and pass the lengths apart",
+                        type_text(t)
+                    ));
+                }
                 pointee.push_str(&type_text(t));
                 return Ok(ParamType::Addresses { mutable: matches!(p.mutability, syn::PointerMutability::Mut(_)), pointee });
             }
@@ -435,6 +447,9 @@ mod tests {
             ("*mut str", "a pointer to a `str` is a fat pointer"),
             ("*const dyn Copy", "a pointer to a trait object carries a host vtable"),
             ("*const (dyn Copy)", "a pointer to a trait object carries a host vtable"),
+            ("*const *const [f32]", "its elements are fat pointers (an address and a length or vtable each)"),
+            ("*mut *const str", "its elements are fat pointers"),
+            ("*const *mut dyn Copy", "its elements are fat pointers"),
         ] {
             let src = format!("#[no_mangle]\npub unsafe extern \"ptx-kernel\" fn k(n: u32, xs: {ty}) {{}}\n");
             let e = rust_kernels_in_text(Path::new("lib.rs"), &src).unwrap_err().to_string();
