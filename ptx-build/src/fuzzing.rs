@@ -7,10 +7,11 @@ use std::path::Path;
 
 use crate::tools::Tool;
 
-/// The PTX reader (`.entry` headers, parameters, `.file`/`.loc` line tables): entries found.
+/// The PTX reader (`.entry` headers, parameters, `.file`/`.loc` line tables, entries that sync
+/// their grid): entries found.
 pub fn ptx_module(text: &str) -> usize {
     let m = crate::backend::ptx::Module::parse(text);
-    m.entries.len()
+    m.entries.len() + crate::backend::ptx::cooperative_entries(text).len()
 }
 
 /// The C/C++ kernel signature reader: kernels found, or the first refusal.
