@@ -215,13 +215,15 @@ pub fn cooperative_entries(text: &str) -> Vec<String> {
     for pos in crate::text::occurrences(text, ".entry").chain(crate::text::occurrences(text, ".func")) {
         let start = text[..pos].rfind('\n').map_or(0, |p| p + 1);
         let line = text[start..].lines().next().unwrap_or_default();
-        if !is_function_header(line.trim()) || headers.iter().any(|(p, _)| *p == start) {
+        if !is_function_header(line.trim()) {
             continue;
         }
         let name = line.split_once(".entry").map(|(_, rest)| rest.trim().split(['(', ' ', '\t']).next().unwrap_or_default());
         headers.push((start, name));
     }
+    // A line with both words (`.entry` in a `.func`'s comment) is one header.
     headers.sort_unstable();
+    headers.dedup_by_key(|(start, _)| *start);
     let mut out: Vec<String> = Vec::new();
     for (at, _) in text.match_indices("%envreg") {
         if !matches!(

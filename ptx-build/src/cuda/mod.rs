@@ -233,7 +233,7 @@ impl CudaCompile<'_> {
         }
         cache::rename_into_place(&scratch, self.out)?;
         // Seen among the unit's headers, system ones too (a distribution's CUDA in /usr/include).
-        let cooperative_header = |file: &str| Path::new(file).file_name().is_some_and(|n| n == "cooperative_groups.h");
+        let cooperative_header = |file: &Path| file.file_name().is_some_and(|n| n == "cooperative_groups.h");
         let cooperative_groups = std::cell::Cell::new(false);
         let prerequisites = match &kept {
             // nvcc names its intermediate files after the source's stem.
@@ -241,7 +241,7 @@ impl CudaCompile<'_> {
                 let text = std::fs::read_to_string(ii).map_err(|e| Error::io("read nvcc's preprocessed unit", ii, e))?;
                 let roots = self.fixed_roots();
                 let (files, user) = crate::text::line_markers::user_parts(&text, |file, system| {
-                    if cooperative_header(file) {
+                    if cooperative_header(Path::new(file)) {
                         cooperative_groups.set(true);
                     }
                     crate::embed::signature::cuda::not_user_code(file, system, &roots)
@@ -255,7 +255,7 @@ impl CudaCompile<'_> {
             None => std::fs::read_to_string(&dep_file).map(|d| depfile::parse(&d).prerequisites).unwrap_or_default(),
         };
         let deps: Vec<PathBuf> = prerequisites.into_iter().map(|p| if p.is_relative() { self.package_dir.join(p) } else { p }).collect();
-        let cooperative_groups = cooperative_groups.get() || deps.iter().any(|d| cooperative_header(&d.to_string_lossy()));
+        let cooperative_groups = cooperative_groups.get() || deps.iter().any(|d| cooperative_header(d));
         Ok(Compiled { read: files_read(&self.source.path, deps), output: Compiled::kept_output(text), cooperative_groups })
     }
 }
